@@ -1,0 +1,103 @@
+"""The Tool protocol every tool (built-in or MCP) implements for the agent.
+
+A tool is described by a :class:`ToolSpec` (what the model and the UI see) and is run with
+:meth:`Tool.call`, which returns a :class:`ToolResult`. Tool failures are results with
+``is_error=True``; exceptions are reserved for cancellation and programming errors.
+"""
+
+from __future__ import annotations
+
+import enum
+from typing import Any, Protocol, runtime_checkable
+
+import attrs
+
+
+class Capability(enum.StrEnum):
+    """What a tool may do, as far as the approval gate is concerned."""
+
+    READ = "read"
+    """Reads local state only; runs without asking."""
+    WRITE = "write"
+    """Changes files, data or other state."""
+    NETWORK = "network"
+    """Reaches the open world (web, remote APIs)."""
+    UNKNOWN = "unknown"
+    """Nothing tells; treated like write by the gate."""
+
+
+@attrs.frozen
+class ToolSpec:
+    """What the model and the UI know about a tool."""
+
+    name: str
+    """Model-facing name: ``[A-Za-z0-9_-]``, at most 64 characters, unique in a tool set."""
+    description: str
+    """Description sent to the model."""
+    input_schema: dict[str, Any]
+    """JSON schema of the arguments; always an object schema."""
+    capability: Capability = Capability.UNKNOWN
+    """Capability for the approval gate."""
+    source: str = "builtin"
+    """``"builtin"`` or ``"mcp"``."""
+    server: str | None = None
+    """For MCP tools: the configured server name."""
+    display_name: str | None = None
+    """For MCP tools: the tool's original name on its server (shown in the UI)."""
+    output_schema: dict[str, Any] | None = None
+    """For MCP tools with an ``outputSchema``."""
+    annotations: dict[str, Any] | None = None
+    """For MCP tools: the tool annotations as sent by the server (camelCase keys)."""
+
+    def to_openai(self) -> dict[str, Any]:
+        """The OpenAI-style ``tools`` entry (what litellm accepts for every provider)."""
+        return {
+            "type": "function",
+            "function": {"name": self.name, "description": self.description, "parameters": self.input_schema},
+        }
+
+
+@attrs.frozen
+class Attachment:
+    """Non-text output of a tool, kept for the model and the UI instead of being dropped."""
+
+    kind: str
+    """``image``, ``audio``, ``resource`` (embedded) or ``resource_link``."""
+    mime_type: str | None = None
+    data: str | None = None
+    """Base64 payload for images, audio and blob resources."""
+    text: str | None = None
+    """Text of an embedded text resource."""
+    uri: str | None = None
+    name: str | None = None
+
+
+@attrs.frozen
+class ToolResult:
+    """The outcome of a tool call."""
+
+    content: str
+    """Text the model sees (already capped, with an explicit marker when cut)."""
+    is_error: bool = False
+    """True when the tool failed: the model sees it as an error result."""
+    attachments: tuple[Attachment, ...] = ()
+    structured: dict[str, Any] | None = None
+    """``structuredContent`` of an MCP result, when present."""
+    truncated_chars: int = 0
+    """How many characters of text were cut by the output cap (0 when nothing was cut)."""
+
+    @classmethod
+    def error(cls, message: str) -> ToolResult:
+        return cls(content=message, is_error=True)
+
+
+@runtime_checkable
+class Tool(Protocol):
+    """Anything the agent can call."""
+
+    @property
+    def spec(self) -> ToolSpec: ...
+
+    async def call(self, arguments: dict[str, Any]) -> ToolResult:
+        """Run the tool. Cancelling the awaiting task cancels the call."""
+        ...
