@@ -1,0 +1,367 @@
+"""``agent-ls``: headless commands over the same host code the language server uses.
+
+    agent-ls mcp status [--json]            servers, state, tool counts, last error
+    agent-ls mcp tools [SERVER] [--json]    tools with model-facing and original names
+    agent-ls mcp call SERVER TOOL '{json}'  call one tool and print its result
+    agent-ls mcp doctor [SERVER]            resolved argv/cwd/env (secrets redacted), PATH
+                                            lookup, the phase that failed, stderr tail
+    agent-ls mcp trust SERVER [--deny]      remember the trust decision for a workspace server
+    agent-ls demo                           the first-run demo on the workspace in demo/
+
+Every command takes ``--workspace DIR`` (repeatable; default: the current directory).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import logging
+import os
+import subprocess
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from agent_ls.config.settings import LoadedSettings, ServerConfig, load_settings
+from agent_ls.mcp.connection import child_environment, resolve_command
+from agent_ls.mcp.manager import MCPManager, ServerStatus
+from agent_ls.mcp.redact import MASK, redact
+
+EXIT_OK = 0
+EXIT_FAIL = 1
+EXIT_USAGE = 2
+
+
+def _folders(args: argparse.Namespace) -> list[Path]:
+    return [Path(p).resolve() for p in (args.workspace or [os.getcwd()])]
+
+
+def _status_line(s: ServerStatus) -> str:
+    line = f"{s.name:<20} {s.state:<26} {s.transport:<6} tools={s.tool_count:<4} ({s.scope}: {s.source})"
+    if s.error:
+        line += f"\n    error [{s.error['phase']}]: {s.error['message']}"
+    return line
+
+
+async def _cli_trust_handler_factory(assume_yes: bool) -> Any:
+    async def handler(cfg: ServerConfig) -> bool | None:
+        if assume_yes:
+            return True
+        if not sys.stdin.isatty():
+            return None
+        argv = " ".join([cfg.command or "", *cfg.args])
+        prompt = (
+            f"The workspace file {cfg.source.file} defines the MCP server '{cfg.name}', which runs:\n"
+            f"  {redact(argv, cfg.secrets)}\nTrust it and start it? [y/N] "
+        )
+        answer = await asyncio.to_thread(input, prompt)
+        return answer.strip().lower() in ("y", "yes")
+
+    return handler
+
+
+async def _open(args: argparse.Namespace) -> tuple[MCPManager, LoadedSettings]:
+    from agent_ls.mcp.host import start_host
+
+    folders = _folders(args)
+    handler = await _cli_trust_handler_factory(getattr(args, "yes", False))
+    manager, settings = await start_host(folders, trust_handler=handler)
+    await manager.wait_ready(timeout=args.wait)
+    return manager, settings
+
+
+def _print_diagnostics(settings: LoadedSettings) -> None:
+    for d in settings.diagnostics:
+        print(str(d), file=sys.stderr)
+
+
+async def cmd_status(args: argparse.Namespace) -> int:
+    manager, settings = await _open(args)
+    try:
+        statuses = manager.status()
+        if args.json:
+            print(json.dumps({
+                "servers": [_status_json(s) for s in statuses],
+                "diagnostics": [str(d) for d in settings.diagnostics],
+            }, indent=2))
+        else:
+            _print_diagnostics(settings)
+            if not statuses:
+                print("No MCP servers are configured.")
+            for s in statuses:
+                print(_status_line(s))
+        return EXIT_OK
+    finally:
+        await manager.close()
+
+
+def _status_json(s: ServerStatus) -> dict[str, Any]:
+    return {
+        "name": s.name,
+        "state": s.state,
+        "transport": s.transport,
+        "scope": s.scope,
+        "source": s.source,
+        "toolCount": s.tool_count,
+        "promptCount": s.prompt_count,
+        "resourceCount": s.resource_count,
+        "error": s.error,
+        "stderrTail": list(s.stderr_tail),
+        "serverInfo": s.server_info,
+        "protocolVersion": s.protocol_version,
+        "restarts": s.restarts,
+        "tools": [{"name": t.name, "original": t.original, "capability": t.capability} for t in s.tools],
+    }
+
+
+async def cmd_tools(args: argparse.Namespace) -> int:
+    manager, settings = await _open(args)
+    try:
+        _print_diagnostics(settings)
+        tools = [t for t in manager.tools() if not args.server or t.server == args.server]
+        if args.server and args.server not in manager.server_names():
+            print(f"error: no MCP server named {args.server!r} is configured", file=sys.stderr)
+            return EXIT_FAIL
+        if args.json:
+            print(json.dumps([{
+                "name": t.spec.name, "server": t.server, "original": t.spec.display_name,
+                "capability": t.spec.capability.value, "description": t.spec.description,
+                "inputSchema": t.spec.input_schema,
+            } for t in tools], indent=2))
+        else:
+            for t in tools:
+                desc = (t.spec.description or "").strip().splitlines()
+                print(f"{t.spec.name}  [{t.spec.capability.value}]  ({t.server}: {t.spec.display_name})")
+                if desc:
+                    print(f"    {desc[0][:100]}")
+            for s in manager.status():
+                if (not args.server or s.name == args.server) and s.error:
+                    print(f"({s.name}: {s.state}: {s.error['message']})", file=sys.stderr)
+        return EXIT_OK
+    finally:
+        await manager.close()
+
+
+async def cmd_call(args: argparse.Namespace) -> int:
+    try:
+        arguments = json.loads(args.arguments) if args.arguments else {}
+    except json.JSONDecodeError as e:
+        print(f"error: the arguments are not valid JSON: {e}", file=sys.stderr)
+        return EXIT_USAGE
+    if not isinstance(arguments, dict):
+        print("error: the arguments must be a JSON object", file=sys.stderr)
+        return EXIT_USAGE
+    manager, settings = await _open(args)
+    try:
+        _print_diagnostics(settings)
+        result = await manager.call_tool(args.server, args.tool, arguments)
+        if args.json:
+            print(json.dumps({
+                "isError": result.is_error, "content": result.content, "structured": result.structured,
+                "attachments": [{"kind": a.kind, "mimeType": a.mime_type, "uri": a.uri} for a in result.attachments],
+                "truncatedChars": result.truncated_chars,
+            }, indent=2))
+        else:
+            print(result.content)
+            for a in result.attachments:
+                print(f"[attachment: {a.kind} {a.mime_type or ''} {a.uri or ''}]".rstrip())
+        return EXIT_FAIL if result.is_error else EXIT_OK
+    finally:
+        await manager.close()
+
+
+def _login_shell_lookup(command: str) -> str | None:
+    shell = os.environ.get("SHELL", "/bin/bash")
+    try:
+        out = subprocess.run([shell, "-lc", f"command -v {command!s}"], capture_output=True, text=True,
+                             timeout=5, stdin=subprocess.DEVNULL)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    found = out.stdout.strip().splitlines()
+    return found[-1] if out.returncode == 0 and found else None
+
+
+def _doctor_config(cfg: ServerConfig) -> list[str]:
+    lines = [f"  defined in: {cfg.source.file} ({cfg.source.scope.value} scope)", f"  transport: {cfg.transport}"]
+    if cfg.transport == "stdio":
+        resolved, path_var = resolve_command(cfg)
+        argv = [resolved or cfg.command or "", *cfg.args]
+        lines.append(f"  argv: {json.dumps([redact(a, cfg.secrets) for a in argv])}")
+        lines.append(f"  cwd: {cfg.cwd or os.getcwd()}")
+        env = child_environment(cfg)
+        lines.append("  env given to the server (values of configured variables hidden):")
+        for k in sorted(env):
+            shown = MASK if k in cfg.env else env[k]
+            lines.append(f"    {k}={shown}")
+        if resolved:
+            lines.append(f"  command: {cfg.command} -> {resolved}")
+        else:
+            lines.append(f"  command: {cfg.command!r} NOT FOUND on PATH={path_var}")
+            if cfg.command and os.sep not in cfg.command:
+                alt = _login_shell_lookup(cfg.command)
+                if alt:
+                    lines.append(
+                        f"  hint: your login shell finds it at {alt}; the editor was probably started "
+                        f"with a different PATH. Use the full path in \"command\" or set env.PATH."
+                    )
+    else:
+        lines.append(f"  url: {redact(cfg.url or '', cfg.secrets)}")
+        for k in sorted(cfg.headers):
+            lines.append(f"  header {k}: {MASK}")
+    lines.append(f"  timeouts: connect {cfg.connect_timeout:g}s, call {cfg.call_timeout:g}s; protocol {cfg.protocol}")
+    return lines
+
+
+async def cmd_doctor(args: argparse.Namespace) -> int:
+    folders = _folders(args)
+    settings = load_settings(folders)
+    print("Settings files:")
+    for f in settings.files:
+        print(f"  {'found  ' if f.exists() else 'missing'} {f}")
+    if settings.diagnostics:
+        print("Problems in settings:")
+        for d in settings.diagnostics:
+            print(f"  {d}")
+    manager, _ = await _open(args)
+    bad = 0
+    try:
+        statuses = {s.name: s for s in manager.status()}
+        names = [args.server] if args.server else manager.server_names()
+        for name in names:
+            s = statuses.get(name)
+            if s is None:
+                print(f"\n{name}: not configured")
+                bad += 1
+                continue
+            print(f"\n{name}: {s.state}")
+            cfg = settings.servers.get(name)
+            if cfg is not None:
+                print("\n".join(_doctor_config(cfg)))
+            if s.error:
+                err = s.error
+                extra = "".join(f", {k} {err[k]}" for k in ("errno", "exitCode", "httpStatus") if k in err)
+                print(f"  FAILED in phase '{err['phase']}'{extra}: {err['message']}")
+            if s.state in ("connected", "connected-listing-failed"):
+                print(f"  server: {s.server_info or '?'}, protocol {s.protocol_version}, "
+                      f"{s.tool_count} tools, {s.prompt_count} prompts, {s.resource_count} resources")
+            elif s.state == "awaiting-trust":
+                print(f"  waiting for your trust: run `agent-ls mcp trust {name}` (or answer the editor's prompt)")
+            if s.stderr_tail:
+                print("  stderr (last lines):")
+                for line in s.stderr_tail[-15:]:
+                    print(f"    {line}")
+            if s.state not in ("connected", "disabled"):
+                bad += 1
+        return EXIT_FAIL if bad else EXIT_OK
+    finally:
+        await manager.close()
+
+
+async def cmd_trust(args: argparse.Namespace) -> int:
+    from agent_ls.mcp.host import create_manager
+
+    folders = _folders(args)
+    settings = load_settings(folders)
+    cfg = settings.servers.get(args.server)
+    if cfg is None:
+        print(f"error: no MCP server named {args.server!r} is configured", file=sys.stderr)
+        return EXIT_FAIL
+    manager = create_manager(folders, settings)
+    assert manager.state_store is not None
+    manager.state_store.set_trust(cfg.source.workspace_folder, cfg.trust_key(), not args.deny)
+    print(f"{'Denied' if args.deny else 'Trusted'} '{args.server}' from {cfg.source.file}")
+    return EXIT_OK
+
+
+def demo_workspace() -> Path:
+    return Path(__file__).resolve().parent.parent / "demo"
+
+
+async def cmd_demo(args: argparse.Namespace) -> int:
+    """The first-run demo: the demo workspace's servers connect, tools are listed, one call runs."""
+    ws = Path(args.workspace[0]).resolve() if args.workspace else demo_workspace()
+    args.workspace = [str(ws)]
+    args.yes = True  # the user asked to run the demo workspace's own servers
+    print(f"agent-ls demo: workspace {ws}\n")
+    manager, settings = await _open(args)
+    try:
+        _print_diagnostics(settings)
+        print("MCP servers:")
+        for s in manager.status():
+            print("  " + _status_line(s).replace("\n", "\n  "))
+        tools = manager.tools()
+        print(f"\nTools ({len(tools)}), as the agent sees them:")
+        for t in tools:
+            print(f"  {t.spec.name:<44} [{t.spec.capability.value:<7}] {t.server}: {t.spec.display_name}")
+        print("\nCalling notes.add_note, then notes.search_notes:")
+        first = await manager.call_tool("notes", "add_note", {"title": "hello", "body": "agent-ls demo note"})
+        print(f"  add_note -> {first.content}")
+        second = await manager.call_tool("notes", "search_notes", {"query": "demo"})
+        print(f"  search_notes -> {second.content}")
+        ok = not first.is_error and not second.is_error
+        print("\nDemo " + ("finished: the host works." if ok else "FAILED (see above)."))
+        return EXIT_OK if ok else EXIT_FAIL
+    finally:
+        await manager.close()
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="agent-ls", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--log-level", default="WARNING", help="log level for stderr (default WARNING)")
+    sub = parser.add_subparsers(dest="command")
+
+    def common(p: argparse.ArgumentParser) -> None:
+        p.add_argument("--workspace", "-w", action="append", help="workspace folder (repeatable)")
+        p.add_argument("--wait", type=float, default=60.0, help="seconds to wait for servers (default 60)")
+        p.add_argument("--yes", "-y", action="store_true", help="trust workspace servers without asking")
+
+    mcp = sub.add_parser("mcp", help="inspect and use the configured MCP servers")
+    msub = mcp.add_subparsers(dest="mcp_command", required=True)
+    p = msub.add_parser("status", help="servers and their state")
+    common(p)
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_status)
+    p = msub.add_parser("tools", help="list tools")
+    common(p)
+    p.add_argument("server", nargs="?")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_tools)
+    p = msub.add_parser("call", help="call a tool")
+    common(p)
+    p.add_argument("server")
+    p.add_argument("tool")
+    p.add_argument("arguments", nargs="?", default="{}")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_call)
+    p = msub.add_parser("doctor", help="diagnose servers")
+    common(p)
+    p.add_argument("server", nargs="?")
+    p.set_defaults(func=cmd_doctor)
+    p = msub.add_parser("trust", help="trust (or --deny) a workspace server")
+    common(p)
+    p.add_argument("server")
+    p.add_argument("--deny", action="store_true")
+    p.set_defaults(func=cmd_trust)
+
+    p = sub.add_parser("demo", help="run the first-run demo")
+    common(p)
+    p.set_defaults(func=cmd_demo)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    logging.basicConfig(level=getattr(logging, str(args.log_level).upper(), logging.WARNING),
+                        stream=sys.stderr, format="%(levelname)s %(name)s: %(message)s")
+    if args.command is None:
+        parser.print_help(sys.stderr)
+        return EXIT_USAGE
+    return asyncio.run(args.func(args))
+
+
+if __name__ == "__main__":
+    sys.exit(main())

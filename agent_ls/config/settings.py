@@ -1,0 +1,490 @@
+"""Settings: scopes, merge by server name, validation with exact locations.
+
+Scopes, lowest precedence first (a later scope replaces an earlier entry of the same name):
+
+1. user: ``settings.json`` in the platform config dir (``AGENT_LS_CONFIG_DIR`` overrides
+   the directory, ``AGENT_LS_USER_SETTINGS`` the file);
+2. per workspace folder, the ecosystem's files: ``.vscode/mcp.json`` (``servers``), then
+   ``.mcp.json`` (``mcpServers``);
+3. per workspace folder, ``.agent-ls/settings.json`` (``mcpServers``).
+
+With several workspace folders, the first folder wins over later ones at the same scope.
+A broken file or entry produces diagnostics and never stops the other entries.
+"""
+
+from __future__ import annotations
+
+import enum
+import hashlib
+import json
+import os
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import attrs
+import platformdirs
+
+from agent_ls.config import jsonc
+from agent_ls.config.expand import ExpansionContext, ExpansionError, expand
+
+APP_NAME = "agent-ls"
+
+
+class Scope(enum.StrEnum):
+    USER = "user"
+    VSCODE = "vscode"
+    MCP_JSON = "mcp.json"
+    WORKSPACE = "workspace"
+
+
+SCOPE_RANK = {Scope.USER: 0, Scope.VSCODE: 1, Scope.MCP_JSON: 2, Scope.WORKSPACE: 3}
+
+WORKSPACE_FILES: tuple[tuple[Scope, str, str], ...] = (
+    (Scope.VSCODE, ".vscode/mcp.json", "servers"),
+    (Scope.MCP_JSON, ".mcp.json", "mcpServers"),
+    (Scope.WORKSPACE, ".agent-ls/settings.json", "mcpServers"),
+)
+
+DEFAULT_CONNECT_TIMEOUT = 30.0
+DEFAULT_CALL_TIMEOUT = 300.0
+PROTOCOL_MODES = ("legacy", "auto", "2026-07-28")
+
+_STDIO_KEYS = {"command", "args", "env", "cwd"}
+_HTTP_KEYS = {"url", "headers"}
+_COMMON_KEYS = {"type", "disabled", "connectTimeout", "callTimeout", "protocol", "description"}
+# Keys other hosts write that we accept and ignore without a warning.
+_FOREIGN_KEYS = {"envFile", "dev", "gallery", "version", "autoApprove", "alwaysAllow", "timeout", "transportType"}
+_TYPE_ALIASES = {
+    "stdio": "stdio",
+    "http": "http",
+    "streamable-http": "http",
+    "streamableHttp": "http",
+    "streamable_http": "http",
+    "sse": "sse",
+}
+
+
+def user_config_dir() -> Path:
+    override = os.environ.get("AGENT_LS_CONFIG_DIR")
+    return Path(override) if override else Path(platformdirs.user_config_dir(APP_NAME))
+
+
+def user_settings_path() -> Path:
+    override = os.environ.get("AGENT_LS_USER_SETTINGS")
+    return Path(override) if override else user_config_dir() / "settings.json"
+
+
+def user_data_dir() -> Path:
+    override = os.environ.get("AGENT_LS_DATA_DIR")
+    return Path(override) if override else Path(platformdirs.user_data_dir(APP_NAME))
+
+
+@attrs.frozen
+class ConfigDiagnostic:
+    """A problem in a settings file, at an exact place."""
+
+    file: Path
+    json_path: jsonc.JsonPath
+    message: str
+    severity: str = "error"
+    """``error`` or ``warning``."""
+    span: jsonc.Span | None = None
+    server: str | None = None
+
+    def __str__(self) -> str:
+        where = str(self.file)
+        if self.span is not None:
+            where += f":{self.span.start.line + 1}:{self.span.start.column + 1}"
+        return f"{where}: {self.severity}: {jsonc.format_path(self.json_path)}: {self.message}"
+
+
+@attrs.frozen
+class ConfigSource:
+    scope: Scope
+    file: Path
+    workspace_folder: Path | None
+    json_path: jsonc.JsonPath
+
+
+@attrs.frozen
+class ServerConfig:
+    """One MCP server entry, validated and with every variable expanded."""
+
+    name: str
+    transport: str
+    """``stdio``, ``http`` (Streamable HTTP) or ``sse`` (legacy HTTP+SSE)."""
+    source: ConfigSource
+    command: str | None = None
+    args: tuple[str, ...] = ()
+    env: Mapping[str, str] = attrs.field(factory=dict)
+    cwd: str | None = None
+    url: str | None = None
+    headers: Mapping[str, str] = attrs.field(factory=dict)
+    disabled: bool = False
+    connect_timeout: float = DEFAULT_CONNECT_TIMEOUT
+    call_timeout: float = DEFAULT_CALL_TIMEOUT
+    protocol: str = "legacy"
+    raw: Mapping[str, Any] = attrs.field(factory=dict, eq=False)
+    """The entry as written (unexpanded), for the trust key."""
+
+    @property
+    def secrets(self) -> tuple[str, ...]:
+        """Values that must never appear in logs, status or errors."""
+        values = [*self.env.values(), *self.headers.values()]
+        return tuple(sorted({v for v in values if len(v) >= 4}, key=len, reverse=True))
+
+    @property
+    def needs_trust(self) -> bool:
+        """A stdio server defined by a workspace file runs a command on the user's machine."""
+        return self.transport == "stdio" and self.source.scope is not Scope.USER
+
+    def fingerprint(self) -> str:
+        """Identity of the effective configuration (what a restart would change)."""
+        data = {
+            "t": self.transport,
+            "c": self.command,
+            "a": list(self.args),
+            "e": sorted(self.env.items()),
+            "w": self.cwd,
+            "u": self.url,
+            "h": sorted(self.headers.items()),
+            "d": self.disabled,
+            "ct": self.connect_timeout,
+            "to": self.call_timeout,
+            "p": self.protocol,
+        }
+        return hashlib.sha256(json.dumps(data, sort_keys=True).encode()).hexdigest()[:16]
+
+    def trust_key(self) -> str:
+        """What the user approves: command, args, env keys and cwd as written in the file."""
+        raw = self.raw
+        data = {
+            "name": self.name,
+            "command": raw.get("command"),
+            "args": raw.get("args"),
+            "env": sorted(raw.get("env", {}) or {}) if isinstance(raw.get("env"), dict) else None,
+            "cwd": raw.get("cwd"),
+        }
+        return hashlib.sha256(json.dumps(data, sort_keys=True).encode()).hexdigest()[:24]
+
+
+@attrs.frozen
+class FailedEntry:
+    """An entry that could not be turned into a ServerConfig."""
+
+    name: str
+    source: ConfigSource
+    reason: str
+
+
+@attrs.define
+class LoadedSettings:
+    servers: dict[str, ServerConfig] = attrs.field(factory=dict)
+    failed: dict[str, FailedEntry] = attrs.field(factory=dict)
+    diagnostics: list[ConfigDiagnostic] = attrs.field(factory=list)
+    files: list[Path] = attrs.field(factory=list)
+    """Every settings file that was looked at (existing or not), for file watching."""
+    other: dict[str, Any] = attrs.field(factory=dict)
+    """Non-MCP top-level settings merged across agent-ls files (workspace over user)."""
+    layers: list[tuple[Scope, Path, dict[str, Any]]] = attrs.field(factory=list)
+    """Each agent-ls settings file's top-level object, highest precedence first (for settings
+    that combine across scopes, such as permission rules)."""
+
+    def diagnostics_for(self, file: Path) -> list[ConfigDiagnostic]:
+        return [d for d in self.diagnostics if d.file == file]
+
+
+class _Problems:
+    def __init__(self, file: Path, doc: jsonc.Document | None) -> None:
+        self.file = file
+        self.doc = doc
+        self.items: list[ConfigDiagnostic] = []
+
+    def add(
+        self, path: jsonc.JsonPath, message: str, *, severity: str = "error", key: bool = False,
+        server: str | None = None,
+    ) -> str:
+        span = self.doc.span(path, key=key) if self.doc is not None else None
+        self.items.append(ConfigDiagnostic(self.file, path, message, severity, span, server))
+        return message
+
+
+def _type_name(value: Any) -> str:
+    if value is None:
+        return "null"
+    return {bool: "boolean", int: "number", float: "number", str: "string", list: "array", dict: "object"}.get(
+        type(value), type(value).__name__
+    )
+
+
+def _parse_entry(
+    name: str,
+    entry: Any,
+    source: ConfigSource,
+    problems: _Problems,
+    ctx: ExpansionContext,
+) -> ServerConfig | FailedEntry:
+    path = source.json_path
+
+    def fail(reason: str) -> FailedEntry:
+        return FailedEntry(name, source, reason)
+
+    if not isinstance(entry, dict):
+        return fail(problems.add(path, f"a server entry must be an object, not {_type_name(entry)}", server=name))
+    errors: list[str] = []
+
+    def err(p: jsonc.JsonPath, message: str, key: bool = False) -> None:
+        errors.append(problems.add(p, message, key=key, server=name))
+
+    raw_type = entry.get("type")
+    transport: str | None
+    if raw_type is not None:
+        if not isinstance(raw_type, str) or raw_type not in _TYPE_ALIASES:
+            err(
+                (*path, "type"),
+                f"unknown transport {raw_type!r}; use \"stdio\" (with command) or \"http\" (with url)",
+            )
+            transport = None
+        else:
+            transport = _TYPE_ALIASES[raw_type]
+    elif "command" in entry:
+        transport = "stdio"
+    elif "url" in entry:
+        transport = "http"
+    else:
+        err(path, 'a server needs "command" (stdio) or "url" (http)')
+        transport = None
+
+    for key in entry:
+        known = _COMMON_KEYS | _STDIO_KEYS | _HTTP_KEYS
+        if key not in known and key not in _FOREIGN_KEYS:
+            problems.add((*path, key), f"unknown setting {key!r} is ignored", severity="warning", key=True,
+                         server=name)
+        elif transport == "stdio" and key in _HTTP_KEYS or transport in ("http", "sse") and key in _STDIO_KEYS:
+            problems.add((*path, key), f"{key!r} has no effect on a {transport} server", severity="warning",
+                         key=True, server=name)
+
+    def get_str(key: str, required: bool = False) -> str | None:
+        v = entry.get(key)
+        if v is None:
+            if required:
+                err(path, f'"{key}" is required for a {transport} server')
+            return None
+        if not isinstance(v, str):
+            err((*path, key), f'"{key}" must be a string, not {_type_name(v)}')
+            return None
+        if required and not v.strip():
+            err((*path, key), f'"{key}" must not be empty')
+            return None
+        return v
+
+    def get_str_list(key: str) -> list[str]:
+        v = entry.get(key, [])
+        if not isinstance(v, list):
+            err((*path, key), f'"{key}" must be an array of strings, not {_type_name(v)}')
+            return []
+        out = []
+        for i, item in enumerate(v):
+            if isinstance(item, (int, float)) and not isinstance(item, bool):
+                item = str(item)
+            if not isinstance(item, str):
+                err((*path, key, i), f"must be a string, not {_type_name(item)}")
+                continue
+            out.append(item)
+        return out
+
+    def get_str_map(key: str) -> dict[str, str]:
+        v = entry.get(key, {})
+        if not isinstance(v, dict):
+            err((*path, key), f'"{key}" must be an object of strings, not {_type_name(v)}')
+            return {}
+        out = {}
+        for k, item in v.items():
+            if isinstance(item, (int, float)) and not isinstance(item, bool):
+                item = str(item)
+            if not isinstance(item, str):
+                err((*path, key, k), f"must be a string, not {_type_name(item)}")
+                continue
+            out[k] = item
+        return out
+
+    def get_timeout(key: str, default: float) -> float:
+        v = entry.get(key)
+        if v is None:
+            return default
+        if isinstance(v, bool) or not isinstance(v, (int, float)) or v <= 0:
+            err((*path, key), f'"{key}" must be a positive number of seconds')
+            return default
+        return float(v)
+
+    disabled = entry.get("disabled", False)
+    if not isinstance(disabled, bool):
+        err((*path, "disabled"), f'"disabled" must be true or false, not {_type_name(disabled)}')
+        disabled = False
+    protocol = entry.get("protocol", "legacy")
+    if protocol not in PROTOCOL_MODES:
+        err((*path, "protocol"), f'"protocol" must be one of {", ".join(PROTOCOL_MODES)}')
+        protocol = "legacy"
+    connect_timeout = get_timeout("connectTimeout", DEFAULT_CONNECT_TIMEOUT)
+    call_timeout = get_timeout("callTimeout", DEFAULT_CALL_TIMEOUT)
+
+    command = cwd = url = None
+    args: list[str] = []
+    env: dict[str, str] = {}
+    headers: dict[str, str] = {}
+    if transport == "stdio":
+        command = get_str("command", required=True)
+        args = get_str_list("args")
+        env = get_str_map("env")
+        cwd = get_str("cwd")
+    elif transport in ("http", "sse"):
+        url = get_str("url", required=True)
+        headers = get_str_map("headers")
+
+    if errors or transport is None:
+        return fail(errors[0] if errors else "invalid entry")
+
+    # Expansion: every string field, strict about missing variables.
+    def x(value: str, p: jsonc.JsonPath) -> str:
+        try:
+            return expand(value, ctx, jsonc.format_path(p))
+        except ExpansionError as e:
+            errors.append(problems.add(p, str(e), server=name))
+            return value
+
+    if command is not None:
+        command = x(command, (*path, "command"))
+    args = [x(a, (*path, "args", i)) for i, a in enumerate(args)]
+    env = {k: x(v, (*path, "env", k)) for k, v in env.items()}
+    if cwd is not None:
+        cwd = x(cwd, (*path, "cwd"))
+        if not os.path.isabs(cwd) and source.workspace_folder is not None:
+            cwd = str(source.workspace_folder / cwd)
+    if url is not None:
+        url = x(url, (*path, "url"))
+        if not url.startswith(("http://", "https://")):
+            errors.append(problems.add((*path, "url"), f"url must start with http:// or https:// (got {url!r})",
+                                       server=name))
+    headers = {k: x(v, (*path, "headers", k)) for k, v in headers.items()}
+    if errors:
+        return fail(errors[0])
+    return ServerConfig(
+        name=name,
+        transport=transport,
+        source=source,
+        command=command,
+        args=tuple(args),
+        env=env,
+        cwd=cwd,
+        url=url,
+        headers=headers,
+        disabled=disabled,
+        connect_timeout=connect_timeout,
+        call_timeout=call_timeout,
+        protocol=protocol,
+        raw=entry,
+    )
+
+
+def _read_file(file: Path, problems_out: list[ConfigDiagnostic]) -> jsonc.Document | None:
+    try:
+        text = file.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return None
+    except (OSError, UnicodeDecodeError) as e:
+        problems_out.append(ConfigDiagnostic(file, (), f"cannot read the file: {e}"))
+        return None
+    if not text.strip():
+        return jsonc.Document(value={}, spans={}, key_spans={})
+    try:
+        return jsonc.parse(text)
+    except jsonc.JsoncError as e:
+        span = jsonc.Span(e.pos, jsonc.Pos(e.pos.line, e.pos.column + 1))
+        problems_out.append(ConfigDiagnostic(file, (), f"invalid JSON: {e.message}", span=span))
+        return None
+
+
+def _servers_in(
+    file: Path,
+    scope: Scope,
+    key: str,
+    workspace_folder: Path | None,
+    ctx: ExpansionContext,
+    loaded: LoadedSettings,
+    other_key_check: bool,
+) -> list[ServerConfig | FailedEntry]:
+    doc = _read_file(file, loaded.diagnostics)
+    if doc is None:
+        return []
+    problems = _Problems(file, doc)
+    out: list[ServerConfig | FailedEntry] = []
+    root = doc.value
+    if not isinstance(root, dict):
+        problems.add((), f"the settings file must contain a JSON object, not {_type_name(root)}")
+        loaded.diagnostics.extend(problems.items)
+        return []
+    servers = root.get(key, {})
+    if other_key_check:
+        for k in root:
+            if k not in _KNOWN_TOP_LEVEL:
+                problems.add((k,), f"unknown setting {k!r} is ignored", severity="warning", key=True)
+        for k, v in root.items():
+            if k != key and k in _KNOWN_TOP_LEVEL:
+                loaded.other.setdefault(k, v)
+        loaded.layers.append((scope, file, root))
+    if not isinstance(servers, dict):
+        problems.add((key,), f'"{key}" must be an object mapping server names to entries')
+        servers = {}
+    for name, entry in servers.items():
+        if not isinstance(name, str) or not name.strip():
+            problems.add((key, name), "server names must be non-empty", key=True)
+            continue
+        source = ConfigSource(scope, file, workspace_folder, (key, name))
+        out.append(_parse_entry(name, entry, source, problems, ctx))
+    loaded.diagnostics.extend(problems.items)
+    return out
+
+
+_KNOWN_TOP_LEVEL = {"mcpServers", "model", "apiBase", "permissions", "agent", "toolActions", "mcp", "$schema"}
+
+
+def load_settings(
+    workspace_folders: Sequence[Path] = (),
+    *,
+    user_settings: Path | None = None,
+    environ: Mapping[str, str] | None = None,
+) -> LoadedSettings:
+    """Read every scope and merge server entries by name (higher scope replaces lower)."""
+    env = dict(os.environ if environ is None else environ)
+    loaded = LoadedSettings()
+    user_file = user_settings or user_settings_path()
+    primary = workspace_folders[0] if workspace_folders else None
+    candidates: list[tuple[int, int, ServerConfig | FailedEntry]] = []
+
+    # Workspace scopes first so that their non-MCP settings win in ``other`` (setdefault).
+    for folder_index, folder in enumerate(workspace_folders):
+        ctx = ExpansionContext(environ=env, workspace_folder=folder)
+        for scope, rel, key in reversed(WORKSPACE_FILES):
+            file = folder / rel
+            loaded.files.append(file)
+            entries = _servers_in(file, scope, key, folder, ctx, loaded, other_key_check=scope is Scope.WORKSPACE)
+            candidates.extend((SCOPE_RANK[scope], -folder_index, e) for e in entries)
+    loaded.files.append(user_file)
+    ctx = ExpansionContext(environ=env, workspace_folder=primary)
+    for e in _servers_in(user_file, Scope.USER, "mcpServers", primary, ctx, loaded, other_key_check=True):
+        candidates.append((SCOPE_RANK[Scope.USER], 0, e))
+
+    # Highest (scope rank, folder order) wins per name.
+    best: dict[str, tuple[int, int, ServerConfig | FailedEntry]] = {}
+    for cand in candidates:
+        name = cand[2].name
+        if name not in best or (cand[0], cand[1]) > (best[name][0], best[name][1]):
+            best[name] = cand
+    for name in sorted(best):
+        entry = best[name][2]
+        if isinstance(entry, ServerConfig):
+            loaded.servers[name] = entry
+        else:
+            loaded.failed[name] = entry
+    return loaded

@@ -1,0 +1,750 @@
+"""One MCP server connection, owned by one task.
+
+The mcp SDK's context managers (transport, session) must be entered and exited in the
+same task, so each connection runs in its own owner task (``_run``). Inside it one
+``anyio.CancelScope`` with a deadline covers spawn + handshake + first listing; once the
+server is ready the deadline is lifted, so the handshake timeout never limits the
+connection's lifetime. ``close()`` only sets an event; the owner task exits the context
+managers itself, and the SDK's stdio shutdown terminates the server's process group.
+
+A server that dies after it was ready is detected (EOF on its stderr pipe for stdio, a
+``CONNECTION_CLOSED``/transport error on a call for HTTP), its calls fail fast with a clear
+error, and it is restarted with exponential backoff, a bounded number of times.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import enum
+import errno as errno_mod
+import logging
+import math
+import os
+import shutil
+import time
+from collections import deque
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from pathlib import Path
+from typing import Any, Protocol
+
+import anyio
+import attrs
+import mcp_types as types
+from mcp import Client
+from mcp.client.session import ClientRequestContext
+from mcp.client.stdio import StdioServerParameters, get_default_environment, stdio_client
+from mcp.shared.exceptions import MCPError
+
+from agent_ls.config.settings import ServerConfig
+from agent_ls.mcp.redact import redact
+
+log = logging.getLogger(__name__)
+
+CLIENT_INFO = types.Implementation(name="agent-ls", version="0.1.0")
+STDERR_TAIL_LINES = 200
+STDERR_LINE_MAX = 2000
+CONNECTION_CLOSED = -32000
+REQUEST_TIMEOUT = -32001
+
+
+class State(enum.StrEnum):
+    STARTING = "starting"
+    CONNECTED = "connected"
+    LISTING_FAILED = "connected-listing-failed"
+    RESTARTING = "restarting"
+    FAILED = "failed"
+    DISABLED = "disabled"
+    AWAITING_TRUST = "awaiting-trust"
+    UNTRUSTED = "untrusted"
+    STOPPED = "stopped"
+
+
+class Phase(enum.StrEnum):
+    CONFIG = "config"
+    TRUST = "trust"
+    SPAWN = "spawn"
+    HANDSHAKE = "handshake"
+    LISTING = "listing"
+    RUNNING = "running"
+
+
+@attrs.frozen
+class ServerError:
+    """Why a server is not (fully) usable: the phase that failed and the details."""
+
+    phase: Phase
+    message: str
+    errno: int | None = None
+    exit_code: int | None = None
+    http_status: int | None = None
+    at: float = attrs.field(factory=time.time)
+
+    def __str__(self) -> str:
+        return f"{self.phase.value}: {self.message}"
+
+
+class ServerUnavailable(RuntimeError):
+    """A call was made to a server that is not connected."""
+
+
+# Host callbacks (the editor plugs in real ones) -------------------------------------------
+
+class ElicitationHandler(Protocol):
+    async def __call__(self, server: str, params: types.ElicitRequestParams) -> types.ElicitResult: ...
+
+
+class SamplingHandler(Protocol):
+    async def __call__(
+        self, server: str, params: types.CreateMessageRequestParams
+    ) -> types.CreateMessageResult | types.ErrorData: ...
+
+
+@attrs.define
+class HostCallbacks:
+    """What a connection needs from its host; handlers may be attached or replaced at any time."""
+
+    roots: Callable[[], Sequence[Path]] = lambda: ()
+    elicitation: ElicitationHandler | None = None
+    sampling: SamplingHandler | None = None
+    on_change: Callable[[str], None] = lambda _name: None
+    """Called with the server name whenever its state or lists change."""
+    on_dirty: Callable[[str], None] = lambda _name: None
+    """Called with the server name on any list_changed notification."""
+
+
+def fill_schema_defaults(content: dict[str, Any] | None, schema: dict[str, Any] | None) -> dict[str, Any]:
+    """Accepted elicitation content with the requested schema's defaults for missing fields.
+
+    The SDK does not do this; the spec (SEP-1034) wants the defaults applied.
+    """
+    out = dict(content or {})
+    props = (schema or {}).get("properties") or {}
+    for key, prop in props.items():
+        if key not in out and isinstance(prop, dict) and "default" in prop:
+            out[key] = prop["default"]
+    return out
+
+
+class StderrTail:
+    """A bounded tail of a process's stderr, fed from a pipe without ever blocking the child."""
+
+    def __init__(self, max_lines: int = STDERR_TAIL_LINES) -> None:
+        self.lines: deque[str] = deque(maxlen=max_lines)
+        self.total_lines = 0
+        self._partial = ""
+        self._read_fd: int | None = None
+        self._write_fd: int | None = None
+        self.eof = asyncio.Event()
+        self._loop: asyncio.AbstractEventLoop | None = None
+
+    def open(self) -> int:
+        """Create the pipe; returns the write end for the child."""
+        r, w = os.pipe()
+        os.set_blocking(r, False)
+        self._read_fd, self._write_fd = r, w
+        self.eof = asyncio.Event()
+        self._loop = asyncio.get_running_loop()
+        self._loop.add_reader(r, self._on_readable)
+        return w
+
+    def close_write_end(self) -> None:
+        """After the spawn: the child holds its own copy, so EOF now means the child is gone."""
+        if self._write_fd is not None:
+            with contextlib.suppress(OSError):
+                os.close(self._write_fd)
+            self._write_fd = None
+
+    def _on_readable(self) -> None:
+        assert self._read_fd is not None
+        try:
+            data = os.read(self._read_fd, 65536)
+        except BlockingIOError:
+            return
+        except OSError:
+            data = b""
+        if not data:
+            self._finish()
+            return
+        text = self._partial + data.decode("utf-8", errors="replace")
+        parts = text.split("\n")
+        self._partial = parts.pop()
+        if len(self._partial) > STDERR_LINE_MAX:
+            parts.append(self._partial)
+            self._partial = ""
+        for line in parts:
+            self._add(line)
+
+    def _add(self, line: str) -> None:
+        line = line.rstrip("\r")
+        if len(line) > STDERR_LINE_MAX:
+            line = line[:STDERR_LINE_MAX] + f" [... {len(line) - STDERR_LINE_MAX} characters cut]"
+        self.lines.append(line)
+        self.total_lines += 1
+
+    def _finish(self) -> None:
+        if self._partial:
+            self._add(self._partial)
+            self._partial = ""
+        if self._read_fd is not None and self._loop is not None:
+            self._loop.remove_reader(self._read_fd)
+            with contextlib.suppress(OSError):
+                os.close(self._read_fd)
+            self._read_fd = None
+        self.eof.set()
+
+    def close(self) -> None:
+        self.close_write_end()
+        if self._read_fd is not None:
+            # Drain what is already there, then stop.
+            with contextlib.suppress(Exception):
+                self._on_readable()
+            if self._read_fd is not None:
+                self._finish()
+
+    def tail(self, n: int = 40) -> list[str]:
+        return list(self.lines)[-n:]
+
+
+@attrs.define
+class RestartPolicy:
+    max_restarts: int = 5
+    """Restarts in a row before the server is left failed."""
+    base_delay: float = 0.5
+    max_delay: float = 30.0
+    stable_after: float = 60.0
+    """A connection that stayed up this long resets the restart count."""
+
+    def delay(self, attempt: int) -> float:
+        return min(self.max_delay, self.base_delay * (2 ** max(0, attempt - 1)))
+
+
+def resolve_command(config: ServerConfig) -> tuple[str | None, str]:
+    """PATH lookup of a stdio command as the child will see it; returns (path, PATH used)."""
+    path_var = config.env.get("PATH") or os.environ.get("PATH", os.defpath)
+    command = config.command or ""
+    if os.sep in command:
+        cwd = config.cwd or os.getcwd()
+        full = command if os.path.isabs(command) else os.path.join(cwd, command)
+        return (full if os.access(full, os.X_OK) and os.path.isfile(full) else None), path_var
+    return shutil.which(command, path=path_var), path_var
+
+
+def child_environment(config: ServerConfig) -> dict[str, str]:
+    return get_default_environment() | dict(config.env)
+
+
+@attrs.define
+class Listing:
+    tools: list[types.Tool] = attrs.field(factory=list)
+    prompts: list[types.Prompt] = attrs.field(factory=list)
+    resources: list[types.Resource] = attrs.field(factory=list)
+    resource_templates: list[types.ResourceTemplate] = attrs.field(factory=list)
+    errors: list[str] = attrs.field(factory=list)
+
+
+def _unwrap(exc: BaseException) -> BaseException:
+    while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
+        exc = exc.exceptions[0]
+    return exc
+
+
+class ServerConnection:
+    """A single configured MCP server and its owner task."""
+
+    def __init__(
+        self,
+        config: ServerConfig,
+        callbacks: HostCallbacks,
+        *,
+        restart_policy: RestartPolicy | None = None,
+    ) -> None:
+        self.config = config
+        self.callbacks = callbacks
+        self.restart_policy = restart_policy or RestartPolicy()
+        self.state = State.STOPPED
+        self.error: ServerError | None = None
+        self.listing = Listing()
+        self.instructions: str | None = None
+        self.server_info: types.Implementation | None = None
+        self.protocol_version: str | None = None
+        self.capabilities: types.ServerCapabilities | None = None
+        self.restarts = 0
+        self.connected_at: float | None = None
+        self.stderr = StderrTail()
+        self.dirty = False
+        self.list_version = 0
+        self._client: Client | None = None
+        self._task: asyncio.Task[None] | None = None
+        self._ready = asyncio.Event()
+        self._close = asyncio.Event()
+        self._lost = asyncio.Event()
+        self._closing = False
+
+    # public ---------------------------------------------------------------------------
+    @property
+    def name(self) -> str:
+        return self.config.name
+
+    def start(self) -> None:
+        """Start the owner task; returns at once."""
+        if self._task is not None and not self._task.done():
+            return
+        self._closing = False
+        self._close = asyncio.Event()
+        self._ready = asyncio.Event()
+        self._set_state(State.STARTING)
+        self._task = asyncio.create_task(self._run(), name=f"mcp:{self.name}")
+
+    async def wait_ready(self, timeout: float | None = None) -> bool:
+        """Wait until the first attempt has finished (connected or failed)."""
+        try:
+            await asyncio.wait_for(self._ready.wait(), timeout)
+        except TimeoutError:
+            return False
+        return True
+
+    @property
+    def connected(self) -> bool:
+        return self.state in (State.CONNECTED, State.LISTING_FAILED) and self._client is not None
+
+    async def close(self) -> None:
+        """Stop the server; the owner task exits the SDK context managers itself."""
+        self._closing = True
+        self._close.set()
+        task = self._task
+        if task is not None and not task.done():
+            try:
+                await asyncio.wait_for(asyncio.shield(task), timeout=10)
+            except TimeoutError:
+                task.cancel()
+                with contextlib.suppress(BaseException):
+                    await task
+        self._client = None
+        self.stderr.close()
+        if self.state not in (State.DISABLED, State.AWAITING_TRUST, State.UNTRUSTED):
+            self._set_state(State.STOPPED)
+
+    def redact(self, text: str) -> str:
+        return redact(text, self.config.secrets)
+
+    async def call_tool(
+        self, name: str, arguments: dict[str, Any], *, timeout: float | None = None,
+        progress: Callable[[float, float | None, str | None], Awaitable[None]] | None = None,
+    ) -> types.CallToolResult:
+        client = self._require()
+        try:
+            return await client.call_tool(
+                name, arguments, read_timeout_seconds=timeout or self.config.call_timeout,
+                progress_callback=progress,
+            )
+        except MCPError as e:
+            self._maybe_lost(e)
+            raise
+        except Exception as e:
+            self._maybe_lost(e)
+            raise
+
+    async def list_resources(self) -> list[types.Resource]:
+        return await self._paged(lambda c, cur: c.list_resources(cursor=cur), "resources")
+
+    async def list_resource_templates(self) -> list[types.ResourceTemplate]:
+        return await self._paged(lambda c, cur: c.list_resource_templates(cursor=cur), "resource_templates")
+
+    async def read_resource(self, uri: str) -> types.ReadResourceResult:
+        client = self._require()
+        try:
+            return await client.read_resource(uri)
+        except Exception as e:
+            self._maybe_lost(e)
+            raise
+
+    async def list_prompts(self) -> list[types.Prompt]:
+        return await self._paged(lambda c, cur: c.list_prompts(cursor=cur), "prompts")
+
+    async def get_prompt(self, name: str, arguments: dict[str, str] | None = None) -> types.GetPromptResult:
+        client = self._require()
+        try:
+            return await client.get_prompt(name, arguments or {})
+        except Exception as e:
+            self._maybe_lost(e)
+            raise
+
+    async def send_roots_changed(self) -> None:
+        client = self._client
+        if client is None or not self.connected:
+            return
+        try:
+            await client.send_roots_list_changed()
+        except Exception as e:  # a dead server: noted, never raised to the caller
+            self._maybe_lost(e)
+
+    async def refresh(self) -> bool:
+        """Re-list tools/prompts/resources; returns True when anything changed."""
+        client = self._client
+        if client is None or not self.connected:
+            self.dirty = False
+            return False
+        self.dirty = False
+        listing = await self._list_all(client)
+        changed = _listing_key(listing) != _listing_key(self.listing)
+        self.listing = listing
+        if listing.errors:
+            self._set_state(State.LISTING_FAILED, ServerError(Phase.LISTING, self.redact("; ".join(listing.errors))))
+        elif self.state is State.LISTING_FAILED:
+            self.error = None
+            self._set_state(State.CONNECTED)
+        if changed:
+            self.list_version += 1
+            self.callbacks.on_change(self.name)
+        return changed
+
+    # internals ------------------------------------------------------------------------
+    def _require(self) -> Client:
+        client = self._client
+        if client is None or not self.connected:
+            reason = f" ({self.error})" if self.error else ""
+            raise ServerUnavailable(f"MCP server '{self.name}' is not connected: {self.state.value}{reason}")
+        return client
+
+    def _maybe_lost(self, exc: BaseException) -> None:
+        exc = _unwrap(exc)
+        lost = (isinstance(exc, MCPError) and exc.error.code == CONNECTION_CLOSED) or isinstance(
+            exc, (anyio.ClosedResourceError, anyio.BrokenResourceError, ConnectionError, OSError)
+        ) or type(exc).__name__ in ("ConnectError", "RemoteProtocolError", "ReadError")
+        if lost and not self._closing:
+            self._lost.set()
+
+    async def _paged(self, fetch: Callable[[Client, str | None], Awaitable[Any]], attr: str) -> list[Any]:
+        client = self._require()
+        out: list[Any] = []
+        cursor: str | None = None
+        for _ in range(1000):
+            try:
+                page = await fetch(client, cursor)
+            except Exception as e:
+                self._maybe_lost(e)
+                raise
+            out.extend(getattr(page, attr))
+            cursor = page.next_cursor
+            if not cursor:
+                break
+        return out
+
+    async def _list_all(self, client: Client) -> Listing:
+        caps = client.server_capabilities
+        listing = Listing()
+
+        async def grab(kind: str, fetch: Callable[[str | None], Awaitable[Any]], attr: str) -> list[Any]:
+            out: list[Any] = []
+            cursor: str | None = None
+            try:
+                for _ in range(1000):
+                    page = await fetch(cursor)
+                    out.extend(getattr(page, attr))
+                    cursor = page.next_cursor
+                    if not cursor:
+                        break
+            except Exception as e:
+                e = _unwrap(e)
+                listing.errors.append(f"{kind}/list failed: {type(e).__name__}: {e}")
+                self._maybe_lost(e)
+            return out
+
+        if caps.tools is not None:
+            listing.tools = await grab("tools", lambda c: client.list_tools(cursor=c), "tools")
+        if caps.prompts is not None:
+            listing.prompts = await grab("prompts", lambda c: client.list_prompts(cursor=c), "prompts")
+        if caps.resources is not None:
+            listing.resources = await grab("resources", lambda c: client.list_resources(cursor=c), "resources")
+            listing.resource_templates = await grab(
+                "resources/templates", lambda c: client.list_resource_templates(cursor=c), "resource_templates"
+            )
+        listing.tools.sort(key=lambda t: t.name)
+        listing.prompts.sort(key=lambda p: p.name)
+        listing.resources.sort(key=lambda r: str(r.uri))
+        return listing
+
+    def _set_state(self, state: State, error: ServerError | None = None) -> None:
+        self.state = state
+        if error is not None:
+            self.error = error
+        self.callbacks.on_change(self.name)
+
+    def _mark_ready(self) -> None:
+        self._ready.set()
+
+    # callbacks given to the SDK -------------------------------------------------------
+    async def _list_roots(self, ctx: ClientRequestContext) -> types.ListRootsResult:
+        roots = [types.Root(uri=p.resolve().as_uri(), name=p.name or str(p)) for p in self.callbacks.roots()]
+        return types.ListRootsResult(roots=roots)
+
+    async def _elicit(self, ctx: ClientRequestContext, params: types.ElicitRequestParams) -> types.ElicitResult:
+        handler = self.callbacks.elicitation
+        if handler is None:
+            log.info("MCP server %s asked for input but no elicitation handler is attached: declined", self.name)
+            return types.ElicitResult(action="decline")
+        result = await handler(self.name, params)
+        if result.action == "accept" and isinstance(params, types.ElicitRequestFormParams):
+            result = types.ElicitResult(
+                action="accept", content=fill_schema_defaults(result.content, params.requested_schema)
+            )
+        return result
+
+    async def _sample(
+        self, ctx: ClientRequestContext, params: types.CreateMessageRequestParams
+    ) -> types.CreateMessageResult | types.ErrorData:
+        handler = self.callbacks.sampling
+        if handler is None:
+            return types.ErrorData(
+                code=-1, message="agent-ls: sampling is not available (no sampling handler is attached)"
+            )
+        return await handler(self.name, params)
+
+    async def _on_message(self, message: Any) -> None:
+        if isinstance(message, Exception):
+            log.debug("MCP server %s: transport message error: %s", self.name, message)
+            return
+        if isinstance(
+            message,
+            (types.ToolListChangedNotification, types.PromptListChangedNotification,
+             types.ResourceListChangedNotification),
+        ):
+            self.dirty = True
+            self.callbacks.on_dirty(self.name)
+
+    async def _on_log(self, params: types.LoggingMessageNotificationParams) -> None:
+        self.stderr._add(f"[log {params.level}] {params.data}")
+
+    # the owner task ---------------------------------------------------------------------
+    async def _run(self) -> None:
+        attempt = 0
+        while not self._closing:
+            started = time.monotonic()
+            was_ready = await self._connect_once()
+            self._mark_ready()
+            if self._closing:
+                break
+            if not was_ready:
+                break  # spawn/handshake failures are not retried automatically: they would fail again
+            if time.monotonic() - started > self.restart_policy.stable_after:
+                attempt = 0
+            attempt += 1
+            if attempt > self.restart_policy.max_restarts:
+                msg = f"the server died {attempt - 1} times in a row; not restarting (use restart to try again)"
+                prev = f" Last: {self.error.message}" if self.error else ""
+                self._set_state(State.FAILED, ServerError(Phase.RUNNING, msg + prev))
+                break
+            delay = self.restart_policy.delay(attempt)
+            self._set_state(State.RESTARTING)
+            log.warning("MCP server %s died; restart %d in %.1fs", self.name, attempt, delay)
+            self.restarts += 1
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._close.wait(), delay)
+
+    @contextlib.asynccontextmanager
+    async def _stdio_transport(self) -> AsyncIterator[Any]:
+        cfg = self.config
+        resolved, path_var = resolve_command(cfg)
+        if resolved is None:
+            raise _SpawnError(
+                f"command {cfg.command!r} not found on PATH (PATH={path_var})"
+                if os.sep not in (cfg.command or "")
+                else f"command {cfg.command!r} does not exist or is not executable",
+                errno_mod.ENOENT,
+            )
+        if cfg.cwd is not None and not os.path.isdir(cfg.cwd):
+            raise _SpawnError(f"working directory {cfg.cwd!r} does not exist", errno_mod.ENOENT)
+        params = StdioServerParameters(command=resolved, args=list(cfg.args), env=dict(cfg.env), cwd=cfg.cwd)
+        self.stderr = StderrTail()
+        wfd = self.stderr.open()
+        errfile = os.fdopen(wfd, "w", closefd=False)
+        try:
+            try:
+                cm = stdio_client(params, errlog=errfile)
+                streams = await cm.__aenter__()
+            except OSError as e:
+                raise _SpawnError(f"cannot start {resolved!r}: {e.strerror or e}", e.errno) from e
+            self.stderr.close_write_end()
+            try:
+                yield streams
+            except BaseException as e:
+                if not await cm.__aexit__(type(e), e, e.__traceback__):
+                    raise
+            else:
+                await cm.__aexit__(None, None, None)
+        finally:
+            errfile.close()
+            self.stderr.close_write_end()
+
+    @contextlib.asynccontextmanager
+    async def _http_transport(self) -> AsyncIterator[Any]:
+        import httpx2
+        from mcp.client.streamable_http import streamable_http_client
+        from mcp.shared._httpx_utils import create_mcp_http_client
+
+        cfg = self.config
+        assert cfg.url is not None
+        if cfg.transport == "sse":
+            from mcp.client.sse import sse_client
+
+            async with sse_client(cfg.url, headers=dict(cfg.headers), timeout=cfg.connect_timeout) as streams:
+                yield streams
+            return
+        http = create_mcp_http_client(
+            headers=dict(cfg.headers) or None,
+            timeout=httpx2.Timeout(cfg.connect_timeout, read=max(cfg.call_timeout, 300.0)),
+        )
+        async with http, streamable_http_client(cfg.url, http_client=http) as streams:
+            yield streams
+
+    async def _connect_once(self) -> bool:
+        """One connection attempt and, if it succeeds, its whole life. Returns whether it got ready."""
+        cfg = self.config
+        self._lost = asyncio.Event()
+        phase = Phase.SPAWN if cfg.transport == "stdio" else Phase.HANDSHAKE
+        got_ready = False
+        transport = self._stdio_transport() if cfg.transport == "stdio" else self._http_transport()
+        client = Client(
+            transport,
+            mode=cfg.protocol,
+            client_info=CLIENT_INFO,
+            list_roots_callback=self._list_roots,
+            elicitation_callback=self._elicit,
+            sampling_callback=self._sample,
+            message_handler=self._on_message,
+            logging_callback=self._on_log,
+            read_timeout_seconds=cfg.call_timeout,
+            cache=None,
+        )
+        deadline_scope = anyio.CancelScope(deadline=anyio.current_time() + cfg.connect_timeout)
+        try:
+            with deadline_scope:
+                phase = Phase.HANDSHAKE if cfg.transport != "stdio" else Phase.SPAWN
+                async with client:
+                    phase = Phase.LISTING
+                    self.instructions = client.instructions
+                    self.server_info = client.server_info
+                    self.protocol_version = client.protocol_version
+                    self.capabilities = client.server_capabilities
+                    self._client = client
+                    self.dirty = False
+                    listing = await self._list_all(client)
+                    deadline_scope.deadline = math.inf
+                    phase = Phase.RUNNING
+                    self.listing = listing
+                    self.list_version += 1
+                    self.connected_at = time.time()
+                    got_ready = True
+                    if listing.errors:
+                        self._set_state(
+                            State.LISTING_FAILED, ServerError(Phase.LISTING, self.redact("; ".join(listing.errors)))
+                        )
+                    else:
+                        self.error = None
+                        self._set_state(State.CONNECTED)
+                    self._mark_ready()
+                    await self._wait_close_or_lost()
+                    self._client = None
+                    if not self._closing:
+                        raise _Lost()
+        except _Lost:
+            self._client = None
+            await self._record_death()
+            return True
+        except BaseException as e:  # noqa: BLE001 - everything becomes a recorded failure
+            self._client = None
+            if isinstance(e, asyncio.CancelledError) and not deadline_scope.cancel_called:
+                raise
+            if self._closing:
+                return got_ready
+            if got_ready:
+                await self._record_death(e)
+                return True
+            self._set_state(State.FAILED, self._describe_failure(e, phase, deadline_scope.cancelled_caught))
+            return False
+        self._client = None
+        if deadline_scope.cancelled_caught and not got_ready and not self._closing:
+            # The deadline fired and the scope swallowed the cancellation.
+            self._set_state(State.FAILED, self._describe_failure(TimeoutError(), phase, True))
+        return got_ready
+
+    async def _wait_close_or_lost(self) -> None:
+        waits = [asyncio.ensure_future(self._close.wait()), asyncio.ensure_future(self._lost.wait())]
+        if self.config.transport == "stdio":
+            waits.append(asyncio.ensure_future(self.stderr.eof.wait()))
+        try:
+            await asyncio.wait(waits, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            for w in waits:
+                w.cancel()
+
+    async def _record_death(self, exc: BaseException | None = None) -> None:
+        detail = ""
+        if exc is not None:
+            inner = _unwrap(exc)
+            detail = f": {type(inner).__name__}: {inner}"
+        tail = self.stderr.tail(5)
+        msg = f"the server stopped responding (connection lost{detail})"
+        if self.config.transport == "stdio":
+            msg = f"the server process exited{detail}"
+        if tail:
+            msg += " | stderr: " + " / ".join(tail)
+        self.error = ServerError(Phase.RUNNING, self.redact(msg))
+        self._set_state(State.RESTARTING, self.error)
+
+    def _describe_failure(self, exc: BaseException, phase: Phase, timed_out: bool) -> ServerError:
+        cfg = self.config
+        inner = _unwrap(exc)
+        tail = self.stderr.tail(8)
+        tail_txt = (" | stderr: " + " / ".join(tail)) if tail else ""
+        if isinstance(inner, _SpawnError):
+            return ServerError(Phase.SPAWN, self.redact(str(inner) + tail_txt), errno=inner.errno)
+        if timed_out:
+            what = "the handshake" if phase in (Phase.SPAWN, Phase.HANDSHAKE) else "the first listing"
+            return ServerError(
+                Phase.HANDSHAKE if phase is not Phase.LISTING else Phase.LISTING,
+                self.redact(f"{what} did not finish within {cfg.connect_timeout:g}s (connectTimeout){tail_txt}"),
+            )
+        status = _http_status(inner)
+        if status is not None:
+            hint = " (authentication required: check the headers or sign in)" if status in (401, 403) else ""
+            return ServerError(
+                Phase.HANDSHAKE, self.redact(f"HTTP {status} from {cfg.url}{hint}"), http_status=status
+            )
+        if isinstance(inner, MCPError) and inner.error.code == CONNECTION_CLOSED and cfg.transport == "stdio":
+            return ServerError(
+                Phase.HANDSHAKE, self.redact(f"the server process exited during the handshake{tail_txt}")
+            )
+        if type(inner).__name__ == "ConnectError":
+            return ServerError(Phase.HANDSHAKE, self.redact(f"cannot connect to {cfg.url}: {inner}"))
+        ph = Phase.HANDSHAKE if phase is Phase.SPAWN else phase
+        return ServerError(ph, self.redact(f"{type(inner).__name__}: {inner}{tail_txt}"))
+
+
+class _SpawnError(Exception):
+    def __init__(self, message: str, errno: int | None) -> None:
+        super().__init__(message)
+        self.errno = errno
+
+
+class _Lost(Exception):
+    pass
+
+
+def _http_status(exc: BaseException) -> int | None:
+    resp = getattr(exc, "response", None)
+    code = getattr(resp, "status_code", None)
+    if isinstance(code, int):
+        return code
+    return None
+
+
+def _listing_key(listing: Listing) -> tuple[Any, ...]:
+    def dump(items: Sequence[Any]) -> str:
+        import json
+
+        return json.dumps([i.model_dump(mode="json", by_alias=True, exclude_none=True) for i in items],
+                          sort_keys=True)
+
+    return (dump(listing.tools), dump(listing.prompts), dump(listing.resources), dump(listing.resource_templates))

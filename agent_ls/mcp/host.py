@@ -1,0 +1,43 @@
+"""Building a ready MCP manager from the settings of a set of workspace folders.
+
+The CLI and the language server both start the host through here, so a headless check
+(`agent-ls mcp status`) runs exactly the code the editor runs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from agent_ls.config.settings import LoadedSettings, load_settings, user_data_dir
+from agent_ls.mcp.manager import MCPManager
+from agent_ls.mcp.results import DEFAULT_MAX_OUTPUT_CHARS
+from agent_ls.mcp.state import HostState
+
+
+def host_state_path() -> Path:
+    return user_data_dir() / "host-state.json"
+
+
+def max_output_chars(settings: LoadedSettings) -> int:
+    mcp_opts = settings.other.get("mcp")
+    if isinstance(mcp_opts, dict):
+        value = mcp_opts.get("maxOutputChars")
+        if isinstance(value, int) and not isinstance(value, bool) and value > 0:
+            return value
+    return DEFAULT_MAX_OUTPUT_CHARS
+
+
+def create_manager(folders: Sequence[Path], settings: LoadedSettings, **kwargs: Any) -> MCPManager:
+    kwargs.setdefault("state", HostState(host_state_path()))
+    kwargs.setdefault("max_output_chars", max_output_chars(settings))
+    return MCPManager(roots=list(folders), **kwargs)
+
+
+async def start_host(folders: Sequence[Path], **kwargs: Any) -> tuple[MCPManager, LoadedSettings]:
+    """Load settings for ``folders`` and start every server in the background."""
+    settings = load_settings(list(folders))
+    manager = create_manager(folders, settings, **kwargs)
+    await manager.apply(settings)
+    return manager, settings

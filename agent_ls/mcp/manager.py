@@ -1,0 +1,423 @@
+"""The MCP host's manager: every configured server, in parallel, never blocking the caller.
+
+- ``apply(settings)`` starts or reconfigures: unchanged servers are kept, changed ones
+  restarted, removed ones stopped, new ones started (each in its own owner task).
+- Partial failure is normal: each server keeps its state and the reason it failed.
+- ``list_changed`` notifications only mark a server dirty; ``refresh_if_dirty()`` (called by
+  the single writer, right before a prompt) re-lists the dirty servers once.
+- Tools come out sorted by server then tool name, so identical tool sets give identical bytes.
+- ``status()`` reads plain fields: no lock, no I/O.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any, Protocol
+
+import attrs
+import mcp_types as types
+
+from agent_ls.agent.tools import ToolResult
+from agent_ls.config.settings import FailedEntry, LoadedSettings, ServerConfig
+from agent_ls.mcp import naming
+from agent_ls.mcp.adapter import MCPTool, make_spec
+from agent_ls.mcp.connection import (
+    ElicitationHandler,
+    HostCallbacks,
+    Phase,
+    RestartPolicy,
+    SamplingHandler,
+    ServerConnection,
+    ServerError,
+    ServerUnavailable,
+    State,
+)
+from agent_ls.mcp.results import DEFAULT_MAX_OUTPUT_CHARS
+from agent_ls.mcp.state import HostState
+
+log = logging.getLogger(__name__)
+
+
+class TrustHandler(Protocol):
+    async def __call__(self, config: ServerConfig) -> bool | None:
+        """Ask the user whether a workspace-defined stdio server may run (None: no answer)."""
+        ...
+
+
+@attrs.frozen
+class ToolInfo:
+    name: str
+    """Model-facing name."""
+    original: str
+    """Name on the server."""
+    capability: str
+    description: str
+
+
+@attrs.frozen
+class ServerStatus:
+    """What the status view shows for one server (secrets redacted)."""
+
+    name: str
+    state: str
+    transport: str
+    scope: str
+    source: str
+    """The settings file that defines the server."""
+    tool_count: int = 0
+    prompt_count: int = 0
+    resource_count: int = 0
+    error: dict[str, Any] | None = None
+    """``phase``, ``message`` and, when known, ``errno``, ``exitCode``, ``httpStatus``."""
+    stderr_tail: tuple[str, ...] = ()
+    server_info: str | None = None
+    protocol_version: str | None = None
+    restarts: int = 0
+    tools: tuple[ToolInfo, ...] = ()
+
+
+def _error_dict(err: ServerError | None) -> dict[str, Any] | None:
+    if err is None:
+        return None
+    out: dict[str, Any] = {"phase": err.phase.value, "message": err.message}
+    if err.errno is not None:
+        out["errno"] = err.errno
+    if err.exit_code is not None:
+        out["exitCode"] = err.exit_code
+    if err.http_status is not None:
+        out["httpStatus"] = err.http_status
+    return out
+
+
+class MCPManager:
+    def __init__(
+        self,
+        *,
+        roots: Sequence[Path] = (),
+        state: HostState | None = None,
+        trust_handler: TrustHandler | None = None,
+        elicitation_handler: ElicitationHandler | None = None,
+        sampling_handler: SamplingHandler | None = None,
+        max_output_chars: int = DEFAULT_MAX_OUTPUT_CHARS,
+        restart_policy: RestartPolicy | None = None,
+        on_change: Callable[[], None] | None = None,
+    ) -> None:
+        self._roots: list[Path] = [Path(r) for r in roots]
+        self.state_store = state
+        self.trust_handler = trust_handler
+        self.max_output_chars = max_output_chars
+        self.restart_policy = restart_policy or RestartPolicy()
+        self.on_change = on_change
+        self.callbacks = HostCallbacks(
+            roots=lambda: list(self._roots),
+            elicitation=elicitation_handler,
+            sampling=sampling_handler,
+            on_change=self._changed,
+            on_dirty=self._mark_dirty,
+        )
+        self._conns: dict[str, ServerConnection] = {}
+        self._failed: dict[str, FailedEntry] = {}
+        self._refresh_lock = asyncio.Lock()
+        self._tools_key: tuple[Any, ...] | None = None
+        self._tools: list[MCPTool] = []
+        self._background: set[asyncio.Task[Any]] = set()
+        self._closed = False
+        self._overrides: dict[str, bool] = {}
+        self.dirty = False
+
+    # handlers the editor plugs in -----------------------------------------------------
+    def set_elicitation_handler(self, handler: ElicitationHandler | None) -> None:
+        self.callbacks.elicitation = handler
+
+    def set_sampling_handler(self, handler: SamplingHandler | None) -> None:
+        self.callbacks.sampling = handler
+
+    # lifecycle --------------------------------------------------------------------------
+    async def apply(self, settings: LoadedSettings) -> None:
+        """Start or reconfigure from loaded settings. Returns once stopped servers are gone;
+        new servers connect in the background."""
+        self._failed = dict(settings.failed)
+        wanted = settings.servers
+        to_close: list[ServerConnection] = []
+        to_start: list[ServerConnection] = []
+        for name, conn in list(self._conns.items()):
+            new = wanted.get(name)
+            if new is None or new.fingerprint() != conn.config.fingerprint() or (
+                new.needs_trust and new.trust_key() != conn.config.trust_key()
+            ):
+                to_close.append(self._conns.pop(name))
+            else:
+                conn.config = new  # same effective config; keep the live connection
+        for name, cfg in wanted.items():
+            if name not in self._conns:
+                conn = ServerConnection(cfg, self.callbacks, restart_policy=self.restart_policy)
+                self._conns[name] = conn
+                to_start.append(conn)
+        if to_close:
+            await asyncio.gather(*(c.close() for c in to_close), return_exceptions=True)
+        for conn in to_start:
+            self._activate(conn)
+        self.dirty = True
+        self._changed(None)
+
+    def _activate(self, conn: ServerConnection) -> None:
+        cfg = conn.config
+        ws = cfg.source.workspace_folder
+        override = self._overrides.get(cfg.name)
+        if override is None and self.state_store is not None:
+            override = self.state_store.enabled_override(ws, cfg.name)
+        disabled = cfg.disabled if override is None else not override
+        if disabled:
+            conn.state = State.DISABLED
+            conn.error = None
+            self._changed(cfg.name)
+            return
+        if cfg.needs_trust:
+            decision = self.state_store.trust(ws, cfg.trust_key()) if self.state_store else None
+            if decision is False:
+                conn.state = State.UNTRUSTED
+                conn.error = ServerError(Phase.TRUST, "you did not trust this workspace server")
+                self._changed(cfg.name)
+                return
+            if decision is None:
+                conn.state = State.AWAITING_TRUST
+                conn.error = None
+                self._changed(cfg.name)
+                if self.trust_handler is not None:
+                    self._spawn(self._ask_trust(conn))
+                return
+        conn.start()
+
+    async def _ask_trust(self, conn: ServerConnection) -> None:
+        assert self.trust_handler is not None
+        try:
+            answer = await self.trust_handler(conn.config)
+        except Exception as e:
+            log.warning("trust prompt for %s failed: %s", conn.name, e)
+            return
+        if answer is None or self._conns.get(conn.name) is not conn:
+            return
+        await self.set_trust(conn.name, answer)
+
+    async def set_trust(self, name: str, trusted: bool) -> None:
+        conn = self._get(name)
+        cfg = conn.config
+        if self.state_store is not None:
+            self.state_store.set_trust(cfg.source.workspace_folder, cfg.trust_key(), trusted)
+        if trusted:
+            if conn.state in (State.AWAITING_TRUST, State.UNTRUSTED):
+                conn.error = None
+                conn.start()
+        else:
+            await conn.close()
+            conn.state = State.UNTRUSTED
+            conn.error = ServerError(Phase.TRUST, "you did not trust this workspace server")
+        self.dirty = True
+        self._changed(name)
+
+    async def set_enabled(self, name: str, enabled: bool) -> None:
+        """Turn a server on or off; remembered per workspace when a state store is attached."""
+        conn = self._get(name)
+        self._overrides[name] = enabled
+        if self.state_store is not None:
+            self.state_store.set_enabled(conn.config.source.workspace_folder, name, enabled)
+        await conn.close()
+        self._activate(conn)
+        self.dirty = True
+        self._changed(name)
+
+    async def restart(self, name: str | None = None) -> None:
+        conns = [self._get(name)] if name else list(self._conns.values())
+        await asyncio.gather(*(c.close() for c in conns), return_exceptions=True)
+        for c in conns:
+            c.restarts = 0
+            c.error = None
+            self._activate(c)
+        self.dirty = True
+
+    async def wait_ready(self, timeout: float | None = None) -> None:
+        """Wait (bounded) for pending trust answers and every started server's first attempt."""
+        if self._background:
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(asyncio.gather(*self._background, return_exceptions=True), timeout)
+        waits = [c.wait_ready() for c in self._conns.values() if c.state in (State.STARTING, State.RESTARTING)]
+        if waits:
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(asyncio.gather(*waits), timeout)
+
+    async def close(self) -> None:
+        self._closed = True
+        for t in list(self._background):
+            t.cancel()
+        await asyncio.gather(*(c.close() for c in self._conns.values()), return_exceptions=True)
+
+    # roots -------------------------------------------------------------------------------
+    @property
+    def roots(self) -> list[Path]:
+        return list(self._roots)
+
+    async def set_roots(self, roots: Sequence[Path]) -> None:
+        new = [Path(r) for r in roots]
+        if new == self._roots:
+            return
+        self._roots = new
+        await asyncio.gather(*(c.send_roots_changed() for c in self._conns.values() if c.connected),
+                             return_exceptions=True)
+
+    # tools ---------------------------------------------------------------------------------
+    def _mark_dirty(self, _name: str) -> None:
+        self.dirty = True
+
+    async def refresh_if_dirty(self) -> bool:
+        """Re-list dirty servers once; True when the tool/prompt/resource sets changed.
+
+        Single writer: concurrent callers wait for the refresh under way instead of
+        starting another, and a notification that arrives while listing marks the server
+        dirty again for the next call (compare-and-set on each server's flag).
+        """
+        async with self._refresh_lock:
+            if not self.dirty:
+                return False
+            self.dirty = False
+            dirty = [c for c in self._conns.values() if c.dirty and c.connected]
+            if not dirty:
+                return True  # a reconfigure or state change: the caller rebuilds its view
+            results = await asyncio.gather(*(c.refresh() for c in dirty), return_exceptions=True)
+            for conn, res in zip(dirty, results, strict=True):
+                if isinstance(res, BaseException):
+                    log.warning("refreshing %s failed: %s", conn.name, res)
+            return True
+
+    def tools(self) -> list[MCPTool]:
+        """Every tool of every connected server, sorted by server then tool name."""
+        live = sorted((c for c in self._conns.values() if c.connected), key=lambda c: c.name)
+        key = tuple((c.name, c.list_version, id(c)) for c in live)
+        if key != self._tools_key:
+            pairs = [(c.name, t.name) for c in live for t in c.listing.tools]
+            names = naming.assign_names(pairs)
+            tools: list[MCPTool] = []
+            for c in live:
+                for t in c.listing.tools:
+                    spec = make_spec(c.name, t, names[(c.name, t.name)])
+                    tools.append(MCPTool(spec, c, max_output_chars=lambda: self.max_output_chars))
+            self._tools = tools
+            self._tools_key = key
+        return list(self._tools)
+
+    def find_tool(self, server: str, tool: str) -> MCPTool | None:
+        for t in self.tools():
+            if t.server == server and (t.spec.display_name == tool or t.spec.name == tool):
+                return t
+        return None
+
+    async def call_tool(self, server: str, tool: str, arguments: dict[str, Any]) -> ToolResult:
+        conn = self._conns.get(server)
+        if conn is None:
+            return ToolResult.error(f"no MCP server named {server!r} is configured")
+        found = self.find_tool(server, tool)
+        if found is None:
+            if not conn.connected:
+                return ToolResult.error(
+                    f"MCP server '{server}' is not connected: {conn.state.value}"
+                    + (f" ({conn.error})" if conn.error else "")
+                )
+            return ToolResult.error(f"MCP server '{server}' has no tool named {tool!r}")
+        return await found.call(arguments)
+
+    def instructions(self) -> str:
+        """Server instructions as sorted ``## <server>`` sections (empty when none)."""
+        parts = []
+        for name in sorted(self._conns):
+            c = self._conns[name]
+            if c.connected and c.instructions and c.instructions.strip():
+                parts.append(f"## {name}\n{c.instructions.strip()}\n")
+        return "\n".join(parts)
+
+    # resources and prompts -------------------------------------------------------------
+    def prompts(self) -> list[tuple[str, types.Prompt]]:
+        return [(c.name, p) for c in sorted(self._conns.values(), key=lambda c: c.name) if c.connected
+                for p in c.listing.prompts]
+
+    def resources(self) -> list[tuple[str, types.Resource]]:
+        return [(c.name, r) for c in sorted(self._conns.values(), key=lambda c: c.name) if c.connected
+                for r in c.listing.resources]
+
+    def resource_templates(self) -> list[tuple[str, types.ResourceTemplate]]:
+        return [(c.name, r) for c in sorted(self._conns.values(), key=lambda c: c.name) if c.connected
+                for r in c.listing.resource_templates]
+
+    async def read_resource(self, server: str, uri: str) -> types.ReadResourceResult:
+        return await self._get(server).read_resource(uri)
+
+    async def get_prompt(self, server: str, name: str, arguments: dict[str, str] | None = None
+                         ) -> types.GetPromptResult:
+        return await self._get(server).get_prompt(name, arguments)
+
+    # status --------------------------------------------------------------------------------
+    def connection(self, name: str) -> ServerConnection | None:
+        return self._conns.get(name)
+
+    def server_names(self) -> list[str]:
+        return sorted(set(self._conns) | set(self._failed))
+
+    def status(self) -> list[ServerStatus]:
+        out: list[ServerStatus] = []
+        tool_infos: dict[str, list[ToolInfo]] = {}
+        for t in self.tools():
+            tool_infos.setdefault(t.server, []).append(
+                ToolInfo(t.spec.name, t.spec.display_name or t.spec.name, t.spec.capability.value,
+                         t.spec.description)
+            )
+        for name in self.server_names():
+            conn = self._conns.get(name)
+            if conn is None:
+                f = self._failed[name]
+                out.append(ServerStatus(
+                    name=name, state=State.FAILED.value, transport="?", scope=f.source.scope.value,
+                    source=str(f.source.file), error={"phase": Phase.CONFIG.value, "message": f.reason},
+                ))
+                continue
+            info = None
+            if conn.server_info is not None:
+                info = f"{conn.server_info.name} {conn.server_info.version}".strip()
+            connected = conn.connected
+            out.append(ServerStatus(
+                name=name,
+                state=conn.state.value,
+                transport=conn.config.transport,
+                scope=conn.config.source.scope.value,
+                source=str(conn.config.source.file),
+                tool_count=len(conn.listing.tools) if connected else 0,
+                prompt_count=len(conn.listing.prompts) if connected else 0,
+                resource_count=len(conn.listing.resources) if connected else 0,
+                error=_error_dict(conn.error),
+                stderr_tail=tuple(conn.redact(line) for line in conn.stderr.tail(40)),
+                server_info=info,
+                protocol_version=conn.protocol_version,
+                restarts=conn.restarts,
+                tools=tuple(tool_infos.get(name, ())),
+            ))
+        return out
+
+    # internals -----------------------------------------------------------------------------
+    def _get(self, name: str) -> ServerConnection:
+        conn = self._conns.get(name)
+        if conn is None:
+            raise ServerUnavailable(f"no MCP server named {name!r} is configured")
+        return conn
+
+    def _changed(self, _name: str | None) -> None:
+        if self.on_change is not None and not self._closed:
+            try:
+                self.on_change()
+            except Exception:  # a listener must never break the host
+                log.exception("status listener failed")
+
+    def _spawn(self, coro: Any) -> None:
+        task = asyncio.ensure_future(coro)
+        self._background.add(task)
+        task.add_done_callback(self._background.discard)

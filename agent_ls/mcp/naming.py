@@ -1,0 +1,58 @@
+"""Model-facing names for MCP tools: ``mcp__<server>__<tool>``.
+
+Providers accept ``^[a-zA-Z0-9_-]{1,64}$``. Names are sanitized (every other character
+becomes ``_``), capped at 64 characters with a stable hash suffix of the original
+``(server, tool)`` pair when longer, and collisions (two originals that sanitize to the same
+name) are resolved deterministically: the pairs are processed in sorted order and every
+pair after the first gets the hash suffix, so the result depends only on the set of names.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from collections.abc import Iterable
+
+MAX_NAME = 64
+PREFIX = "mcp"
+SEP = "__"
+_BAD = re.compile(r"[^A-Za-z0-9_-]")
+
+
+def sanitize(part: str) -> str:
+    cleaned = _BAD.sub("_", part)
+    return cleaned or "_"
+
+
+def _digest(server: str, tool: str) -> str:
+    return hashlib.sha256(f"{server}\0{tool}".encode()).hexdigest()[:8]
+
+
+def _with_suffix(base: str, server: str, tool: str) -> str:
+    suffix = "_" + _digest(server, tool)
+    return base[: MAX_NAME - len(suffix)] + suffix
+
+
+def tool_name(server: str, tool: str) -> str:
+    """The name for one tool, ignoring collisions with others."""
+    base = f"{PREFIX}{SEP}{sanitize(server)}{SEP}{sanitize(tool)}"
+    if len(base) <= MAX_NAME:
+        return base
+    return _with_suffix(base, server, tool)
+
+
+def assign_names(pairs: Iterable[tuple[str, str]]) -> dict[tuple[str, str], str]:
+    """Names for every ``(server, tool)`` pair: unique, valid, deterministic."""
+    out: dict[tuple[str, str], str] = {}
+    used: set[str] = set()
+    for server, tool in sorted(set(pairs)):
+        name = tool_name(server, tool)
+        if name in used:
+            name = _with_suffix(f"{PREFIX}{SEP}{sanitize(server)}{SEP}{sanitize(tool)}", server, tool)
+            salt = 0
+            while name in used:  # a hash collision on top of a name collision: practically never
+                salt += 1
+                name = _with_suffix(name, server, f"{tool}#{salt}")
+        used.add(name)
+        out[(server, tool)] = name
+    return out
