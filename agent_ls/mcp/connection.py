@@ -412,8 +412,10 @@ class ServerConnection:
         lost = (isinstance(exc, MCPError) and exc.error.code == CONNECTION_CLOSED) or isinstance(
             exc, (anyio.ClosedResourceError, anyio.BrokenResourceError, ConnectionError, OSError)
         ) or type(exc).__name__ in ("ConnectError", "RemoteProtocolError", "ReadError")
-        if lost and not self._closing:
+        if lost and not self._closing and not self._lost.is_set():
             self._lost.set()
+            if self.state in (State.CONNECTED, State.LISTING_FAILED):
+                self._set_state(State.RESTARTING)  # fail the next calls fast, before the owner task reacts
 
     async def _paged(self, fetch: Callable[[Client, str | None], Awaitable[Any]], attr: str) -> list[Any]:
         client = self._require()
@@ -647,6 +649,7 @@ class ServerConnection:
                     await self._wait_close_or_lost()
                     self._client = None
                     if not self._closing:
+                        self._set_state(State.RESTARTING)
                         raise _Lost()
         except _Lost:
             self._client = None
