@@ -80,6 +80,7 @@ def format_path(path: JsonPath) -> str:
     return out or "(root)"
 
 
+_HEX = frozenset("0123456789abcdefABCDEF")
 _ESCAPES = {'"': '"', "\\": "\\", "/": "/", "b": "\b", "f": "\f", "n": "\n", "r": "\r", "t": "\t"}
 
 
@@ -242,17 +243,25 @@ class _Parser:
                 raise self.error("line break inside a string")
             if c == "\\":
                 esc = text[self.i + 1 : self.i + 2]
+                if not esc:
+                    raise JsoncError("unterminated string", start)
                 if esc in _ESCAPES:
                     parts.append(_ESCAPES[esc])
                     self.advance(2)
                 elif esc == "u":
                     hexdigits = text[self.i + 2 : self.i + 6]
-                    if len(hexdigits) != 4 or any(h not in "0123456789abcdefABCDEF" for h in hexdigits):
+                    if len(hexdigits) != 4 or any(h not in _HEX for h in hexdigits):
                         raise self.error("invalid \\u escape")
                     code = int(hexdigits, 16)
                     self.advance(6)
-                    if 0xD800 <= code < 0xDC00 and text.startswith("\\u", self.i):
-                        low = int(text[self.i + 2 : self.i + 6], 16)
+                    low_hex = text[self.i + 2 : self.i + 6]
+                    if (
+                        0xD800 <= code < 0xDC00
+                        and text.startswith("\\u", self.i)
+                        and len(low_hex) == 4
+                        and all(h in _HEX for h in low_hex)
+                    ):
+                        low = int(low_hex, 16)
                         if 0xDC00 <= low < 0xE000:
                             code = 0x10000 + ((code - 0xD800) << 10) + (low - 0xDC00)
                             self.advance(6)

@@ -34,7 +34,9 @@ import mcp_types as types
 from mcp import Client
 from mcp.client.session import ClientRequestContext
 from mcp.client.stdio import StdioServerParameters, get_default_environment, stdio_client
+from mcp.shared.dispatcher import ProgressFnT
 from mcp.shared.exceptions import MCPError
+from pydantic import FileUrl
 
 from agent_ls.config.settings import ServerConfig
 from agent_ls.mcp.redact import redact
@@ -330,7 +332,7 @@ class ServerConnection:
 
     async def call_tool(
         self, name: str, arguments: dict[str, Any], *, timeout: float | None = None,
-        progress: Callable[[float, float | None, str | None], Awaitable[None]] | None = None,
+        progress: ProgressFnT | None = None,
     ) -> types.CallToolResult:
         client = self._require()
         try:
@@ -448,9 +450,9 @@ class ServerConnection:
                     if not cursor:
                         break
             except Exception as e:
-                e = _unwrap(e)
-                listing.errors.append(f"{kind}/list failed: {type(e).__name__}: {e}")
-                self._maybe_lost(e)
+                inner = _unwrap(e)
+                listing.errors.append(f"{kind}/list failed: {type(inner).__name__}: {inner}")
+                self._maybe_lost(inner)
             return out
 
         if caps.tools is not None:
@@ -477,11 +479,11 @@ class ServerConnection:
         self._ready.set()
 
     # callbacks given to the SDK -------------------------------------------------------
-    async def _list_roots(self, ctx: ClientRequestContext) -> types.ListRootsResult:
-        roots = [types.Root(uri=p.resolve().as_uri(), name=p.name or str(p)) for p in self.callbacks.roots()]
+    async def _list_roots(self, context: ClientRequestContext) -> types.ListRootsResult:
+        roots = [types.Root(uri=FileUrl(p.resolve().as_uri()), name=p.name or str(p)) for p in self.callbacks.roots()]
         return types.ListRootsResult(roots=roots)
 
-    async def _elicit(self, ctx: ClientRequestContext, params: types.ElicitRequestParams) -> types.ElicitResult:
+    async def _elicit(self, context: ClientRequestContext, params: types.ElicitRequestParams) -> types.ElicitResult:
         handler = self.callbacks.elicitation
         if handler is None:
             log.info("MCP server %s asked for input but no elicitation handler is attached: declined", self.name)
@@ -494,7 +496,7 @@ class ServerConnection:
         return result
 
     async def _sample(
-        self, ctx: ClientRequestContext, params: types.CreateMessageRequestParams
+        self, context: ClientRequestContext, params: types.CreateMessageRequestParams
     ) -> types.CreateMessageResult | types.ErrorData:
         handler = self.callbacks.sampling
         if handler is None:

@@ -202,7 +202,6 @@ async def test_roots_echo_and_list_changed(host: HostEnv, tmp_path: Path) -> Non
     other = tmp_path / "second"
     other.mkdir()
     await m.set_roots([host.workspace, other])
-    await wait_until(lambda: True)
     count = await m.call_tool("r", "roots_changed_count", {})
     assert count.content.strip() == "1"
     res = await m.call_tool("r", "roots", {})

@@ -38,6 +38,7 @@ Options (knobs)
 Tools that are always present
 -----------------------------
 echo(text)                      -> text. readOnlyHint=True.
+headers()                       the HTTP request headers of the call as JSON (HTTP only).
 add(a, b)                       -> the sum as text ("3", "2.5"). readOnlyHint=True.
 delete_item(id)                 destructiveHint=True (does nothing real).
 fetch_url(url)                  openWorldHint=True (fake, no network).
@@ -345,6 +346,11 @@ def build_server(opts: argparse.Namespace) -> MCPServer:
         """Add two numbers and return the sum as text."""
         total = a + b
         return str(int(total)) if float(total).is_integer() else str(total)
+
+    @tool(annotations=READ_ONLY)
+    def headers(ctx: Context) -> str:
+        """Return the HTTP request headers this call arrived with, as JSON (HTTP transport only)."""
+        return json.dumps({k.lower(): v for k, v in (ctx.headers or {}).items()})
 
     @tool(annotations=types.ToolAnnotations(destructive_hint=True, read_only_hint=False))
     def delete_item(id: str) -> str:

@@ -1,0 +1,233 @@
+"""Session store: one SQLite database (WAL mode) per workspace.
+
+Each completed message is committed as it is appended, so a crash of the process loses no
+completed message. Messages are stored as JSON (the OpenAI-style dicts the agent sends to
+litellm), in order, under a per-session sequence number.
+
+The store holds one connection guarded by a lock; calls are short and blocking, and are
+meant to be made from asyncio with :func:`asyncio.to_thread`. Several stores (for example
+two editor windows on the same workspace) may open the same file: writes take SQLite's
+write lock (``BEGIN IMMEDIATE``) and wait up to ``busy_timeout`` for each other.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import sqlite3
+import threading
+import time
+import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import attrs
+
+SCHEMA_VERSION = 1
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS sessions (
+    id      TEXT PRIMARY KEY,
+    title   TEXT,
+    created REAL NOT NULL,
+    updated REAL NOT NULL,
+    model   TEXT
+);
+CREATE TABLE IF NOT EXISTS messages (
+    session_id TEXT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
+    seq        INTEGER NOT NULL,
+    role       TEXT NOT NULL,
+    json       TEXT NOT NULL,
+    created    REAL NOT NULL,
+    PRIMARY KEY (session_id, seq)
+) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS sessions_by_updated ON sessions(updated DESC);
+"""
+
+
+@attrs.frozen
+class SessionInfo:
+    """A stored session, as listed."""
+
+    id: str
+    title: str | None
+    created: float
+    """Seconds since the epoch."""
+    updated: float
+    """Seconds since the epoch of the last change (creation, message, rename)."""
+    model: str | None
+    message_count: int = 0
+
+
+def db_path_for_workspace(data_dir: str | os.PathLike[str], workspace_root: str | os.PathLike[str]) -> Path:
+    """The database file for a workspace: ``<data_dir>/sessions/<hash of the root>.sqlite3``.
+
+    The root is made absolute and normalised first, so equivalent spellings of one folder
+    share a database. The hash keeps the name short and free of path characters.
+    """
+    root = os.path.normcase(os.path.realpath(os.fspath(workspace_root)))
+    digest = hashlib.sha256(root.encode("utf-8", "surrogatepass")).hexdigest()[:24]
+    return Path(data_dir) / "sessions" / f"{digest}.sqlite3"
+
+
+class SessionStore:
+    """Sessions and their messages in one SQLite file."""
+
+    def __init__(self, db_path: str | os.PathLike[str], *, busy_timeout: float = 5.0) -> None:
+        self.path = Path(db_path)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._lock = threading.RLock()
+        self._conn: sqlite3.Connection | None = sqlite3.connect(
+            self.path, timeout=busy_timeout, check_same_thread=False, isolation_level=None
+        )
+        conn = self._conn
+        conn.execute("PRAGMA journal_mode=WAL")
+        # FULL: each commit is fsynced, so a completed message also survives a power loss.
+        conn.execute("PRAGMA synchronous=FULL")
+        conn.execute("PRAGMA foreign_keys=ON")
+        with self._write() as c:
+            # executescript() would commit on its own: run the statements inside this transaction
+            for statement in filter(None, (s.strip() for s in _SCHEMA.split(";"))):
+                c.execute(statement)
+            version = c.execute("PRAGMA user_version").fetchone()[0]
+            if version > SCHEMA_VERSION:
+                raise RuntimeError(f"{self.path}: session store schema {version} is newer than {SCHEMA_VERSION}")
+            if version < SCHEMA_VERSION:
+                c.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
+
+    @classmethod
+    def for_workspace(cls, data_dir: str | os.PathLike[str], workspace_root: str | os.PathLike[str]) -> SessionStore:
+        """Open (creating if needed) the store of ``workspace_root`` under ``data_dir``."""
+        return cls(db_path_for_workspace(data_dir, workspace_root))
+
+    # ------------------------------------------------------------ internals
+
+    @property
+    def _c(self) -> sqlite3.Connection:
+        if self._conn is None:
+            raise RuntimeError("session store is closed")
+        return self._conn
+
+    @contextmanager
+    def _write(self) -> Iterator[sqlite3.Connection]:
+        """One write transaction, committed on exit (rolled back on error)."""
+        with self._lock:
+            conn = self._c
+            conn.execute("BEGIN IMMEDIATE")
+            try:
+                yield conn
+            except BaseException:
+                conn.execute("ROLLBACK")
+                raise
+            conn.execute("COMMIT")
+
+    @staticmethod
+    def _info(row: tuple[Any, ...]) -> SessionInfo:
+        return SessionInfo(id=row[0], title=row[1], created=row[2], updated=row[3], model=row[4],
+                           message_count=row[5])
+
+    def _require(self, conn: sqlite3.Connection, session_id: str) -> None:
+        if conn.execute("SELECT 1 FROM sessions WHERE id = ?", (session_id,)).fetchone() is None:
+            raise KeyError(session_id)
+
+    # ---------------------------------------------------------------- API
+
+    def create_session(self, title: str | None = None, model: str | None = None) -> SessionInfo:
+        now = time.time()
+        session_id = uuid.uuid4().hex
+        with self._write() as conn:
+            conn.execute(
+                "INSERT INTO sessions (id, title, created, updated, model) VALUES (?, ?, ?, ?, ?)",
+                (session_id, title, now, now, model),
+            )
+        return SessionInfo(session_id, title, now, now, model, 0)
+
+    def append_message(self, session_id: str, message: dict[str, Any]) -> int:
+        """Store ``message`` at the end of the session and commit; returns its sequence number
+        (1 for the first message). Raises ``KeyError`` for an unknown session and ``TypeError``
+        or ``ValueError`` when the message is not JSON-serialisable."""
+        role = message.get("role")
+        if not isinstance(role, str):
+            raise ValueError("message has no 'role'")
+        data = json.dumps(message, ensure_ascii=False, allow_nan=False)
+        now = time.time()
+        with self._write() as conn:
+            self._require(conn, session_id)
+            (seq,) = conn.execute(
+                "SELECT COALESCE(MAX(seq), 0) + 1 FROM messages WHERE session_id = ?", (session_id,)
+            ).fetchone()
+            conn.execute(
+                "INSERT INTO messages (session_id, seq, role, json, created) VALUES (?, ?, ?, ?, ?)",
+                (session_id, seq, role, data, now),
+            )
+            conn.execute("UPDATE sessions SET updated = MAX(updated, ?) WHERE id = ?", (now, session_id))
+        return int(seq)
+
+    def get_session(self, session_id: str) -> SessionInfo | None:
+        with self._lock:
+            row = self._c.execute(
+                "SELECT s.id, s.title, s.created, s.updated, s.model,"
+                " (SELECT COUNT(*) FROM messages m WHERE m.session_id = s.id)"
+                " FROM sessions s WHERE s.id = ?",
+                (session_id,),
+            ).fetchone()
+        return None if row is None else self._info(row)
+
+    def list_sessions(self) -> list[SessionInfo]:
+        """All sessions, most recently updated first, with their message counts."""
+        with self._lock:
+            rows = self._c.execute(
+                "SELECT s.id, s.title, s.created, s.updated, s.model, COUNT(m.seq)"
+                " FROM sessions s LEFT JOIN messages m ON m.session_id = s.id"
+                " GROUP BY s.id ORDER BY s.updated DESC, s.created DESC, s.id"
+            ).fetchall()
+        return [self._info(r) for r in rows]
+
+    def load_messages(self, session_id: str) -> list[dict[str, Any]]:
+        """The session's messages in order. Raises ``KeyError`` for an unknown session."""
+        with self._lock:
+            conn = self._c
+            self._require(conn, session_id)
+            rows = conn.execute(
+                "SELECT json FROM messages WHERE session_id = ? ORDER BY seq", (session_id,)
+            ).fetchall()
+        return [json.loads(r[0]) for r in rows]
+
+    def delete_session(self, session_id: str) -> bool:
+        """Delete a session and its messages; False when there was no such session."""
+        with self._write() as conn:
+            cur = conn.execute("DELETE FROM sessions WHERE id = ?", (session_id,))
+            return cur.rowcount > 0
+
+    def rename(self, session_id: str, title: str | None) -> None:
+        """Set the title. Raises ``KeyError`` for an unknown session."""
+        with self._write() as conn:
+            cur = conn.execute(
+                "UPDATE sessions SET title = ?, updated = MAX(updated, ?) WHERE id = ?",
+                (title, time.time(), session_id),
+            )
+            if cur.rowcount == 0:
+                raise KeyError(session_id)
+
+    def set_model(self, session_id: str, model: str | None) -> None:
+        """Record the model a session uses. Raises ``KeyError`` for an unknown session."""
+        with self._write() as conn:
+            cur = conn.execute("UPDATE sessions SET model = ? WHERE id = ?", (model, session_id))
+            if cur.rowcount == 0:
+                raise KeyError(session_id)
+
+    def close(self) -> None:
+        """Close the connection (idempotent)."""
+        with self._lock:
+            if self._conn is not None:
+                self._conn.close()
+                self._conn = None
+
+    def __enter__(self) -> SessionStore:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
