@@ -94,12 +94,16 @@ class SessionStore:
                 c.execute(statement)
             version = c.execute("PRAGMA user_version").fetchone()[0]
             if version > SCHEMA_VERSION:
-                raise RuntimeError(f"{self.path}: session store schema {version} is newer than {SCHEMA_VERSION}")
+                raise RuntimeError(
+                    f"{self.path}: session store schema {version} is newer than {SCHEMA_VERSION}"
+                )
             if version < SCHEMA_VERSION:
                 c.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
 
     @classmethod
-    def for_workspace(cls, data_dir: str | os.PathLike[str], workspace_root: str | os.PathLike[str]) -> SessionStore:
+    def for_workspace(
+        cls, data_dir: str | os.PathLike[str], workspace_root: str | os.PathLike[str]
+    ) -> SessionStore:
         """Open (creating if needed) the store of ``workspace_root`` under ``data_dir``."""
         return cls(db_path_for_workspace(data_dir, workspace_root))
 
@@ -126,8 +130,9 @@ class SessionStore:
 
     @staticmethod
     def _info(row: tuple[Any, ...]) -> SessionInfo:
-        return SessionInfo(id=row[0], title=row[1], created=row[2], updated=row[3], model=row[4],
-                           message_count=row[5])
+        return SessionInfo(
+            id=row[0], title=row[1], created=row[2], updated=row[3], model=row[4], message_count=row[5]
+        )
 
     def _require(self, conn: sqlite3.Connection, session_id: str) -> None:
         if conn.execute("SELECT 1 FROM sessions WHERE id = ?", (session_id,)).fetchone() is None:

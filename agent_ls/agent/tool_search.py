@@ -8,11 +8,12 @@ Two query forms:
   one tool) are reported in :attr:`SearchResult.missing`.
 * anything else is a keyword query ranked with BM25 over each tool's name (split into words
   on ``_``, ``-``, ``__`` and camelCase), its original name, its server name, its
-  description and the property names of its input schema. Words are lower-cased,
-  singularised and mapped through a small synonym table (remove/delete, fetch/get/read,
-  create/add/new, search/find/query, list/enumerate, ...). A word prefixed with ``+`` is
-  required: only tools containing it are ranked. Ties are broken by name, so results are
-  deterministic.
+  description and the property names of its input schema (name words weigh most). Words
+  are lower-cased, singularised, and also match their synonyms (remove/delete,
+  fetch/get/read, create/add/new, search/find/query, list/enumerate, ...) at about half the
+  weight of the word itself; a tool whose name covers more of the query words is boosted.
+  A word prefixed with ``+`` is required: only tools containing it are ranked. Scores are
+  rounded and ties broken by name, so results are deterministic.
 
 BM25 is implemented here (about fifty lines) rather than taken from a package: the corpus
 is a few hundred tools at most, the tokenisation and field weighting are the interesting
@@ -40,12 +41,22 @@ W_NAME = 3.0
 W_SERVER = 2.0
 W_DESCRIPTION = 1.0
 W_PROPERTY = 1.0
+SYNONYM_WEIGHT = 1.0
+"""Weight of a synonym-group match. The word itself and its group both score, so an exact
+word counts about twice as much as a synonym."""
+NAME_COVERAGE_WEIGHT = 1.0
+"""The score is multiplied by ``1 + this * share of the query's words found in the tool's
+name or server name`` (the name is the strongest signal; descriptions and schemas are noisy)."""
 EXACT_NAME_BONUS = 1000.0
 
 _STOPWORDS = frozenset(
-    "a an and any are as at be by can for from has have if in into is it its of on or that the "
-    "their then this to tool use used uses using via when which will with you your mcp".split()
-)
+    {
+        "a", "an", "and", "any", "are", "as", "at", "be", "by", "can", "for", "from", "has", "have",
+        "if", "in", "into", "is", "it", "its", "of", "on", "or", "that", "the", "their", "then",
+        "this", "to", "tool", "use", "used", "uses", "using", "via", "when", "which", "will", "with",
+        "you", "your", "mcp",
+    }
+)  # fmt: skip
 
 _SYNONYM_GROUPS: tuple[tuple[str, ...], ...] = (
     ("delete", "remove", "rm", "del", "erase", "destroy", "drop", "unlink"),
@@ -85,19 +96,40 @@ def _singular(word: str) -> str:
 
 
 def normalize(word: str) -> str:
-    """One word as it is indexed: lower-case, singular, canonical synonym."""
-    word = _singular(word.lower())
-    return _SYNONYMS.get(word, word)
+    """One word as it is indexed: lower-case and singular."""
+    return _singular(word.lower())
+
+
+def synonym_group(word: str) -> str | None:
+    """The synonym-group token of a normalised word (``"~delete"`` for ``remove``), if any."""
+    head = _SYNONYMS.get(word)
+    return None if head is None else f"~{head}"
 
 
 def tokenize(text: str) -> list[str]:
-    """Words of ``text`` (identifiers split on ``_``, ``-`` and camelCase), normalised, no stopwords."""
-    text = _CAMEL_2.sub(r"\1 \2", _CAMEL_1.sub(r"\1 \2", text))
+    """Words of ``text``, normalised, without stopwords.
+
+    Identifiers are split on ``_``, ``-``, ``__`` and camelCase; a split word is also kept
+    whole (``SQLite`` gives ``sq``, ``lite`` and ``sqlite``).
+    """
     out = []
     for raw in _WORD.findall(text):
-        word = normalize(raw)
-        if word not in _STOPWORDS:
-            out.append(word)
+        parts = _CAMEL_2.sub(r"\1 \2", _CAMEL_1.sub(r"\1 \2", raw)).split()
+        if len(parts) > 1:
+            parts.append(raw)
+        for part in parts:
+            word = normalize(part)
+            if word not in _STOPWORDS:
+                out.append(word)
+    return out
+
+
+def _with_synonyms(words: list[str]) -> list[str]:
+    out = list(words)
+    for word in words:
+        group = synonym_group(word)
+        if group is not None:
+            out.append(group)
     return out
 
 
@@ -152,22 +184,24 @@ class ToolIndex:
     def __init__(self, specs: Sequence[ToolSpec]) -> None:
         self.specs: tuple[ToolSpec, ...] = tuple(specs)
         self._by_name = {s.name: s for s in self.specs}
-        self._docs: list[Counter[str]] = []
+        self._docs: list[dict[str, float]] = []
+        self._name_words: list[frozenset[str]] = []
         self._lengths: list[float] = []
         self._df: Counter[str] = Counter()
         for spec in self.specs:
-            tf: Counter[str] = Counter()
+            tf: dict[str, float] = {}
             name_words = tokenize(_short_name(spec))
             if spec.display_name:
                 name_words += [w for w in tokenize(spec.name) if w not in name_words]
+            self._name_words.append(frozenset(_with_synonyms(name_words + tokenize(spec.server or ""))))
             for words, weight in (
                 (name_words, W_NAME),
                 (tokenize(spec.server or ""), W_SERVER),
                 (tokenize(spec.description), W_DESCRIPTION),
                 ([w for key in _schema_properties(spec.input_schema) for w in tokenize(key)], W_PROPERTY),
             ):
-                for word in words:
-                    tf[word] += weight
+                for word in _with_synonyms(words):
+                    tf[word] = tf.get(word, 0.0) + weight
             self._docs.append(tf)
             self._lengths.append(sum(tf.values()))
             self._df.update(tf.keys())
@@ -204,13 +238,16 @@ class ToolIndex:
     def rank(self, query: str, limit: int | None = None) -> list[tuple[ToolSpec, float]]:
         """Keyword ranking with scores, best first, ties by name; only tools scoring above 0."""
         required: list[str] = []
-        terms: list[str] = []
+        words: list[str] = []
         for part in query.split():
-            words = tokenize(part)
+            part_words = tokenize(part)
             if part.startswith("+"):
-                required.extend(words)
-            terms.extend(words)
-        terms = list(dict.fromkeys(terms))  # unique, in query order (a fixed summation order)
+                required.extend(synonym_group(w) or w for w in part_words)
+            words.extend(part_words)
+        words = list(dict.fromkeys(words))
+        # unique, in query order (a fixed summation order)
+        terms = list(dict.fromkeys(_with_synonyms(words)))
+        concepts = [(w, synonym_group(w)) for w in words]
         exact = query.strip().lower()
         scored: list[tuple[float, str, ToolSpec]] = []
         for i, spec in enumerate(self.specs):
@@ -222,7 +259,12 @@ class ToolIndex:
             for word in terms:
                 f = tf.get(word)
                 if f:
-                    score += self._idf[word] * f * (K1 + 1.0) / (f + norm)
+                    weight = SYNONYM_WEIGHT if word[0] == "~" else 1.0
+                    score += weight * self._idf[word] * f * (K1 + 1.0) / (f + norm)
+            if score > 0.0 and concepts:
+                names = self._name_words[i]
+                covered = sum(1 for w, g in concepts if w in names or (g is not None and g in names))
+                score *= 1.0 + NAME_COVERAGE_WEIGHT * covered / len(concepts)
             if exact and exact in (spec.name.lower(), (spec.display_name or "").lower()):
                 score += EXACT_NAME_BONUS
             if score > 0.0:

@@ -80,6 +80,9 @@ def format_path(path: JsonPath) -> str:
     return out or "(root)"
 
 
+EMPTY_DOCUMENT = "the file is empty (expected a JSON object)"
+"""The message of the error for a document that has nothing but whitespace and comments."""
+
 _HEX = frozenset("0123456789abcdefABCDEF")
 _ESCAPES = {'"': '"', "\\": "\\", "/": "/", "b": "\b", "f": "\f", "n": "\n", "r": "\r", "t": "\t"}
 
@@ -133,7 +136,7 @@ class _Parser:
     def document(self) -> Any:
         self.skip_ws()
         if not self.peek():
-            raise self.error("the file is empty (expected a JSON object)")
+            raise self.error(EMPTY_DOCUMENT)
         value = self.value(())
         self.skip_ws()
         if self.peek():

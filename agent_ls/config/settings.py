@@ -18,6 +18,7 @@ import enum
 import hashlib
 import json
 import os
+import re
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -26,7 +27,7 @@ import attrs
 import platformdirs
 
 from agent_ls.config import jsonc
-from agent_ls.config.expand import ExpansionContext, ExpansionError, expand
+from agent_ls.config.expand import ExpansionContext, ExpansionError, expand, variables_in
 
 APP_NAME = "agent-ls"
 
@@ -55,6 +56,8 @@ _HTTP_KEYS = {"url", "headers"}
 _COMMON_KEYS = {"type", "disabled", "connectTimeout", "callTimeout", "protocol", "description"}
 # Keys other hosts write that we accept and ignore without a warning.
 _FOREIGN_KEYS = {"envFile", "dev", "gallery", "version", "autoApprove", "alwaysAllow", "timeout", "transportType"}
+# Environment variables whose values are secrets wherever they are expanded (args, url, ...).
+_SECRET_VAR = re.compile(r"(key|token|secret|passw|auth|cookie|credential|session|bearer)", re.I)
 _TYPE_ALIASES = {
     "stdio": "stdio",
     "http": "http",
@@ -127,11 +130,13 @@ class ServerConfig:
     protocol: str = "legacy"
     raw: Mapping[str, Any] = attrs.field(factory=dict, eq=False)
     """The entry as written (unexpanded), for the trust key."""
+    expanded_secrets: tuple[str, ...] = attrs.field(default=(), eq=False, repr=False)
+    """Values of secret-looking variables (``*TOKEN*``, ``*KEY*``...) expanded into any field."""
 
     @property
     def secrets(self) -> tuple[str, ...]:
         """Values that must never appear in logs, status or errors."""
-        values = [*self.env.values(), *self.headers.values()]
+        values = [*self.env.values(), *self.headers.values(), *self.expanded_secrets]
         return tuple(sorted({v for v in values if len(v) >= 4}, key=len, reverse=True))
 
     @property
@@ -346,12 +351,19 @@ def _parse_entry(
         return fail(errors[0] if errors else "invalid entry")
 
     # Expansion: every string field, strict about missing variables.
+    expanded_secrets: list[str] = []
+
     def x(value: str, p: jsonc.JsonPath) -> str:
         try:
-            return expand(value, ctx, jsonc.format_path(p))
+            out = expand(value, ctx, jsonc.format_path(p))
         except ExpansionError as e:
             errors.append(problems.add(p, str(e), server=name))
             return value
+        for body in variables_in(value):
+            var = body.partition(":-")[0].removeprefix("env:")
+            if _SECRET_VAR.search(var) and ctx.environ.get(var):
+                expanded_secrets.append(ctx.environ[var])
+        return out
 
     if command is not None:
         command = x(command, (*path, "command"))
@@ -384,6 +396,7 @@ def _parse_entry(
         call_timeout=call_timeout,
         protocol=protocol,
         raw=entry,
+        expanded_secrets=tuple(expanded_secrets),
     )
 
 
@@ -400,6 +413,8 @@ def _read_file(file: Path, problems_out: list[ConfigDiagnostic]) -> jsonc.Docume
     try:
         return jsonc.parse(text)
     except jsonc.JsoncError as e:
+        if e.message == jsonc.EMPTY_DOCUMENT:  # only comments: as good as an empty file
+            return jsonc.Document(value={}, spans={}, key_spans={})
         span = jsonc.Span(e.pos, jsonc.Pos(e.pos.line, e.pos.column + 1))
         problems_out.append(ConfigDiagnostic(file, (), f"invalid JSON: {e.message}", span=span))
         return None

@@ -316,12 +316,20 @@ class ServerConnection:
         self._close.set()
         task = self._task
         if task is not None and not task.done():
+            if not self._ready.is_set():
+                # Still spawning or in the handshake: nothing waits on the close event yet, so
+                # cancel the owner task (the SDK context managers unwind inside it).
+                task.cancel()
             try:
                 await asyncio.wait_for(asyncio.shield(task), timeout=10)
             except TimeoutError:
                 task.cancel()
+            except asyncio.CancelledError:
+                if not task.cancelled():
+                    raise
+            if not task.done():
                 with contextlib.suppress(BaseException):
-                    await task
+                    await asyncio.wait_for(task, timeout=5)
         self._client = None
         self.stderr.close()
         if self.state not in (State.DISABLED, State.AWAITING_TRUST, State.UNTRUSTED):

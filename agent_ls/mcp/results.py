@@ -34,6 +34,11 @@ def cap_text(text: str, max_chars: int) -> tuple[str, int]:
     return text[:head] + marker + (text[-tail:] if tail else ""), cut
 
 
+def _b64_size(data: str) -> int:
+    """Decoded size of a base64 payload (padding is not data)."""
+    return len(data) * 3 // 4 - (len(data) - len(data.rstrip("=")))
+
+
 def convert_content(blocks: list[types.ContentBlock]) -> tuple[list[str], list[Attachment]]:
     texts: list[str] = []
     attachments: list[Attachment] = []
@@ -42,10 +47,10 @@ def convert_content(blocks: list[types.ContentBlock]) -> tuple[list[str], list[A
             texts.append(block.text)
         elif isinstance(block, types.ImageContent):
             attachments.append(Attachment(kind="image", mime_type=block.mime_type, data=block.data))
-            texts.append(f"[image: {block.mime_type}, {len(block.data) * 3 // 4} bytes, shown to the user]")
+            texts.append(f"[image: {block.mime_type}, {_b64_size(block.data)} bytes, shown to the user]")
         elif isinstance(block, types.AudioContent):
             attachments.append(Attachment(kind="audio", mime_type=block.mime_type, data=block.data))
-            texts.append(f"[audio: {block.mime_type}, {len(block.data) * 3 // 4} bytes]")
+            texts.append(f"[audio: {block.mime_type}, {_b64_size(block.data)} bytes]")
         elif isinstance(block, types.EmbeddedResource):
             res = block.resource
             uri = str(res.uri)
@@ -55,7 +60,7 @@ def convert_content(blocks: list[types.ContentBlock]) -> tuple[list[str], list[A
             else:
                 attachments.append(Attachment(kind="resource", mime_type=res.mime_type, data=res.blob, uri=uri))
                 texts.append(f"[binary resource {uri}: {res.mime_type or 'unknown type'}, "
-                             f"{len(res.blob) * 3 // 4} bytes]")
+                             f"{_b64_size(res.blob)} bytes]")
         elif isinstance(block, types.ResourceLink):
             uri = str(block.uri)
             attachments.append(Attachment(kind="resource_link", mime_type=block.mime_type, uri=uri, name=block.name))
@@ -74,7 +79,8 @@ def convert_call_result(result: types.CallToolResult, max_chars: int = DEFAULT_M
     sc = result.structured_content
     if sc is not None:
         structured = sc if isinstance(sc, dict) else {"result": sc}
-        if not any(t.strip() for t in texts):
+        # Only the server's own text counts: notes about images etc. do not carry the data.
+        if not any(isinstance(b, types.TextContent) and b.text.strip() for b in result.content):
             texts.append(json.dumps(sc, ensure_ascii=False, indent=2))
     text = "\n".join(texts)
     if not text and not attachments:

