@@ -112,6 +112,7 @@ def _status_json(s: ServerStatus) -> dict[str, Any]:
         "serverInfo": s.server_info,
         "protocolVersion": s.protocol_version,
         "restarts": s.restarts,
+        "pid": s.pid,
         "tools": [{"name": t.name, "original": t.original, "capability": t.capability} for t in s.tools],
     }
 

@@ -22,6 +22,7 @@ import logging
 import math
 import os
 import shutil
+import signal
 import time
 from collections import deque
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
@@ -277,6 +278,7 @@ class ServerConnection:
         self.dirty = False
         self.list_version = 0
         self._client: Client | None = None
+        self._process: Any = None
         self._task: asyncio.Task[None] | None = None
         self._ready = asyncio.Event()
         self._close = asyncio.Event()
@@ -305,6 +307,18 @@ class ServerConnection:
         except TimeoutError:
             return False
         return True
+
+    @property
+    def pid(self) -> int | None:
+        proc = self._process
+        return getattr(proc, "pid", None) if proc is not None and self.connected else None
+
+    def exit_code(self) -> int | None:
+        """The stdio server's own exit status, when it exited by itself (not killed by us)."""
+        code = getattr(self._process, "returncode", None) if self._process is not None else None
+        if code is None or code in (-signal.SIGTERM, -signal.SIGKILL):
+            return None
+        return int(code)
 
     @property
     def connected(self) -> bool:
@@ -578,6 +592,7 @@ class ServerConnection:
             except OSError as e:
                 raise _SpawnError(f"cannot start {resolved!r}: {e.strerror or e}", e.errno) from e
             self.stderr.close_write_end()
+            self._process = _process_of(cm)
             try:
                 yield streams
             except BaseException as e:
@@ -699,11 +714,16 @@ class ServerConnection:
             detail = f": {type(inner).__name__}: {inner}"
         tail = self.stderr.tail(5)
         msg = f"the server stopped responding (connection lost{detail})"
+        code: int | None = None
         if self.config.transport == "stdio":
-            msg = f"the server process exited{detail}"
+            await asyncio.sleep(0)  # let the SDK's shutdown reap the process first
+            code = self.exit_code()
+            how = f" with exit code {code}" if code is not None and code >= 0 else (
+                f" on signal {-code}" if code is not None else "")
+            msg = f"the server process exited{how}{detail}"
         if tail:
             msg += " | stderr: " + " / ".join(tail)
-        self.error = ServerError(Phase.RUNNING, self.redact(msg))
+        self.error = ServerError(Phase.RUNNING, self.redact(msg), exit_code=code)
         self._set_state(State.RESTARTING, self.error)
 
     def _describe_failure(self, exc: BaseException, phase: Phase, timed_out: bool) -> ServerError:
@@ -726,13 +746,25 @@ class ServerConnection:
                 Phase.HANDSHAKE, self.redact(f"HTTP {status} from {cfg.url}{hint}"), http_status=status
             )
         if isinstance(inner, MCPError) and inner.error.code == CONNECTION_CLOSED and cfg.transport == "stdio":
+            code = self.exit_code()
+            how = f" with exit code {code}" if code is not None and code >= 0 else (
+                f" on signal {-code}" if code is not None else "")
             return ServerError(
-                Phase.HANDSHAKE, self.redact(f"the server process exited during the handshake{tail_txt}")
+                Phase.HANDSHAKE, self.redact(f"the server process exited during the handshake{how}{tail_txt}"),
+                exit_code=code,
             )
         if type(inner).__name__ == "ConnectError":
             return ServerError(Phase.HANDSHAKE, self.redact(f"cannot connect to {cfg.url}: {inner}"))
         ph = Phase.HANDSHAKE if phase is Phase.SPAWN else phase
         return ServerError(ph, self.redact(f"{type(inner).__name__}: {inner}{tail_txt}"))
+
+
+def _process_of(cm: Any) -> Any:
+    """The server process held by the SDK's stdio_client generator (read-only, for its pid and
+    exit status: the SDK does not expose it). None if the SDK's layout ever changes."""
+    frame = getattr(getattr(cm, "gen", None), "ag_frame", None)
+    proc = frame.f_locals.get("process") if frame is not None else None
+    return proc if hasattr(proc, "returncode") else None
 
 
 class _SpawnError(Exception):

@@ -78,6 +78,8 @@ class ServerStatus:
     protocol_version: str | None = None
     restarts: int = 0
     tools: tuple[ToolInfo, ...] = ()
+    pid: int | None = None
+    """Process id of a connected stdio server."""
 
 
 def _error_dict(err: ServerError | None) -> dict[str, Any] | None:
@@ -400,6 +402,7 @@ class MCPManager:
                 protocol_version=conn.protocol_version,
                 restarts=conn.restarts,
                 tools=tuple(tool_infos.get(name, ())),
+                pid=conn.pid,
             ))
         return out
 

@@ -34,7 +34,8 @@ async def test_parallel_start_with_partial_failure(host: HostEnv) -> None:
     assert "not found on PATH" in missing.error["message"]
     dies = status_of(m, "dies")
     assert dies.state == "failed" and dies.error["phase"] == "handshake"
-    assert "exited during the handshake" in dies.error["message"]
+    assert "exited during the handshake with exit code 7" in dies.error["message"]
+    assert dies.error["exitCode"] == 7
     assert any("boom-at-start" in line for line in dies.stderr_tail)
     slow = status_of(m, "slow")
     assert slow.state == "failed" and "did not finish within 1.5s" in slow.error["message"]
@@ -77,6 +78,8 @@ async def test_slow_handshake_within_timeout_and_garbage_stdout(host: HostEnv) -
 
 async def test_crash_mid_call_fails_fast_and_restarts(host: HostEnv) -> None:
     m = await host.manager({"c": knob_stdio_params()})
+    first_pid = status_of(m, "c").pid
+    assert isinstance(first_pid, int)
     res = await m.call_tool("c", "crash", {})
     assert res.is_error
     assert "c" in res.content
@@ -87,6 +90,7 @@ async def test_crash_mid_call_fails_fast_and_restarts(host: HostEnv) -> None:
     await wait_until(lambda: status_of(m, "c").state == "connected")
     s = status_of(m, "c")
     assert s.restarts >= 1
+    assert s.pid is not None and s.pid != first_pid
     res = await m.call_tool("c", "echo", {"text": "back"})
     assert res.content == "back"
 
