@@ -1,0 +1,103 @@
+"""Typed events a turn emits to its sink as they happen (the LSP layer forwards them)."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+import attrs
+
+
+@attrs.frozen
+class TurnStarted:
+    session_id: str
+    turn: int
+    type: str = "turn_started"
+
+
+@attrs.frozen
+class TextDelta:
+    text: str
+    """A piece of the assistant's reply, as it streams."""
+    type: str = "text"
+
+
+@attrs.frozen
+class ToolCallStarted:
+    call_id: str
+    name: str
+    """Model-facing tool name."""
+    arguments: dict[str, Any]
+    server: str | None = None
+    display_name: str | None = None
+    type: str = "tool_call_started"
+
+
+@attrs.frozen
+class ApprovalRequested:
+    call_id: str
+    name: str
+    arguments: dict[str, Any]
+    reason: str
+    type: str = "approval_requested"
+
+
+@attrs.frozen
+class ToolCallFinished:
+    call_id: str
+    name: str
+    is_error: bool
+    content: str
+    duration_ms: float
+    denied: bool = False
+    attachments: tuple[dict[str, Any], ...] = ()
+    type: str = "tool_call_finished"
+
+
+@attrs.frozen
+class UsageReport:
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cache_read_tokens: int = 0
+    cache_write_tokens: int = 0
+    type: str = "usage"
+
+    def __add__(self, other: UsageReport) -> UsageReport:
+        return UsageReport(
+            self.input_tokens + other.input_tokens,
+            self.output_tokens + other.output_tokens,
+            self.cache_read_tokens + other.cache_read_tokens,
+            self.cache_write_tokens + other.cache_write_tokens,
+        )
+
+
+@attrs.frozen
+class TurnError:
+    kind: str
+    """``auth``, ``missing_key``, ``rate_limit``, ``context_window``, ``connection``, ``provider``,
+    ``bad_request`` or ``internal``."""
+    message: str
+    type: str = "error"
+
+
+@attrs.frozen
+class TurnFinished:
+    stop_reason: str
+    """``end``, ``max_steps``, ``cancelled`` or ``error``."""
+    usage: UsageReport
+    steps: int
+    text: str
+    type: str = "turn_finished"
+
+
+Event = TurnStarted | TextDelta | ToolCallStarted | ApprovalRequested | ToolCallFinished | UsageReport | TurnError | TurnFinished
+EventSink = Callable[[Event], Awaitable[None] | None]
+
+
+def to_dict(event: Event) -> dict[str, Any]:
+    """JSON-ready camelCase payload of an event."""
+    def camel(name: str) -> str:
+        head, *rest = name.split("_")
+        return head + "".join(p.title() for p in rest)
+
+    return {camel(k): v for k, v in attrs.asdict(event, recurse=True).items()}

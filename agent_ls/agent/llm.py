@@ -1,0 +1,188 @@
+"""The LLM adapter: every call goes through litellm, streaming, with clear errors.
+
+litellm is imported lazily (it takes seconds) and only after ``LITELLM_LOCAL_MODEL_COST_MAP``
+is set, so importing it never reaches the network; its banner is turned off because stdout
+is the LSP channel.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import AsyncIterator
+from typing import Any
+
+import attrs
+
+from agent_ls.agent.events import UsageReport
+
+_litellm: Any = None
+
+
+def get_litellm() -> Any:
+    global _litellm
+    if _litellm is None:
+        os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+        import warnings
+
+        warnings.filterwarnings("ignore", message=r".*ReadOnly.*", category=UserWarning)
+        import litellm
+
+        litellm.suppress_debug_info = True
+        litellm.drop_params = True
+        _litellm = litellm
+    return _litellm
+
+
+@attrs.frozen
+class LLMConfig:
+    model: str
+    """Any litellm model string, e.g. ``anthropic/claude-sonnet-4-5``, ``openai/gpt-4.1``, ``ollama/qwen3``."""
+    api_base: str | None = None
+    api_key: str | None = None
+    max_retries: int = 2
+    timeout: float = 600.0
+    max_tokens: int | None = None
+    extra: dict[str, Any] = attrs.field(factory=dict)
+
+    @property
+    def supports_cache_control(self) -> bool:
+        """Providers that take explicit ``cache_control`` breakpoints (Anthropic, via litellm)."""
+        m = self.model.lower()
+        return m.startswith(("anthropic/", "claude", "bedrock/anthropic", "vertex_ai/claude")) or (
+            "/" not in m and "claude" in m
+        )
+
+
+class LLMError(Exception):
+    def __init__(self, kind: str, message: str) -> None:
+        super().__init__(message)
+        self.kind = kind
+        self.message = message
+
+
+def check_credentials(config: LLMConfig) -> None:
+    """Fail early, naming the variable to set, when the provider needs a key that is missing."""
+    if config.api_key or config.api_base:
+        return
+    litellm = get_litellm()
+    try:
+        env = litellm.validate_environment(model=config.model)
+    except Exception:
+        return
+    missing = env.get("missing_keys") or []
+    if not env.get("keys_in_environment", True) and missing:
+        names = ", ".join(missing)
+        raise LLMError("missing_key", f"model {config.model!r} needs an API key: set {names} in the environment "
+                                      "(or configure \"apiBase\" for a local server such as Ollama)")
+
+
+def map_error(exc: BaseException, config: LLMConfig) -> LLMError:
+    """litellm exceptions -> a user-facing error with a kind."""
+    litellm = get_litellm()
+    provider = config.model.split("/", 1)[0]
+    text = str(getattr(exc, "message", "") or exc)
+    if len(text) > 500:
+        text = text[:500] + "..."
+    if isinstance(exc, litellm.AuthenticationError):
+        return LLMError("auth", f"the {provider} provider rejected the API key ({text}); check the key variable "
+                                "for this provider")
+    if isinstance(exc, litellm.RateLimitError):
+        return LLMError("rate_limit", f"the {provider} provider is rate limiting requests; try again shortly ({text})")
+    if isinstance(exc, litellm.ContextWindowExceededError):
+        return LLMError("context_window", f"the conversation is too long for {config.model}; start a new session "
+                                          f"or remove attachments ({text})")
+    if isinstance(exc, litellm.APIConnectionError):
+        return LLMError("connection", f"cannot reach the model provider for {config.model} ({text})")
+    if isinstance(exc, litellm.BadRequestError):
+        return LLMError("bad_request", f"the provider refused the request ({text})")
+    if isinstance(exc, (litellm.InternalServerError, litellm.ServiceUnavailableError, litellm.APIError)):
+        return LLMError("provider", f"the model provider failed ({text})")
+    return LLMError("internal", f"{type(exc).__name__}: {text}")
+
+
+@attrs.define
+class ToolCallAcc:
+    id: str = ""
+    name: str = ""
+    arguments: str = ""
+
+
+@attrs.frozen
+class StreamDelta:
+    text: str = ""
+    tool_index: int | None = None
+    tool_id: str | None = None
+    tool_name: str | None = None
+    tool_args: str = ""
+    usage: UsageReport | None = None
+    finish_reason: str | None = None
+
+
+def _usage_of(u: Any) -> UsageReport:
+    def get(obj: Any, name: str) -> int:
+        v = getattr(obj, name, None)
+        if v is None and isinstance(obj, dict):
+            v = obj.get(name)
+        return int(v or 0)
+
+    cache_read = get(u, "cache_read_input_tokens")
+    details = getattr(u, "prompt_tokens_details", None)
+    if not cache_read and details is not None:
+        cache_read = get(details, "cached_tokens")
+    return UsageReport(
+        input_tokens=get(u, "prompt_tokens"),
+        output_tokens=get(u, "completion_tokens"),
+        cache_read_tokens=cache_read,
+        cache_write_tokens=get(u, "cache_creation_input_tokens"),
+    )
+
+
+async def stream_completion(
+    config: LLMConfig, messages: list[dict[str, Any]], tools: list[dict[str, Any]]
+) -> AsyncIterator[StreamDelta]:
+    """Stream one model response as :class:`StreamDelta` items; errors become :class:`LLMError`."""
+    litellm = get_litellm()
+    kwargs: dict[str, Any] = {
+        "model": config.model,
+        "messages": messages,
+        "stream": True,
+        "stream_options": {"include_usage": True},
+        "max_retries": config.max_retries,
+        "timeout": config.timeout,
+        **config.extra,
+    }
+    if tools:
+        kwargs["tools"] = tools
+    if config.api_base:
+        kwargs["api_base"] = config.api_base
+    if config.api_key:
+        kwargs["api_key"] = config.api_key
+    if config.max_tokens:
+        kwargs["max_tokens"] = config.max_tokens
+    try:
+        response = await litellm.acompletion(**kwargs)
+        async for chunk in response:
+            usage = getattr(chunk, "usage", None)
+            if usage:
+                yield StreamDelta(usage=_usage_of(usage))
+            for choice in getattr(chunk, "choices", None) or []:
+                delta = choice.delta
+                content = getattr(delta, "content", None)
+                if content:
+                    yield StreamDelta(text=content)
+                for tc in getattr(delta, "tool_calls", None) or []:
+                    fn = getattr(tc, "function", None)
+                    yield StreamDelta(
+                        tool_index=tc.index if tc.index is not None else 0,
+                        tool_id=tc.id or None,
+                        tool_name=getattr(fn, "name", None) or None,
+                        tool_args=getattr(fn, "arguments", None) or "",
+                    )
+                if choice.finish_reason:
+                    yield StreamDelta(finish_reason=choice.finish_reason)
+    except LLMError:
+        raise
+    except Exception as e:
+        if type(e).__name__ == "CancelledError":
+            raise
+        raise map_error(e, config) from e

@@ -1,0 +1,115 @@
+"""Prompt assembly: a frozen part (identity, instructions) and a dynamic part.
+
+The frozen bytes are computed once per session and never change within it, so provider
+prompt caches survive. The dynamic part (the deferred MCP tool catalogue, MCP server
+instructions, reminders) follows them. For providers that take explicit breakpoints
+(Anthropic through litellm), ``cache_control`` marks the end of the frozen block and the last
+tool definition; other providers get plain strings (their caches work on the prefix).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import attrs
+
+from agent_ls.agent.tools import ToolSpec
+
+IDENTITY = """You are agent-ls, a coding agent running inside the user's editor.
+You help with software engineering tasks in the user's workspace: reading and changing code,
+running commands, and using the tools the user connected through MCP servers."""
+
+INSTRUCTIONS = """# How to work
+- Use the tools to look before you change anything; read files instead of guessing.
+- Keep changes minimal and focused on the request; follow the code's existing style.
+- File tools are confined to the workspace roots. Paths may be relative to the first root.
+- Some tools need the user's approval. If a call is denied, do not retry it unchanged: explain
+  or take another way.
+- MCP tools may be deferred: only their names are listed. Call `tool_search` with
+  `select:<name>[,<name>...]` to load exact tools, or with keywords to find them; loaded tools
+  can be called from your next step on.
+- Tool results can be truncated; a marker says how much was cut.
+- Answer concisely, in Markdown."""
+
+PROJECT_FILES = ("AGENTS.md", "CLAUDE.md", ".agent-ls/instructions.md")
+MAX_PROJECT_CHARS = 20_000
+
+
+def project_instructions(roots: Sequence[Path]) -> str:
+    """The first project instructions file found in the first root that has one."""
+    for root in roots:
+        for rel in PROJECT_FILES:
+            f = Path(root) / rel
+            try:
+                text = f.read_text(encoding="utf-8")
+            except (OSError, UnicodeDecodeError):
+                continue
+            if len(text) > MAX_PROJECT_CHARS:
+                text = text[:MAX_PROJECT_CHARS] + f"\n[... {len(text) - MAX_PROJECT_CHARS} characters cut]"
+            return f"# Project instructions ({rel})\n{text.strip()}"
+    return ""
+
+
+@attrs.frozen
+class FrozenPrompt:
+    """Identity + instructions, fixed for the life of a session."""
+
+    text: str
+
+    @classmethod
+    def build(cls, roots: Sequence[Path], extra_instructions: str = "") -> FrozenPrompt:
+        parts = [IDENTITY, INSTRUCTIONS]
+        if roots:
+            parts.append("# Workspace\n" + "\n".join(f"- {Path(r)}" for r in roots))
+        proj = project_instructions(roots)
+        if proj:
+            parts.append(proj)
+        if extra_instructions.strip():
+            parts.append("# User instructions\n" + extra_instructions.strip())
+        return cls("\n\n".join(parts))
+
+
+def deferred_catalogue(specs: Sequence[ToolSpec]) -> str:
+    if not specs:
+        return ""
+    lines = [
+        "<system-reminder>",
+        "These MCP tools are available but deferred (names only). Load them with tool_search "
+        "(\"select:name1,name2\" or keywords) before calling them:",
+    ]
+    for s in specs:
+        lines.append(f"- {s.name} (server {s.server}: {s.display_name})")
+    lines.append("</system-reminder>")
+    return "\n".join(lines)
+
+
+def dynamic_text(deferred: Sequence[ToolSpec], server_instructions: str, reminders: Sequence[str] = ()) -> str:
+    parts = []
+    cat = deferred_catalogue(deferred)
+    if cat:
+        parts.append(cat)
+    if server_instructions.strip():
+        parts.append("# MCP server instructions\n" + server_instructions.strip())
+    parts.extend(r for r in reminders if r.strip())
+    return "\n\n".join(parts)
+
+
+def system_messages(frozen: FrozenPrompt, dynamic: str, *, cache_control: bool) -> list[dict[str, Any]]:
+    if cache_control:
+        blocks: list[dict[str, Any]] = [
+            {"type": "text", "text": frozen.text, "cache_control": {"type": "ephemeral"}}
+        ]
+        if dynamic:
+            blocks.append({"type": "text", "text": dynamic})
+        return [{"role": "system", "content": blocks}]
+    text = frozen.text + ("\n\n" + dynamic if dynamic else "")
+    return [{"role": "system", "content": text}]
+
+
+def tool_definitions(specs: Sequence[ToolSpec], *, cache_control: bool) -> list[dict[str, Any]]:
+    tools = [s.to_openai() for s in specs]
+    if cache_control and tools:
+        tools[-1] = {**tools[-1], "cache_control": {"type": "ephemeral"}}
+    return tools

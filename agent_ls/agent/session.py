@@ -1,0 +1,300 @@
+"""A chat session and its turn loop.
+
+One turn: refresh the tool set (the single writer for MCP changes), stream the model's reply
+through litellm, run the tool calls it asked for (read-only ones from one response
+concurrently, the others in order, each through the permission gate), feed the results back,
+and repeat until the model stops or the step limit is reached. Every completed message is
+written to the session store as it completes. Cancelling the awaiting task stops the stream
+and the running tool calls (MCP calls send notifications/cancelled) and leaves the history
+consistent: every tool call gets a result.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import json
+import logging
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any, Protocol
+
+import attrs
+
+from agent_ls.agent.events import (
+    Event,
+    EventSink,
+    TextDelta,
+    ToolCallFinished,
+    ToolCallStarted,
+    TurnError,
+    TurnFinished,
+    TurnStarted,
+    UsageReport,
+)
+from agent_ls.agent.llm import LLMConfig, LLMError, ToolCallAcc, check_credentials, stream_completion
+from agent_ls.agent.prompt import FrozenPrompt, dynamic_text, system_messages, tool_definitions
+from agent_ls.agent.registry import TOOL_SEARCH, ToolRegistry
+from agent_ls.agent.store import SessionStore
+from agent_ls.agent.tools import Capability, Tool, ToolResult
+
+log = logging.getLogger(__name__)
+
+CANCELLED_RESULT = "The call was cancelled by the user before it finished."
+
+
+class Gate(Protocol):
+    async def check(self, spec: Any, arguments: dict[str, Any]) -> tuple[bool, str]: ...
+
+    def runs_without_asking(self, spec: Any) -> bool: ...
+
+
+@attrs.frozen
+class TurnResult:
+    stop_reason: str
+    text: str
+    usage: UsageReport
+    steps: int
+    error: TurnError | None = None
+
+
+async def _emit(sink: EventSink | None, event: Event) -> None:
+    if sink is None:
+        return
+    try:
+        out = sink(event)
+        if inspect.isawaitable(out):
+            await out
+    except Exception:  # a broken listener must not break the turn
+        log.exception("event sink failed")
+
+
+def _parse_arguments(raw: str) -> dict[str, Any] | str:
+    if not raw.strip():
+        return {}
+    try:
+        value = json.loads(raw)
+    except json.JSONDecodeError as e:
+        return f"the arguments are not valid JSON ({e.msg} at position {e.pos})"
+    if not isinstance(value, dict):
+        return "the arguments must be a JSON object"
+    return value
+
+
+class Session:
+    """A conversation with the agent, persisted message by message."""
+
+    def __init__(
+        self,
+        *,
+        llm: LLMConfig,
+        registry: ToolRegistry,
+        gate: Gate | None = None,
+        roots: Sequence[Path] = (),
+        store: SessionStore | None = None,
+        session_id: str | None = None,
+        max_steps: int = 25,
+        extra_instructions: str = "",
+    ) -> None:
+        self.llm = llm
+        self.registry = registry
+        self.gate = gate
+        self.store = store
+        self.max_steps = max_steps
+        self.frozen = FrozenPrompt.build(list(roots), extra_instructions)
+        self.history: list[dict[str, Any]] = []
+        self.turns = 0
+        self.reminders: list[str] = []
+        if store is not None:
+            if session_id is None:
+                session_id = store.create_session(model=llm.model).id
+            else:
+                self.history = store.load_messages(session_id)
+                self._restore_loaded_tools()
+        self.session_id = session_id or "memory"
+
+    # history ---------------------------------------------------------------------------
+    def _restore_loaded_tools(self) -> None:
+        """Tools loaded by tool_search stay loaded on resume (derived from the history)."""
+        for msg in self.history:
+            for call in msg.get("tool_calls") or []:
+                fn = call.get("function", {})
+                if fn.get("name") == TOOL_SEARCH:
+                    continue
+                self.registry.load([fn.get("name", "")])
+
+    def _append(self, message: dict[str, Any]) -> None:
+        self.history.append(message)
+        if self.store is not None:
+            try:
+                self.store.append_message(self.session_id, message)
+            except Exception:
+                log.exception("could not persist a message")
+
+    async def _append_async(self, message: dict[str, Any]) -> None:
+        self.history.append(message)
+        if self.store is not None:
+            try:
+                await asyncio.to_thread(self.store.append_message, self.session_id, message)
+            except Exception:
+                log.exception("could not persist a message")
+
+    def build_request(self) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+        """The messages and tools of the next model call (exposed for tests and benchmarks)."""
+        cache = self.llm.supports_cache_control
+        dynamic = dynamic_text(self.registry.deferred_specs(), self.registry.server_instructions(), self.reminders)
+        messages = system_messages(self.frozen, dynamic, cache_control=cache) + self.history
+        tools = tool_definitions(self.registry.visible_specs(), cache_control=cache)
+        return messages, tools
+
+    # the turn ----------------------------------------------------------------------------
+    async def prompt(self, text: str, sink: EventSink | None = None) -> TurnResult:
+        self.turns += 1
+        await _emit(sink, TurnStarted(self.session_id, self.turns))
+        usage = UsageReport()
+        final_text = ""
+        steps = 0
+        try:
+            check_credentials(self.llm)
+            await self.registry.before_prompt()
+            await self._append_async({"role": "user", "content": text})
+            while True:
+                if steps >= self.max_steps:
+                    msg = f"stopped after {self.max_steps} steps (the step limit); ask again to continue"
+                    await _emit(sink, TurnError("max_steps", msg))
+                    await _emit(sink, TurnFinished("max_steps", usage, steps, final_text))
+                    return TurnResult("max_steps", final_text, usage, steps)
+                steps += 1
+                if steps > 1:
+                    await self.registry.before_prompt()
+                step_text, calls, step_usage = await self._stream_step(sink)
+                usage = usage + step_usage
+                if step_usage != UsageReport():
+                    await _emit(sink, step_usage)
+                final_text = step_text or final_text
+                if not calls:
+                    await _emit(sink, TurnFinished("end", usage, steps, final_text))
+                    return TurnResult("end", final_text, usage, steps)
+                await self._run_calls(calls, sink)
+        except LLMError as e:
+            err = TurnError(e.kind, e.message)
+            await _emit(sink, err)
+            await _emit(sink, TurnFinished("error", usage, steps, final_text))
+            return TurnResult("error", final_text, usage, steps, err)
+        except asyncio.CancelledError:
+            await asyncio.shield(_emit(sink, TurnFinished("cancelled", usage, steps, final_text)))
+            raise
+
+    async def _stream_step(self, sink: EventSink | None) -> tuple[str, list[ToolCallAcc], UsageReport]:
+        messages, tools = self.build_request()
+        text_parts: list[str] = []
+        accs: dict[int, ToolCallAcc] = {}
+        usage = UsageReport()
+        try:
+            async for d in stream_completion(self.llm, messages, tools):
+                if d.text:
+                    text_parts.append(d.text)
+                    await _emit(sink, TextDelta(d.text))
+                if d.tool_index is not None:
+                    acc = accs.setdefault(d.tool_index, ToolCallAcc())
+                    if d.tool_id:
+                        acc.id = d.tool_id
+                    if d.tool_name and not acc.name:
+                        acc.name = d.tool_name
+                    acc.arguments += d.tool_args
+                if d.usage is not None:
+                    usage = d.usage
+        except asyncio.CancelledError:
+            # Keep what the user already saw; drop half-streamed tool calls (they never ran).
+            partial = "".join(text_parts)
+            if partial:
+                self._append({"role": "assistant", "content": partial + "\n\n[interrupted by the user]"})
+            raise
+        calls = [accs[i] for i in sorted(accs)]
+        for n, c in enumerate(calls):
+            if not c.id:
+                c.id = f"call_{self.turns}_{n}_{int(time.time() * 1000) % 100000}"
+        text = "".join(text_parts)
+        message: dict[str, Any] = {"role": "assistant", "content": text or None}
+        if calls:
+            message["tool_calls"] = [
+                {"id": c.id, "type": "function", "function": {"name": c.name, "arguments": c.arguments or "{}"}}
+                for c in calls
+            ]
+        await self._append_async(message)
+        return text, calls, usage
+
+    def _read_only(self, tool: Tool | None) -> bool:
+        if tool is None or tool.spec.capability is not Capability.READ:
+            return False
+        return self.gate is None or self.gate.runs_without_asking(tool.spec)
+
+    async def _run_calls(self, calls: list[ToolCallAcc], sink: EventSink | None) -> None:
+        results: dict[str, ToolResult] = {}
+        # Consecutive read-only calls run together; anything else runs alone, in order.
+        groups: list[list[ToolCallAcc]] = []
+        for c in calls:
+            ro = self._read_only(self.registry.get(c.name))
+            if ro and groups and groups[-1] and self._read_only(self.registry.get(groups[-1][0].name)):
+                groups[-1].append(c)
+            else:
+                groups.append([c])
+        written: set[str] = set()
+        try:
+            for group in groups:
+                if len(group) == 1:
+                    results[group[0].id] = await self._run_one(group[0], sink)
+                else:
+                    outs = await asyncio.gather(*(self._run_one(c, sink) for c in group))
+                    for c, r in zip(group, outs, strict=True):
+                        results[c.id] = r
+                for c in group:  # each result is persisted as soon as its group completes
+                    written.add(c.id)  # before the await: history is appended synchronously
+                    await self._append_async(self._tool_message(c, results[c.id]))
+        except asyncio.CancelledError:
+            for c in calls:
+                if c.id not in written:
+                    done = results.get(c.id)
+                    self._append(self._tool_message(c, done or ToolResult.error(CANCELLED_RESULT)))
+            raise
+
+    @staticmethod
+    def _tool_message(call: ToolCallAcc, result: ToolResult) -> dict[str, Any]:
+        content = result.content
+        if result.is_error and not content.startswith("Error"):
+            content = "Error: " + content
+        return {"role": "tool", "tool_call_id": call.id, "content": content}
+
+    async def _run_one(self, call: ToolCallAcc, sink: EventSink | None) -> ToolResult:
+        started = time.perf_counter()
+        tool = self.registry.get(call.name)
+        parsed = _parse_arguments(call.arguments)
+        args = parsed if isinstance(parsed, dict) else {}
+        spec = tool.spec if tool is not None else None
+        await _emit(sink, ToolCallStarted(call.id, call.name, args, spec.server if spec else None,
+                                          spec.display_name if spec else None))
+        denied = False
+        if tool is None:
+            result = ToolResult.error(f"there is no tool named {call.name!r}")
+        elif isinstance(parsed, str):
+            result = ToolResult.error(f"{call.name}: {parsed}")
+        else:
+            allowed, reason = (True, "") if self.gate is None else await self.gate.check(tool.spec, args)
+            if not allowed:
+                denied = True
+                result = ToolResult.error(reason or "the call was denied")
+            else:
+                try:
+                    result = await tool.call(args)
+                except asyncio.CancelledError:
+                    await asyncio.shield(_emit(sink, ToolCallFinished(
+                        call.id, call.name, True, CANCELLED_RESULT, (time.perf_counter() - started) * 1e3)))
+                    raise
+                except Exception as e:  # a tool bug must not end the turn
+                    log.exception("tool %s raised", call.name)
+                    result = ToolResult.error(f"{call.name} failed: {type(e).__name__}: {e}")
+        attachments = tuple(attrs.asdict(a) for a in result.attachments)
+        await _emit(sink, ToolCallFinished(call.id, call.name, result.is_error, result.content,
+                                           (time.perf_counter() - started) * 1e3, denied, attachments))
+        return result
