@@ -1,0 +1,134 @@
+"""The agent with a real MCP server (the knob server over stdio) behind the real manager."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from agent_ls.agent.store import SessionStore
+from agent_ls.config.settings import load_settings
+from agent_ls.mcp.manager import MCPManager
+from tests.agent.conftest import Recorder, make_session
+from tests.llm.scripted_server import ScriptedLLM, text, tool_calls
+from tests.servers.launch import knob_stdio_params
+
+pytestmark = pytest.mark.filterwarnings("ignore:.*ReadOnly.*:UserWarning")
+
+
+async def start_manager(tmp: Path, ws: Path, servers: dict) -> MCPManager:  # type: ignore[type-arg]
+    user = tmp / "user.json"
+    user.write_text(json.dumps({"mcpServers": servers}))
+    m = MCPManager(roots=[ws])
+    await m.apply(load_settings([ws], user_settings=user))
+    await m.wait_ready(30)
+    return m
+
+
+async def test_search_load_call_deferred_tool(llm: ScriptedLLM, ws: Path, tmp_path: Path) -> None:
+    m = await start_manager(tmp_path, ws, {"knob": knob_stdio_params("--tools", "60",
+                                                                     "--instructions", "Knob rules.")})
+    try:
+        llm.script(
+            tool_calls([("tool_search", {"query": "add two numbers"})]),
+            tool_calls([("mcp__knob__add", {"a": 20, "b": 22})]),
+            text("The sum is 42."),
+        )
+        s = make_session(llm, ws, mcp=m)
+        rec = Recorder()
+        result = await s.prompt("what is 20+22?", rec)
+        assert result.text == "The sum is 42."
+        first, second, third = (r.body for r in llm.requests[-3:])
+        names1 = [t["function"]["name"] for t in first["tools"]]
+        # deferred: no MCP schema in the first request, but the names in the reminder
+        assert "tool_search" in names1 and not any(n.startswith("mcp__") for n in names1)
+        system = first["messages"][0]["content"]
+        assert "mcp__knob__add (server knob: add)" in system and "## knob\nKnob rules." in system
+        names2 = [t["function"]["name"] for t in second["tools"]]
+        assert "mcp__knob__add" in names2
+        tool_msgs = [msg for msg in third["messages"] if msg["role"] == "tool"]
+        assert tool_msgs[-1]["content"] == "42"
+        finished = rec.of("tool_call_finished")
+        assert finished[0].name == "tool_search" and "mcp__knob__add" in finished[0].content
+        # loaded tools stay loaded on the next turn
+        llm.script(text("again"))
+        await s.prompt("and now?")
+        names4 = [t["function"]["name"] for t in llm.requests[-1].body["tools"]]
+        assert "mcp__knob__add" in names4
+    finally:
+        await m.close()
+
+
+async def test_list_changed_between_turns_shows_in_next_turn(llm: ScriptedLLM, ws: Path, tmp_path: Path) -> None:
+    m = await start_manager(tmp_path, ws, {"knob": knob_stdio_params()})
+    try:
+        s = make_session(llm, ws, mcp=m, defer=False)
+        llm.script(text("one"))
+        await s.prompt("first")
+        names = [t["function"]["name"] for t in llm.requests[-1].body["tools"]]
+        assert "mcp__knob__fresh_tool" not in names
+        frozen_before = llm.requests[-1].body["messages"][0]
+        await m.call_tool("knob", "add_tool", {"name": "fresh_tool"})
+        for _ in range(100):
+            if m.dirty:
+                break
+            await asyncio.sleep(0.02)
+        llm.script(text("two"))
+        await s.prompt("second")
+        names = [t["function"]["name"] for t in llm.requests[-1].body["tools"]]
+        assert "mcp__knob__fresh_tool" in names
+        assert llm.requests[-1].body["messages"][0] == frozen_before
+    finally:
+        await m.close()
+
+
+async def test_unchanged_refresh_keeps_tool_bytes(llm: ScriptedLLM, ws: Path, tmp_path: Path) -> None:
+    m = await start_manager(tmp_path, ws, {"knob": knob_stdio_params("--tools", "5")})
+    try:
+        s = make_session(llm, ws, mcp=m, defer=False)
+        llm.script(text("one"), text("two"))
+        await s.prompt("first")
+        m.dirty = True
+        conn = m.connection("knob")
+        assert conn is not None
+        conn.dirty = True
+        await s.prompt("second")
+        a, b = (r.body for r in llm.requests[-2:])
+        assert json.dumps(a["tools"]) == json.dumps(b["tools"])
+        assert a["messages"][0] == b["messages"][0]
+    finally:
+        await m.close()
+
+
+def test_session_resumed_by_a_new_process(llm: ScriptedLLM, ws: Path, tmp_path: Path) -> None:
+    db = tmp_path / "sessions.sqlite3"
+    script = f"""
+import asyncio, sys
+sys.path.insert(0, {str(Path(__file__).resolve().parents[2])!r})
+from pathlib import Path
+from agent_ls.agent.store import SessionStore
+from tests.agent.conftest import make_session
+from tests.llm.scripted_server import ScriptedLLM
+class L: openai_base = {llm.openai_base!r}
+store = SessionStore(Path({str(db)!r}))
+s = make_session(L(), Path({str(ws)!r}), store=store)
+r = asyncio.run(s.prompt("remember the word banana"))
+print(s.session_id)
+"""
+    llm.script(text("I will remember banana."))
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    sid = out.stdout.strip().splitlines()[-1]
+    store = SessionStore(db)
+    assert [x.id for x in store.list_sessions()] == [sid]
+    s = make_session(llm, ws, store=store, session_id=sid)
+    assert [m["role"] for m in s.history] == ["user", "assistant"]
+    llm.script(text("banana"))
+    asyncio.run(s.prompt("what was the word?"))
+    sent = llm.requests[-1].body["messages"]
+    assert any(m.get("content") == "I will remember banana." for m in sent)
+    assert len(store.load_messages(sid)) == 4
