@@ -23,6 +23,7 @@ from typing import Any, Protocol
 import attrs
 
 from agent_ls.agent.events import (
+    ApprovalRequested,
     Event,
     EventSink,
     TextDelta,
@@ -48,6 +49,8 @@ class Gate(Protocol):
     async def check(self, spec: Any, arguments: dict[str, Any]) -> tuple[bool, str]: ...
 
     def runs_without_asking(self, spec: Any) -> bool: ...
+
+    def approval_reason(self, spec: Any) -> str | None: ...
 
 
 @attrs.frozen
@@ -280,6 +283,8 @@ class Session:
         elif isinstance(parsed, str):
             result = ToolResult.error(f"{call.name}: {parsed}")
         else:
+            if self.gate is not None and (why := self.gate.approval_reason(tool.spec)) is not None:
+                await _emit(sink, ApprovalRequested(call.id, call.name, args, why))
             allowed, reason = (True, "") if self.gate is None else await self.gate.check(tool.spec, args)
             if not allowed:
                 denied = True
