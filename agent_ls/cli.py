@@ -6,6 +6,7 @@
     agent-ls mcp doctor [SERVER]            resolved argv/cwd/env (secrets redacted), PATH
                                             lookup, the phase that failed, stderr tail
     agent-ls mcp trust SERVER [--deny]      remember the trust decision for a workspace server
+    agent-ls chat [--model M] [PROMPT]      chat with the agent (one-shot or interactive)
     agent-ls demo                           the first-run demo on the workspace in demo/
 
 Every command takes ``--workspace DIR`` (repeatable; default: the current directory).
@@ -276,6 +277,110 @@ async def cmd_trust(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+async def _read_line(prompt: str) -> str | None:
+    print(prompt, end="", file=sys.stderr, flush=True)
+    line = await asyncio.to_thread(sys.stdin.readline)
+    return line.rstrip("\n") if line else None
+
+
+async def cmd_chat(args: argparse.Namespace) -> int:
+    """A terminal chat on the same session code the editor uses."""
+    import signal
+
+    from agent_ls.agent import events as ev
+    from agent_ls.agent.builtin_tools import builtin_tools
+    from agent_ls.agent.config import agent_settings
+    from agent_ls.agent.events import Event
+    from agent_ls.agent.permissions import ApprovalAnswer, ApprovalRequest, PermissionGate, PermissionRules
+    from agent_ls.agent.registry import ToolRegistry
+    from agent_ls.agent.session import Session
+    from agent_ls.agent.store import SessionStore
+    from agent_ls.agent.workspace import Workspace
+    from agent_ls.config.settings import user_data_dir
+
+    folders = _folders(args)
+    settings = load_settings(folders)
+    agent = agent_settings(settings)
+    for problem in agent.problems:
+        print(f"settings: {problem}", file=sys.stderr)
+    llm = agent.llm_config(args.model)
+    if llm is None:
+        print("error: no model is configured. Pass --model, set AGENT_LS_MODEL, or put \"model\" in "
+              "settings.json (any litellm model, e.g. anthropic/claude-sonnet-4-5, or ollama/qwen3 with "
+              "\"apiBase\": \"http://127.0.0.1:11434\").", file=sys.stderr)
+        return EXIT_USAGE
+    store = SessionStore.for_workspace(user_data_dir(), folders[0])
+    if args.list_sessions:
+        for info in store.list_sessions():
+            print(f"{info.id}  {info.message_count:>4} messages  {info.title or ''}")
+        return EXIT_OK
+    session_id = args.resume
+    if args.continue_last:
+        sessions = store.list_sessions()
+        session_id = sessions[0].id if sessions else None
+
+    async def approve(request: ApprovalRequest) -> ApprovalAnswer:
+        argv = json.dumps(request.arguments)[:300]
+        line = await _read_line(f"\n[approve] {request.spec.name} {argv}\n  ({request.reason})\n"
+                                "  allow [o]nce, for the [s]ession, or [d]eny? ")
+        answer = (line or "").strip().lower()
+        if answer in ("o", "once", "y", "yes"):
+            return ApprovalAnswer.ALLOW_ONCE
+        if answer in ("s", "session"):
+            return ApprovalAnswer.ALLOW_SESSION
+        return ApprovalAnswer.DENY
+
+    manager, _ = await _open(args)
+    try:
+        registry = ToolRegistry(builtin_tools(Workspace(folders), bash_timeout=agent.bash_timeout), manager,
+                                defer=agent.defer_mcp_tools)
+        gate = PermissionGate(PermissionRules(agent.allow, agent.ask, agent.deny), approve)
+        session = Session(llm=llm, registry=registry, gate=gate, roots=folders, store=store,
+                          session_id=session_id, max_steps=agent.max_steps, extra_instructions=agent.instructions)
+        print(f"[session {session.session_id}, model {llm.model}]", file=sys.stderr)
+
+        def sink(event: Event) -> None:
+            if isinstance(event, ev.TextDelta):
+                print(event.text, end="", flush=True)
+            elif isinstance(event, ev.ToolCallStarted):
+                print(f"\n[tool] {event.name} {json.dumps(event.arguments)[:200]}", file=sys.stderr, flush=True)
+            elif isinstance(event, ev.ToolCallFinished):
+                first = (event.content.strip().splitlines() or [""])[0][:160]
+                print(f"[tool {'error' if event.is_error else 'ok'}] {first}", file=sys.stderr, flush=True)
+            elif isinstance(event, ev.TurnError):
+                print(f"\n[error] {event.message}", file=sys.stderr, flush=True)
+            elif isinstance(event, ev.TurnFinished):
+                u = event.usage
+                print(f"\n[{event.stop_reason}; tokens in {u.input_tokens}, out {u.output_tokens}, "
+                      f"cache read {u.cache_read_tokens}]", file=sys.stderr, flush=True)
+
+        async def one(prompt: str) -> str:
+            loop = asyncio.get_running_loop()
+            task = asyncio.ensure_future(session.prompt(prompt, sink))
+            loop.add_signal_handler(signal.SIGINT, task.cancel)
+            try:
+                result = await task
+                return result.stop_reason
+            except asyncio.CancelledError:
+                print("\n[cancelled]", file=sys.stderr)
+                return "cancelled"
+            finally:
+                loop.remove_signal_handler(signal.SIGINT)
+
+        if args.prompt:
+            reason = await one(" ".join(args.prompt))
+            return EXIT_OK if reason == "end" else EXIT_FAIL
+        while True:
+            line = await _read_line("\n> ")
+            if line is None or line.strip() in ("/exit", "/quit"):
+                return EXIT_OK
+            if line.strip():
+                await one(line)
+    finally:
+        await manager.close()
+        store.close()
+
+
 def demo_workspace() -> Path:
     return Path(__file__).resolve().parent.parent / "demo"
 
@@ -346,6 +451,15 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("server")
     p.add_argument("--deny", action="store_true")
     p.set_defaults(func=cmd_trust)
+
+    p = sub.add_parser("chat", help="chat with the agent in the terminal")
+    common(p)
+    p.add_argument("prompt", nargs="*", help="one-shot prompt (interactive when absent)")
+    p.add_argument("--model", "-m", help="litellm model string (overrides settings and AGENT_LS_MODEL)")
+    p.add_argument("--resume", help="resume a session by id")
+    p.add_argument("--continue", dest="continue_last", action="store_true", help="resume the latest session")
+    p.add_argument("--list-sessions", action="store_true")
+    p.set_defaults(func=cmd_chat)
 
     p = sub.add_parser("demo", help="run the first-run demo")
     common(p)

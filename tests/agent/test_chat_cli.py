@@ -1,0 +1,64 @@
+"""`agent-ls chat` as a real process against the scripted LLM (one-shot, approval on stdin, resume)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.llm.scripted_server import ScriptedLLM, text, tool_calls
+
+pytestmark = pytest.mark.filterwarnings("ignore:.*ReadOnly.*:UserWarning")
+
+
+def chat(llm: ScriptedLLM, tmp: Path, ws: Path, *args: str, stdin: str = "") -> subprocess.CompletedProcess[str]:
+    env = dict(os.environ)
+    env.update({
+        "AGENT_LS_CONFIG_DIR": str(tmp / "config"),
+        "AGENT_LS_DATA_DIR": str(tmp / "data"),
+        "AGENT_LS_API_BASE": llm.openai_base,
+        "OPENAI_API_KEY": "x",
+    })
+    return subprocess.run([sys.executable, "-m", "agent_ls.cli", "chat", "-w", str(ws), "--model",
+                           "openai/scripted", *args], input=stdin, env=env, capture_output=True, text=True,
+                          timeout=90)
+
+
+def test_one_shot_with_tool_and_approval(llm: ScriptedLLM, ws: Path, tmp_path: Path) -> None:
+    (ws / "notes.txt").write_text("the answer is 42\n")
+    llm.script(
+        tool_calls([("read_file", {"path": "notes.txt"})]),
+        tool_calls([("write_file", {"path": "out.txt", "content": "42"})]),
+        text("Wrote the answer."),
+    )
+    proc = chat(llm, tmp_path, ws, "find", "the", "answer", stdin="o\n")
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip().endswith("Wrote the answer.")
+    assert "[tool] read_file" in proc.stderr and "[approve] write_file" in proc.stderr
+    assert (ws / "out.txt").read_text() == "42"
+
+
+def test_denied_on_eof_and_resume(llm: ScriptedLLM, ws: Path, tmp_path: Path) -> None:
+    llm.script(tool_calls([("bash", {"command": "touch made.txt"})]), text("Could not run it."))
+    proc = chat(llm, tmp_path, ws, "make", "a", "file")
+    assert proc.returncode == 0, proc.stderr
+    assert not (ws / "made.txt").exists()
+    listing = chat(llm, tmp_path, ws, "--list-sessions")
+    sid = listing.stdout.split()[0]
+    llm.script(text("resumed"))
+    again = chat(llm, tmp_path, ws, "--resume", sid, "hello again")
+    assert again.returncode == 0 and "resumed" in again.stdout
+    sent = llm.requests[-1].body["messages"]
+    assert any(m.get("content") == "Could not run it." for m in sent)
+
+
+def test_no_model_configured_says_what_to_set(ws: Path, tmp_path: Path) -> None:
+    env = dict(os.environ)
+    env.pop("AGENT_LS_MODEL", None)
+    env.update({"AGENT_LS_CONFIG_DIR": str(tmp_path / "c"), "AGENT_LS_DATA_DIR": str(tmp_path / "d")})
+    proc = subprocess.run([sys.executable, "-m", "agent_ls.cli", "chat", "-w", str(ws), "hi"], env=env,
+                          capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL)
+    assert proc.returncode == 2 and "AGENT_LS_MODEL" in proc.stderr
