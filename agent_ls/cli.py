@@ -1,5 +1,7 @@
-"""``agent-ls``: headless commands over the same host code the language server uses.
+"""``agent-ls``: the language server (no arguments, or ``serve``) and headless commands over
+the same host code.
 
+    agent-ls [serve]                        serve LSP on stdio (what the editor runs)
     agent-ls mcp status [--json]            servers, state, tool counts, last error
     agent-ls mcp tools [SERVER] [--json]    tools with model-facing and original names
     agent-ls mcp call SERVER TOOL '{json}'  call one tool and print its result
@@ -461,6 +463,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--list-sessions", action="store_true")
     p.set_defaults(func=cmd_chat)
 
+    sub.add_parser("serve", help="serve the language server on stdio (the default)")
+
     p = sub.add_parser("demo", help="run the first-run demo")
     common(p)
     p.set_defaults(func=cmd_demo)
@@ -472,10 +476,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     logging.basicConfig(level=getattr(logging, str(args.log_level).upper(), logging.WARNING),
                         stream=sys.stderr, format="%(levelname)s %(name)s: %(message)s")
-    if args.command is None:
-        parser.print_help(sys.stderr)
-        return EXIT_USAGE
+    if args.command is None or args.command == "serve":
+        return serve()
     return asyncio.run(args.func(args))
+
+
+def serve() -> int:
+    """Serve LSP on stdio (what editors run). Nothing else may write to stdout."""
+    from agent_ls.server.server import create_server
+
+    create_server().start_io()
+    return EXIT_OK
 
 
 if __name__ == "__main__":

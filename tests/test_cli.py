@@ -36,9 +36,10 @@ def write_user(env: dict[str, str], servers: dict[str, object]) -> None:
     Path(env["AGENT_LS_CONFIG_DIR"], "settings.json").write_text(json.dumps({"mcpServers": servers}))
 
 
-def test_no_arguments_prints_usage(env: dict[str, str]) -> None:
-    proc = run(env)
-    assert proc.returncode == 2 and "agent-ls" in proc.stderr and proc.stdout == ""
+
+def test_help_lists_the_commands(env: dict[str, str]) -> None:
+    proc = run(env, "--help")
+    assert proc.returncode == 0 and "mcp" in proc.stdout and "chat" in proc.stdout and "serve" in proc.stdout
 
 
 def test_status_json_with_partial_failure(env: dict[str, str], tmp_path: Path) -> None:
