@@ -24,7 +24,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, TypeVar
 
-from agent_ls.agent.tools import Capability, Tool, ToolResult, ToolSpec
+from agent_ls.agent.tools import Capability, Tool, ToolResult, ToolSpec, cap_text
 from agent_ls.agent.workspace import Workspace, WorkspacePathError
 
 DEFAULT_OUTPUT_CAP_CHARS = 30_000
@@ -73,16 +73,6 @@ _T = TypeVar("_T")
 
 def cut_marker(cut: int) -> str:
     return f"[... {cut} characters cut ...]"
-
-
-def cap_text(text: str, max_chars: int) -> tuple[str, int]:
-    """Cut ``text`` to about ``max_chars``, keeping head and tail around an explicit marker."""
-    if max_chars <= 0 or len(text) <= max_chars:
-        return text, 0
-    cut = len(text) - max_chars
-    head = max_chars * 3 // 4
-    tail = max_chars - head
-    return text[:head] + f"\n{cut_marker(cut)}\n" + (text[-tail:] if tail else ""), cut
 
 
 def _result(text: str, cap: int, *, is_error: bool = False) -> ToolResult:

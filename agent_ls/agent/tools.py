@@ -91,6 +91,21 @@ class ToolResult:
         return cls(content=message, is_error=True)
 
 
+def cap_text(text: str, max_chars: int) -> tuple[str, int]:
+    """Cut ``text`` to about ``max_chars`` keeping head and tail, with an explicit marker in
+    between that says how much was cut (output is never cut silently). Returns (text, cut)."""
+    if max_chars <= 0 or len(text) <= max_chars:
+        return text, 0
+    cut = len(text) - max_chars
+    head = max_chars * 3 // 4
+    tail = max_chars - head
+    marker = (
+        f"\n\n[... output truncated by agent-ls: {cut} of {len(text)} characters cut "
+        f"(limit {max_chars}); the start and the end are shown ...]\n\n"
+    )
+    return text[:head] + marker + (text[-tail:] if tail else ""), cut
+
+
 @runtime_checkable
 class Tool(Protocol):
     """Anything the agent can call."""

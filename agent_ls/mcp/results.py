@@ -15,23 +15,10 @@ from typing import Any
 
 import mcp_types as types
 
-from agent_ls.agent.tools import Attachment, ToolResult
+from agent_ls.agent.tools import Attachment, ToolResult, cap_text
 
 DEFAULT_MAX_OUTPUT_CHARS = 100_000
-
-
-def cap_text(text: str, max_chars: int) -> tuple[str, int]:
-    """Cut ``text`` to about ``max_chars`` keeping head and tail, with a marker in between."""
-    if max_chars <= 0 or len(text) <= max_chars:
-        return text, 0
-    cut = len(text) - max_chars
-    head = max_chars * 3 // 4
-    tail = max_chars - head
-    marker = (
-        f"\n\n[... output truncated by agent-ls: {cut} of {len(text)} characters cut "
-        f"(limit {max_chars}); the start and the end are shown ...]\n\n"
-    )
-    return text[:head] + marker + (text[-tail:] if tail else ""), cut
+__all__ = ["DEFAULT_MAX_OUTPUT_CHARS", "cap_text", "convert_call_result", "convert_content"]
 
 
 def _b64_size(data: str) -> int:
