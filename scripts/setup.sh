@@ -12,6 +12,10 @@
 #   3. node22 : Node 22 (npm package node-linux-<arch>) into .tools/node22,
 #               for the conformance suite, which dies on the machine's Node 20
 #               stamp key: package name@version
+#   4. apt    : Debian packages for the editor tests (chromium, neovim, and the
+#               build tools code-server's native modules need); skipped when all
+#               are installed, or when not root (then the tests that need them fail
+#               with a message naming the package)
 #
 # --no-npm  skip steps 2 and 3 (no npm/network needed beyond PyPI)
 # --force   ignore stamps and redo every step
@@ -124,7 +128,25 @@ fi
 if [[ $DO_NPM -eq 0 ]]; then
   step_line npm "skipped (--no-npm)"
   step_line node22 "skipped (--no-npm)"
-  step_line "done" "in $((SECONDS - T_START))s"
+  # --- 4. apt packages for the editor tests ---------------------------------------------
+APT_PKGS=(chromium neovim libkrb5-dev build-essential)
+missing=()
+for p in "${APT_PKGS[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [[ ${#missing[@]} -eq 0 ]]; then
+  step_line apt "up to date (${APT_PKGS[*]})"
+elif [[ $(id -u) -ne 0 ]] || ! command -v apt-get >/dev/null 2>&1; then
+  step_line apt "skipped: not root or no apt-get; missing: ${missing[*]}"
+else
+  t0=$SECONDS
+  : >"$LOGS/apt.log"
+  run_logged apt apt-get update -qq
+  run_logged apt env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}"
+  step_line apt "installed ${missing[*]} ($((SECONDS - t0))s)"
+fi
+
+step_line "done" "in $((SECONDS - T_START))s"
   exit 0
 fi
 
@@ -196,6 +218,24 @@ EOF
   fi
   stamp_write node22 "$N22_KEY"
   step_line node22 "installed $NODE_PKG@$NODE22_VERSION ($v) at .tools/node22/node_modules/$NODE_PKG/bin ($((SECONDS - t0))s)"
+fi
+
+# --- 4. apt packages for the editor tests ---------------------------------------------
+APT_PKGS=(chromium neovim libkrb5-dev build-essential)
+missing=()
+for p in "${APT_PKGS[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [[ ${#missing[@]} -eq 0 ]]; then
+  step_line apt "up to date (${APT_PKGS[*]})"
+elif [[ $(id -u) -ne 0 ]] || ! command -v apt-get >/dev/null 2>&1; then
+  step_line apt "skipped: not root or no apt-get; missing: ${missing[*]}"
+else
+  t0=$SECONDS
+  : >"$LOGS/apt.log"
+  run_logged apt apt-get update -qq
+  run_logged apt env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}"
+  step_line apt "installed ${missing[*]} ($((SECONDS - t0))s)"
 fi
 
 step_line "done" "in $((SECONDS - T_START))s"
