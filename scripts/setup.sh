@@ -16,6 +16,10 @@
 #               build tools code-server's native modules need); skipped when all
 #               are installed, or when not root (then the tests that need them fail
 #               with a message naming the package)
+#   5. extension : scripts/setup_extension.sh (npm ci + build editor-extension/agent-ls.vsix)
+#   6. e2e       : scripts/setup_e2e.sh (Node 24, code-server, playwright-core for the
+#                  end-to-end test of the extension in a real VS Code)
+#   Steps 5 and 6 run when their script exists; each keeps its own stamps.
 #
 # --no-npm  skip steps 2 and 3 (no npm/network needed beyond PyPI)
 # --force   ignore stamps and redo every step
@@ -146,6 +150,13 @@ else
   step_line apt "installed ${missing[*]} ($((SECONDS - t0))s)"
 fi
 
+# --- 5./6. the extension and its end-to-end tooling (own scripts, own stamps) ---------------
+for sub in setup_extension setup_e2e; do
+  if [[ -f "$ROOT/scripts/$sub.sh" ]]; then
+    FORCE="$FORCE" bash "$ROOT/scripts/$sub.sh" || { echo "setup.sh: scripts/$sub.sh failed" >&2; exit 1; }
+  fi
+done
+
 step_line "done" "in $((SECONDS - T_START))s"
   exit 0
 fi
@@ -237,5 +248,12 @@ else
   run_logged apt env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}"
   step_line apt "installed ${missing[*]} ($((SECONDS - t0))s)"
 fi
+
+# --- 5./6. the extension and its end-to-end tooling (own scripts, own stamps) ---------------
+for sub in setup_extension setup_e2e; do
+  if [[ -f "$ROOT/scripts/$sub.sh" ]]; then
+    FORCE="$FORCE" bash "$ROOT/scripts/$sub.sh" || { echo "setup.sh: scripts/$sub.sh failed" >&2; exit 1; }
+  fi
+done
 
 step_line "done" "in $((SECONDS - T_START))s"
