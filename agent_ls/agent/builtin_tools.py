@@ -16,13 +16,15 @@ import asyncio
 import codecs
 import collections
 import contextlib
+import errno
 import os
 import re
 import signal
+import stat
 import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, BinaryIO, TypeVar
 
 from agent_ls.agent.tools import Capability, Tool, ToolResult, ToolSpec, cap_text
 from agent_ls.agent.workspace import Workspace, WorkspacePathError
@@ -160,6 +162,60 @@ def validate_arguments(spec: ToolSpec, arguments: Any) -> dict[str, Any] | str:
     return cleaned
 
 
+class NotRegularFile(OSError):
+    """The path is a FIFO, socket or device: reading or writing it could block forever."""
+
+
+def _kind_of(mode: int) -> str:
+    if stat.S_ISFIFO(mode):
+        return "a named pipe (FIFO)"
+    if stat.S_ISSOCK(mode):
+        return "a socket"
+    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+        return "a device"
+    return "not a regular file"
+
+
+def _open_regular(path: Path, *, write: bool = False) -> BinaryIO:
+    """Open a regular file without ever blocking on a FIFO or device.
+
+    The file is opened with ``O_NONBLOCK`` (so a FIFO with no writer, or no reader, does not
+    hang the worker thread) and checked with ``fstat`` on the open descriptor; anything but a
+    regular file raises :class:`NotRegularFile`. For ``write`` the file is created if needed
+    and truncated only after the check.
+    """
+    flags = (os.O_WRONLY | os.O_CREAT if write else os.O_RDONLY) | getattr(os, "O_NONBLOCK", 0)
+    flags |= getattr(os, "O_CLOEXEC", 0)
+    try:
+        fd = os.open(path, flags, 0o666)
+    except OSError as exc:
+        if exc.errno == errno.ENXIO:  # a FIFO opened for writing with no reader
+            raise NotRegularFile(errno.ENXIO, "a named pipe (FIFO)", str(path)) from None
+        raise
+    try:
+        mode = os.fstat(fd).st_mode
+        if not stat.S_ISREG(mode):
+            raise NotRegularFile(errno.EINVAL, _kind_of(mode), str(path))
+        if hasattr(os, "set_blocking"):
+            os.set_blocking(fd, True)
+        if write:
+            os.ftruncate(fd, 0)
+        return os.fdopen(fd, "wb" if write else "rb")
+    except BaseException:
+        os.close(fd)
+        raise
+
+
+def _read_regular(path: Path) -> bytes:
+    with _open_regular(path) as f:
+        return f.read()
+
+
+def _write_regular(path: Path, data: bytes) -> None:
+    with _open_regular(path, write=True) as f:
+        f.write(data)
+
+
 async def _in_thread(fn: Callable[[threading.Event], _T]) -> _T:
     """Run ``fn(stop)`` in a worker thread; ``stop`` is set if the awaiting task is cancelled."""
     stop = threading.Event()
@@ -208,6 +264,11 @@ class _BuiltinTool:
             return await self._run(args)
         except WorkspacePathError as exc:
             return ToolResult.error(str(exc))
+        except NotRegularFile as exc:
+            return ToolResult.error(
+                f"{self._show(exc.filename)} is {exc.strerror}, not a regular file; {self._name} only "
+                "works on regular files"
+            )
         except FileNotFoundError as exc:
             return ToolResult.error(f"Not found: {self._show(exc.filename)}")
         except IsADirectoryError as exc:
@@ -272,7 +333,7 @@ class ReadFileTool(_BuiltinTool):
                 return ToolResult.error(f"{shown} is a directory, not a file (use glob to list files)")
             if not path.exists():
                 return ToolResult.error(f"File not found: {shown}")
-            with path.open("rb") as f:
+            with _open_regular(path) as f:
                 sample = f.read(BINARY_SNIFF_BYTES)
                 if _is_binary(sample):
                     size = path.stat().st_size
@@ -342,7 +403,7 @@ class WriteFileTool(_BuiltinTool):
             existed = path.exists()
             path.parent.mkdir(parents=True, exist_ok=True)
             data = content.encode("utf-8", errors="surrogateescape")
-            path.write_bytes(data)
+            _write_regular(path, data)
             lines = content.count("\n") + (1 if content and not content.endswith("\n") else 0)
             verb = "Overwrote" if existed else "Created"
             return ToolResult(content=f"{verb} {shown} ({lines} lines, {len(data)} bytes)")
@@ -390,7 +451,7 @@ class EditFileTool(_BuiltinTool):
                 return ToolResult.error(f"{shown} is a directory, not a file")
             if not path.exists():
                 return ToolResult.error(f"File not found: {shown} (use write_file to create it)")
-            data = path.read_bytes()
+            data = _read_regular(path)
             if _is_binary(data[:BINARY_SNIFF_BYTES]):
                 return ToolResult.error(f"{shown} is a binary file; edit_file only edits text files")
             # surrogateescape round-trips bytes that are not valid UTF-8 unchanged.
@@ -414,7 +475,7 @@ class EditFileTool(_BuiltinTool):
                 )
             first_line = text.count("\n", 0, text.index(o)) + 1
             updated = text.replace(o, n) if replace_all else text.replace(o, n, 1)
-            path.write_bytes(updated.encode("utf-8", errors="surrogateescape"))
+            _write_regular(path, updated.encode("utf-8", errors="surrogateescape"))
             replaced = count if replace_all else 1
             plural = "s" if replaced != 1 else ""
             where = f"first at line {first_line}" if replaced > 1 else f"at line {first_line}"
@@ -516,8 +577,9 @@ def _check_pattern(pattern: str) -> str | None:
 def _walk_files(workspace: Workspace, base: Path, stop: threading.Event) -> Iterator[tuple[Path, str]]:
     """Files under ``base`` as (path, posix path relative to base), in sorted walk order.
 
-    Skips :data:`SKIP_DIRS`, does not follow directory symlinks, and drops file symlinks that
-    point outside the workspace.
+    Skips :data:`SKIP_DIRS`, does not follow directory symlinks, drops file symlinks that
+    point outside the workspace, and yields regular files only (never FIFOs, sockets or
+    devices).
     """
     for dirpath, dirnames, filenames in os.walk(base, followlinks=False):
         if stop.is_set():
@@ -528,10 +590,17 @@ def _walk_files(workspace: Workspace, base: Path, stop: threading.Event) -> Iter
         prefix = "" if rel_dir == "." else rel_dir + "/"
         for name in sorted(filenames):
             file = current / name
-            if file.is_symlink():
-                target = Path(os.path.realpath(file))
-                if not workspace.contains(target) or not target.is_file():
-                    continue
+            try:
+                mode = os.lstat(file).st_mode
+                if stat.S_ISLNK(mode):
+                    target = Path(os.path.realpath(file))
+                    if not workspace.contains(target):
+                        continue
+                    mode = os.stat(target).st_mode
+            except OSError:
+                continue
+            if not stat.S_ISREG(mode):  # FIFOs, sockets and devices could block a reader forever
+                continue
             yield file, prefix + name
 
 
@@ -648,7 +717,7 @@ class GrepTool(_BuiltinTool):
         def work(stop: threading.Event) -> ToolResult:
             if not base.exists():
                 return ToolResult.error(f"Not found: {shown_base}")
-            if base.is_file():
+            if not base.is_dir():
                 files: Iterator[tuple[Path, str]] = iter([(base, base.name)])
                 single = True
             else:
@@ -667,8 +736,10 @@ class GrepTool(_BuiltinTool):
                 try:
                     if file.stat().st_size > GREP_MAX_FILE_BYTES:
                         continue
-                    data = file.read_bytes()
+                    data = _read_regular(file)
                 except OSError:
+                    if single:
+                        raise
                     continue
                 if _is_binary(data[:BINARY_SNIFF_BYTES]):
                     if single:
