@@ -132,3 +132,55 @@ print(s.session_id)
     sent = llm.requests[-1].body["messages"]
     assert any(m.get("content") == "I will remember banana." for m in sent)
     assert len(store.load_messages(sid)) == 4
+
+
+async def test_cancel_mid_mcp_tool_sends_cancelled_and_keeps_history(llm: ScriptedLLM, ws: Path,
+                                                                      tmp_path: Path) -> None:
+    probe = tmp_path / "cancel.log"
+    m = await start_manager(tmp_path, ws, {"knob": knob_stdio_params("--cancel-file", str(probe))})
+    store = SessionStore(tmp_path / "s.sqlite3")
+    try:
+        s = make_session(llm, ws, mcp=m, store=store)
+        llm.script(
+            tool_calls([("tool_search", {"query": "select:mcp__knob__cancel_probe,mcp__knob__echo"})]),
+            tool_calls([("mcp__knob__cancel_probe", {}), ("mcp__knob__echo", {"text": "never"})]),
+        )
+        rec = Recorder()
+        task = asyncio.create_task(s.prompt("probe it", rec))
+        for _ in range(500):
+            if probe.exists() and "started" in probe.read_text():
+                break
+            await asyncio.sleep(0.02)
+        assert "started" in probe.read_text()
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+        # the server saw notifications/cancelled for that very request
+        for _ in range(250):
+            if "cancelled" in probe.read_text():
+                break
+            await asyncio.sleep(0.02)
+        lines = probe.read_text().split()
+        assert lines[0] == "started" and lines[2] == "cancelled" and lines[1] == lines[3]
+        # every tool call has a result, in the same order, in memory and in the store
+        for history in (s.history, store.load_messages(s.session_id)):
+            calls = [m for m in history if m.get("tool_calls")][-1]["tool_calls"]
+            results = [m for m in history if m["role"] == "tool"][-2:]
+            assert [r["tool_call_id"] for r in results] == [c["id"] for c in calls]
+            assert all("cancelled" in r["content"] for r in results)
+            assert history[-1]["role"] == "tool"
+        assert rec.events[-1].type == "turn_finished" and rec.events[-1].stop_reason == "cancelled"
+        fin = [e for e in rec.of("tool_call_finished") if e.name == "mcp__knob__cancel_probe"]
+        assert fin and fin[0].is_error and "cancelled" in fin[0].content
+        # the session and the server go on: the next turn is well formed and the tool still works
+        llm.script(tool_calls([("mcp__knob__echo", {"text": "after"})]), text("fine"))
+        result = await s.prompt("again")
+        assert result.stop_reason == "end"
+        sent = llm.requests[-1].body["messages"]
+        ids = [c["id"] for msg in sent if msg.get("tool_calls") for c in msg["tool_calls"]]
+        answered = [msg["tool_call_id"] for msg in sent if msg["role"] == "tool"]
+        assert ids == answered
+        assert sent[-1]["role"] == "tool" and sent[-1]["content"] == "after"
+    finally:
+        store.close()
+        await m.close()
