@@ -1,0 +1,59 @@
+/** Messages between the extension host and the chat webview (both directions). */
+import type { ApprovalAnswer } from "../src/protocol";
+import type { ChatAction, ChatState } from "./state";
+
+/** Host -> webview. */
+export type ToWebview =
+  | { type: "state"; state: ChatState }
+  | { type: "action"; action: ChatAction }
+  | { type: "setInput"; text: string; focus?: boolean };
+
+/** Webview -> host. */
+export type FromWebview =
+  | { type: "ready" }
+  | { type: "send"; text: string }
+  | { type: "stop" }
+  | { type: "newSession" }
+  | { type: "listSessions" }
+  | { type: "resumeSession"; sessionId: string }
+  | { type: "approve"; requestId: string; answer: ApprovalAnswer }
+  | { type: "trust"; id: string; answer: "trust" | "deny" }
+  | { type: "elicit"; id: string; action: "accept" | "decline" | "cancel"; content?: Record<string, unknown> }
+  | { type: "attach"; kind: "selection" | "file" | "resource" }
+  | { type: "removeAttachment"; index: number }
+  | { type: "copy"; text: string }
+  | { type: "insert"; text: string }
+  | { type: "listPrompts" };
+
+const FROM_TYPES = new Set([
+  "ready", "send", "stop", "newSession", "listSessions", "resumeSession", "approve", "trust", "elicit",
+  "attach", "removeAttachment", "copy", "insert", "listPrompts",
+]);
+
+/** A webview message as a typed value, or null when it is not one (the webview is untrusted input). */
+export function parseFromWebview(raw: unknown): FromWebview | null {
+  if (!raw || typeof raw !== "object") return null;
+  const m = raw as Record<string, unknown>;
+  if (typeof m.type !== "string" || !FROM_TYPES.has(m.type)) return null;
+  const str = (k: string) => typeof m[k] === "string";
+  switch (m.type) {
+    case "send":
+    case "copy":
+    case "insert":
+      return str("text") ? (m as FromWebview) : null;
+    case "resumeSession":
+      return str("sessionId") ? (m as FromWebview) : null;
+    case "approve":
+      return str("requestId") && ["allow_once", "allow_session", "deny"].includes(m.answer as string) ? (m as FromWebview) : null;
+    case "trust":
+      return str("id") && ["trust", "deny"].includes(m.answer as string) ? (m as FromWebview) : null;
+    case "elicit":
+      return str("id") && ["accept", "decline", "cancel"].includes(m.action as string) ? (m as FromWebview) : null;
+    case "attach":
+      return ["selection", "file", "resource"].includes(m.kind as string) ? (m as FromWebview) : null;
+    case "removeAttachment":
+      return typeof m.index === "number" ? (m as FromWebview) : null;
+    default:
+      return m as FromWebview;
+  }
+}

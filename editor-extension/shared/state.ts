@@ -1,0 +1,446 @@
+/**
+ * The chat's state and its reducer: pure, shared by the extension host (which owns the state
+ * and broadcasts actions) and the webview (which applies the same actions and renders).
+ */
+import type {
+  AgentEvent,
+  ApprovalAnswer,
+  ApproveParams,
+  ElicitParams,
+  McpPrompt,
+  PromptResult,
+  SessionInfo,
+  StoredMessage,
+  ToolResultPayload,
+  TrustServerParams,
+} from "../src/protocol";
+
+export type Role = "user" | "assistant" | "error" | "notice";
+export type ToolStatus = "running" | "done" | "error" | "denied";
+
+interface ItemBase {
+  id: string;
+  /** Bumped on every change: the webview re-renders an item only when its rev changes. */
+  rev: number;
+}
+
+export interface MessageItem extends ItemBase {
+  kind: "message";
+  role: Role;
+  text: string;
+  /** Labels of the attachments sent with a user message. */
+  attachments?: string[];
+}
+
+export interface ToolItem extends ItemBase {
+  kind: "tool";
+  callId: string;
+  /** Model-facing tool name. */
+  tool: string;
+  server: string | null;
+  displayName: string | null;
+  args: Record<string, unknown>;
+  status: ToolStatus;
+  awaitingApproval: boolean;
+  result: string | null;
+  durationMs: number | null;
+}
+
+export interface ApprovalItem extends ItemBase {
+  kind: "approval";
+  /** The callId of the agent/approve request. */
+  requestId: string;
+  tool: string;
+  server: string | null;
+  displayName: string | null;
+  args: Record<string, unknown>;
+  reason: string;
+  answer: ApprovalAnswer | null;
+}
+
+export interface TrustItem extends ItemBase {
+  kind: "trust";
+  server: string;
+  command: string;
+  args: string[];
+  source: string;
+  answer: "trust" | "deny" | "dismissed" | null;
+}
+
+export interface ElicitItem extends ItemBase {
+  kind: "elicit";
+  server: string;
+  message: string;
+  schema: Record<string, unknown>;
+  answer: "accept" | "decline" | "cancel" | null;
+  content: Record<string, unknown> | null;
+}
+
+export type ChatItem = MessageItem | ToolItem | ApprovalItem | TrustItem | ElicitItem;
+
+export interface AttachmentChip {
+  kind: "selection" | "file" | "resource";
+  label: string;
+}
+
+export type ServerConnection = "starting" | "running" | "stopped" | "failed";
+
+export interface ChatState {
+  sessionId: string | null;
+  busy: boolean;
+  items: ChatItem[];
+  sessions: SessionInfo[];
+  attachments: AttachmentChip[];
+  prompts: McpPrompt[];
+  server: ServerConnection;
+  serverError: string | null;
+  /** Id of the assistant message that text deltas append to (null: the next delta starts one). */
+  streamingId: string | null;
+  nextId: number;
+}
+
+export type ChatAction =
+  | { type: "reset"; sessionId: string | null }
+  | { type: "userPrompt"; text: string; attachments?: string[] }
+  | { type: "event"; sessionId: string; event: AgentEvent }
+  | { type: "promptFinished"; result: PromptResult }
+  | { type: "promptFailed"; message: string; cancelled?: boolean }
+  | { type: "approvalRequest"; params: ApproveParams }
+  | { type: "approvalAnswered"; requestId: string; answer: ApprovalAnswer }
+  | { type: "trustRequest"; id: string; params: TrustServerParams }
+  | { type: "trustAnswered"; id: string; answer: "trust" | "deny" | "dismissed" }
+  | { type: "elicitRequest"; id: string; params: ElicitParams }
+  | { type: "elicitAnswered"; id: string; answer: "accept" | "decline" | "cancel"; content?: Record<string, unknown> | null }
+  | { type: "history"; sessionId: string; messages: StoredMessage[] }
+  | { type: "sessions"; sessions: SessionInfo[] }
+  | { type: "attachments"; attachments: AttachmentChip[] }
+  | { type: "prompts"; prompts: McpPrompt[] }
+  | { type: "notice"; text: string; role?: Role }
+  | { type: "toolResult"; title: string; server: string | null; result: ToolResultPayload }
+  | { type: "server"; state: ServerConnection; error?: string | null }
+  | { type: "busy"; busy: boolean };
+
+export function initialState(): ChatState {
+  return {
+    sessionId: null,
+    busy: false,
+    items: [],
+    sessions: [],
+    attachments: [],
+    prompts: [],
+    server: "starting",
+    serverError: null,
+    streamingId: null,
+    nextId: 1,
+  };
+}
+
+function newId(state: ChatState, prefix: string): [string, number] {
+  return [`${prefix}-${state.nextId}`, state.nextId + 1];
+}
+
+function pushItem(state: ChatState, item: ChatItem, nextId: number): ChatState {
+  return { ...state, items: [...state.items, item], nextId };
+}
+
+function updateItem<T extends ChatItem>(
+  state: ChatState,
+  match: (item: ChatItem) => item is T,
+  change: (item: T) => Partial<T>,
+): ChatState {
+  let changed = false;
+  const items = state.items.map((it) => {
+    if (!match(it)) return it;
+    changed = true;
+    return { ...it, ...change(it), rev: it.rev + 1 };
+  });
+  return changed ? { ...state, items } : state;
+}
+
+function addMessage(state: ChatState, role: Role, text: string, attachments?: string[]): ChatState {
+  const [id, nextId] = newId(state, "m");
+  const item: MessageItem = { kind: "message", id, rev: 0, role, text };
+  if (attachments && attachments.length) item.attachments = attachments;
+  return { ...pushItem(state, item, nextId), streamingId: null };
+}
+
+function toolStatus(isError: boolean, denied: boolean | undefined): ToolStatus {
+  if (denied) return "denied";
+  return isError ? "error" : "done";
+}
+
+function isTool(callId: string) {
+  return (it: ChatItem): it is ToolItem => it.kind === "tool" && it.callId === callId;
+}
+
+function lastErrorText(state: ChatState): string | null {
+  const last = state.items[state.items.length - 1];
+  return last && last.kind === "message" && last.role === "error" ? last.text : null;
+}
+
+export function applyEvent(state: ChatState, sessionId: string, event: AgentEvent): ChatState {
+  // Events of a session other than the current one (e.g. a code action started while the
+  // chat was idle) switch the chat to that session.
+  if (sessionId && sessionId !== state.sessionId) {
+    state = { ...state, sessionId, streamingId: null };
+  }
+  switch (event.type) {
+    case "turn_started":
+      return { ...state, busy: true, streamingId: null };
+    case "text": {
+      if (!event.text) return state;
+      const sid = state.streamingId;
+      if (sid !== null) {
+        const next = updateItem(
+          state,
+          (it): it is MessageItem => it.id === sid && it.kind === "message",
+          (it) => ({ text: it.text + event.text }),
+        );
+        if (next !== state) return next;
+      }
+      const [id, nextId] = newId(state, "m");
+      const item: MessageItem = { kind: "message", id, rev: 0, role: "assistant", text: event.text };
+      return { ...pushItem(state, item, nextId), streamingId: id };
+    }
+    case "tool_call_started": {
+      const [id, nextId] = newId(state, "t");
+      const item: ToolItem = {
+        kind: "tool",
+        id,
+        rev: 0,
+        callId: event.callId,
+        tool: event.name,
+        server: event.server ?? null,
+        displayName: event.displayName ?? null,
+        args: event.arguments ?? {},
+        status: "running",
+        awaitingApproval: false,
+        result: null,
+        durationMs: null,
+      };
+      return { ...pushItem(state, item, nextId), streamingId: null };
+    }
+    case "approval_requested":
+      return updateItem(state, isTool(event.callId), () => ({ awaitingApproval: true }));
+    case "tool_call_finished": {
+      const status = toolStatus(event.isError, event.denied);
+      const next = updateItem(state, isTool(event.callId), () => ({
+        status,
+        awaitingApproval: false,
+        result: event.content ?? "",
+        durationMs: typeof event.durationMs === "number" ? event.durationMs : null,
+      }));
+      if (next !== state) return { ...next, streamingId: null };
+      // A finish without a start (should not happen): show a finished card anyway.
+      const [id, nextId] = newId(state, "t");
+      const item: ToolItem = {
+        kind: "tool",
+        id,
+        rev: 0,
+        callId: event.callId,
+        tool: event.name,
+        server: null,
+        displayName: null,
+        args: {},
+        status,
+        awaitingApproval: false,
+        result: event.content ?? "",
+        durationMs: event.durationMs ?? null,
+      };
+      return { ...pushItem(state, item, nextId), streamingId: null };
+    }
+    case "error":
+      return addMessage(state, "error", event.message || event.kind);
+    case "turn_finished":
+      return { ...state, busy: false, streamingId: null };
+    case "usage":
+      return state;
+    default:
+      return state;
+  }
+}
+
+/** A stored session's messages as chat items (text, tool calls and their results). */
+export function historyItems(messages: StoredMessage[], startId: number): [ChatItem[], number] {
+  const items: ChatItem[] = [];
+  let n = startId;
+  const tools = new Map<string, ToolItem>();
+  for (const m of messages) {
+    const text = contentText(m.content);
+    if (m.role === "user" && text) {
+      items.push({ kind: "message", id: `m-${n++}`, rev: 0, role: "user", text });
+    } else if (m.role === "assistant") {
+      if (text) items.push({ kind: "message", id: `m-${n++}`, rev: 0, role: "assistant", text });
+      for (const call of m.tool_calls ?? []) {
+        let args: Record<string, unknown> = {};
+        try {
+          const parsed: unknown = JSON.parse(call.function?.arguments || "{}");
+          if (parsed && typeof parsed === "object") args = parsed as Record<string, unknown>;
+        } catch {
+          args = { arguments: call.function?.arguments ?? "" };
+        }
+        const item: ToolItem = {
+          kind: "tool",
+          id: `t-${n++}`,
+          rev: 0,
+          callId: call.id ?? `call-${n}`,
+          tool: call.function?.name ?? "?",
+          server: null,
+          displayName: null,
+          args,
+          status: "done",
+          awaitingApproval: false,
+          result: null,
+          durationMs: null,
+        };
+        tools.set(item.callId, item);
+        items.push(item);
+      }
+    } else if (m.role === "tool" && m.tool_call_id) {
+      const item = tools.get(m.tool_call_id);
+      if (item) item.result = text;
+    }
+  }
+  return [items, n];
+}
+
+function contentText(content: unknown): string {
+  if (typeof content === "string") return content;
+  if (Array.isArray(content)) {
+    return content
+      .map((p) => (p && typeof p === "object" && typeof (p as { text?: unknown }).text === "string" ? (p as { text: string }).text : ""))
+      .filter(Boolean)
+      .join("\n");
+  }
+  return "";
+}
+
+export function reduce(state: ChatState, action: ChatAction): ChatState {
+  switch (action.type) {
+    case "reset":
+      return { ...state, sessionId: action.sessionId, items: [], busy: false, streamingId: null };
+    case "userPrompt":
+      return { ...addMessage(state, "user", action.text, action.attachments), busy: true };
+    case "event":
+      return applyEvent(state, action.sessionId, action.event);
+    case "promptFinished": {
+      let next: ChatState = { ...state, busy: false, streamingId: null, sessionId: action.result.sessionId || state.sessionId };
+      const err = action.result.error;
+      if (err && err.message && lastErrorText(next) !== err.message) next = addMessage(next, "error", err.message);
+      return next;
+    }
+    case "promptFailed": {
+      const next: ChatState = { ...state, busy: false, streamingId: null };
+      if (action.cancelled) return addMessage(next, "notice", action.message || "Stopped.");
+      if (lastErrorText(next) === action.message) return next;
+      return addMessage(next, "error", action.message);
+    }
+    case "approvalRequest": {
+      const p = action.params;
+      const [id, nextId] = newId(state, "a");
+      const item: ApprovalItem = {
+        kind: "approval",
+        id,
+        rev: 0,
+        requestId: p.callId,
+        tool: p.tool,
+        server: p.server ?? null,
+        displayName: p.displayName ?? null,
+        args: p.arguments ?? {},
+        reason: p.reason ?? "",
+        answer: null,
+      };
+      return { ...pushItem(state, item, nextId), streamingId: null };
+    }
+    case "approvalAnswered":
+      return updateItem(
+        state,
+        (it): it is ApprovalItem => it.kind === "approval" && it.requestId === action.requestId && it.answer === null,
+        () => ({ answer: action.answer }),
+      );
+    case "trustRequest": {
+      const p = action.params;
+      const item: TrustItem = {
+        kind: "trust",
+        id: action.id,
+        rev: 0,
+        server: p.server,
+        command: p.command,
+        args: p.args ?? [],
+        source: p.source,
+        answer: null,
+      };
+      return { ...state, items: [...state.items, item], streamingId: null };
+    }
+    case "trustAnswered":
+      return updateItem(
+        state,
+        (it): it is TrustItem => it.kind === "trust" && it.id === action.id && it.answer === null,
+        () => ({ answer: action.answer }),
+      );
+    case "elicitRequest": {
+      const p = action.params;
+      const item: ElicitItem = {
+        kind: "elicit",
+        id: action.id,
+        rev: 0,
+        server: p.server,
+        message: p.message,
+        schema: p.requestedSchema ?? {},
+        answer: null,
+        content: null,
+      };
+      return { ...state, items: [...state.items, item], streamingId: null };
+    }
+    case "elicitAnswered":
+      return updateItem(
+        state,
+        (it): it is ElicitItem => it.kind === "elicit" && it.id === action.id && it.answer === null,
+        () => ({ answer: action.answer, content: action.content ?? null }),
+      );
+    case "history": {
+      const [items, nextId] = historyItems(action.messages, state.nextId);
+      return { ...state, sessionId: action.sessionId, items, nextId, busy: false, streamingId: null };
+    }
+    case "sessions":
+      return { ...state, sessions: action.sessions };
+    case "attachments":
+      return { ...state, attachments: action.attachments };
+    case "prompts":
+      return { ...state, prompts: action.prompts };
+    case "notice":
+      return addMessage(state, action.role ?? "notice", action.text);
+    case "toolResult": {
+      const r = action.result;
+      const [id, nextId] = newId(state, "t");
+      const item: ToolItem = {
+        kind: "tool",
+        id,
+        rev: 0,
+        callId: id,
+        tool: action.title,
+        server: action.server,
+        displayName: action.title,
+        args: {},
+        status: toolStatus(r.isError, r.denied),
+        awaitingApproval: false,
+        result: r.content ?? "",
+        durationMs: null,
+      };
+      return { ...pushItem(state, item, nextId), streamingId: null };
+    }
+    case "server":
+      return { ...state, server: action.state, serverError: action.error ?? null };
+    case "busy":
+      return { ...state, busy: action.busy };
+    default:
+      return state;
+  }
+}
+
+/** Items that wait for the user (approval, trust, elicitation) and are still unanswered. */
+export function pendingItems(state: ChatState): ChatItem[] {
+  return state.items.filter(
+    (it) => (it.kind === "approval" || it.kind === "trust" || it.kind === "elicit") && it.answer === null,
+  );
+}

@@ -1,0 +1,479 @@
+/**
+ * The chat on the extension host side: owns the chat state (the shared reducer), talks to the
+ * language server (prompt, sessions, approvals, trust, elicitation) and keeps every open chat
+ * webview (the view and the editor panel) in step by broadcasting reducer actions.
+ */
+import * as vscode from "vscode";
+import type { LanguageClient } from "vscode-languageclient/node";
+import { parseFromWebview, type FromWebview, type ToWebview } from "../../shared/messages";
+import { parseSlash } from "../../shared/slash";
+import { initialState, reduce, type AttachmentChip, type ChatAction, type ChatState } from "../../shared/state";
+import { errorCode, errorText, type AgentClient } from "../client";
+import { fact } from "../factLog";
+import * as P from "../protocol";
+
+export interface ChatSurface {
+  post(message: ToWebview): void;
+  readonly visible: boolean;
+}
+
+interface Pending<T> {
+  resolve: (value: T) => void;
+}
+
+export class ChatController implements vscode.Disposable {
+  private state: ChatState = initialState();
+  private readonly surfaces = new Set<ChatSurface>();
+  private attachments: P.Attachment[] = [];
+  private promptCts: vscode.CancellationTokenSource | null = null;
+  private readonly approvals = new Map<string, Pending<P.ApproveResult>>();
+  private readonly trusts = new Map<string, Pending<P.TrustServerResult>>();
+  private readonly elicits = new Map<string, Pending<P.ElicitResult>>();
+  private counter = 0;
+  private lastEditor: vscode.TextEditor | undefined;
+  private readonly disposables: vscode.Disposable[] = [];
+  private readonly busyEmitter = new vscode.EventEmitter<boolean>();
+  readonly onDidChangeBusy = this.busyEmitter.event;
+  /** Opens (reveals) a chat surface; set by the views module. */
+  reveal: (preserveFocus: boolean) => void = () => undefined;
+
+  constructor(private readonly agent: AgentClient) {
+    this.lastEditor = vscode.window.activeTextEditor;
+    this.disposables.push(
+      this.busyEmitter,
+      vscode.window.onDidChangeActiveTextEditor((e) => {
+        if (e) this.lastEditor = e;
+      }),
+      agent.onDidChangeState(({ state, error }) => {
+        this.dispatch({ type: "server", state, error: error ?? null });
+        if (state === "running") {
+          void this.refreshPrompts();
+          void this.listSessions();
+        } else if (state !== "starting") {
+          this.failPending();
+        }
+      }),
+    );
+    agent.addBinder((client) => this.bind(client));
+  }
+
+  get snapshot(): ChatState {
+    return this.state;
+  }
+
+  get busy(): boolean {
+    return this.state.busy;
+  }
+
+  /** Registers the server -> client requests and notifications on a new client. */
+  private bind(client: LanguageClient): vscode.Disposable[] {
+    return [
+      client.onNotification(P.EVENT, (params: P.EventParams) => this.onEvent(params)),
+      client.onRequest(P.APPROVE, (params: P.ApproveParams, token: vscode.CancellationToken) =>
+        this.onApprove(params, token),
+      ),
+      client.onRequest(P.TRUST_SERVER, (params: P.TrustServerParams, token: vscode.CancellationToken) =>
+        this.onTrust(params, token),
+      ),
+      client.onRequest(P.ELICIT, (params: P.ElicitParams, token: vscode.CancellationToken) =>
+        this.onElicit(params, token),
+      ),
+    ];
+  }
+
+  // surfaces ----------------------------------------------------------------------------------
+  attach(surface: ChatSurface): vscode.Disposable {
+    this.surfaces.add(surface);
+    return new vscode.Disposable(() => this.surfaces.delete(surface));
+  }
+
+  private dispatch(action: ChatAction): void {
+    const wasBusy = this.state.busy;
+    this.state = reduce(this.state, action);
+    for (const s of this.surfaces) s.post({ type: "action", action });
+    if (wasBusy !== this.state.busy) this.busyEmitter.fire(this.state.busy);
+  }
+
+  private anyVisible(): boolean {
+    for (const s of this.surfaces) if (s.visible) return true;
+    return false;
+  }
+
+  private showChat(): void {
+    if (!this.anyVisible()) this.reveal(true);
+  }
+
+  setInput(text: string): void {
+    this.reveal(false);
+    for (const s of this.surfaces) s.post({ type: "setInput", text, focus: true });
+  }
+
+  async handle(surface: ChatSurface, raw: unknown): Promise<void> {
+    const msg = parseFromWebview(raw);
+    if (!msg) return;
+    try {
+      await this.handleMessage(surface, msg);
+    } catch (e) {
+      const text = errorText(e);
+      fact(`error ${text}`);
+      this.agent.output.error(`chat: ${text}`);
+      this.dispatch({ type: "notice", role: "error", text });
+    }
+  }
+
+  private async handleMessage(surface: ChatSurface, msg: FromWebview): Promise<void> {
+    switch (msg.type) {
+      case "ready":
+        surface.post({ type: "state", state: this.state });
+        return;
+      case "send":
+        await this.send(msg.text);
+        return;
+      case "stop":
+        this.stop();
+        return;
+      case "newSession":
+        await this.newSession();
+        return;
+      case "listSessions":
+        await this.listSessions();
+        return;
+      case "resumeSession":
+        await this.resume(msg.sessionId);
+        return;
+      case "approve":
+        this.answerApproval(msg.requestId, msg.answer);
+        return;
+      case "trust":
+        this.answerTrust(msg.id, msg.answer === "trust");
+        return;
+      case "elicit":
+        this.answerElicit(msg.id, msg.action, msg.content);
+        return;
+      case "attach":
+        await this.attachContext(msg.kind);
+        return;
+      case "removeAttachment":
+        this.attachments.splice(msg.index, 1);
+        this.publishAttachments();
+        return;
+      case "copy":
+        await vscode.env.clipboard.writeText(msg.text);
+        void vscode.window.setStatusBarMessage("Copied to the clipboard", 2000);
+        return;
+      case "insert":
+        await this.insertAtCursor(msg.text);
+        return;
+      case "listPrompts":
+        await this.refreshPrompts();
+        return;
+    }
+  }
+
+  // prompting ----------------------------------------------------------------------------------
+  /** Sends a prompt (or runs a `/server:prompt` slash command) in the current session. */
+  async send(text: string): Promise<void> {
+    const trimmed = text.trim();
+    if (!trimmed) return;
+    if (this.state.busy || this.promptCts) {
+      this.dispatch({ type: "notice", text: "The agent is still answering: stop it or wait." });
+      return;
+    }
+    let promptText = trimmed;
+    const slash = parseSlash(trimmed, this.state.prompts);
+    if (slash.kind === "error") {
+      this.dispatch({ type: "notice", role: "error", text: slash.message });
+      return;
+    }
+    if (slash.kind === "prompt") {
+      const got = await this.agent.request<P.PromptsGetResult>(P.MCP_PROMPTS_GET, {
+        server: slash.prompt.server,
+        name: slash.prompt.name,
+        arguments: slash.arguments,
+      } satisfies P.GetPromptParams);
+      promptText = got.messages.map((m) => m.text).join("\n\n");
+      if (!promptText.trim()) {
+        this.dispatch({ type: "notice", role: "error", text: `the prompt ${slash.prompt.name} returned no text` });
+        return;
+      }
+    }
+    const attachments = this.attachments.splice(0);
+    const labels = this.state.attachments.map((a) => a.label);
+    this.publishAttachments();
+    await this.runPrompt(trimmed, promptText, attachments, labels);
+  }
+
+  private async runPrompt(shown: string, text: string, attachments: P.Attachment[], labels: string[]): Promise<void> {
+    this.dispatch({ type: "userPrompt", text: shown, attachments: labels });
+    const cts = new vscode.CancellationTokenSource();
+    this.promptCts = cts;
+    const params: P.PromptParams = { text, sessionId: this.state.sessionId, attachments };
+    try {
+      const result = await this.agent.request<P.PromptResult>(P.PROMPT, params, cts.token);
+      this.dispatch({ type: "promptFinished", result });
+      if (result.error) fact(`error ${result.error.message}`);
+    } catch (e) {
+      const cancelled = cts.token.isCancellationRequested || errorCode(e) === P.REQUEST_CANCELLED;
+      if (cancelled) {
+        this.dispatch({ type: "promptFailed", message: "Stopped.", cancelled: true });
+      } else {
+        const message = errorText(e);
+        fact(`error ${message}`);
+        this.dispatch({ type: "promptFailed", message });
+      }
+    } finally {
+      if (this.promptCts === cts) this.promptCts = null;
+      cts.dispose();
+      void this.listSessions();
+    }
+  }
+
+  /** Cancels the running prompt: the language client sends `$/cancelRequest`. */
+  stop(): void {
+    if (this.promptCts) {
+      this.promptCts.cancel();
+    } else if (this.state.busy) {
+      // A turn started by a code action is not our request: just stop showing it as busy.
+      this.dispatch({ type: "busy", busy: false });
+    }
+  }
+
+  private onEvent(params: P.EventParams): void {
+    if (!params || typeof params !== "object" || !params.event || typeof params.event.type !== "string") return;
+    fact(`event ${params.event.type}`);
+    this.dispatch({ type: "event", sessionId: params.sessionId, event: params.event });
+  }
+
+  // sessions -----------------------------------------------------------------------------------
+  async newSession(): Promise<void> {
+    if (this.promptCts) this.promptCts.cancel();
+    const r = await this.agent.request<P.NewSessionResult>(P.SESSIONS_NEW, {} satisfies P.NewSessionParams);
+    this.dispatch({ type: "reset", sessionId: r.sessionId });
+    await this.listSessions();
+  }
+
+  async listSessions(): Promise<P.SessionInfo[]> {
+    if (!this.agent.running) return this.state.sessions;
+    try {
+      const r = await this.agent.request<P.SessionsListResult>(P.SESSIONS_LIST, {});
+      this.dispatch({ type: "sessions", sessions: r.sessions });
+      return r.sessions;
+    } catch (e) {
+      this.agent.output.warn(`listing sessions: ${errorText(e)}`);
+      return this.state.sessions;
+    }
+  }
+
+  async resume(sessionId: string): Promise<void> {
+    if (this.promptCts) this.promptCts.cancel();
+    const r = await this.agent.request<P.SessionsResumeResult>(P.SESSIONS_RESUME, { sessionId } satisfies P.SessionParams);
+    this.dispatch({ type: "history", sessionId: r.sessionId, messages: r.messages });
+  }
+
+  // approvals, trust, elicitation ----------------------------------------------------------------
+  private onApprove(params: P.ApproveParams, token: vscode.CancellationToken): Promise<P.ApproveResult> {
+    const requestId = params.callId || `approval-${++this.counter}`;
+    return new Promise((resolve) => {
+      this.approvals.set(requestId, { resolve });
+      this.dispatch({ type: "approvalRequest", params: { ...params, callId: requestId } });
+      this.showChat();
+      token.onCancellationRequested(() => this.answerApproval(requestId, "deny", false));
+    });
+  }
+
+  answerApproval(requestId: string, answer: P.ApprovalAnswer, log = true): void {
+    const pending = this.approvals.get(requestId);
+    if (!pending) return;
+    this.approvals.delete(requestId);
+    if (log) fact(`approval ${answer}`);
+    this.dispatch({ type: "approvalAnswered", requestId, answer });
+    pending.resolve({ answer });
+  }
+
+  private onTrust(params: P.TrustServerParams, token: vscode.CancellationToken): Promise<P.TrustServerResult> {
+    const id = `trust-${++this.counter}`;
+    return new Promise((resolve) => {
+      this.trusts.set(id, { resolve });
+      this.dispatch({ type: "trustRequest", id, params });
+      this.showChat();
+      token.onCancellationRequested(() => this.answerTrust(id, null));
+    });
+  }
+
+  answerTrust(id: string, trusted: boolean | null): void {
+    const pending = this.trusts.get(id);
+    if (!pending) return;
+    this.trusts.delete(id);
+    fact(`trust ${trusted === null ? "dismissed" : trusted ? "trust" : "deny"}`);
+    this.dispatch({ type: "trustAnswered", id, answer: trusted === null ? "dismissed" : trusted ? "trust" : "deny" });
+    pending.resolve({ trusted });
+  }
+
+  private onElicit(params: P.ElicitParams, token: vscode.CancellationToken): Promise<P.ElicitResult> {
+    const id = `elicit-${++this.counter}`;
+    return new Promise((resolve) => {
+      this.elicits.set(id, { resolve });
+      this.dispatch({ type: "elicitRequest", id, params });
+      this.showChat();
+      token.onCancellationRequested(() => this.answerElicit(id, "cancel"));
+    });
+  }
+
+  answerElicit(id: string, action: P.ElicitResult["action"], content?: Record<string, unknown>): void {
+    const pending = this.elicits.get(id);
+    if (!pending) return;
+    this.elicits.delete(id);
+    fact(`elicit ${action}`);
+    const result: P.ElicitResult = action === "accept" ? { action, content: content ?? {} } : { action };
+    this.dispatch({ type: "elicitAnswered", id, answer: action, content: result.content ?? null });
+    pending.resolve(result);
+  }
+
+  /** The server went away: answer everything it was waiting for (nobody will read it). */
+  private failPending(): void {
+    for (const id of [...this.approvals.keys()]) this.answerApproval(id, "deny", false);
+    for (const id of [...this.trusts.keys()]) this.answerTrust(id, null);
+    for (const id of [...this.elicits.keys()]) this.answerElicit(id, "cancel");
+    if (this.state.busy && !this.promptCts) this.dispatch({ type: "busy", busy: false });
+  }
+
+  // attachments -------------------------------------------------------------------------------------
+  private editor(): vscode.TextEditor | undefined {
+    const active = vscode.window.activeTextEditor;
+    if (active) return active;
+    if (this.lastEditor && vscode.window.visibleTextEditors.includes(this.lastEditor)) return this.lastEditor;
+    return vscode.window.visibleTextEditors[0] ?? this.lastEditor;
+  }
+
+  private publishAttachments(): void {
+    const chips: AttachmentChip[] = this.attachments.map((a) => ({ kind: a.kind, label: attachmentLabel(a) }));
+    this.dispatch({ type: "attachments", attachments: chips });
+  }
+
+  addAttachment(a: P.Attachment): void {
+    this.attachments.push(a);
+    this.publishAttachments();
+  }
+
+  async attachContext(kind: "selection" | "file" | "resource"): Promise<void> {
+    if (kind === "selection") {
+      const ed = this.editor();
+      if (!ed || ed.selection.isEmpty) {
+        void vscode.window.showInformationMessage("Select some text in an editor first.");
+        return;
+      }
+      this.addAttachment(selectionAttachment(ed));
+    } else if (kind === "file") {
+      const ed = this.editor();
+      let uri = ed?.document.uri;
+      let languageId = ed?.document.languageId;
+      let text: string | null = ed ? ed.document.getText() : null;
+      if (!uri || uri.scheme !== "file") {
+        const picked = await vscode.window.showOpenDialog({ canSelectMany: false, openLabel: "Attach" });
+        if (!picked || picked.length === 0) return;
+        uri = picked[0];
+        const doc = await vscode.workspace.openTextDocument(uri);
+        languageId = doc.languageId;
+        text = doc.getText();
+      }
+      this.addAttachment({ kind: "file", uri: uri.toString(), text, languageId: languageId ?? null });
+    } else {
+      const r = await this.agent.request<P.ResourcesListResult>(P.MCP_RESOURCES_LIST, {});
+      if (r.resources.length === 0) {
+        void vscode.window.showInformationMessage("No MCP server offers resources.");
+        return;
+      }
+      const pick = await vscode.window.showQuickPick(
+        r.resources.map((res) => ({
+          label: res.name || res.uri,
+          description: res.server,
+          detail: res.description || res.uri,
+          res,
+        })),
+        { placeHolder: "Attach an MCP resource" },
+      );
+      if (!pick) return;
+      this.addAttachment({ kind: "resource", uri: pick.res.uri, server: pick.res.server, text: null });
+    }
+  }
+
+  private async insertAtCursor(text: string): Promise<void> {
+    const ed = this.editor();
+    if (!ed) {
+      void vscode.window.showInformationMessage("Open a file to insert the code into.");
+      return;
+    }
+    await vscode.window.showTextDocument(ed.document, { viewColumn: ed.viewColumn, preserveFocus: false });
+    await ed.edit((b) => {
+      for (const sel of ed.selections) b.replace(sel, text);
+    });
+  }
+
+  // prompts (slash commands) -------------------------------------------------------------------------
+  async refreshPrompts(): Promise<void> {
+    if (!this.agent.running) return;
+    try {
+      const r = await this.agent.request<P.PromptsListResult>(P.MCP_PROMPTS_LIST, {});
+      this.dispatch({ type: "prompts", prompts: r.prompts });
+    } catch (e) {
+      this.agent.output.warn(`listing MCP prompts: ${errorText(e)}`);
+    }
+  }
+
+  // code actions ------------------------------------------------------------------------------------
+  /** Shows what a server code action did (its command's result) in the chat. */
+  showCodeActionOutcome(title: string, command: string, result: unknown): void {
+    if (command === P.CMD_RUN_TOOL_ACTION && result && typeof result === "object") {
+      const r = result as P.ToolResultPayload;
+      this.dispatch({ type: "toolResult", title: r.title || title, server: null, result: r });
+    } else if (command === P.CMD_ASK && result && typeof result === "object") {
+      // The turn streams as agent/event notifications of this session.
+      const r = result as P.AskCommandResult;
+      if (r.sessionId && r.sessionId !== this.state.sessionId && !this.state.busy) {
+        this.dispatch({ type: "reset", sessionId: r.sessionId });
+      }
+    } else if (command === P.CMD_RUN_MCP_PROMPT && result && typeof result === "object") {
+      const r = result as P.RunMcpPromptResult;
+      const text = (r.messages ?? []).map((m) => m.text).join("\n\n");
+      if (text.trim()) void this.runPrompt(`${title}`, text, [], []);
+    } else if (result !== undefined && result !== null) {
+      this.dispatch({ type: "notice", text: `${title}: ${JSON.stringify(result)}` });
+    }
+  }
+
+  noteCodeAction(title: string): void {
+    this.dispatch({ type: "notice", text: `Code action: ${title}` });
+    this.showChat();
+  }
+
+  notice(text: string, role: "notice" | "error" = "notice"): void {
+    this.dispatch({ type: "notice", text, role });
+  }
+
+  dispose(): void {
+    this.promptCts?.cancel();
+    this.failPending();
+    for (const d of this.disposables.splice(0)) d.dispose();
+  }
+}
+
+export function selectionAttachment(ed: vscode.TextEditor): P.Attachment {
+  const sel = ed.selection;
+  return {
+    kind: "selection",
+    uri: ed.document.uri.toString(),
+    text: ed.document.getText(sel),
+    range: {
+      start: { line: sel.start.line, character: sel.start.character },
+      end: { line: sel.end.line, character: sel.end.character },
+    },
+    languageId: ed.document.languageId,
+  };
+}
+
+export function attachmentLabel(a: P.Attachment): string {
+  const base = a.uri ? decodeURIComponent(a.uri.replace(/^.*[\\/]/, "")) : a.kind;
+  if (a.kind === "selection" && a.range) return `${base}:${a.range.start.line + 1}-${a.range.end.line + 1}`;
+  if (a.kind === "resource") return `${a.server ?? "mcp"}: ${a.uri ?? ""}`;
+  return base;
+}

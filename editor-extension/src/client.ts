@@ -1,0 +1,222 @@
+/**
+ * Owns the LanguageClient: resolves the server command from the settings, creates, starts,
+ * restarts (on any `agentLs.server.*` change) and stops it, logs every state change to the
+ * output channel, and re-binds the features' handlers to each new client.
+ */
+import * as vscode from "vscode";
+import {
+  LanguageClient,
+  State,
+  type LanguageClientOptions,
+  type Middleware,
+  type ServerOptions,
+} from "vscode-languageclient/node";
+import { fact } from "./factLog";
+import { readServerSettings, resolveServerCommand, type ResolvedCommand } from "./serverCommand";
+
+export type ClientState = "starting" | "running" | "stopped" | "failed";
+
+/** Called for each new client before it starts; returns what to dispose when it goes away. */
+export type ClientBinder = (client: LanguageClient) => vscode.Disposable[];
+
+export class AgentClient implements vscode.Disposable {
+  readonly output: vscode.LogOutputChannel;
+  private client: LanguageClient | null = null;
+  private bindings: vscode.Disposable[] = [];
+  private readonly binders: ClientBinder[] = [];
+  private readonly middleware: Middleware[] = [];
+  private readonly stateEmitter = new vscode.EventEmitter<{ state: ClientState; error?: string }>();
+  readonly onDidChangeState = this.stateEmitter.event;
+  private current: ClientState = "stopped";
+  private lastError: string | null = null;
+  private generation = 0;
+  private readonly disposables: vscode.Disposable[] = [];
+  private traceChannel: vscode.LogOutputChannel | null = null;
+
+  constructor() {
+    this.output = vscode.window.createOutputChannel("Agent (agent-ls)", { log: true });
+    this.disposables.push(
+      this.output,
+      this.stateEmitter,
+      vscode.workspace.onDidChangeConfiguration((e) => {
+        if (e.affectsConfiguration("agentLs.server")) {
+          this.output.info("agentLs.server settings changed: restarting the language server");
+          void this.restart();
+        }
+      }),
+    );
+  }
+
+  get state(): ClientState {
+    return this.current;
+  }
+
+  get error(): string | null {
+    return this.lastError;
+  }
+
+  /** The running client, or null. */
+  get running(): LanguageClient | null {
+    return this.client && this.current === "running" ? this.client : null;
+  }
+
+  addBinder(binder: ClientBinder): void {
+    this.binders.push(binder);
+  }
+
+  addMiddleware(m: Middleware): void {
+    this.middleware.push(m);
+  }
+
+  /** A request to the server; rejects with a clear error when the server is not running. */
+  async request<R>(method: string, params?: unknown, token?: vscode.CancellationToken): Promise<R> {
+    const client = this.running;
+    if (!client) {
+      throw new Error(
+        this.lastError ? `the agent-ls server is not running: ${this.lastError}` : "the agent-ls server is not running",
+      );
+    }
+    return token ? client.sendRequest<R>(method, params, token) : client.sendRequest<R>(method, params);
+  }
+
+  private setState(state: ClientState, error?: string): void {
+    this.current = state;
+    if (state === "failed") this.lastError = error ?? "failed";
+    else if (state === "running") this.lastError = null;
+    this.stateEmitter.fire(error === undefined ? { state } : { state, error });
+  }
+
+  async start(): Promise<void> {
+    const gen = ++this.generation;
+    const config = vscode.workspace.getConfiguration("agentLs.server");
+    const settings = readServerSettings((k) => config.get(k));
+    const env: NodeJS.ProcessEnv = { ...process.env, ...settings.env };
+    const resolved = resolveServerCommand(settings, env.PATH);
+    if (!resolved.ok) {
+      const msg = `cannot start the agent-ls language server: ${resolved.error}`;
+      this.output.error(msg);
+      fact(`error ${msg}`);
+      this.setState("failed", msg);
+      void vscode.window.showErrorMessage(msg, "Open Settings", "Show Log").then((pick) => {
+        if (pick === "Open Settings") void vscode.commands.executeCommand("workbench.action.openSettings", "agentLs.server");
+        if (pick === "Show Log") this.output.show();
+      });
+      return;
+    }
+    const client = this.create(resolved.value, env);
+    this.client = client;
+    this.bindings = this.binders.flatMap((b) => b(client));
+    this.bindings.push(
+      client.onDidChangeState((e) => {
+        if (gen !== this.generation) return;
+        const name = (s: State) => (s === State.Running ? "running" : s === State.Starting ? "starting" : "stopped");
+        this.output.info(`language client: ${name(e.oldState)} -> ${name(e.newState)}`);
+        if (e.newState === State.Running) {
+          fact("client-running");
+          this.setState("running");
+        } else if (e.newState === State.Starting) {
+          this.setState("starting");
+        } else if (this.current !== "failed") {
+          this.setState("stopped");
+        }
+      }),
+    );
+    this.setState("starting");
+    const shown = [resolved.value.command, ...resolved.value.args].join(" ");
+    this.output.info(`starting the language server (${resolved.value.source}): ${shown}`);
+    try {
+      await client.start();
+    } catch (e) {
+      if (gen !== this.generation) return;
+      const msg = `the agent-ls language server did not start (${shown}): ${errorText(e)}`;
+      this.output.error(msg);
+      fact(`error ${msg}`);
+      this.setState("failed", msg);
+      void vscode.window.showErrorMessage(msg, "Show Log").then((pick) => {
+        if (pick === "Show Log") this.output.show();
+      });
+    }
+  }
+
+  private create(cmd: ResolvedCommand, env: NodeJS.ProcessEnv): LanguageClient {
+    const folder = vscode.workspace.workspaceFolders?.[0]?.uri.fsPath;
+    const serverOptions: ServerOptions = {
+      command: cmd.command,
+      args: cmd.args,
+      options: folder ? { env, cwd: folder } : { env },
+    };
+    if (!this.traceChannel) {
+      this.traceChannel = vscode.window.createOutputChannel("Agent (agent-ls) LSP Trace", { log: true });
+      this.disposables.push(this.traceChannel);
+    }
+    const clientOptions: LanguageClientOptions = {
+      documentSelector: [{ scheme: "file" }, { scheme: "untitled" }],
+      outputChannel: this.output,
+      traceOutputChannel: this.traceChannel,
+      middleware: mergeMiddleware(this.middleware),
+      initializationFailedHandler: (error) => {
+        this.output.error(`initialize failed: ${errorText(error)}`);
+        fact(`error initialize failed: ${errorText(error)}`);
+        return false;
+      },
+    };
+    // id `agentLs` makes the client honour the `agentLs.trace.server` setting.
+    return new LanguageClient("agentLs", "agent-ls", serverOptions, clientOptions);
+  }
+
+  async stop(): Promise<void> {
+    this.generation++;
+    const client = this.client;
+    this.client = null;
+    for (const d of this.bindings.splice(0)) d.dispose();
+    if (client) {
+      try {
+        if (client.state !== State.Stopped) await client.stop(3000);
+      } catch (e) {
+        this.output.warn(`stopping the language server: ${errorText(e)}`);
+      }
+      try {
+        await client.dispose(1000);
+      } catch {
+        // already stopped
+      }
+    }
+    if (this.current !== "failed") this.setState("stopped");
+  }
+
+  async restart(): Promise<void> {
+    await this.stop();
+    this.lastError = null;
+    await this.start();
+  }
+
+  showOutput(): void {
+    this.output.show(true);
+  }
+
+  dispose(): void {
+    void this.stop();
+    for (const d of this.disposables.splice(0)) d.dispose();
+  }
+}
+
+function mergeMiddleware(parts: Middleware[]): Middleware {
+  const out: Middleware = {};
+  for (const p of parts) Object.assign(out, p);
+  return out;
+}
+
+export function errorText(e: unknown): string {
+  if (e instanceof Error) return e.message;
+  if (e && typeof e === "object" && "message" in e && typeof (e as { message: unknown }).message === "string") {
+    return (e as { message: string }).message;
+  }
+  return String(e);
+}
+
+export function errorCode(e: unknown): number | undefined {
+  if (e && typeof e === "object" && "code" in e && typeof (e as { code: unknown }).code === "number") {
+    return (e as { code: number }).code;
+  }
+  return undefined;
+}

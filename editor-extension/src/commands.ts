@@ -1,0 +1,203 @@
+/** The contributed commands (ids in CONTRACT.md) and the code-action bridge. */
+import * as vscode from "vscode";
+import type { Middleware } from "vscode-languageclient/node";
+import { selectionAttachment, type ChatController } from "./chat/controller";
+import type { ChatViews } from "./chat/views";
+import { errorText, type AgentClient } from "./client";
+import { fact } from "./factLog";
+import * as P from "./protocol";
+import { pickServer, serverAction, serverDescription, type ServersModel } from "./servers";
+import { openSettingsFile, serverEnv, userSettingsPath, workspaceSettingsPath } from "./settingsFiles";
+
+export const RUN_CODE_ACTION = "agentLs.runCodeAction";
+
+interface CodeActionCall {
+  title: string;
+  command: string;
+  arguments?: unknown[];
+}
+
+/**
+ * Server code actions carry workspace/executeCommand commands. They are rewritten to run
+ * through `agentLs.runCodeAction`, which logs the fact, runs the server command and shows
+ * the outcome in the chat.
+ */
+export function codeActionMiddleware(): Middleware {
+  return {
+    provideCodeActions: async (document, range, context, token, next) => {
+      const actions = await next(document, range, context, token);
+      if (!actions) return actions;
+      return actions.map((a) => {
+        if (a instanceof vscode.CodeAction) {
+          if (a.command && a.command.command !== RUN_CODE_ACTION) a.command = wrap(a.title, a.command);
+          return a;
+        }
+        return a.command !== RUN_CODE_ACTION ? wrap(a.title, a) : a;
+      });
+    },
+  };
+}
+
+function wrap(title: string, cmd: vscode.Command): vscode.Command {
+  const call: CodeActionCall = { title, command: cmd.command, arguments: cmd.arguments ?? [] };
+  return { title: cmd.title || title, command: RUN_CODE_ACTION, arguments: [call] };
+}
+
+export function registerCommands(
+  agent: AgentClient,
+  chat: ChatController,
+  views: ChatViews,
+  servers: ServersModel,
+): vscode.Disposable[] {
+  const log = vscode.window.createOutputChannel("Agent: MCP Servers");
+  const reg = (id: string, fn: (...args: unknown[]) => unknown) =>
+    vscode.commands.registerCommand(id, async (...args: unknown[]) => {
+      try {
+        await fn(...args);
+      } catch (e) {
+        const msg = `${id}: ${errorText(e)}`;
+        agent.output.error(msg);
+        fact(`error ${msg}`);
+        void vscode.window.showErrorMessage(msg);
+      }
+    });
+
+  const showServerLog = async (arg: unknown) => {
+    const name = await pickServer(servers, arg, "Show the log of which MCP server?");
+    if (!name) return;
+    const s = servers.get(name);
+    log.clear();
+    if (!s) {
+      log.appendLine(`No MCP server named ${name}.`);
+    } else {
+      log.appendLine(`${s.name}: ${serverDescription(s)}`);
+      if (s.transport) log.appendLine(`transport: ${s.transport}${s.scope ? `, ${s.scope} scope` : ""}`);
+      if (s.source) log.appendLine(`defined in: ${s.source}`);
+      if (s.pid) log.appendLine(`pid: ${s.pid}`);
+      if (s.protocolVersion) log.appendLine(`protocol: ${s.protocolVersion}`);
+      if (s.restarts) log.appendLine(`restarts: ${s.restarts}`);
+      if (s.auth) log.appendLine(`auth: ${s.auth.state}${s.auth.reason ? ` (${s.auth.reason})` : ""}`);
+      if (s.error) log.appendLine(`last error: ${s.error}`);
+      const tail = s.stderrTail ?? [];
+      log.appendLine("");
+      log.appendLine(tail.length ? `--- stderr (last ${tail.length} lines) ---` : "(no stderr output)");
+      for (const line of tail) log.appendLine(line);
+    }
+    log.show(true);
+  };
+
+  return [
+    log,
+    reg("agentLs.openChat", () => views.openView(false)),
+    reg("agentLs.openChatPanel", () => views.openPanel()),
+    reg("agentLs.askSelection", () => {
+      const ed = vscode.window.activeTextEditor;
+      if (!ed || ed.selection.isEmpty) {
+        void vscode.window.showInformationMessage("Select some code first.");
+        return;
+      }
+      chat.addAttachment(selectionAttachment(ed));
+      chat.setInput("");
+    }),
+    reg("agentLs.restartServers", () =>
+      serverAction(agent, servers, P.MCP_RESTART, {} satisfies P.ServerParams, "Restarting MCP servers"),
+    ),
+    reg("agentLs.showStatus", async () => {
+      if (agent.state !== "running") {
+        agent.showOutput();
+        return;
+      }
+      await servers.refresh();
+      const items: (vscode.QuickPickItem & { server?: string })[] = servers.list.map((s) => ({
+        label: s.name,
+        description: serverDescription(s),
+        detail: s.error ?? undefined,
+        server: s.name,
+      }));
+      for (const d of servers.configDiagnostics) items.push({ label: "$(warning) settings", detail: d });
+      items.push({ label: "$(output) Show the agent-ls log" });
+      const pick = await vscode.window.showQuickPick(items, { placeHolder: "MCP servers (pick one for its log)" });
+      if (!pick) return;
+      if (pick.server) await showServerLog(pick.server);
+      else if (pick.label.includes("agent-ls log")) agent.showOutput();
+    }),
+    reg("agentLs.openUserSettings", () => openSettingsFile(userSettingsPath(serverEnv()))),
+    reg("agentLs.openWorkspaceSettings", async () => {
+      const folders = vscode.workspace.workspaceFolders ?? [];
+      if (folders.length === 0) {
+        void vscode.window.showInformationMessage("Open a folder first: workspace settings live in <folder>/.agent-ls/settings.json.");
+        return;
+      }
+      const folder = folders.length === 1 ? folders[0] : await vscode.window.showWorkspaceFolderPick();
+      if (folder) await openSettingsFile(workspaceSettingsPath(folder.uri.fsPath));
+    }),
+    reg("agentLs.newSession", async () => {
+      await views.openView(false);
+      await chat.newSession();
+    }),
+    reg("agentLs.resumeSession", async () => {
+      const sessions = await chat.listSessions();
+      if (sessions.length === 0) {
+        void vscode.window.showInformationMessage("No saved sessions yet.");
+        return;
+      }
+      const pick = await vscode.window.showQuickPick(
+        [...sessions]
+          .sort((a, b) => b.updated - a.updated)
+          .map((s) => ({
+            label: s.title || `Session ${s.id.slice(0, 8)}`,
+            description: `${s.messageCount} messages`,
+            detail: new Date(s.updated * 1000).toLocaleString(),
+            id: s.id,
+          })),
+        { placeHolder: "Resume which session?" },
+      );
+      if (!pick) return;
+      await views.openView(false);
+      await chat.resume(pick.id);
+    }),
+    reg("agentLs.restartServer", async (arg) => {
+      const name = await pickServer(servers, arg, "Restart which MCP server?");
+      if (name) await serverAction(agent, servers, P.MCP_RESTART, { server: name } satisfies P.ServerParams, `Restarting ${name}`);
+    }),
+    reg("agentLs.showServerLog", showServerLog),
+    reg("agentLs.enableServer", async (arg) => {
+      const name = await pickServer(servers, arg, "Enable which MCP server?");
+      if (name) await serverAction(agent, servers, P.MCP_SET_ENABLED, { server: name, enabled: true } satisfies P.SetEnabledParams, `Enabling ${name}`);
+    }),
+    reg("agentLs.disableServer", async (arg) => {
+      const name = await pickServer(servers, arg, "Disable which MCP server?");
+      if (name) await serverAction(agent, servers, P.MCP_SET_ENABLED, { server: name, enabled: false } satisfies P.SetEnabledParams, `Disabling ${name}`);
+    }),
+    reg("agentLs.trustServer", async (arg) => {
+      const name = await pickServer(servers, arg, "Trust which MCP server?");
+      if (name) await serverAction(agent, servers, P.MCP_TRUST, { server: name, trusted: true } satisfies P.TrustParams, `Trusting ${name}`);
+    }),
+    reg("agentLs.signIn", async (arg) => {
+      const name = await pickServer(servers, arg, "Sign in to which MCP server?");
+      if (name) await serverAction(agent, servers, P.MCP_SIGN_IN, { server: name }, `Signing in to ${name}`);
+    }),
+    reg("agentLs.signOut", async (arg) => {
+      const name = await pickServer(servers, arg, "Sign out of which MCP server?");
+      if (name) await serverAction(agent, servers, P.MCP_SIGN_OUT, { server: name }, `Signing out of ${name}`);
+    }),
+    reg(RUN_CODE_ACTION, async (arg) => {
+      const call = arg as Partial<CodeActionCall> | undefined;
+      if (!call || typeof call.command !== "string") return;
+      const title = call.title ?? call.command;
+      fact(`code-action ${title}`);
+      chat.noteCodeAction(title);
+      try {
+        const result = await agent.request<unknown>("workspace/executeCommand", {
+          command: call.command,
+          arguments: call.arguments ?? [],
+        });
+        chat.showCodeActionOutcome(title, call.command, result);
+      } catch (e) {
+        const msg = `${title} failed: ${errorText(e)}`;
+        fact(`error ${msg}`);
+        chat.notice(msg, "error");
+      }
+    }),
+  ];
+}

@@ -1,0 +1,37 @@
+/** Activation: wires the language client, the chat, the servers view, the status bar and commands. */
+import * as vscode from "vscode";
+import { ChatController } from "./chat/controller";
+import { ChatViews } from "./chat/views";
+import { AgentClient } from "./client";
+import { codeActionMiddleware, registerCommands } from "./commands";
+import { fact } from "./factLog";
+import { ServersModel, ServersTree } from "./servers";
+import { createStatusBar } from "./statusBar";
+
+let agent: AgentClient | undefined;
+
+export async function activate(context: vscode.ExtensionContext): Promise<void> {
+  agent = new AgentClient();
+  agent.addMiddleware(codeActionMiddleware());
+  const chat = new ChatController(agent);
+  const views = new ChatViews(context.extensionUri, chat);
+  const servers = new ServersModel(agent);
+  const tree = vscode.window.createTreeView("agentLs.servers", { treeDataProvider: new ServersTree(servers), showCollapseAll: true });
+  context.subscriptions.push(
+    agent,
+    chat,
+    views,
+    servers,
+    tree,
+    createStatusBar(agent, servers, chat),
+    ...registerCommands(agent, chat, views, servers),
+  );
+  fact("activated");
+  agent.output.info(`agent-ls extension ${String(context.extension.packageJSON.version)} activated`);
+  await agent.start();
+}
+
+export async function deactivate(): Promise<void> {
+  await agent?.stop();
+  agent = undefined;
+}

@@ -1,0 +1,28 @@
+/**
+ * The fact log for tests: when env AGENT_LS_EXTENSION_LOG names a file, one line per fact is
+ * appended (`activated`, `client-running`, `status <n> servers`, `event <type>`,
+ * `approval <answer>`, `code-action <title>`, `error <message>`). Never throws.
+ */
+import * as fs from "fs";
+
+let target: string | null | undefined;
+
+function file(): string | null {
+  if (target === undefined) target = process.env.AGENT_LS_EXTENSION_LOG || null;
+  return target;
+}
+
+/** For tests: log to this file (null: off). */
+export function setFactLogFile(path: string | null): void {
+  target = path;
+}
+
+export function fact(line: string): void {
+  const f = file();
+  if (!f) return;
+  try {
+    fs.appendFileSync(f, line.replace(/[\r\n]+/g, " ") + "\n");
+  } catch {
+    // a broken fact log must never break the extension
+  }
+}

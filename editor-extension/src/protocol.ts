@@ -1,0 +1,382 @@
+/**
+ * The custom LSP protocol of agent-ls: method names and payload types.
+ *
+ * Mirrors agent_ls/server/protocol.py (the source of truth; documented in docs/protocol.md).
+ * Every field is camelCase on the wire. Keep the two files in step.
+ */
+
+// client -> server requests ---------------------------------------------------------------
+export const PROMPT = "agent/prompt";
+export const SESSIONS_LIST = "agent/sessions/list";
+export const SESSIONS_NEW = "agent/sessions/new";
+export const SESSIONS_RESUME = "agent/sessions/resume";
+export const SESSIONS_DELETE = "agent/sessions/delete";
+export const MCP_STATUS = "mcp/status";
+export const MCP_RESTART = "mcp/restart";
+export const MCP_SET_ENABLED = "mcp/setEnabled";
+export const MCP_TRUST = "mcp/trust";
+export const MCP_RESOURCES_LIST = "mcp/resources/list";
+export const MCP_RESOURCES_READ = "mcp/resources/read";
+export const MCP_PROMPTS_LIST = "mcp/prompts/list";
+export const MCP_PROMPTS_GET = "mcp/prompts/get";
+export const MCP_CALL_TOOL = "mcp/callTool";
+/** OAuth (issue 7); a server without it answers "method not found". */
+export const MCP_SIGN_IN = "mcp/signIn";
+export const MCP_SIGN_OUT = "mcp/signOut";
+
+// server -> client notifications ------------------------------------------------------------
+export const EVENT = "agent/event";
+export const MCP_STATUS_CHANGED = "mcp/statusChanged";
+
+// server -> client requests -----------------------------------------------------------------
+export const APPROVE = "agent/approve";
+export const TRUST_SERVER = "mcp/trustServer";
+export const ELICIT = "mcp/elicit";
+
+// workspace/executeCommand commands (carried by the server's code actions) -------------------
+export const CMD_ASK = "agent-ls.ask";
+export const CMD_RUN_TOOL_ACTION = "agent-ls.runToolAction";
+export const CMD_RUN_MCP_PROMPT = "agent-ls.runMcpPrompt";
+
+/** JSON-RPC "method not found". */
+export const METHOD_NOT_FOUND = -32601;
+/** JSON-RPC "request cancelled" (LSP). */
+export const REQUEST_CANCELLED = -32800;
+
+// payloads ------------------------------------------------------------------------------------
+
+export interface LspPosition {
+  line: number;
+  character: number;
+}
+
+export interface LspRange {
+  start: LspPosition;
+  end: LspPosition;
+}
+
+/** Context attached to a prompt. */
+export interface Attachment {
+  /** `selection`, `file` or `resource`. */
+  kind: "selection" | "file" | "resource";
+  /** File URI (selection, file) or resource URI. */
+  uri?: string | null;
+  /** The text (selection), or null to let the server read it (file, resource). */
+  text?: string | null;
+  /** For `resource`: the MCP server that has it. */
+  server?: string | null;
+  /** For `selection`: the LSP range. */
+  range?: LspRange | null;
+  languageId?: string | null;
+}
+
+export interface PromptParams {
+  text: string;
+  /** Continue this session; a new one is created when absent. */
+  sessionId?: string | null;
+  attachments?: Attachment[];
+  /** Override the configured model for this prompt. */
+  model?: string | null;
+}
+
+export interface Usage {
+  inputTokens?: number;
+  outputTokens?: number;
+  cacheReadTokens?: number;
+  cacheWriteTokens?: number;
+}
+
+export interface PromptResult {
+  sessionId: string;
+  /** `end`, `max_steps`, `cancelled`, `error` (see `error`). */
+  stopReason: string;
+  text: string;
+  usage: Usage;
+  error?: { kind: string; message: string } | null;
+}
+
+export interface TurnStartedEvent {
+  type: "turn_started";
+  sessionId?: string;
+  turn: number;
+}
+export interface TextEvent {
+  type: "text";
+  text: string;
+}
+export interface ToolCallStartedEvent {
+  type: "tool_call_started";
+  callId: string;
+  /** Model-facing tool name. */
+  name: string;
+  arguments: Record<string, unknown>;
+  server?: string | null;
+  displayName?: string | null;
+}
+export interface ApprovalRequestedEvent {
+  type: "approval_requested";
+  callId: string;
+  name: string;
+  arguments: Record<string, unknown>;
+  reason: string;
+}
+export interface ToolCallFinishedEvent {
+  type: "tool_call_finished";
+  callId: string;
+  name: string;
+  isError: boolean;
+  content: string;
+  durationMs: number;
+  denied?: boolean;
+  attachments?: Record<string, unknown>[];
+}
+export interface UsageEvent extends Usage {
+  type: "usage";
+}
+export interface ErrorEvent {
+  type: "error";
+  kind: string;
+  message: string;
+}
+export interface TurnFinishedEvent {
+  type: "turn_finished";
+  stopReason: string;
+  usage?: unknown;
+  steps?: number;
+  text?: string;
+}
+
+export type AgentEvent =
+  | TurnStartedEvent
+  | TextEvent
+  | ToolCallStartedEvent
+  | ApprovalRequestedEvent
+  | ToolCallFinishedEvent
+  | UsageEvent
+  | ErrorEvent
+  | TurnFinishedEvent;
+
+/** `agent/event`: one streamed event of a running prompt. */
+export interface EventParams {
+  sessionId: string;
+  event: AgentEvent;
+}
+
+export interface SessionParams {
+  sessionId: string;
+}
+
+export interface NewSessionParams {
+  title?: string | null;
+}
+
+export interface NewSessionResult {
+  sessionId: string;
+}
+
+export interface SessionInfo {
+  id: string;
+  title: string | null;
+  /** Seconds since the epoch. */
+  created: number;
+  updated: number;
+  model: string | null;
+  messageCount: number;
+}
+
+export interface SessionsListResult {
+  sessions: SessionInfo[];
+}
+
+/** A stored message (the LLM's message format). */
+export interface StoredMessage {
+  role: string;
+  content?: unknown;
+  tool_calls?: { id?: string; function?: { name?: string; arguments?: string } }[];
+  tool_call_id?: string;
+  name?: string;
+}
+
+export interface SessionsResumeResult {
+  sessionId: string;
+  messages: StoredMessage[];
+}
+
+export interface ServerParams {
+  /** A server name; all servers when absent (restart). */
+  server?: string | null;
+}
+
+export interface SetEnabledParams {
+  server: string;
+  enabled: boolean;
+}
+
+export interface TrustParams {
+  server: string;
+  trusted: boolean;
+}
+
+export interface ReadResourceParams {
+  server: string;
+  uri: string;
+}
+
+export interface GetPromptParams {
+  server: string;
+  name: string;
+  arguments?: Record<string, string>;
+}
+
+export interface CallToolParams {
+  server: string;
+  /** The tool's name on its server (or its model-facing name). */
+  tool: string;
+  arguments?: Record<string, unknown>;
+}
+
+export interface ToolResultPayload {
+  isError: boolean;
+  content: string;
+  structured?: unknown;
+  truncatedChars?: number;
+  attachments?: Record<string, unknown>[];
+  denied: boolean;
+  /** Set by agent-ls.runToolAction. */
+  title?: string;
+  applied?: boolean;
+}
+
+export interface StatusTool {
+  name: string;
+  original: string;
+  capability: string;
+  description?: string | null;
+}
+
+export interface AuthStatus {
+  state: "needs-sign-in" | "signed-in" | "failed" | "signing-in";
+  /** Epoch seconds. */
+  expiresAt?: number;
+  reason?: string;
+}
+
+export interface ServerStatus {
+  name: string;
+  state: string;
+  transport?: string;
+  scope?: string;
+  source?: string | null;
+  toolCount: number;
+  promptCount?: number;
+  resourceCount?: number;
+  error?: string | null;
+  stderrTail?: string[];
+  serverInfo?: unknown;
+  protocolVersion?: string | null;
+  restarts?: number;
+  pid?: number | null;
+  tools?: StatusTool[];
+  /** OAuth (issue 7); absent on servers that predate it. */
+  auth?: AuthStatus | null;
+}
+
+export interface StatusResult {
+  servers: ServerStatus[];
+  diagnostics?: string[];
+}
+
+export interface StatusChangedParams {
+  servers: ServerStatus[];
+}
+
+export interface McpResource {
+  server: string;
+  uri: string;
+  name?: string | null;
+  mimeType?: string | null;
+  description?: string | null;
+}
+
+export interface ResourcesListResult {
+  resources: McpResource[];
+}
+
+export interface McpPromptArgument {
+  name: string;
+  description?: string;
+  required?: boolean;
+}
+
+export interface McpPrompt {
+  server: string;
+  name: string;
+  description?: string | null;
+  arguments: McpPromptArgument[];
+}
+
+export interface PromptsListResult {
+  prompts: McpPrompt[];
+}
+
+export interface PromptMessage {
+  role: string;
+  text: string;
+}
+
+export interface PromptsGetResult {
+  description?: string | null;
+  messages: PromptMessage[];
+}
+
+/** `agent/approve` (server -> client). */
+export interface ApproveParams {
+  callId: string;
+  tool: string;
+  arguments: Record<string, unknown>;
+  reason: string;
+  server?: string | null;
+  displayName?: string | null;
+}
+
+export type ApprovalAnswer = "allow_once" | "allow_session" | "deny";
+
+export interface ApproveResult {
+  answer: ApprovalAnswer;
+}
+
+/** `mcp/trustServer` (server -> client). */
+export interface TrustServerParams {
+  server: string;
+  command: string;
+  args: string[];
+  /** The workspace file that defines the server. */
+  source: string;
+}
+
+export interface TrustServerResult {
+  /** true / false remembers the decision; null asks again later. */
+  trusted: boolean | null;
+}
+
+/** `mcp/elicit` (server -> client). */
+export interface ElicitParams {
+  server: string;
+  message: string;
+  requestedSchema: Record<string, unknown>;
+}
+
+export interface ElicitResult {
+  action: "accept" | "decline" | "cancel";
+  content?: Record<string, unknown> | null;
+}
+
+/** Arguments of agent-ls.ask (as built by the server's code actions). */
+export interface AskCommandResult {
+  sessionId: string;
+  started: boolean;
+}
+
+export interface RunMcpPromptResult {
+  messages: PromptMessage[];
+}

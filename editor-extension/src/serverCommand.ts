@@ -1,0 +1,100 @@
+/**
+ * Which command starts the language server (pure, so it can be unit tested):
+ * 1. `agentLs.server.command` when non-empty;
+ * 2. else `agentLs.server.pythonPath -m agent_ls serve` when pythonPath is set;
+ * 3. else `agent-ls` found on PATH.
+ */
+import * as fs from "fs";
+import * as path from "path";
+
+export interface ServerSettings {
+  command: string[];
+  pythonPath: string;
+  env: Record<string, string>;
+}
+
+export interface ResolvedCommand {
+  command: string;
+  args: string[];
+  /** Which setting decided, for the log. */
+  source: "agentLs.server.command" | "agentLs.server.pythonPath" | "PATH";
+}
+
+export type Resolution = { ok: true; value: ResolvedCommand } | { ok: false; error: string };
+
+export function readServerSettings(get: (key: string) => unknown): ServerSettings {
+  const command = get("command");
+  const pythonPath = get("pythonPath");
+  const env = get("env");
+  const envOut: Record<string, string> = {};
+  if (env && typeof env === "object" && !Array.isArray(env)) {
+    for (const [k, v] of Object.entries(env as Record<string, unknown>)) {
+      if (v !== undefined && v !== null) envOut[k] = String(v);
+    }
+  }
+  return {
+    command: Array.isArray(command) ? command.filter((c): c is string => typeof c === "string") : [],
+    pythonPath: typeof pythonPath === "string" ? pythonPath.trim() : "",
+    env: envOut,
+  };
+}
+
+/** The first executable named `name` on `pathVar`, or null. */
+export function findOnPath(name: string, pathVar: string | undefined, isExecutable = defaultIsExecutable): string | null {
+  if (name.includes("/") || name.includes("\\")) return isExecutable(name) ? name : null;
+  const exts = process.platform === "win32" ? (process.env.PATHEXT || ".EXE;.CMD;.BAT").split(";") : [""];
+  for (const dir of (pathVar || "").split(path.delimiter)) {
+    if (!dir) continue;
+    for (const ext of exts) {
+      const candidate = path.join(dir, name + ext);
+      if (isExecutable(candidate)) return candidate;
+    }
+  }
+  return null;
+}
+
+function defaultIsExecutable(p: string): boolean {
+  try {
+    const st = fs.statSync(p);
+    if (!st.isFile()) return false;
+    if (process.platform === "win32") return true;
+    fs.accessSync(p, fs.constants.X_OK);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+export function resolveServerCommand(
+  settings: ServerSettings,
+  pathVar: string | undefined,
+  isExecutable = defaultIsExecutable,
+): Resolution {
+  const cmd = settings.command.filter((c) => c.length > 0);
+  if (cmd.length > 0) {
+    return { ok: true, value: { command: cmd[0], args: cmd.slice(1), source: "agentLs.server.command" } };
+  }
+  if (settings.pythonPath) {
+    if (!isExecutable(settings.pythonPath) && !findOnPath(settings.pythonPath, pathVar, isExecutable)) {
+      return {
+        ok: false,
+        error: `agentLs.server.pythonPath is ${JSON.stringify(settings.pythonPath)}, which is not an executable file`,
+      };
+    }
+    return {
+      ok: true,
+      value: { command: settings.pythonPath, args: ["-m", "agent_ls", "serve"], source: "agentLs.server.pythonPath" },
+    };
+  }
+  const found = findOnPath("agent-ls", pathVar, isExecutable);
+  if (!found) {
+    return {
+      ok: false,
+      error:
+        "the agent-ls command is not on PATH. Set agentLs.server.pythonPath to the Python that has agent-ls " +
+        "installed (after the README's setup: <repo>/.venv/bin/python), or agentLs.server.command to the full " +
+        "command (e.g. [\"<repo>/.venv/bin/agent-ls\"])",
+    };
+  }
+  return { ok: true, value: { command: found, args: [], source: "PATH" } };
+}

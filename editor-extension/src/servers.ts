@@ -1,0 +1,202 @@
+/**
+ * MCP servers: the status model (mcp/status + mcp/statusChanged), the `agentLs.servers` tree
+ * (one item per server, its tools underneath) and the per-server actions.
+ */
+import * as vscode from "vscode";
+import type { LanguageClient } from "vscode-languageclient/node";
+import { errorCode, errorText, type AgentClient } from "./client";
+import { fact } from "./factLog";
+import * as P from "./protocol";
+
+export class ServersModel implements vscode.Disposable {
+  private servers: P.ServerStatus[] = [];
+  private diagnostics: string[] = [];
+  private readonly emitter = new vscode.EventEmitter<void>();
+  readonly onDidChange = this.emitter.event;
+  private readonly disposables: vscode.Disposable[] = [];
+
+  constructor(private readonly agent: AgentClient) {
+    this.disposables.push(
+      this.emitter,
+      agent.onDidChangeState(({ state }) => {
+        if (state === "running") void this.refresh();
+        else if (state !== "starting") this.update([]);
+      }),
+    );
+    agent.addBinder((client: LanguageClient) => [
+      client.onNotification(P.MCP_STATUS_CHANGED, (p: P.StatusChangedParams) => {
+        if (p && Array.isArray(p.servers)) this.update(p.servers);
+      }),
+    ]);
+  }
+
+  get list(): readonly P.ServerStatus[] {
+    return this.servers;
+  }
+
+  get configDiagnostics(): readonly string[] {
+    return this.diagnostics;
+  }
+
+  get(name: string): P.ServerStatus | undefined {
+    return this.servers.find((s) => s.name === name);
+  }
+
+  update(servers: P.ServerStatus[], diagnostics?: string[]): void {
+    this.servers = [...servers].sort((a, b) => a.name.localeCompare(b.name));
+    if (diagnostics) this.diagnostics = diagnostics;
+    fact(`status ${this.servers.length} servers`);
+    this.emitter.fire();
+  }
+
+  async refresh(): Promise<void> {
+    try {
+      const r = await this.agent.request<P.StatusResult>(P.MCP_STATUS, {});
+      this.update(r.servers, r.diagnostics ?? []);
+    } catch (e) {
+      this.agent.output.warn(`mcp/status: ${errorText(e)}`);
+    }
+  }
+
+  /** Applies a result that carries the new status list ({servers}) or one status entry. */
+  applyResult(r: unknown): void {
+    if (r && typeof r === "object") {
+      const o = r as Partial<P.StatusResult> & Partial<P.ServerStatus>;
+      if (Array.isArray(o.servers)) {
+        this.update(o.servers);
+      } else if (typeof o.name === "string" && typeof o.state === "string") {
+        const entry = o as P.ServerStatus;
+        this.update([...this.servers.filter((s) => s.name !== entry.name), entry]);
+      }
+    }
+  }
+
+  get connected(): number {
+    return this.servers.filter((s) => s.state === "connected" || s.state === "connected-listing-failed").length;
+  }
+
+  dispose(): void {
+    for (const d of this.disposables.splice(0)) d.dispose();
+  }
+}
+
+export type ServerNode = { kind: "server"; status: P.ServerStatus } | { kind: "tool"; server: string; tool: P.StatusTool };
+
+export function serverDescription(s: P.ServerStatus): string {
+  const n = typeof s.toolCount === "number" ? s.toolCount : (s.tools?.length ?? 0);
+  return `${s.state} · ${n} tool${n === 1 ? "" : "s"}`;
+}
+
+export function serverContextValue(s: P.ServerStatus): string {
+  let v = `server.${s.state}`;
+  if (s.state === "awaiting-trust" || s.state === "untrusted") v += ".untrusted";
+  if (s.auth && s.auth.state) v += `.auth-${s.auth.state}`;
+  return v;
+}
+
+export function serverTooltip(s: P.ServerStatus): string {
+  const lines = [`${s.name}: ${s.state}`];
+  if (s.transport) lines.push(`transport: ${s.transport}${s.scope ? ` (${s.scope} scope)` : ""}`);
+  if (s.source) lines.push(`defined in: ${s.source}`);
+  if (s.auth) lines.push(`auth: ${s.auth.state}${s.auth.reason ? ` (${s.auth.reason})` : ""}`);
+  if (s.error) lines.push(`last error: ${s.error}`);
+  return lines.join("\n");
+}
+
+const STATE_ICONS: Record<string, [string, string | undefined]> = {
+  connected: ["pass", "testing.iconPassed"],
+  "connected-listing-failed": ["warning", "list.warningForeground"],
+  starting: ["loading~spin", undefined],
+  restarting: ["loading~spin", undefined],
+  failed: ["error", "list.errorForeground"],
+  disabled: ["circle-slash", "disabledForeground"],
+  "awaiting-trust": ["shield", "list.warningForeground"],
+  untrusted: ["shield", "disabledForeground"],
+};
+
+export class ServersTree implements vscode.TreeDataProvider<ServerNode> {
+  private readonly emitter = new vscode.EventEmitter<ServerNode | undefined>();
+  readonly onDidChangeTreeData = this.emitter.event;
+
+  constructor(private readonly model: ServersModel) {
+    model.onDidChange(() => this.emitter.fire(undefined));
+  }
+
+  getChildren(node?: ServerNode): ServerNode[] {
+    if (!node) return this.model.list.map((status) => ({ kind: "server", status }));
+    if (node.kind === "server") {
+      return (node.status.tools ?? []).map((tool) => ({ kind: "tool", server: node.status.name, tool }));
+    }
+    return [];
+  }
+
+  getTreeItem(node: ServerNode): vscode.TreeItem {
+    if (node.kind === "server") {
+      const s = node.status;
+      const hasTools = (s.tools?.length ?? 0) > 0;
+      const item = new vscode.TreeItem(
+        s.name,
+        hasTools ? vscode.TreeItemCollapsibleState.Collapsed : vscode.TreeItemCollapsibleState.None,
+      );
+      item.id = `server:${s.name}`;
+      item.description = serverDescription(s);
+      item.tooltip = serverTooltip(s);
+      item.contextValue = serverContextValue(s);
+      const [icon, color] = STATE_ICONS[s.state] ?? ["circle-outline", undefined];
+      item.iconPath = new vscode.ThemeIcon(icon, color ? new vscode.ThemeColor(color) : undefined);
+      return item;
+    }
+    const t = node.tool;
+    const item = new vscode.TreeItem(t.original || t.name, vscode.TreeItemCollapsibleState.None);
+    item.id = `tool:${node.server}:${t.name}`;
+    item.description = t.capability;
+    item.tooltip = `${t.name}\n${t.description ?? ""}`.trim();
+    item.contextValue = "tool";
+    item.iconPath = new vscode.ThemeIcon("tools");
+    return item;
+  }
+}
+
+/** The server a command was invoked on: a tree item, a name, or picked by the user. */
+export async function pickServer(model: ServersModel, arg: unknown, placeHolder: string): Promise<string | undefined> {
+  if (typeof arg === "string") return arg;
+  if (arg && typeof arg === "object") {
+    const node = arg as Partial<ServerNode>;
+    if (node.kind === "server" && node.status) return node.status.name;
+    if (node.kind === "tool" && node.server) return node.server;
+  }
+  if (model.list.length === 0) {
+    void vscode.window.showInformationMessage("No MCP servers are configured.");
+    return undefined;
+  }
+  const pick = await vscode.window.showQuickPick(
+    model.list.map((s) => ({ label: s.name, description: serverDescription(s) })),
+    { placeHolder },
+  );
+  return pick?.label;
+}
+
+/** Runs a server action request; "method not found" becomes a clear message. */
+export async function serverAction(
+  agent: AgentClient,
+  model: ServersModel,
+  method: string,
+  params: unknown,
+  what: string,
+): Promise<void> {
+  try {
+    const r = await vscode.window.withProgress(
+      { location: { viewId: "agentLs.servers" }, title: what },
+      () => agent.request<unknown>(method, params),
+    );
+    model.applyResult(r);
+  } catch (e) {
+    const msg =
+      errorCode(e) === P.METHOD_NOT_FOUND
+        ? `${what}: this agent-ls server does not support ${method} yet`
+        : `${what} failed: ${errorText(e)}`;
+    agent.output.warn(msg);
+    fact(`error ${msg}`);
+    void vscode.window.showWarningMessage(msg);
+  }
+}

@@ -1,0 +1,31 @@
+/** The status bar item: connected MCP servers, and whether the agent is busy. */
+import * as vscode from "vscode";
+import type { ChatController } from "./chat/controller";
+import type { AgentClient } from "./client";
+import type { ServersModel } from "./servers";
+
+export function statusText(opts: { client: string; busy: boolean; connected: number; total: number }): string {
+  if (opts.client === "failed") return "$(error) Agent";
+  if (opts.client === "starting") return "$(loading~spin) Agent";
+  if (opts.client === "stopped") return "$(circle-slash) Agent";
+  const mcp = `MCP ${opts.connected}/${opts.total}`;
+  return opts.busy ? `$(loading~spin) Agent working · ${mcp}` : `$(hubot) ${mcp}`;
+}
+
+export function createStatusBar(agent: AgentClient, model: ServersModel, chat: ChatController): vscode.Disposable {
+  const item = vscode.window.createStatusBarItem("agentLs.status", vscode.StatusBarAlignment.Left, 50);
+  item.name = "Agent (agent-ls)";
+  item.command = "agentLs.showStatus";
+  const update = () => {
+    item.text = statusText({ client: agent.state, busy: chat.busy, connected: model.connected, total: model.list.length });
+    const lines = model.list.map((s) => `${s.name}: ${s.state}${s.error ? ` (${s.error})` : ""}`);
+    item.tooltip =
+      agent.state === "failed"
+        ? `agent-ls server: ${agent.error ?? "failed"}`
+        : [`agent-ls server: ${agent.state}${chat.busy ? ", agent working" : ""}`, ...lines].join("\n");
+    item.show();
+  };
+  update();
+  const subs = [agent.onDidChangeState(update), model.onDidChange(update), chat.onDidChangeBusy(update)];
+  return vscode.Disposable.from(item, ...subs);
+}

@@ -1,0 +1,573 @@
+/**
+ * The chat webview: renders the shared ChatState (incrementally, item by item) and turns the
+ * user's clicks into messages for the extension host. DOM hooks (data-testid) follow
+ * editor-extension/CONTRACT.md.
+ */
+import type { FromWebview, ToWebview } from "../shared/messages";
+import { matchPrompts, slashName } from "../shared/slash";
+import {
+  initialState,
+  reduce,
+  type ApprovalItem,
+  type ChatItem,
+  type ChatState,
+  type ElicitItem,
+  type MessageItem,
+  type ToolItem,
+  type TrustItem,
+} from "../shared/state";
+import { renderMarkdown } from "./markdown";
+import { buildFields, collectValues, readFields, schemaFields } from "./schemaForm";
+
+export interface HostApi {
+  post(message: FromWebview): void;
+  getState(): unknown;
+  setState(state: unknown): void;
+}
+
+/** What the webview persists with setState (survives the view being hidden and shown). */
+interface Saved {
+  state: ChatState;
+  draft: string;
+  collapsed: string[];
+}
+
+const APPROVAL_LABELS: Record<string, string> = {
+  allow_once: "Allow once",
+  allow_session: "Allow for session",
+  deny: "Deny",
+};
+
+function el<K extends keyof HTMLElementTagNameMap>(
+  doc: Document,
+  tag: K,
+  attrs: Record<string, string> = {},
+  text?: string,
+): HTMLElementTagNameMap[K] {
+  const e = doc.createElement(tag);
+  for (const [k, v] of Object.entries(attrs)) {
+    if (k === "class") e.className = v;
+    else e.setAttribute(k, v);
+  }
+  if (text !== undefined) e.textContent = text;
+  return e;
+}
+
+function json(value: unknown): string {
+  try {
+    return JSON.stringify(value, null, 2) ?? "";
+  } catch {
+    return String(value);
+  }
+}
+
+export class ChatApp {
+  state: ChatState;
+  private readonly doc: Document;
+  private readonly rendered = new Map<string, { rev: number; el: HTMLElement }>();
+  private readonly collapsed = new Set<string>();
+  private slashIndex = 0;
+
+  readonly transcript: HTMLElement;
+  readonly input: HTMLTextAreaElement;
+  readonly sendButton: HTMLButtonElement;
+  readonly stopButton: HTMLButtonElement;
+  private readonly busyHost: HTMLElement;
+  private readonly sessionsList: HTMLElement;
+  private readonly attachmentsBox: HTMLElement;
+  private readonly slashList: HTMLElement;
+  private readonly serverLine: HTMLElement;
+  private readonly emptyHint: HTMLElement;
+
+  constructor(
+    root: HTMLElement,
+    private readonly host: HostApi,
+  ) {
+    this.doc = root.ownerDocument;
+    const saved = host.getState() as Partial<Saved> | undefined;
+    this.state = saved?.state && Array.isArray(saved.state.items) ? saved.state : initialState();
+    for (const id of saved?.collapsed ?? []) this.collapsed.add(id);
+
+    const d = this.doc;
+    root.textContent = "";
+    root.className = "chat";
+
+    const top = el(d, "div", { class: "top" });
+    const newSession = el(d, "button", { "data-testid": "new-session", class: "secondary", title: "Start a new session" }, "New session");
+    this.serverLine = el(d, "span", { class: "server-line" });
+    top.append(newSession, this.serverLine);
+    const sessionsBox = el(d, "details", { class: "sessions-box" });
+    const sessionsSummary = el(d, "summary", {}, "Sessions");
+    this.sessionsList = el(d, "ul", { "data-testid": "sessions", class: "sessions" });
+    sessionsBox.append(sessionsSummary, this.sessionsList);
+    sessionsBox.open = true;
+
+    this.transcript = el(d, "div", { class: "transcript", role: "log", "aria-live": "polite" });
+    this.emptyHint = el(d, "div", { class: "empty" }, "Ask the agent anything. Type / for MCP prompts.");
+    this.busyHost = el(d, "div", { class: "busy-host" });
+
+    const composer = el(d, "div", { class: "composer" });
+    this.attachmentsBox = el(d, "div", { class: "attachments" });
+    this.slashList = el(d, "ul", { class: "slash", role: "listbox" });
+    this.input = el(d, "textarea", {
+      "data-testid": "prompt-input",
+      rows: "3",
+      placeholder: "Ask the agent… (Enter to send, Shift+Enter for a new line, / for MCP prompts)",
+    });
+    this.input.value = saved?.draft ?? "";
+    const row = el(d, "div", { class: "row" });
+    const attachSel = el(d, "button", { "data-testid": "attach-selection", class: "secondary", title: "Attach the editor's selection" }, "+ Selection");
+    const attachFile = el(d, "button", { "data-testid": "attach-file", class: "secondary", title: "Attach the current file" }, "+ File");
+    const attachRes = el(d, "button", { "data-testid": "attach-resource", class: "secondary", title: "Attach an MCP resource" }, "+ Resource");
+    const spacer = el(d, "span", { class: "spacer" });
+    this.stopButton = el(d, "button", { "data-testid": "stop", class: "secondary", title: "Stop the agent" }, "Stop");
+    this.sendButton = el(d, "button", { "data-testid": "send", title: "Send" }, "Send");
+    row.append(attachSel, attachFile, attachRes, spacer, this.stopButton, this.sendButton);
+    composer.append(this.attachmentsBox, this.slashList, this.input, row);
+
+    root.append(top, sessionsBox, this.transcript, this.busyHost, composer);
+
+    newSession.addEventListener("click", () => this.host.post({ type: "newSession" }));
+    sessionsBox.addEventListener("toggle", () => {
+      if (sessionsBox.open) this.host.post({ type: "listSessions" });
+    });
+    attachSel.addEventListener("click", () => this.host.post({ type: "attach", kind: "selection" }));
+    attachFile.addEventListener("click", () => this.host.post({ type: "attach", kind: "file" }));
+    attachRes.addEventListener("click", () => this.host.post({ type: "attach", kind: "resource" }));
+    this.sendButton.addEventListener("click", () => this.send());
+    this.stopButton.addEventListener("click", () => this.host.post({ type: "stop" }));
+    this.input.addEventListener("keydown", (e) => this.onKey(e));
+    this.input.addEventListener("input", () => {
+      this.slashIndex = 0;
+      this.renderSlash();
+      this.save();
+    });
+    root.addEventListener("click", (e) => this.onClick(e));
+
+    this.render();
+  }
+
+  // host messages ----------------------------------------------------------------------------------
+  receive(message: ToWebview): void {
+    if (!message || typeof message !== "object") return;
+    if (message.type === "state") {
+      this.state = message.state;
+      this.render();
+    } else if (message.type === "action") {
+      this.state = reduce(this.state, message.action);
+      this.render();
+    } else if (message.type === "setInput") {
+      this.input.value = message.text;
+      if (message.focus) this.input.focus();
+      this.renderSlash();
+      this.save();
+    }
+  }
+
+  // user actions -------------------------------------------------------------------------------------
+  send(): void {
+    const text = this.input.value;
+    if (!text.trim() || this.state.busy) return;
+    this.host.post({ type: "send", text });
+    this.input.value = "";
+    this.renderSlash();
+    this.save();
+  }
+
+  private onKey(e: KeyboardEvent): void {
+    const matches = this.slashMatches();
+    if (matches.length && (e.key === "ArrowDown" || e.key === "ArrowUp")) {
+      e.preventDefault();
+      this.slashIndex = (this.slashIndex + (e.key === "ArrowDown" ? 1 : matches.length - 1)) % matches.length;
+      this.renderSlash();
+      return;
+    }
+    if (matches.length && (e.key === "Tab" || (e.key === "Enter" && !e.shiftKey))) {
+      e.preventDefault();
+      this.pickSlash(slashName(matches[Math.min(this.slashIndex, matches.length - 1)]));
+      return;
+    }
+    if (e.key === "Enter" && !e.shiftKey && !e.isComposing) {
+      e.preventDefault();
+      this.send();
+    }
+  }
+
+  private pickSlash(name: string): void {
+    this.input.value = `/${name} `;
+    this.input.focus();
+    this.renderSlash();
+    this.save();
+  }
+
+  private onClick(e: Event): void {
+    const target = e.target as HTMLElement | null;
+    const button = target?.closest?.("button") as HTMLButtonElement | null;
+    if (!button || button.disabled) {
+      const slash = target?.closest?.("[data-testid=slash-item]") as HTMLElement | null;
+      if (slash?.dataset.name) this.pickSlash(slash.dataset.name);
+      const session = target?.closest?.("[data-testid=session-item]") as HTMLElement | null;
+      if (session?.dataset.sessionId) this.host.post({ type: "resumeSession", sessionId: session.dataset.sessionId });
+      return;
+    }
+    const testid = button.dataset.testid;
+    const itemEl = button.closest("[data-item-id]") as HTMLElement | null;
+    const item = itemEl ? this.state.items.find((i) => i.id === itemEl.dataset.itemId) : undefined;
+    if (testid === "code-copy" || testid === "code-insert") {
+      const code = button.closest(".code-block")?.querySelector("code")?.textContent ?? "";
+      this.host.post({ type: testid === "code-copy" ? "copy" : "insert", text: code });
+      return;
+    }
+    if (testid === "remove-attachment") {
+      this.host.post({ type: "removeAttachment", index: Number(button.dataset.index) });
+      return;
+    }
+    if (testid === "session-item" || button.closest("[data-testid=session-item]")) {
+      const s = button.closest("[data-testid=session-item]") as HTMLElement;
+      if (s.dataset.sessionId) this.host.post({ type: "resumeSession", sessionId: s.dataset.sessionId });
+      return;
+    }
+    if (testid === "slash-item" && button.dataset.name) {
+      this.pickSlash(button.dataset.name);
+      return;
+    }
+    const answer = button.dataset.answer;
+    if (item && item.kind === "approval" && answer && item.answer === null) {
+      if (answer === "allow_once" || answer === "allow_session" || answer === "deny") {
+        this.host.post({ type: "approve", requestId: item.requestId, answer });
+        this.disableButtons(itemEl);
+      }
+    } else if (item && item.kind === "trust" && answer && item.answer === null) {
+      if (answer === "trust" || answer === "deny") {
+        this.host.post({ type: "trust", id: item.id, answer });
+        this.disableButtons(itemEl);
+      }
+    } else if (item && item.kind === "elicit" && item.answer === null && testid === "elicit-decline") {
+      this.host.post({ type: "elicit", id: item.id, action: "decline" });
+      this.disableButtons(itemEl);
+    }
+  }
+
+  private disableButtons(container: HTMLElement | null): void {
+    container?.querySelectorAll("button").forEach((b) => {
+      (b as HTMLButtonElement).disabled = true;
+    });
+  }
+
+  private submitElicit(item: ElicitItem, form: HTMLFormElement): void {
+    const fields = schemaFields(item.schema);
+    const collected = collectValues(fields, readFields(form, fields));
+    form.querySelectorAll(".field-error").forEach((e) => (e.textContent = ""));
+    if (!collected.ok) {
+      for (const [name, msg] of Object.entries(collected.errors)) {
+        const row = form.querySelector(`[data-field="${name.replace(/["\\]/g, "\\$&")}"] .field-error`);
+        if (row) row.textContent = msg;
+      }
+      return;
+    }
+    this.host.post({ type: "elicit", id: item.id, action: "accept", content: collected.content });
+    this.disableButtons(form);
+  }
+
+  // rendering ---------------------------------------------------------------------------------------
+  private save(): void {
+    const saved: Saved = { state: this.state, draft: this.input.value, collapsed: [...this.collapsed] };
+    this.host.setState(saved);
+  }
+
+  render(): void {
+    const s = this.state;
+    // items, incrementally
+    const seen = new Set<string>();
+    let prev: Element | null = null;
+    for (const item of s.items) {
+      seen.add(item.id);
+      const known = this.rendered.get(item.id);
+      let node: HTMLElement;
+      if (known && known.rev === item.rev) {
+        node = known.el;
+      } else {
+        node = this.renderItem(item);
+        if (known) known.el.replaceWith(node);
+        this.rendered.set(item.id, { rev: item.rev, el: node });
+      }
+      const expectedNext: Element | null = prev ? prev.nextElementSibling : this.transcript.firstElementChild;
+      if (expectedNext !== node) {
+        if (prev) prev.after(node);
+        else this.transcript.prepend(node);
+      }
+      prev = node;
+    }
+    for (const [id, r] of this.rendered) {
+      if (!seen.has(id)) {
+        r.el.remove();
+        this.rendered.delete(id);
+      }
+    }
+    if (s.items.length === 0) {
+      if (!this.emptyHint.isConnected) this.transcript.appendChild(this.emptyHint);
+    } else if (this.emptyHint.isConnected) {
+      this.emptyHint.remove();
+    }
+    if (s.items.length) this.transcript.scrollTop = this.transcript.scrollHeight;
+
+    // busy, stop, send
+    const busyEl = this.busyHost.querySelector("[data-testid=busy]");
+    if (s.busy && !busyEl) {
+      const b = el(this.doc, "div", { "data-testid": "busy", class: "busy" });
+      b.append(el(this.doc, "span", { class: "spinner" }), this.doc.createTextNode(" The agent is working…"));
+      this.busyHost.appendChild(b);
+    } else if (!s.busy && busyEl) {
+      busyEl.remove();
+    }
+    this.stopButton.disabled = !s.busy;
+    this.sendButton.disabled = s.busy || s.server !== "running";
+
+    // server line
+    const serverText =
+      s.server === "running" ? "" : s.server === "starting" ? "Starting the agent-ls server…" : s.serverError || "The agent-ls server is not running.";
+    this.serverLine.textContent = serverText;
+    this.serverLine.className = `server-line ${s.server}`;
+
+    this.renderSessions();
+    this.renderAttachments();
+    this.renderSlash();
+    this.save();
+  }
+
+  private renderSessions(): void {
+    const list = this.sessionsList;
+    list.textContent = "";
+    const sessions = [...this.state.sessions].sort((a, b) => b.updated - a.updated).slice(0, 30);
+    if (sessions.length === 0) {
+      list.appendChild(el(this.doc, "li", { class: "muted" }, "No saved sessions yet."));
+      return;
+    }
+    for (const s of sessions) {
+      const li = el(this.doc, "li", {
+        "data-testid": "session-item",
+        "data-session-id": s.id,
+        class: s.id === this.state.sessionId ? "session current" : "session",
+        title: `Resume session ${s.id}`,
+        tabindex: "0",
+      });
+      const when = new Date(s.updated * 1000);
+      li.append(
+        el(this.doc, "span", { class: "title" }, s.title || `Session ${s.id.slice(0, 8)}`),
+        el(this.doc, "span", { class: "meta" }, `${s.messageCount} msgs · ${isNaN(when.getTime()) ? "" : when.toLocaleString()}`),
+      );
+      list.appendChild(li);
+    }
+  }
+
+  private renderAttachments(): void {
+    const box = this.attachmentsBox;
+    box.textContent = "";
+    this.state.attachments.forEach((a, i) => {
+      const chip = el(this.doc, "span", { "data-testid": "attachment", "data-kind": a.kind, class: "chip" });
+      chip.append(el(this.doc, "span", {}, a.label));
+      chip.append(el(this.doc, "button", { "data-testid": "remove-attachment", "data-index": String(i), class: "icon", title: "Remove" }, "×"));
+      box.appendChild(chip);
+    });
+  }
+
+  private slashMatches() {
+    return matchPrompts(this.input.value, this.state.prompts);
+  }
+
+  private renderSlash(): void {
+    const list = this.slashList;
+    list.textContent = "";
+    const value = this.input.value;
+    if (!value.startsWith("/") || /\s/.test(value)) {
+      list.hidden = true;
+      return;
+    }
+    const matches = this.slashMatches();
+    list.hidden = false;
+    if (this.state.prompts.length === 0) {
+      list.appendChild(el(this.doc, "li", { class: "muted" }, "No MCP server offers prompts."));
+      return;
+    }
+    if (matches.length === 0) {
+      list.appendChild(el(this.doc, "li", { class: "muted" }, "No matching MCP prompt."));
+      return;
+    }
+    matches.forEach((p, i) => {
+      const name = slashName(p);
+      const li = el(this.doc, "li", {
+        "data-testid": "slash-item",
+        "data-name": name,
+        role: "option",
+        class: i === this.slashIndex ? "selected" : "",
+      });
+      const args = (p.arguments ?? []).map((a) => (a.required ? a.name : `[${a.name}]`)).join(" ");
+      li.append(el(this.doc, "span", { class: "name" }, `/${name}`), el(this.doc, "span", { class: "meta" }, ` ${args} ${p.description ?? ""}`));
+      list.appendChild(li);
+    });
+  }
+
+  private renderItem(item: ChatItem): HTMLElement {
+    let node: HTMLElement;
+    switch (item.kind) {
+      case "message":
+        node = this.renderMessage(item);
+        break;
+      case "tool":
+        node = this.renderTool(item);
+        break;
+      case "approval":
+        node = this.renderApproval(item);
+        break;
+      case "trust":
+        node = this.renderTrust(item);
+        break;
+      case "elicit":
+        node = this.renderElicit(item);
+        break;
+    }
+    node.dataset.itemId = item.id;
+    return node;
+  }
+
+  private renderMessage(item: MessageItem): HTMLElement {
+    const d = this.doc;
+    if (item.role === "notice") {
+      return el(d, "div", { "data-testid": "notice", class: "notice" }, item.text);
+    }
+    const node = el(d, "div", { "data-testid": "message", "data-role": item.role, class: `message ${item.role}` });
+    if (item.role === "assistant") {
+      const body = el(d, "div", { class: "markdown" });
+      body.innerHTML = renderMarkdown(item.text);
+      this.decorateCode(body);
+      node.appendChild(body);
+    } else {
+      node.appendChild(el(d, "div", { class: "text" }, item.text));
+    }
+    if (item.attachments?.length) {
+      const chips = el(d, "div", { class: "sent-attachments" });
+      for (const a of item.attachments) chips.appendChild(el(d, "span", { class: "chip" }, a));
+      node.appendChild(chips);
+    }
+    return node;
+  }
+
+  /** Code blocks get copy and insert-at-cursor buttons. */
+  private decorateCode(body: HTMLElement): void {
+    body.querySelectorAll("pre").forEach((pre) => {
+      const wrap = el(this.doc, "div", { class: "code-block" });
+      const bar = el(this.doc, "div", { class: "code-actions" });
+      bar.append(
+        el(this.doc, "button", { "data-testid": "code-copy", class: "icon", title: "Copy" }, "Copy"),
+        el(this.doc, "button", { "data-testid": "code-insert", class: "icon", title: "Insert at cursor" }, "Insert"),
+      );
+      pre.replaceWith(wrap);
+      wrap.append(bar, pre);
+    });
+  }
+
+  private renderTool(item: ToolItem): HTMLElement {
+    const d = this.doc;
+    const card = el(d, "details", {
+      "data-testid": "tool-card",
+      "data-tool": item.tool,
+      "data-server": item.server ?? "",
+      "data-status": item.status,
+      class: `tool-card ${item.status}`,
+    });
+    card.open = !this.collapsed.has(item.id);
+    card.addEventListener("toggle", () => {
+      if (card.open) this.collapsed.delete(item.id);
+      else this.collapsed.add(item.id);
+      this.save();
+    });
+    const summary = el(d, "summary");
+    const statusText =
+      item.status === "running" ? (item.awaitingApproval ? "waiting for approval" : "running…") : item.status;
+    summary.append(
+      el(d, "span", { class: "tool-name" }, item.displayName || item.tool),
+      el(d, "span", { class: "tool-server" }, item.server ? ` · ${item.server}` : ""),
+      el(d, "span", { class: "tool-status" }, ` · ${statusText}${item.durationMs !== null ? ` (${Math.round(item.durationMs)} ms)` : ""}`),
+    );
+    const args = el(d, "div", { "data-testid": "tool-args", class: "tool-args" });
+    args.appendChild(el(d, "pre", {}, json(item.args)));
+    const result = el(d, "div", { "data-testid": "tool-result", class: "tool-result" });
+    if (item.result !== null) result.appendChild(el(d, "pre", {}, item.result));
+    card.append(summary, el(d, "div", { class: "label" }, `${item.tool}`), args, result);
+    return card;
+  }
+
+  private renderApproval(item: ApprovalItem): HTMLElement {
+    const d = this.doc;
+    const box = el(d, "div", { "data-testid": "approval", class: "approval" });
+    if (item.answer) box.dataset.answered = item.answer;
+    const head = el(d, "div", { class: "head" });
+    head.append(
+      d.createTextNode("Allow "),
+      el(d, "b", {}, item.displayName || item.tool),
+      d.createTextNode(item.server ? ` from ${item.server}?` : "?"),
+    );
+    box.append(head);
+    if (item.reason) box.append(el(d, "div", { class: "reason" }, item.reason));
+    box.append(el(d, "pre", { class: "args" }, json(item.args)));
+    if (item.answer === null) {
+      const row = el(d, "div", { class: "buttons" });
+      for (const a of ["allow_once", "allow_session", "deny"] as const) {
+        row.append(el(d, "button", { "data-answer": a, class: a === "deny" ? "secondary" : "" }, APPROVAL_LABELS[a]));
+      }
+      box.append(row);
+    } else {
+      box.append(el(d, "div", { class: "answer" }, APPROVAL_LABELS[item.answer] ?? item.answer));
+    }
+    return box;
+  }
+
+  private renderTrust(item: TrustItem): HTMLElement {
+    const d = this.doc;
+    const box = el(d, "div", { "data-testid": "trust-prompt", class: "approval trust" });
+    if (item.answer) box.dataset.answered = item.answer;
+    const head = el(d, "div", { class: "head" });
+    head.append(d.createTextNode("Start the MCP server "), el(d, "b", {}, item.server), d.createTextNode(` defined by ${item.source}? It runs:`));
+    box.append(head, el(d, "pre", { class: "args" }, [item.command, ...item.args].join(" ")));
+    if (item.answer === null) {
+      const row = el(d, "div", { class: "buttons" });
+      row.append(
+        el(d, "button", { "data-answer": "trust" }, "Trust and start"),
+        el(d, "button", { "data-answer": "deny", class: "secondary" }, "Don't start"),
+      );
+      box.append(row);
+    } else {
+      box.append(el(d, "div", { class: "answer" }, item.answer === "trust" ? "Trusted" : item.answer === "deny" ? "Not trusted" : "No answer"));
+    }
+    return box;
+  }
+
+  private renderElicit(item: ElicitItem): HTMLElement {
+    const d = this.doc;
+    const box = el(d, "div", { class: "approval elicit" });
+    const head = el(d, "div", { class: "head" });
+    head.append(el(d, "b", {}, item.server), d.createTextNode(" asks: "), d.createTextNode(item.message));
+    box.append(head);
+    if (item.answer !== null) {
+      box.dataset.answered = item.answer;
+      const text = item.answer === "accept" ? `Sent: ${json(item.content ?? {})}` : item.answer === "decline" ? "Declined" : "Cancelled";
+      box.append(el(d, "div", { class: "answer" }, text));
+      return box;
+    }
+    const form = el(d, "form", { "data-testid": "elicitation-form" });
+    const fields = schemaFields(item.schema);
+    buildFields(d, form, fields);
+    const row = el(d, "div", { class: "buttons" });
+    row.append(
+      el(d, "button", { "data-testid": "elicit-submit", type: "submit" }, "Submit"),
+      el(d, "button", { "data-testid": "elicit-decline", type: "button", class: "secondary" }, "Decline"),
+    );
+    form.append(row);
+    form.addEventListener("submit", (e) => {
+      e.preventDefault();
+      this.submitElicit(item, form);
+    });
+    box.append(form);
+    return box;
+  }
+}

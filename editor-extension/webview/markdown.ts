@@ -1,0 +1,27 @@
+/**
+ * Markdown to safe HTML: marked (GFM) then DOMPurify. Raw HTML in the model's text is
+ * sanitized away (scripts, event handlers, javascript: URLs, iframes, forms).
+ */
+import DOMPurify from "dompurify";
+import { Marked } from "marked";
+
+const marked = new Marked({ gfm: true, breaks: false, async: false });
+
+let purifier: ReturnType<typeof DOMPurify> | null = null;
+
+function purify(): ReturnType<typeof DOMPurify> {
+  if (!purifier) {
+    // Bind to the current window (the webview's, or the test DOM's).
+    purifier = DOMPurify(window as unknown as Parameters<typeof DOMPurify>[0]);
+  }
+  return purifier;
+}
+
+export function renderMarkdown(text: string): string {
+  const html = marked.parse(text) as string;
+  return purify().sanitize(html, {
+    USE_PROFILES: { html: true },
+    FORBID_TAGS: ["style", "form", "input", "button", "textarea", "select", "iframe", "object", "embed"],
+    FORBID_ATTR: ["style", "data-testid"],
+  });
+}
