@@ -1,4 +1,10 @@
-"""Prompting over LSP: sessions, streamed events, approvals through the editor."""
+"""Prompting over LSP: sessions, streamed events, approvals through the editor, direct tool calls.
+
+A prompt is a request that returns when the turn ends; its events go out as ``agent/event``
+notifications while it runs, all before the response. ``$/cancelRequest`` cancels the
+handler task: the turn loop stops the stream or the running tool calls, keeps the history
+consistent, and the client gets the ``RequestCancelled`` error.
+"""
 
 from __future__ import annotations
 
@@ -11,38 +17,46 @@ import attrs
 from pygls.uris import to_fs_path
 
 from agent_ls.server import protocol as P
-from agent_ls.server.features import _result, ensure_manager, ensure_store
-from agent_ls.server.server import AgentLanguageServer
+from agent_ls.server.features import ensure_manager
+from agent_ls.server.server import AgentLanguageServer, guarded
 
 log = logging.getLogger("agent_ls.server")
 
 
 class EditorApprover:
-    """Asks the editor (``agent/approve``); a missing or broken answer is a deny."""
+    """Asks the editor (``agent/approve``); a missing or broken answer is a deny.
 
-    def __init__(self, ls: AgentLanguageServer) -> None:
+    ``call_id`` is set by the event sink from the ``approval_requested`` event that precedes
+    every question, so the editor can tie the question to the tool card it shows.
+    """
+
+    def __init__(self, ls: AgentLanguageServer, session_id: str | None = None) -> None:
         self.ls = ls
+        self.session_id = session_id
+        self.call_id: str | None = None
         self.counter = 0
 
     async def __call__(self, request: Any) -> Any:
         from agent_ls.agent.permissions import ApprovalAnswer
 
         self.counter += 1
+        call_id, self.call_id = self.call_id or f"direct-{self.counter}", None
         spec = request.spec
-        params = P.ApproveParams(call_id=f"approval-{self.counter}", tool=spec.name, arguments=request.arguments,
-                                 reason=request.reason, server=spec.server, display_name=spec.display_name)
+        params = P.ApproveParams(call_id=call_id, tool=spec.name, arguments=request.arguments,
+                                 reason=request.reason, server=spec.server, display_name=spec.display_name,
+                                 session_id=self.session_id)
         try:
-            raw = await self.ls.protocol.send_request_async(P.APPROVE, P.dump(params))
-            answer = P.parse(P.ApproveResult, _result(raw)).answer
+            raw = await self.ls.ask_client(P.APPROVE, P.dump(params))
+            answer = P.parse(P.ApproveResult, raw).answer
         except asyncio.CancelledError:
             raise
         except Exception as e:
-            log.warning("approval request failed: %s", e)
+            log.warning("approval request for %s failed (%s): denied", spec.name, e)
             return ApprovalAnswer.DENY
         try:
             return ApprovalAnswer(answer)
         except ValueError:
-            log.warning("unknown approval answer %r: treated as deny", answer)
+            log.warning("unknown approval answer %r for %s: denied", answer, spec.name)
             return ApprovalAnswer.DENY
 
 
@@ -53,19 +67,32 @@ def agent_settings_now(ls: AgentLanguageServer) -> Any:
     return agent_settings(ls.settings or LoadedSettings())
 
 
-def make_gate(ls: AgentLanguageServer) -> Any:
+def make_gate(ls: AgentLanguageServer, approver: EditorApprover) -> Any:
     from agent_ls.agent.permissions import PermissionGate, PermissionRules
 
     agent = agent_settings_now(ls)
-    return PermissionGate(PermissionRules(agent.allow, agent.ask, agent.deny), EditorApprover(ls))
+    return PermissionGate(PermissionRules(agent.allow, agent.ask, agent.deny), approver)
+
+
+def direct_gate(ls: AgentLanguageServer) -> Any:
+    """One gate for direct calls, so "allow for session" lasts until the settings change."""
+    if ls.direct_gate is None:
+        ls.direct_gate = make_gate(ls, EditorApprover(ls))
+    return ls.direct_gate
+
+
+async def ensure_store(ls: AgentLanguageServer) -> Any:
+    if ls.store is None:
+        from agent_ls.agent.store import SessionStore
+        from agent_ls.config.settings import user_data_dir
+
+        folders = ls.folders()
+        root = folders[0] if folders else Path.cwd()
+        ls.store = await asyncio.to_thread(SessionStore.for_workspace, user_data_dir(), root)
+    return ls.store
 
 
 async def get_session(ls: AgentLanguageServer, session_id: str | None, model: str | None) -> Any:
-    from agent_ls.agent.builtin_tools import builtin_tools
-    from agent_ls.agent.registry import ToolRegistry
-    from agent_ls.agent.session import Session
-    from agent_ls.agent.workspace import Workspace
-
     if session_id is not None and session_id in ls.sessions and model is None:
         return ls.sessions[session_id]
     manager = await ensure_manager(ls)
@@ -73,16 +100,26 @@ async def get_session(ls: AgentLanguageServer, session_id: str | None, model: st
     agent = agent_settings_now(ls)
     llm = agent.llm_config(model)
     if llm is None:
-        raise ValueError("no model is configured: set \"model\" in .agent-ls/settings.json or the user settings, "
-                         "or the AGENT_LS_MODEL environment variable (any litellm model string, e.g. "
-                         "anthropic/claude-sonnet-4-5 or ollama/qwen3 with \"apiBase\")")
-    folders = ls.folders() or [Path.cwd()]
+        raise P.RequestFailed(
+            "no model is configured: set \"model\" in .agent-ls/settings.json or the user settings, or the "
+            "AGENT_LS_MODEL environment variable (any litellm model string, e.g. anthropic/claude-sonnet-4-5 "
+            "or ollama/qwen3 with \"apiBase\")")
     if session_id is not None and await asyncio.to_thread(store.get_session, session_id) is None:
-        raise ValueError(f"no session {session_id!r}")
+        raise P.RequestFailed(f"no session {session_id!r}")
+
+    from agent_ls.agent.builtin_tools import builtin_tools
+    from agent_ls.agent.registry import ToolRegistry
+    from agent_ls.agent.session import Session
+    from agent_ls.agent.workspace import Workspace
+
+    folders = ls.folders() or [Path.cwd()]
     registry = ToolRegistry(builtin_tools(Workspace(folders), bash_timeout=agent.bash_timeout), manager,
                             defer=agent.defer_mcp_tools)
-    session = Session(llm=llm, registry=registry, gate=make_gate(ls), roots=folders, store=store,
+    approver = EditorApprover(ls)
+    session = Session(llm=llm, registry=registry, gate=make_gate(ls, approver), roots=folders, store=store,
                       session_id=session_id, max_steps=agent.max_steps, extra_instructions=agent.instructions)
+    approver.session_id = session.session_id
+    session.approver = approver  # type: ignore[attr-defined]
     ls.sessions[session.session_id] = session
     return session
 
@@ -91,46 +128,61 @@ async def render_attachments(ls: AgentLanguageServer, attachments: list[P.Attach
     parts: list[str] = []
     for a in attachments:
         if a.kind == "selection":
-            where = to_fs_path(a.uri) if a.uri else "the editor"
+            where = (to_fs_path(a.uri) or a.uri) if a.uri else "the editor"
             line = ""
             if a.range and isinstance(a.range.get("start"), dict):
                 line = f" (lines {a.range['start'].get('line', 0) + 1}-{a.range.get('end', {}).get('line', 0) + 1})"
             parts.append(f"Selection from {where}{line}:\n```{a.language_id or ''}\n{a.text or ''}\n```")
-        elif a.kind == "file" and a.uri:
+        elif a.kind == "file":
+            assert a.uri is not None
             text = a.text
             if text is None:
-                try:
-                    text = ls.workspace.get_text_document(a.uri).source
-                except Exception:
-                    text = ""
-            parts.append(f"File {to_fs_path(a.uri)}:\n```{a.language_id or ''}\n{text}\n```")
-        elif a.kind == "resource" and a.uri and a.server:
-            manager = await ensure_manager(ls)
-            result = await manager.read_resource(a.server, a.uri)
-            texts = [getattr(c, "text", None) or f"[binary {getattr(c, 'mime_type', '')}]" for c in result.contents]
-            parts.append(f"MCP resource {a.uri} (server {a.server}):\n" + "\n".join(texts))
+                text = await _document_text(ls, a.uri)
+            parts.append(f"File {to_fs_path(a.uri) or a.uri}:\n```{a.language_id or ''}\n{text}\n```")
         else:
-            raise ValueError(f"unsupported attachment kind {a.kind!r}")
+            assert a.uri is not None and a.server is not None
+            manager = await ensure_manager(ls)
+            if a.server not in manager.server_names():
+                raise P.RequestFailed(f"no MCP server named {a.server!r} is configured")
+            result = await manager.read_resource(a.server, a.uri)
+            texts = [getattr(c, "text", None) or f"[binary {getattr(c, 'mime_type', '') or 'data'}]"
+                     for c in result.contents]
+            parts.append(f"MCP resource {a.uri} (server {a.server}):\n" + "\n".join(texts))
     return "\n\n".join(parts)
 
 
-async def prompt(ls: AgentLanguageServer, params: P.PromptParams) -> dict[str, Any]:
-    from agent_ls.agent.events import to_dict
+async def _document_text(ls: AgentLanguageServer, uri: str) -> str:
+    try:
+        doc = ls.workspace.get_text_document(uri)
+        return doc.source
+    except Exception as e:
+        raise P.RequestFailed(f"cannot read {uri}: {e}") from None
 
+
+def event_sink(ls: AgentLanguageServer, session: Any) -> Any:
+    from agent_ls.agent.events import ApprovalRequested, to_dict
+
+    approver: EditorApprover | None = getattr(session, "approver", None)
+
+    def sink(event: Any) -> None:
+        if approver is not None and isinstance(event, ApprovalRequested):
+            approver.call_id = event.call_id
+        ls.protocol.notify(P.EVENT, P.dump(P.EventParams(session_id=session.session_id, event=to_dict(event))))
+
+    return sink
+
+
+async def prompt(ls: AgentLanguageServer, params: P.PromptParams) -> dict[str, Any]:
     session = await get_session(ls, params.session_id, params.model)
     lock = ls.session_locks.setdefault(session.session_id, asyncio.Lock())
     if lock.locked():
-        raise ValueError(f"session {session.session_id} is already answering a prompt")
-    text = params.text
-    if params.attachments:
-        context = await render_attachments(ls, params.attachments)
-        text = f"{context}\n\n{text}"
-
-    def sink(event: Any) -> None:
-        ls.protocol.notify(P.EVENT, {"sessionId": session.session_id, "event": to_dict(event)})
-
+        raise P.RequestFailed(f"session {session.session_id} is already answering a prompt")
     async with lock:
-        result = await session.prompt(text, sink)
+        text = params.text
+        if params.attachments:
+            context = await render_attachments(ls, params.attachments)
+            text = f"{context}\n\n{text}"
+        result = await session.prompt(text, event_sink(ls, session))
     return P.dump(P.PromptResult(
         session_id=session.session_id, stop_reason=result.stop_reason, text=result.text,
         usage=P.snake_to_camel_dict(attrs.asdict(result.usage, filter=lambda a, v: a.name != "type")),
@@ -138,28 +190,110 @@ async def prompt(ls: AgentLanguageServer, params: P.PromptParams) -> dict[str, A
     ))
 
 
-async def call_tool_direct(ls: AgentLanguageServer, server: str, tool: str, arguments: dict[str, Any]
-                           ) -> dict[str, Any]:
-    """A direct MCP tool call from the editor, through the approval gate."""
+async def start_prompt(ls: AgentLanguageServer, text: str, session_id: str | None,
+                       attachments: list[P.Attachment]) -> P.AskResult:
+    """Start a turn in the background (code actions): events stream as for ``agent/prompt``."""
+    session = await get_session(ls, session_id, None)
+    params = P.PromptParams(text=text, session_id=session.session_id, attachments=attachments)
+    ls.run_task(prompt(ls, params), f"turn in {session.session_id}")
+    return P.AskResult(session_id=session.session_id, started=True, text=text)
+
+
+async def call_tool_direct(ls: AgentLanguageServer, server: str, tool: str, arguments: dict[str, Any], *,
+                           call_id: str | None = None, sink: Any = None) -> P.ToolResultPayload:
+    """A direct MCP tool call from the editor, through the approval gate.
+
+    With ``sink``, the call is also reported as events (started, approval, finished), as a
+    tool call of the agent would be.
+    """
+    import time
+
+    from agent_ls.agent import events as ev
+
     manager = await ensure_manager(ls)
     if server not in manager.server_names():
-        raise ValueError(f"no MCP server named {server!r}")
+        raise P.RequestFailed(f"no MCP server named {server!r} is configured")
+    await manager.refresh_if_dirty()
     found = manager.find_tool(server, tool)
     if found is None:
-        return result_payload(await manager.call_tool(server, tool, arguments))
-    gate = make_gate(ls)
-    ok, reason = await gate.check(found.spec, arguments)
+        conn = manager.connection(server)
+        if conn is None or not conn.connected:
+            state = conn.state.value if conn is not None else "failed"
+            raise P.RequestFailed(f"MCP server {server!r} is not connected ({state})")
+        raise P.RequestFailed(f"MCP server {server!r} has no tool named {tool!r}")
+    spec = found.spec
+    gate = direct_gate(ls)
+    started = time.perf_counter()
+    call_id = call_id or f"direct-{id(arguments):x}"
+    if sink is not None:
+        sink(ev.ToolCallStarted(call_id, spec.name, arguments, spec.server, spec.display_name))
+        reason = gate.approval_reason(spec)
+        if reason is not None:
+            sink(ev.ApprovalRequested(call_id, spec.name, arguments, reason))
+    gate.handler.call_id = call_id
+    ok, reason = await gate.check(spec, arguments)
     if not ok:
-        return {"isError": True, "content": reason, "denied": True, "attachments": []}
-    return result_payload(await found.call(arguments))
+        payload = P.ToolResultPayload(is_error=True, content=reason, denied=True)
+    else:
+        payload = result_payload(await found.call(arguments))
+    if sink is not None:
+        sink(ev.ToolCallFinished(call_id, spec.name, payload.is_error, payload.content,
+                                 (time.perf_counter() - started) * 1e3, payload.denied, tuple(payload.attachments)))
+    return payload
 
 
-def result_payload(result: Any) -> dict[str, Any]:
-    return {
-        "isError": result.is_error,
-        "content": result.content,
-        "structured": result.structured,
-        "truncatedChars": result.truncated_chars,
-        "attachments": [P.snake_to_camel_dict(attrs.asdict(a)) for a in result.attachments],
-        "denied": False,
-    }
+def result_payload(result: Any) -> P.ToolResultPayload:
+    return P.ToolResultPayload(
+        is_error=result.is_error, content=result.content, structured=result.structured,
+        truncated_chars=result.truncated_chars,
+        attachments=[P.snake_to_camel_dict(attrs.asdict(a)) for a in result.attachments],
+    )
+
+
+# handlers ------------------------------------------------------------------------------------------------
+
+def register(server: AgentLanguageServer) -> None:
+    @server.feature(P.PROMPT)
+    @guarded
+    async def prompt_handler(ls: AgentLanguageServer, raw: Any) -> Any:
+        return await prompt(ls, P.parse(P.PromptParams, raw))
+
+    @server.feature(P.SESSIONS_LIST)
+    @guarded
+    async def sessions_list(ls: AgentLanguageServer, raw: Any) -> Any:
+        P.parse(P.NoParams, raw)
+        store = await ensure_store(ls)
+        infos = await asyncio.to_thread(store.list_sessions)
+        return P.dump(P.SessionsListResult(sessions=[
+            P.SessionInfo(id=i.id, title=i.title, created=i.created, updated=i.updated, model=i.model,
+                          message_count=i.message_count) for i in infos]))
+
+    @server.feature(P.SESSIONS_NEW)
+    @guarded
+    async def sessions_new(ls: AgentLanguageServer, raw: Any) -> Any:
+        p = P.parse(P.NewSessionParams, raw)
+        store = await ensure_store(ls)
+        info = await asyncio.to_thread(store.create_session, p.title)
+        return P.dump(P.NewSessionResult(session_id=info.id))
+
+    @server.feature(P.SESSIONS_RESUME)
+    @guarded
+    async def sessions_resume(ls: AgentLanguageServer, raw: Any) -> Any:
+        p = P.parse(P.SessionParams, raw)
+        store = await ensure_store(ls)
+        if await asyncio.to_thread(store.get_session, p.session_id) is None:
+            raise P.RequestFailed(f"no session {p.session_id!r}")
+        messages = await asyncio.to_thread(store.load_messages, p.session_id)
+        return P.dump(P.ResumeResult(session_id=p.session_id, messages=messages))
+
+    @server.feature(P.SESSIONS_DELETE)
+    @guarded
+    async def sessions_delete(ls: AgentLanguageServer, raw: Any) -> Any:
+        p = P.parse(P.SessionParams, raw)
+        lock = ls.session_locks.get(p.session_id)
+        if lock is not None and lock.locked():
+            raise P.RequestFailed(f"session {p.session_id} is answering a prompt; cancel it first")
+        store = await ensure_store(ls)
+        ls.sessions.pop(p.session_id, None)
+        ls.session_locks.pop(p.session_id, None)
+        return P.dump(P.DeleteResult(deleted=await asyncio.to_thread(store.delete_session, p.session_id)))

@@ -1,17 +1,30 @@
 """Code actions: agent actions on a selection or diagnostic, MCP prompts, configured tool actions.
 
-Tool actions come from settings (``toolActions``), for example::
+Offered on a non-empty selection or on diagnostics:
+
+- "Ask agent", "Fix with agent", "Explain with agent" (``agent-ls.ask`` with ``mode`` ask /
+  fix / explain): a chat turn with the selection (or the diagnostic's lines) attached;
+- "MCP prompt: <server>/<prompt>" for prompts with at most one required argument
+  (``agent-ls.runMcpPrompt``): the selection fills that argument, the prompt's messages
+  start a chat turn;
+- user-configured tool actions (``agent-ls.runToolAction``) from the ``toolActions`` setting::
 
     "toolActions": [
       {"title": "Look up in the team wiki", "server": "wiki", "tool": "search",
        "arguments": {"query": "${selection}", "language": "${languageId}"}},
       {"title": "Format with the formatter service", "server": "fmt", "tool": "format",
-       "arguments": {"code": "${selection}", "file": "${file}", "line": "${line}"}, "apply": "replaceSelection"}
+       "arguments": {"code": "${selection}", "file": "${file}", "line": "${line}"},
+       "apply": "replaceSelection"}
     ]
 
 Template variables: ``${selection}``, ``${file}``, ``${fileUri}``, ``${languageId}``, ``${line}``
 (1-based), ``${workspaceFolder}``. A value that is exactly one variable keeps that value's type
-(``${line}`` stays a number). Tool actions run through the approval gate.
+(``${line}`` stays a number). Tool actions run through the approval gate; the result goes to
+the chat as events (``sessionId`` null), or, with ``"apply": "replaceSelection"``, replaces the
+selection through ``workspace/applyEdit``.
+
+Every command takes one object argument (the one the code action carries); a bad argument
+is an ``InvalidParams`` error.
 """
 
 from __future__ import annotations
@@ -20,21 +33,66 @@ import logging
 import re
 from typing import Any
 
+import attrs
 from lsprotocol import types as lsp
 from pygls.uris import to_fs_path
 
 from agent_ls.server import protocol as P
-from agent_ls.server.server import AgentLanguageServer
+from agent_ls.server.server import AgentLanguageServer, guarded
 
 log = logging.getLogger("agent_ls.server")
 
 _VAR = re.compile(r"\$\{(selection|file|fileUri|languageId|line|workspaceFolder)\}")
+APPLY_MODES = ("replaceSelection",)
+
+
+@P._register
+@attrs.define
+class ActionArgs:
+    """The argument every agent-ls command carries (built by the code action)."""
+
+    uri: str
+    range: P.Range
+    text: str = ""
+    """The selected text (or the lines of the diagnostics when nothing is selected)."""
+    language_id: str = ""
+    mode: str = "ask"
+    """``agent-ls.ask``: ``ask``, ``fix`` or ``explain``."""
+    diagnostics: str = ""
+    """``fix`` / ``explain``: the diagnostics' messages."""
+    question: str | None = None
+    """``agent-ls.ask`` in ``ask`` mode: the user's question (a default one when absent)."""
+    session_id: str | None = None
+    """Continue this chat session (a new one when absent)."""
+    server: str | None = None
+    """``agent-ls.runMcpPrompt``: the MCP server."""
+    name: str | None = None
+    """``agent-ls.runMcpPrompt``: the prompt."""
+    argument: str | None = None
+    """``agent-ls.runMcpPrompt``: the prompt argument the selection fills."""
+    index: int | None = None
+    """``agent-ls.runToolAction``: position in ``toolActions``."""
+    title: str | None = None
+    """``agent-ls.runToolAction``: the action's title (checked against ``index``)."""
 
 
 def tool_actions(ls: AgentLanguageServer) -> list[dict[str, Any]]:
     raw = (ls.settings.other.get("toolActions") if ls.settings else None) or []
+    if not isinstance(raw, list):
+        return []
     return [a for a in raw if isinstance(a, dict) and isinstance(a.get("title"), str)
-            and isinstance(a.get("server"), str) and isinstance(a.get("tool"), str)]
+            and isinstance(a.get("server"), str) and isinstance(a.get("tool"), str)
+            and isinstance(a.get("arguments", {}), dict)]
+
+
+def _uses_selection(value: Any) -> bool:
+    if isinstance(value, str):
+        return "${selection}" in value
+    if isinstance(value, dict):
+        return any(_uses_selection(v) for v in value.values())
+    if isinstance(value, list):
+        return any(_uses_selection(v) for v in value)
+    return False
 
 
 def expand_template(value: Any, ctx: dict[str, Any]) -> Any:
@@ -50,136 +108,24 @@ def expand_template(value: Any, ctx: dict[str, Any]) -> Any:
     return value
 
 
-def selection_text(ls: AgentLanguageServer, uri: str, rng: lsp.Range) -> tuple[str, str]:
-    try:
-        doc = ls.workspace.get_text_document(uri)
-    except Exception:
-        return "", ""
-    lines = doc.lines
-    if rng.start == rng.end:
-        return "", doc.language_id or ""
+def _text_in(lines: list[str], rng: lsp.Range) -> str:
+    if not lines or rng.start == rng.end:
+        return ""
     out = []
-    for n in range(rng.start.line, min(rng.end.line, len(lines) - 1) + 1):
+    last = min(rng.end.line, len(lines) - 1)
+    for n in range(rng.start.line, last + 1):
         line = lines[n]
         start = rng.start.character if n == rng.start.line else 0
         end = rng.end.character if n == rng.end.line else len(line)
         out.append(line[start:end])
-    return "".join(out), doc.language_id or ""
+    return "".join(out)
 
 
-def register(server: AgentLanguageServer) -> None:
-    @server.feature(lsp.TEXT_DOCUMENT_CODE_ACTION, lsp.CodeActionOptions(
-        code_action_kinds=[lsp.CodeActionKind.QuickFix, lsp.CodeActionKind.RefactorRewrite,
-                           lsp.CodeActionKind.Empty]))
-    def code_action(ls: AgentLanguageServer, params: lsp.CodeActionParams) -> list[lsp.CodeAction] | None:
-        uri = params.text_document.uri
-        rng = params.range
-        text, language = selection_text(ls, uri, rng)
-        diagnostics = list(params.context.diagnostics or [])
-        if not text and not diagnostics:
-            return None
-        base = {"uri": uri, "range": _range_json(rng), "text": text, "languageId": language}
-        actions: list[lsp.CodeAction] = []
-        if diagnostics:
-            msg = "; ".join(d.message for d in diagnostics)[:500]
-            actions.append(lsp.CodeAction(
-                title="Fix with agent", kind=lsp.CodeActionKind.QuickFix, diagnostics=diagnostics,
-                command=lsp.Command(title="Fix with agent", command=P.CMD_ASK, arguments=[{**base, "mode": "fix", "diagnostics": msg}])))
-        if text:
-            actions.append(lsp.CodeAction(title="Ask agent about selection", kind=lsp.CodeActionKind.Empty,
-                                          command=lsp.Command(title="Ask agent", command=P.CMD_ASK, arguments=[{**base, "mode": "ask"}])))
-            actions.append(lsp.CodeAction(title="Explain with agent", kind=lsp.CodeActionKind.Empty,
-                                          command=lsp.Command(title="Explain", command=P.CMD_ASK, arguments=[{**base, "mode": "explain"}])))
-            if ls.manager is not None:
-                for srv, prompt in ls.manager.prompts():
-                    args = prompt.arguments or []
-                    required = [a for a in args if a.required]
-                    if len(required) <= 1 and args:
-                        arg_name = (required or args)[0].name
-                        actions.append(lsp.CodeAction(
-                            title=f"MCP prompt: {srv}/{prompt.name}", kind=lsp.CodeActionKind.Empty,
-                            command=lsp.Command(title=f"{srv}/{prompt.name}", command=P.CMD_RUN_MCP_PROMPT, arguments=[
-                                {**base, "server": srv, "name": prompt.name, "argument": arg_name}])))
-            for i, action in enumerate(tool_actions(ls)):
-                actions.append(lsp.CodeAction(
-                    title=action["title"], kind=lsp.CodeActionKind.RefactorRewrite
-                    if action.get("apply") == "replaceSelection" else lsp.CodeActionKind.Empty,
-                    command=lsp.Command(title=action["title"], command=P.CMD_RUN_TOOL_ACTION, arguments=[{**base, "index": i}])))
-        return actions
-
-    @server.command(P.CMD_ASK)
-    async def ask(ls: AgentLanguageServer, args: list[Any]) -> dict[str, Any]:
-        from agent_ls.server import chat
-
-        a = _arg(args)
-        mode = a.get("mode", "ask")
-        question = {
-            "fix": f"Fix this problem: {a.get('diagnostics', '')}. Make the change in the file.",
-            "explain": "Explain what this code does and point out anything surprising.",
-        }.get(mode, a.get("question") or "What should I know about this code?")
-        params = P.PromptParams(text=question, session_id=a.get("sessionId"), attachments=[P.Attachment(
-            kind="selection", uri=a.get("uri"), text=a.get("text"), range=a.get("range"),
-            language_id=a.get("languageId"))])
-        session = await chat.get_session(ls, params.session_id, None)
-        params.session_id = session.session_id
-        ls.run_task(chat.prompt(ls, params), f"code action {mode}")
-        return {"sessionId": session.session_id, "started": True}
-
-    @server.command(P.CMD_RUN_MCP_PROMPT)
-    async def run_prompt(ls: AgentLanguageServer, args: list[Any]) -> dict[str, Any]:
-        from agent_ls.server.features import ensure_manager, prompt_message
-
-        a = _arg(args)
-        manager = await ensure_manager(ls)
-        result = await manager.get_prompt(a["server"], a["name"], {a["argument"]: a.get("text", "")})
-        return {"messages": [prompt_message(m) for m in result.messages]}
-
-    @server.command(P.CMD_RUN_TOOL_ACTION)
-    async def run_tool_action(ls: AgentLanguageServer, args: list[Any]) -> dict[str, Any]:
-        from agent_ls.server import chat
-
-        a = _arg(args)
-        actions = tool_actions(ls)
-        index = a.get("index")
-        if not isinstance(index, int) or not 0 <= index < len(actions):
-            raise ValueError("unknown tool action")
-        action = actions[index]
-        rng = a.get("range") or {}
-        folders = ls.folders()
-        ctx = {
-            "selection": a.get("text", ""), "fileUri": a.get("uri", ""),
-            "file": to_fs_path(a.get("uri", "")) or "", "languageId": a.get("languageId", ""),
-            "line": int(rng.get("start", {}).get("line", 0)) + 1,
-            "workspaceFolder": str(folders[0]) if folders else "",
-        }
-        arguments = expand_template(action.get("arguments", {}), ctx)
-        result = await chat.call_tool_direct(ls, action["server"], action["tool"], arguments)
-        result["title"] = action["title"]
-        if action.get("apply") == "replaceSelection" and not result["isError"] and rng:
-            edit = lsp.WorkspaceEdit(changes={a["uri"]: [lsp.TextEdit(range=_range(rng), new_text=result["content"])]})
-            applied = await ls.workspace_apply_edit_async(lsp.ApplyWorkspaceEditParams(edit=edit,
-                                                                                        label=action["title"]))
-            result["applied"] = bool(applied.applied)
-        return result
-
-
-def _arg(args: Any) -> dict[str, Any]:
-    if isinstance(args, list) and args and isinstance(args[0], dict):
-        return args[0]
-    if isinstance(args, dict):
-        return args
-    a0 = args[0] if isinstance(args, (list, tuple)) and args else None
-    if a0 is not None and hasattr(a0, "_asdict"):
-        return _namedtuple_to_dict(a0)
-    raise ValueError("this command takes one object argument")
-
-
-def _namedtuple_to_dict(v: Any) -> Any:
-    if hasattr(v, "_asdict"):
-        return {k: _namedtuple_to_dict(x) for k, x in v._asdict().items()}
-    if isinstance(v, list):
-        return [_namedtuple_to_dict(x) for x in v]
-    return v
+def _lines_of(lines: list[str], diagnostics: list[lsp.Diagnostic]) -> tuple[str, lsp.Range]:
+    first = min(d.range.start.line for d in diagnostics)
+    last = min(max(d.range.end.line for d in diagnostics), len(lines) - 1)
+    rng = lsp.Range(lsp.Position(first, 0), lsp.Position(last, len(lines[last]) if lines else 0))
+    return "".join(lines[first:last + 1]).rstrip("\n"), rng
 
 
 def _range_json(r: lsp.Range) -> dict[str, Any]:
@@ -187,6 +133,165 @@ def _range_json(r: lsp.Range) -> dict[str, Any]:
             "end": {"line": r.end.line, "character": r.end.character}}
 
 
-def _range(d: dict[str, Any]) -> lsp.Range:
-    return lsp.Range(lsp.Position(d["start"]["line"], d["start"]["character"]),
-                     lsp.Position(d["end"]["line"], d["end"]["character"]))
+def _lsp_range(r: P.Range) -> lsp.Range:
+    def pos(d: dict[str, int]) -> lsp.Position:
+        line, char = d.get("line"), d.get("character")
+        if not isinstance(line, int) or not isinstance(char, int) or line < 0 or char < 0:
+            raise P.InvalidParams("invalid params: range positions need non-negative line and character")
+        return lsp.Position(line, char)
+
+    return lsp.Range(pos(r.start), pos(r.end))
+
+
+def code_actions_for(ls: AgentLanguageServer, params: lsp.CodeActionParams) -> list[lsp.CodeAction] | None:
+    uri = params.text_document.uri
+    rng = params.range
+    diagnostics = list(params.context.diagnostics or [])
+    try:
+        doc = ls.workspace.get_text_document(uri)
+        lines, language = doc.lines, doc.language_id or ""
+    except Exception:
+        lines, language = [], ""
+    text = _text_in(lines, rng)
+    if not text.strip() and diagnostics and lines:
+        text, rng = _lines_of(lines, diagnostics)
+    if not text.strip() and not diagnostics:
+        return None
+    base = {"uri": uri, "range": _range_json(rng), "text": text, "languageId": language}
+    only = params.context.only
+    actions: list[lsp.CodeAction] = []
+
+    def add(title: str, kind: lsp.CodeActionKind, command: str, args: dict[str, Any],
+            diags: list[lsp.Diagnostic] | None = None) -> None:
+        if only and not any(kind == k or kind.value.startswith(k.value + ".") for k in only):
+            return
+        actions.append(lsp.CodeAction(title=title, kind=kind, diagnostics=diags or None,
+                                      command=lsp.Command(title=title, command=command, arguments=[args])))
+
+    problems = "; ".join(d.message for d in diagnostics)[:2000]
+    if diagnostics:
+        add("Fix with agent", lsp.CodeActionKind.QuickFix, P.CMD_ASK, {**base, "mode": "fix", "diagnostics": problems},
+            diagnostics)
+        add("Explain with agent", lsp.CodeActionKind.QuickFix, P.CMD_ASK,
+            {**base, "mode": "explain", "diagnostics": problems}, diagnostics)
+    if text.strip():
+        add("Ask agent", lsp.CodeActionKind.Empty, P.CMD_ASK, {**base, "mode": "ask"})
+        if not diagnostics:
+            add("Fix with agent", lsp.CodeActionKind.RefactorRewrite, P.CMD_ASK, {**base, "mode": "fix"})
+            add("Explain with agent", lsp.CodeActionKind.Empty, P.CMD_ASK, {**base, "mode": "explain"})
+        if ls.manager is not None:
+            for srv, prompt in ls.manager.prompts():
+                args = prompt.arguments or []
+                required = [a for a in args if a.required]
+                if args and len(required) <= 1:
+                    arg_name = (required or args)[0].name
+                    add(f"MCP prompt: {srv}/{prompt.name}", lsp.CodeActionKind.Empty, P.CMD_RUN_MCP_PROMPT,
+                        {**base, "server": srv, "name": prompt.name, "argument": arg_name})
+    for i, action in enumerate(tool_actions(ls)):
+        if _uses_selection(action.get("arguments", {})) and not text.strip():
+            continue
+        kind = lsp.CodeActionKind.RefactorRewrite if action.get("apply") in APPLY_MODES else lsp.CodeActionKind.Empty
+        add(action["title"], kind, P.CMD_RUN_TOOL_ACTION, {**base, "index": i, "title": action["title"]})
+    return actions or None
+
+
+_QUESTIONS = {
+    "fix": "Fix this problem: {diagnostics}. Make the change in the file.",
+    "explain": "Explain this problem and what causes it: {diagnostics}",
+}
+
+
+def _question(a: ActionArgs) -> str:
+    if a.mode == "fix":
+        return _QUESTIONS["fix"].format(diagnostics=a.diagnostics) if a.diagnostics else \
+            "Find what is wrong with this code and fix it in the file."
+    if a.mode == "explain":
+        return _QUESTIONS["explain"].format(diagnostics=a.diagnostics) if a.diagnostics else \
+            "Explain what this code does and point out anything surprising."
+    if a.mode == "ask":
+        return a.question or "What should I know about this code?"
+    raise P.InvalidParams(f"invalid params: mode must be ask, fix or explain, not {a.mode!r}")
+
+
+def _selection(a: ActionArgs) -> P.Attachment:
+    return P.Attachment(kind="selection", uri=a.uri, text=a.text, range=_range_json(_lsp_range(a.range)),
+                        language_id=a.language_id or None)
+
+
+def command_args(args: tuple[Any, ...]) -> ActionArgs:
+    if len(args) != 1 or not isinstance(args[0], dict):
+        raise P.InvalidParams("invalid params: this command takes exactly one object argument")
+    return P.parse(ActionArgs, args[0])
+
+
+def register(server: AgentLanguageServer) -> None:
+    @server.feature(lsp.TEXT_DOCUMENT_CODE_ACTION, lsp.CodeActionOptions(
+        code_action_kinds=[lsp.CodeActionKind.QuickFix, lsp.CodeActionKind.RefactorRewrite,
+                           lsp.CodeActionKind.Empty]))
+    def code_action(ls: AgentLanguageServer, params: lsp.CodeActionParams) -> list[lsp.CodeAction] | None:
+        return code_actions_for(ls, params)
+
+    @server.command(P.CMD_ASK)
+    @guarded
+    async def ask(ls: AgentLanguageServer, *args: Any) -> Any:
+        from agent_ls.server import chat
+
+        a = command_args(args)
+        result = await chat.start_prompt(ls, _question(a), a.session_id, [_selection(a)])
+        return P.dump(result)
+
+    @server.command(P.CMD_RUN_MCP_PROMPT)
+    @guarded
+    async def run_prompt(ls: AgentLanguageServer, *args: Any) -> Any:
+        from agent_ls.server import chat
+        from agent_ls.server.features import ensure_manager, prompt_message
+
+        a = command_args(args)
+        if not (a.server and a.name and a.argument):
+            raise P.InvalidParams("invalid params: server, name and argument are required")
+        manager = await ensure_manager(ls)
+        if a.server not in manager.server_names():
+            raise P.RequestFailed(f"no MCP server named {a.server!r} is configured")
+        result = await manager.get_prompt(a.server, a.name, {a.argument: a.text})
+        text = "\n\n".join(prompt_message(m).text for m in result.messages)
+        return P.dump(await chat.start_prompt(ls, text, a.session_id, []))
+
+    @server.command(P.CMD_RUN_TOOL_ACTION)
+    @guarded
+    async def run_tool_action(ls: AgentLanguageServer, *args: Any) -> Any:
+        from agent_ls.server import chat
+
+        a = command_args(args)
+        actions = tool_actions(ls)
+        action = None
+        if a.index is not None and 0 <= a.index < len(actions) and a.title in (None, actions[a.index]["title"]):
+            action = actions[a.index]
+        elif a.title is not None:
+            action = next((x for x in actions if x["title"] == a.title), None)
+        if action is None:
+            raise P.RequestFailed(f"no tool action {a.title or a.index!r} in the toolActions setting")
+        rng = _lsp_range(a.range)
+        folders = ls.folders()
+        ctx = {"selection": a.text, "fileUri": a.uri, "file": to_fs_path(a.uri) or a.uri,
+               "languageId": a.language_id, "line": rng.start.line + 1,
+               "workspaceFolder": str(folders[0]) if folders else ""}
+        arguments = expand_template(action.get("arguments", {}), ctx)
+        apply = action.get("apply") in APPLY_MODES
+
+        def sink(event: Any) -> None:
+            from agent_ls.agent.events import to_dict
+
+            ls.protocol.notify(P.EVENT, P.dump(P.EventParams(session_id=None, event=to_dict(event))))
+
+        chat_sink = None if apply else sink
+        result = await chat.call_tool_direct(ls, action["server"], action["tool"], arguments, sink=chat_sink,
+                                             call_id=f"action-{ls.protocol.msg_id or 'x'}")
+        result.title = action["title"]
+        if apply and not result.is_error:
+            edit = lsp.WorkspaceEdit(changes={a.uri: [lsp.TextEdit(range=rng, new_text=result.content)]})
+            applied = await ls.workspace_apply_edit_async(lsp.ApplyWorkspaceEditParams(edit=edit,
+                                                                                        label=action["title"]))
+            result.applied = bool(applied.applied)
+            if not applied.applied:
+                log.warning("the editor did not apply %r: %s", action["title"], applied.failure_reason)
+        return P.dump(result)

@@ -1,36 +1,34 @@
-"""LSP handlers: lifecycle, custom protocol, settings diagnostics and live reload.
+"""LSP handlers: lifecycle, settings files (live reload, diagnostics), the MCP methods.
 
 Every handler is small: validate params, call the host or the agent, map the result.
+Prompting and sessions live in :mod:`agent_ls.server.chat`, code actions in
+:mod:`agent_ls.server.code_actions`.
 """
 
 from __future__ import annotations
 
 import asyncio
+import importlib
 import logging
+import os
+import signal
+import sys
 import uuid
 from pathlib import Path
 from typing import Any
 
-import attrs
 from lsprotocol import types as lsp
-from pygls.uris import to_fs_path
+from pygls.uris import from_fs_path, to_fs_path
 
 from agent_ls.server import protocol as P
-from agent_ls.server.server import AgentLanguageServer, LspLogHandler, status_payload
+from agent_ls.server.server import AgentLanguageServer, LspLogHandler, guarded, status_payload
 
 log = logging.getLogger("agent_ls.server")
 
-
-def _params(cls: type[Any], raw: Any) -> Any:
-    from pygls.exceptions import JsonRpcInvalidParams
-
-    try:
-        return P.parse(cls, raw)
-    except P.InvalidParams as e:
-        raise JsonRpcInvalidParams(str(e)) from None
+SETTINGS_GLOBS = ("**/.agent-ls/settings.json", "**/.mcp.json", "**/.vscode/mcp.json")
 
 
-def _is_settings_file(path: str | None) -> bool:
+def is_settings_file(path: str | None) -> bool:
     if not path:
         return False
     p = Path(path)
@@ -47,7 +45,7 @@ def _is_user_settings(p: Path) -> bool:
         return False
 
 
-def register(server: AgentLanguageServer) -> None:  # noqa: C901 - one registration list
+def register(server: AgentLanguageServer) -> None:
     handler = LspLogHandler(server)
     handler.setFormatter(logging.Formatter("%(levelname)s %(name)s: %(message)s"))
     pkg_logger = logging.getLogger("agent_ls")
@@ -55,7 +53,19 @@ def register(server: AgentLanguageServer) -> None:  # noqa: C901 - one registrat
     pkg_logger.setLevel(logging.INFO)
     pkg_logger.propagate = False
 
-    # lifecycle ----------------------------------------------------------------------------
+    _register_lifecycle(server)
+    _register_settings(server)
+    _register_mcp(server)
+
+    from agent_ls.server import chat, code_actions
+
+    chat.register(server)
+    code_actions.register(server)
+
+
+# lifecycle ---------------------------------------------------------------------------------------
+
+def _register_lifecycle(server: AgentLanguageServer) -> None:
     @server.feature(lsp.INITIALIZED)
     async def initialized(ls: AgentLanguageServer, params: lsp.InitializedParams) -> None:
         ls.run_task(start_host(ls), "start MCP host")
@@ -63,200 +73,110 @@ def register(server: AgentLanguageServer) -> None:  # noqa: C901 - one registrat
 
     @server.feature(lsp.WORKSPACE_DID_CHANGE_WORKSPACE_FOLDERS)
     async def folders_changed(ls: AgentLanguageServer, params: lsp.DidChangeWorkspaceFoldersParams) -> None:
-        if ls.manager is None:
-            return
-        await ls.manager.set_roots(ls.folders())
+        # pygls has already applied the change to ls.workspace.folders.
+        log.info("workspace folders: %s", ", ".join(map(str, ls.folders())) or "(none)")
         await reload_settings(ls)
 
     @server.feature(lsp.SHUTDOWN)
     async def shutdown(ls: AgentLanguageServer, params: Any) -> None:
-        for t in list(ls.tasks):
-            t.cancel()
-        if ls.manager is not None:
-            await ls.manager.close()
-        if ls.store is not None:
-            ls.store.close()
+        await shutdown_host(ls)
 
-    # settings files: live reload and diagnostics ------------------------------------------------
-    @server.feature(lsp.WORKSPACE_DID_CHANGE_WATCHED_FILES)
-    async def watched(ls: AgentLanguageServer, params: lsp.DidChangeWatchedFilesParams) -> None:
-        if any(_is_settings_file(to_fs_path(c.uri)) for c in params.changes):
-            await reload_settings(ls)
+    @server.feature(P.SERVER_INFO)
+    @guarded
+    async def server_info(ls: AgentLanguageServer, raw: Any) -> Any:
+        from agent_ls import __version__
 
-    @server.feature(lsp.TEXT_DOCUMENT_DID_SAVE)
-    async def did_save(ls: AgentLanguageServer, params: lsp.DidSaveTextDocumentParams) -> None:
-        if _is_settings_file(to_fs_path(params.text_document.uri)):
-            await reload_settings(ls)
-
-    @server.feature(lsp.TEXT_DOCUMENT_DID_OPEN)
-    async def did_open(ls: AgentLanguageServer, params: lsp.DidOpenTextDocumentParams) -> None:
-        if _is_settings_file(to_fs_path(params.text_document.uri)):
-            publish_config_diagnostics(ls)
-
-    # chat -------------------------------------------------------------------------------------------
-    @server.feature(P.PROMPT)
-    async def prompt(ls: AgentLanguageServer, raw: Any) -> dict[str, Any]:
-        from agent_ls.server import chat
-
-        return await chat.prompt(ls, _params(P.PromptParams, raw))
-
-    @server.feature(P.SESSIONS_LIST)
-    async def sessions_list(ls: AgentLanguageServer, raw: Any) -> dict[str, Any]:
-        store = await ensure_store(ls)
-        infos = await asyncio.to_thread(store.list_sessions)
-        return {"sessions": [P.snake_to_camel_dict(attrs.asdict(i)) for i in infos]}
-
-    @server.feature(P.SESSIONS_NEW)
-    async def sessions_new(ls: AgentLanguageServer, raw: Any) -> dict[str, Any]:
-        p = _params(P.NewSessionParams, raw)
-        store = await ensure_store(ls)
-        info = await asyncio.to_thread(store.create_session, p.title)
-        return {"sessionId": info.id}
-
-    @server.feature(P.SESSIONS_RESUME)
-    async def sessions_resume(ls: AgentLanguageServer, raw: Any) -> dict[str, Any]:
-        p = _params(P.SessionParams, raw)
-        store = await ensure_store(ls)
-        if await asyncio.to_thread(store.get_session, p.session_id) is None:
-            raise ValueError(f"no session {p.session_id!r}")
-        messages = await asyncio.to_thread(store.load_messages, p.session_id)
-        return {"sessionId": p.session_id, "messages": messages}
-
-    @server.feature(P.SESSIONS_DELETE)
-    async def sessions_delete(ls: AgentLanguageServer, raw: Any) -> dict[str, Any]:
-        p = _params(P.SessionParams, raw)
-        store = await ensure_store(ls)
-        ls.sessions.pop(p.session_id, None)
-        return {"deleted": await asyncio.to_thread(store.delete_session, p.session_id)}
-
-    # MCP ---------------------------------------------------------------------------------------------
-    @server.feature(P.MCP_STATUS)
-    async def mcp_status(ls: AgentLanguageServer, raw: Any) -> dict[str, Any]:
-        manager = await ensure_manager(ls)
-        return {"servers": status_payload(manager),
-                "diagnostics": [str(d) for d in (ls.settings.diagnostics if ls.settings else [])]}
-
-    @server.feature(P.MCP_RESTART)
-    async def mcp_restart(ls: AgentLanguageServer, raw: Any) -> dict[str, Any]:
-        p = _params(P.ServerParams, raw)
-        manager = await ensure_manager(ls)
-        if p.server is not None and p.server not in manager.server_names():
-            raise ValueError(f"no MCP server named {p.server!r}")
-        await manager.restart(p.server)
-        await manager.wait_ready(60)
-        return {"servers": status_payload(manager)}
-
-    @server.feature(P.MCP_SET_ENABLED)
-    async def mcp_set_enabled(ls: AgentLanguageServer, raw: Any) -> dict[str, Any]:
-        p = _params(P.SetEnabledParams, raw)
-        manager = await ensure_manager(ls)
-        await manager.set_enabled(p.server, p.enabled)
-        return {"servers": status_payload(manager)}
-
-    @server.feature(P.MCP_TRUST)
-    async def mcp_trust(ls: AgentLanguageServer, raw: Any) -> dict[str, Any]:
-        p = _params(P.TrustParams, raw)
-        manager = await ensure_manager(ls)
-        await manager.set_trust(p.server, p.trusted)
-        await manager.wait_ready(60)
-        return {"servers": status_payload(manager)}
-
-    @server.feature(P.MCP_RESOURCES_LIST)
-    async def resources_list(ls: AgentLanguageServer, raw: Any) -> dict[str, Any]:
-        manager = await ensure_manager(ls)
-        return {"resources": [
-            {"server": s, "uri": str(r.uri), "name": r.name, "mimeType": r.mime_type, "description": r.description}
-            for s, r in manager.resources()
-        ]}
-
-    @server.feature(P.MCP_RESOURCES_READ)
-    async def resources_read(ls: AgentLanguageServer, raw: Any) -> dict[str, Any]:
-        p = _params(P.ReadResourceParams, raw)
-        manager = await ensure_manager(ls)
-        result = await manager.read_resource(p.server, p.uri)
-        return {"contents": [c.model_dump(mode="json", by_alias=True, exclude_none=True) for c in result.contents]}
-
-    @server.feature(P.MCP_PROMPTS_LIST)
-    async def prompts_list(ls: AgentLanguageServer, raw: Any) -> dict[str, Any]:
-        manager = await ensure_manager(ls)
-        return {"prompts": [
-            {"server": s, "name": p.name, "description": p.description,
-             "arguments": [a.model_dump(mode="json", by_alias=True, exclude_none=True) for a in (p.arguments or [])]}
-            for s, p in manager.prompts()
-        ]}
-
-    @server.feature(P.MCP_PROMPTS_GET)
-    async def prompts_get(ls: AgentLanguageServer, raw: Any) -> dict[str, Any]:
-        p = _params(P.GetPromptParams, raw)
-        manager = await ensure_manager(ls)
-        result = await manager.get_prompt(p.server, p.name, p.arguments)
-        return {"description": result.description, "messages": [prompt_message(m) for m in result.messages]}
-
-    @server.feature(P.MCP_CALL_TOOL)
-    async def call_tool(ls: AgentLanguageServer, raw: Any) -> dict[str, Any]:
-        from agent_ls.server import chat
-
-        p = _params(P.CallToolParams, raw)
-        return await chat.call_tool_direct(ls, p.server, p.tool, p.arguments)
-
-    from agent_ls.server import code_actions
-
-    code_actions.register(server)
+        P.parse(P.NoParams, raw)
+        return P.dump(P.ServerInfoResult(
+            name="agent-ls", version=__version__, pid=os.getpid(), python=sys.version.split()[0],
+            loaded_modules={m: m in sys.modules for m in ("litellm", "mcp")},
+            workspace_folders=[str(f) for f in ls.folders()],
+        ))
 
 
-def prompt_message(m: Any) -> dict[str, Any]:
-    content = m.content
-    text = getattr(content, "text", None)
-    if text is None:
-        text = f"[{getattr(content, 'type', 'content')}]"
-    return {"role": m.role, "text": text}
+async def shutdown_host(ls: AgentLanguageServer) -> None:
+    """Stop every background task, every MCP server and the session store."""
+    for t in list(ls.tasks):
+        t.cancel()
+    manager, ls.manager = ls.manager, None
+    if manager is not None:
+        await manager.close()
+    if ls.store is not None:
+        ls.store.close()
+        ls.store = None
+    kill_children()
 
 
-async def ensure_store(ls: AgentLanguageServer) -> Any:
-    if ls.store is None:
-        from agent_ls.agent.store import SessionStore
-        from agent_ls.config.settings import user_data_dir
+def kill_children() -> None:
+    """Last resort: no child process outlives the server (also when the editor vanished
+    without ``shutdown``). MCP servers run in their own process group; end each group."""
+    if not sys.platform.startswith("linux"):
+        return
+    me = os.getpid()
+    try:
+        entries = os.listdir("/proc")
+    except OSError:
+        return
+    for entry in entries:
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat", encoding="utf-8") as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        state, ppid, pgid = fields[0], int(fields[1]), int(fields[2])
+        if ppid != me or state == "Z":
+            continue
+        pid = int(entry)
+        try:
+            if pgid == pid:
+                os.killpg(pid, signal.SIGTERM)
+            else:
+                os.kill(pid, signal.SIGTERM)
+        except OSError:
+            pass
 
-        folders = ls.folders()
-        root = folders[0] if folders else Path.cwd()
-        ls.store = await asyncio.to_thread(SessionStore.for_workspace, user_data_dir(), root)
-    return ls.store
 
+# host -----------------------------------------------------------------------------------------------
 
 async def ensure_manager(ls: AgentLanguageServer) -> Any:
     if ls.manager is None:
         await start_host(ls)
-    assert ls.manager is not None
+    if ls.manager is None:
+        raise P.RequestFailed("the MCP host is shut down")
     return ls.manager
-
-
-_start_lock: asyncio.Lock | None = None
 
 
 async def start_host(ls: AgentLanguageServer) -> None:
     """Load settings and start every MCP server in the background, with work-done progress."""
-    global _start_lock
-    if _start_lock is None:
-        _start_lock = asyncio.Lock()
-    async with _start_lock:
+    async with ls.host_lock:
         if ls.manager is not None:
             return
+        # The MCP SDK takes a while to import: do it off the event loop so the editor's
+        # requests keep being answered meanwhile.
+        host = await asyncio.to_thread(importlib.import_module, "agent_ls.mcp.host")
         from agent_ls.config.settings import load_settings
-        from agent_ls.mcp.host import create_manager
 
         folders = ls.folders()
         settings = await asyncio.to_thread(load_settings, folders)
         ls.settings = settings
-        manager = create_manager(folders, settings, trust_handler=lambda cfg: ask_trust(ls, cfg),
-                                 elicitation_handler=lambda server, params: ask_elicit(ls, server, params),
-                                 on_change=ls.notify_status_soon)
+        manager = host.create_manager(
+            folders, settings,
+            trust_handler=lambda cfg: ask_trust(ls, cfg),
+            elicitation_handler=lambda server, params: ask_elicit(ls, server, params),
+            on_change=ls.notify_status_soon,
+        )
         ls.manager = manager
         await manager.apply(settings)
         publish_config_diagnostics(ls)
+        for d in settings.diagnostics:
+            log.warning("settings: %s", d)
         ls.run_task(connect_progress(ls, manager), "MCP connect progress")
 
 
 async def connect_progress(ls: AgentLanguageServer, manager: Any) -> None:
+    """Work-done progress while servers connect; one log line per server outcome."""
     token = f"agent-ls-mcp-{uuid.uuid4().hex[:8]}"
     progress = None
     try:
@@ -274,89 +194,146 @@ async def connect_progress(ls: AgentLanguageServer, manager: Any) -> None:
     waiting = {"starting", "restarting"}
 
     def report() -> None:
-        states = {s.name: s.state for s in manager.status()}
-        finished = {n for n, st in states.items() if st not in waiting}
+        states = {s.name: (s.state, s.error) for s in manager.status()}
+        finished = {n for n, (st, _) in states.items() if st not in waiting}
         for n in sorted(finished - done):
             done.add(n)
-            st = states[n]
-            log.info("MCP server %s: %s", n, st)
+            st, err = states[n]
+            if err and st == "failed":
+                log.warning("MCP server %s: %s [%s] %s", n, st, err.get("phase"), err.get("message"))
+            else:
+                log.info("MCP server %s: %s", n, st)
             if progress is not None:
                 pct = int(100 * len(done) / max(1, len(states)))
                 progress.report(token, lsp.WorkDoneProgressReport(message=f"{n}: {st}", percentage=pct))
 
-    for _ in range(1200):
+    try:
+        for _ in range(1200):
+            report()
+            if all(s.state not in waiting for s in manager.status()):
+                break
+            await asyncio.sleep(0.1)
         report()
-        if all(s.state not in waiting for s in manager.status()):
-            break
-        await asyncio.sleep(0.1)
-    report()
-    connected = sum(1 for s in manager.status() if s.state == "connected")
-    if progress is not None:
-        progress.end(token, lsp.WorkDoneProgressEnd(message=f"{connected}/{len(manager.server_names())} connected"))
+    finally:
+        if progress is not None:
+            connected = sum(1 for s in manager.status() if s.state == "connected")
+            progress.end(token, lsp.WorkDoneProgressEnd(
+                message=f"{connected}/{len(manager.server_names())} connected"))
 
 
 async def ask_trust(ls: AgentLanguageServer, cfg: Any) -> bool | None:
     params = P.TrustServerParams(server=cfg.name, command=cfg.command or "", args=list(cfg.args),
-                                 source=str(cfg.source.file))
+                                 source=str(cfg.source.file), cwd=cfg.cwd)
     try:
-        raw = await ls.protocol.send_request_async(P.TRUST_SERVER, P.dump(params))
+        raw = await ls.ask_client(P.TRUST_SERVER, P.dump(params))
+        return P.parse(P.TrustServerResult, raw).trusted
+    except asyncio.CancelledError:
+        raise
     except Exception as e:
-        log.info("the editor did not answer the trust request for %s: %s", cfg.name, e)
-        return None
-    try:
-        return P.parse(P.TrustServerResult, _result(raw)).trusted
-    except P.InvalidParams:
+        log.info("no trust decision for %s from the editor (%s); it stays awaiting-trust", cfg.name, e)
         return None
 
 
 async def ask_elicit(ls: AgentLanguageServer, server: str, params: Any) -> Any:
+    """An MCP server asks the user for input: the form goes to the editor, the answer back."""
     import mcp_types as types
 
     schema = getattr(params, "requested_schema", None) or {}
-    payload = P.ElicitParams(server=server, message=params.message, requested_schema=schema)
+    message = getattr(params, "message", "") or ""
+    payload = P.ElicitParams(server=server, message=message, requested_schema=schema)
     try:
-        raw = await ls.protocol.send_request_async(P.ELICIT, P.dump(payload))
-        answer = P.parse(P.ElicitResultPayload, _result(raw))
+        raw = await ls.ask_client(P.ELICIT, P.dump(payload))
+        answer = P.parse(P.ElicitResultPayload, raw)
+    except asyncio.CancelledError:
+        raise
     except Exception as e:
         log.info("elicitation from %s was not answered: %s", server, e)
         return types.ElicitResult(action="cancel")
-    if answer.action not in ("accept", "decline", "cancel"):
+    if answer.action not in P.ELICIT_ACTIONS:
+        log.info("elicitation from %s: unknown action %r, sent as cancel", server, answer.action)
         return types.ElicitResult(action="cancel")
-    return types.ElicitResult(action=answer.action, content=answer.content if answer.action == "accept" else None)  # type: ignore[arg-type]
+    content = answer.content if answer.action == "accept" else None
+    return types.ElicitResult(action=answer.action, content=content)  # type: ignore[arg-type]
 
 
-def _result(raw: Any) -> Any:
-    """A client answer as plain JSON (RawResponse gives it untouched)."""
-    if isinstance(raw, P.RawResponse):
-        return raw.result
-    return raw
+# settings files -----------------------------------------------------------------------------------------
+
+def _register_settings(server: AgentLanguageServer) -> None:
+    @server.feature(lsp.WORKSPACE_DID_CHANGE_WATCHED_FILES)
+    async def watched(ls: AgentLanguageServer, params: lsp.DidChangeWatchedFilesParams) -> None:
+        if any(is_settings_file(to_fs_path(c.uri)) for c in params.changes):
+            await reload_settings(ls)
+
+    @server.feature(lsp.TEXT_DOCUMENT_DID_SAVE)
+    async def did_save(ls: AgentLanguageServer, params: lsp.DidSaveTextDocumentParams) -> None:
+        if is_settings_file(to_fs_path(params.text_document.uri)):
+            await reload_settings(ls)
+
+    @server.feature(lsp.TEXT_DOCUMENT_DID_OPEN)
+    async def did_open(ls: AgentLanguageServer, params: lsp.DidOpenTextDocumentParams) -> None:
+        if is_settings_file(to_fs_path(params.text_document.uri)):
+            publish_config_diagnostics(ls, force=True)
+
+
+def _unparsable_files(settings: Any) -> set[Path]:
+    """Files that could not be read as JSON at all (their diagnostic has no JSON path)."""
+    return {d.file for d in settings.diagnostics if d.severity == "error" and d.json_path == ()}
 
 
 async def reload_settings(ls: AgentLanguageServer) -> None:
-    """Re-read every scope; keep the last valid entries of a broken file (they stay running)."""
+    """Re-read every scope and reconfigure live (unchanged servers keep running).
+
+    The last valid configuration stays in force: while a file does not parse, everything it
+    defined before is kept; an entry that became invalid keeps its last valid version running.
+    Diagnostics always show the current problems.
+    """
     from agent_ls.config.settings import load_settings
 
     if ls.manager is None:
         return
-    folders = ls.folders()
-    new = await asyncio.to_thread(load_settings, folders)
-    old = ls.settings
-    broken_files = {d.file for d in new.diagnostics if d.severity == "error" and d.json_path == ()}
-    if old is not None and broken_files:
-        # A file that does not parse: keep the servers it defined before.
+    async with ls.reload_lock:
+        manager = ls.manager
+        if manager is None:
+            return
+        folders = ls.folders()
+        new = await asyncio.to_thread(load_settings, folders)
+        old = ls.settings
+        if old is not None:
+            _keep_last_valid(old, new)
+        ls.settings = new
+        ls.direct_gate = None
+        await manager.set_roots(folders)
+        await manager.apply(new)
+        publish_config_diagnostics(ls)
+        ls.sessions.clear()  # new sessions pick up model and permission changes
+        log.info("settings reloaded: %d servers, %d problems", len(new.servers), len(new.diagnostics))
+
+
+def _keep_last_valid(old: Any, new: Any) -> None:
+    broken = _unparsable_files(new)
+    if broken:
+        # The file's previous content stays in force: its servers, and its other settings.
         for name, cfg in old.servers.items():
-            if cfg.source.file in broken_files and name not in new.servers:
+            if cfg.source.file in broken and (name not in new.servers or new.servers[name].source.file != cfg.source.file):
                 new.servers[name] = cfg
                 new.failed.pop(name, None)
-    ls.settings = new
-    await ls.manager.set_roots(folders)
-    await ls.manager.apply(new)
-    publish_config_diagnostics(ls)
-    ls.sessions.clear()  # new sessions pick up model and permission changes
+        old_layers = {file: (scope, root) for scope, file, root in old.layers}
+        for file in broken:
+            if file in old_layers:
+                scope, root = old_layers[file]
+                new.layers.append((scope, file, root))
+                for k, v in root.items():
+                    if k != "mcpServers":
+                        new.other.setdefault(k, v)
+    for name, failed in list(new.failed.items()):
+        prev = old.servers.get(name)
+        if prev is not None and prev.source.file == failed.source.file:
+            new.servers[name] = prev  # the entry is broken now: its last valid version keeps running
+            del new.failed[name]
 
 
-def publish_config_diagnostics(ls: AgentLanguageServer) -> None:
-    from pygls.uris import from_fs_path
+def publish_config_diagnostics(ls: AgentLanguageServer, force: bool = False) -> None:
+    from agent_ls.config.jsonc import format_path
 
     settings = ls.settings
     if settings is None:
@@ -374,28 +351,26 @@ def publish_config_diagnostics(ls: AgentLanguageServer) -> None:
             rng = lsp.Range(lsp.Position(d.span.start.line, d.span.start.column),
                             lsp.Position(d.span.end.line, d.span.end.column))
         else:
-            rng = lsp.Range(lsp.Position(0, 0), lsp.Position(0, 1))
+            rng = lsp.Range(lsp.Position(0, 0), lsp.Position(0, 0))
         sev = lsp.DiagnosticSeverity.Error if d.severity == "error" else lsp.DiagnosticSeverity.Warning
-        from agent_ls.config.jsonc import format_path
-
-        by_file.setdefault(uri, []).append(lsp.Diagnostic(
-            range=rng, message=f"{format_path(d.json_path)}: {d.message}" if d.json_path else d.message,
-            severity=sev, source="agent-ls"))
+        message = f"{format_path(d.json_path)}: {d.message}" if d.json_path else d.message
+        by_file.setdefault(uri, []).append(lsp.Diagnostic(range=rng, message=message, severity=sev,
+                                                          source="agent-ls"))
     for uri, diags in by_file.items():
-        if diags or ls.config_diagnostics.get(uri):
+        if diags or ls.config_diagnostics.get(uri) or (force and uri in ls.config_diagnostics):
             ls.text_document_publish_diagnostics(lsp.PublishDiagnosticsParams(uri=uri, diagnostics=diags))
         ls.config_diagnostics[uri] = diags
 
 
 async def watch_settings_files(ls: AgentLanguageServer) -> None:
+    """Ask the editor to watch the settings files (dynamic registration)."""
     caps = ls.client_capabilities
     ws = caps.workspace
     if ws is None or ws.did_change_watched_files is None or not ws.did_change_watched_files.dynamic_registration:
         return
-    globs = ["**/.agent-ls/settings.json", "**/.mcp.json", "**/.vscode/mcp.json"]
     from agent_ls.config.settings import user_settings_path
 
-    watchers = [lsp.FileSystemWatcher(glob_pattern=g) for g in globs]
+    watchers = [lsp.FileSystemWatcher(glob_pattern=g) for g in SETTINGS_GLOBS]
     user = user_settings_path()
     watchers.append(lsp.FileSystemWatcher(glob_pattern=lsp.RelativePattern(
         base_uri=user.parent.as_uri(), pattern=user.name)))
@@ -405,3 +380,139 @@ async def watch_settings_files(ls: AgentLanguageServer) -> None:
             register_options=lsp.DidChangeWatchedFilesRegistrationOptions(watchers=watchers))]))
     except Exception as e:
         log.info("could not register settings file watchers: %s", e)
+
+
+# MCP methods -------------------------------------------------------------------------------------------------
+
+def _status(ls: AgentLanguageServer, manager: Any) -> Any:
+    diags = [str(d) for d in (ls.settings.diagnostics if ls.settings else [])]
+    return P.dump(P.StatusResult(servers=status_payload(manager), diagnostics=diags))
+
+
+def _known(manager: Any, server: str) -> None:
+    if server not in manager.server_names():
+        raise P.RequestFailed(f"no MCP server named {server!r} is configured")
+
+
+def _connected(manager: Any, server: str) -> None:
+    _known(manager, server)
+    conn = manager.connection(server)
+    if conn is None or not conn.connected:
+        state = conn.state.value if conn is not None else "failed"
+        raise P.RequestFailed(f"MCP server {server!r} is not connected ({state})")
+
+
+def _register_mcp(server: AgentLanguageServer) -> None:  # noqa: C901 - one registration list
+    @server.feature(P.MCP_STATUS)
+    @guarded
+    async def mcp_status(ls: AgentLanguageServer, raw: Any) -> Any:
+        P.parse(P.NoParams, raw)
+        return _status(ls, await ensure_manager(ls))
+
+    @server.feature(P.MCP_RESTART)
+    @guarded
+    async def mcp_restart(ls: AgentLanguageServer, raw: Any) -> Any:
+        p = P.parse(P.ServerParams, raw)
+        manager = await ensure_manager(ls)
+        if p.server is not None:
+            _known(manager, p.server)
+            if manager.connection(p.server) is None:
+                raise P.RequestFailed(f"MCP server {p.server!r} has a configuration error; fix the settings file")
+        await manager.restart(p.server)
+        await manager.wait_ready(60)
+        return _status(ls, manager)
+
+    @server.feature(P.MCP_SET_ENABLED)
+    @guarded
+    async def mcp_set_enabled(ls: AgentLanguageServer, raw: Any) -> Any:
+        p = P.parse(P.SetEnabledParams, raw)
+        manager = await ensure_manager(ls)
+        _known(manager, p.server)
+        if manager.connection(p.server) is None:
+            raise P.RequestFailed(f"MCP server {p.server!r} has a configuration error; fix the settings file")
+        await manager.set_enabled(p.server, p.enabled)
+        await manager.wait_ready(60)
+        return _status(ls, manager)
+
+    @server.feature(P.MCP_TRUST)
+    @guarded
+    async def mcp_trust(ls: AgentLanguageServer, raw: Any) -> Any:
+        p = P.parse(P.TrustParams, raw)
+        manager = await ensure_manager(ls)
+        _known(manager, p.server)
+        conn = manager.connection(p.server)
+        if conn is None or not conn.config.needs_trust:
+            raise P.RequestFailed(f"MCP server {p.server!r} is not a workspace stdio server: it needs no trust")
+        await manager.set_trust(p.server, p.trusted)
+        await manager.wait_ready(60)
+        return _status(ls, manager)
+
+    @server.feature(P.MCP_RESOURCES_LIST)
+    @guarded
+    async def resources_list(ls: AgentLanguageServer, raw: Any) -> Any:
+        p = P.parse(P.ResourcesListParams, raw)
+        manager = await ensure_manager(ls)
+        if p.server is not None:
+            _known(manager, p.server)
+        await manager.refresh_if_dirty()
+        resources = [P.ResourcePayload(server=s, uri=str(r.uri), name=r.name, mime_type=r.mime_type,
+                                       description=r.description)
+                     for s, r in manager.resources() if p.server in (None, s)]
+        templates = [{"server": s, "uriTemplate": str(t.uri_template), "name": t.name, "mimeType": t.mime_type,
+                      "description": t.description}
+                     for s, t in manager.resource_templates() if p.server in (None, s)]
+        return P.dump(P.ResourcesListResult(resources=resources, templates=templates))
+
+    @server.feature(P.MCP_RESOURCES_READ)
+    @guarded
+    async def resources_read(ls: AgentLanguageServer, raw: Any) -> Any:
+        p = P.parse(P.ReadResourceParams, raw)
+        manager = await ensure_manager(ls)
+        _connected(manager, p.server)
+        result = await manager.read_resource(p.server, p.uri)
+        contents = [c.model_dump(mode="json", by_alias=True, exclude_none=True) for c in result.contents]
+        return P.dump(P.ReadResourceResult(contents=contents))
+
+    @server.feature(P.MCP_PROMPTS_LIST)
+    @guarded
+    async def prompts_list(ls: AgentLanguageServer, raw: Any) -> Any:
+        p = P.parse(P.PromptsListParams, raw)
+        manager = await ensure_manager(ls)
+        if p.server is not None:
+            _known(manager, p.server)
+        await manager.refresh_if_dirty()
+        prompts = [P.PromptPayload(server=s, name=pr.name, description=pr.description, arguments=[
+            P.PromptArgumentPayload(name=a.name, description=a.description, required=bool(a.required))
+            for a in (pr.arguments or [])]) for s, pr in manager.prompts() if p.server in (None, s)]
+        return P.dump(P.PromptsListResult(prompts=prompts))
+
+    @server.feature(P.MCP_PROMPTS_GET)
+    @guarded
+    async def prompts_get(ls: AgentLanguageServer, raw: Any) -> Any:
+        p = P.parse(P.GetPromptParams, raw)
+        manager = await ensure_manager(ls)
+        _connected(manager, p.server)
+        result = await manager.get_prompt(p.server, p.name, p.arguments)
+        return P.dump(P.GetPromptResult(description=result.description,
+                                        messages=[prompt_message(m) for m in result.messages]))
+
+    @server.feature(P.MCP_CALL_TOOL)
+    @guarded
+    async def call_tool(ls: AgentLanguageServer, raw: Any) -> Any:
+        from agent_ls.server import chat
+
+        p = P.parse(P.CallToolParams, raw)
+        return P.dump(await chat.call_tool_direct(ls, p.server, p.tool, p.arguments))
+
+
+def prompt_message(m: Any) -> P.PromptMessagePayload:
+    content = m.content
+    text = getattr(content, "text", None)
+    if text is None:
+        resource = getattr(content, "resource", None)
+        text = getattr(resource, "text", None)
+    if text is None:
+        kind = getattr(content, "type", "content")
+        mime = getattr(content, "mime_type", None) or getattr(getattr(content, "resource", None), "mime_type", None)
+        text = f"[{kind}{' ' + mime if mime else ''}]"
+    return P.PromptMessagePayload(role=str(m.role), text=text)

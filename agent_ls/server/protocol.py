@@ -20,6 +20,7 @@ SESSIONS_LIST = "agent/sessions/list"
 SESSIONS_NEW = "agent/sessions/new"
 SESSIONS_RESUME = "agent/sessions/resume"
 SESSIONS_DELETE = "agent/sessions/delete"
+SERVER_INFO = "agent/serverInfo"
 MCP_STATUS = "mcp/status"
 MCP_RESTART = "mcp/restart"
 MCP_SET_ENABLED = "mcp/setEnabled"
@@ -39,17 +40,35 @@ APPROVE = "agent/approve"
 TRUST_SERVER = "mcp/trustServer"
 ELICIT = "mcp/elicit"
 
-# workspace/executeCommand commands (used by code actions) ---------------------------------
+# workspace/executeCommand commands (carried by code actions) ------------------------------
 CMD_ASK = "agent-ls.ask"
 CMD_RUN_TOOL_ACTION = "agent-ls.runToolAction"
 CMD_RUN_MCP_PROMPT = "agent-ls.runMcpPrompt"
+COMMANDS = (CMD_ASK, CMD_RUN_TOOL_ACTION, CMD_RUN_MCP_PROMPT)
 
 CLIENT_REQUESTS = (
-    PROMPT, SESSIONS_LIST, SESSIONS_NEW, SESSIONS_RESUME, SESSIONS_DELETE, MCP_STATUS, MCP_RESTART,
-    MCP_SET_ENABLED, MCP_TRUST, MCP_RESOURCES_LIST, MCP_RESOURCES_READ, MCP_PROMPTS_LIST, MCP_PROMPTS_GET,
-    MCP_CALL_TOOL,
+    PROMPT, SESSIONS_LIST, SESSIONS_NEW, SESSIONS_RESUME, SESSIONS_DELETE, SERVER_INFO, MCP_STATUS,
+    MCP_RESTART, MCP_SET_ENABLED, MCP_TRUST, MCP_RESOURCES_LIST, MCP_RESOURCES_READ, MCP_PROMPTS_LIST,
+    MCP_PROMPTS_GET, MCP_CALL_TOOL,
 )
 SERVER_REQUESTS = (APPROVE, TRUST_SERVER, ELICIT)
+SERVER_NOTIFICATIONS = (EVENT, MCP_STATUS_CHANGED)
+
+# JSON-RPC / LSP error codes the custom methods answer with --------------------------------
+INVALID_PARAMS = -32602
+"""The params do not have the documented shape (the message says which field and why)."""
+REQUEST_FAILED = -32803
+"""Well-formed, but it cannot be done: unknown session or server, server not connected, busy."""
+REQUEST_CANCELLED = -32800
+"""The client cancelled the request with ``$/cancelRequest``."""
+INTERNAL_ERROR = -32603
+"""A bug (the message names the exception)."""
+
+# Values ---------------------------------------------------------------------------------------
+APPROVAL_ANSWERS = ("allow_once", "allow_session", "deny")
+ELICIT_ACTIONS = ("accept", "decline", "cancel")
+EVENT_TYPES = ("turn_started", "text", "tool_call_started", "approval_requested", "tool_call_finished",
+               "usage", "error", "turn_finished")
 
 
 def camel(name: str) -> str:
@@ -81,7 +100,44 @@ T = TypeVar("T")
 
 
 class InvalidParams(ValueError):
-    pass
+    """Params that do not fit their payload class (answered with ``INVALID_PARAMS``)."""
+
+
+class RequestFailed(RuntimeError):
+    """A well-formed request that cannot be done (answered with ``REQUEST_FAILED``)."""
+
+
+def _strict_str(value: Any, _type: Any) -> str:
+    if not isinstance(value, str):
+        raise TypeError(f"expected a string, not {type(value).__name__}")
+    return value
+
+
+def _strict_bool(value: Any, _type: Any) -> bool:
+    if not isinstance(value, bool):
+        raise TypeError(f"expected true or false, not {type(value).__name__}")
+    return value
+
+
+def _strict_dict(value: Any, _type: Any) -> dict[str, Any]:
+    if not isinstance(value, dict):
+        raise TypeError(f"expected an object, not {type(value).__name__}")
+    return value
+
+
+def _strict_str_dict(value: Any, _type: Any) -> dict[str, str]:
+    d = _strict_dict(value, _type)
+    bad = [k for k, v in d.items() if not isinstance(v, str)]
+    if bad:
+        raise TypeError(f"values must be strings ({', '.join(map(repr, bad))} are not)")
+    return d
+
+
+# cattrs would happily turn 5 into "5" or a list into a dict's keys: be strict instead.
+converter.register_structure_hook(str, _strict_str)
+converter.register_structure_hook(bool, _strict_bool)
+converter.register_structure_hook_func(lambda t: t == dict[str, Any], _strict_dict)
+converter.register_structure_hook_func(lambda t: t == dict[str, str], _strict_str_dict)
 
 
 def parse(cls: type[T], params: Any) -> T:
@@ -101,7 +157,22 @@ def dump(value: Any) -> Any:
     return converter.unstructure(value)
 
 
-# payloads ----------------------------------------------------------------------------------
+# requests: params -----------------------------------------------------------------------------
+
+@_register
+@attrs.define
+class NoParams:
+    """Methods without params accept null or an object (extra fields are ignored)."""
+
+
+@_register
+@attrs.define
+class Range:
+    """An LSP range (zero-based lines and UTF-16 characters)."""
+
+    start: dict[str, int]
+    end: dict[str, int]
+
 
 @_register
 @attrs.define
@@ -113,73 +184,66 @@ class Attachment:
     uri: str | None = None
     """File URI (selection, file) or resource URI."""
     text: str | None = None
-    """The text (selection), or None to read it (file, resource)."""
+    """The text (selection), or None to read it (file: the open document or the file on disk)."""
     server: str | None = None
     """For ``resource``: the MCP server that has it."""
     range: dict[str, Any] | None = None
     """For ``selection``: the LSP range."""
     language_id: str | None = None
 
+    def __attrs_post_init__(self) -> None:
+        if self.kind not in ("selection", "file", "resource"):
+            raise ValueError(f"attachment kind must be selection, file or resource, not {self.kind!r}")
+        if self.kind == "resource" and not (self.uri and self.server):
+            raise ValueError("a resource attachment needs uri and server")
+        if self.kind == "file" and not self.uri:
+            raise ValueError("a file attachment needs uri")
+
 
 @_register
 @attrs.define
 class PromptParams:
+    """``agent/prompt``."""
+
     text: str
     """The user's message."""
     session_id: str | None = None
     """Continue this session; a new one is created when absent."""
     attachments: list[Attachment] = attrs.field(factory=list)
     model: str | None = None
-    """Override the configured model for this prompt."""
-
-
-@_register
-@attrs.define
-class PromptResult:
-    session_id: str
-    stop_reason: str
-    """``end``, ``max_steps``, ``error`` (see ``error``)."""
-    text: str
-    usage: dict[str, int]
-    error: dict[str, str] | None = None
-
-
-@_register
-@attrs.define
-class EventParams:
-    """``agent/event``: one streamed event of a running prompt."""
-
-    session_id: str
-    event: dict[str, Any]
-    """``type`` plus the event's fields: ``text`` {text}, ``tool_call_started`` {callId, name,
-    arguments, server, displayName}, ``approval_requested`` {callId, name, arguments, reason},
-    ``tool_call_finished`` {callId, name, isError, content, durationMs, denied, attachments},
-    ``usage`` {inputTokens, outputTokens, cacheReadTokens, cacheWriteTokens}, ``error`` {kind,
-    message}, ``turn_started`` {turn}, ``turn_finished`` {stopReason, usage, steps, text}."""
+    """Override the configured model for this prompt (any litellm model string)."""
 
 
 @_register
 @attrs.define
 class SessionParams:
+    """``agent/sessions/resume`` and ``agent/sessions/delete``."""
+
     session_id: str
 
 
 @_register
 @attrs.define
 class NewSessionParams:
+    """``agent/sessions/new``."""
+
     title: str | None = None
 
 
 @_register
 @attrs.define
 class ServerParams:
+    """``mcp/restart``."""
+
     server: str | None = None
-    """A server name; all servers when absent (restart)."""
+    """A server name; all servers when absent."""
 
 
 @_register
 @attrs.define
 class SetEnabledParams:
+    """``mcp/setEnabled`` (remembered per workspace)."""
+
     server: str
     enabled: bool
 
@@ -187,20 +251,43 @@ class SetEnabledParams:
 @_register
 @attrs.define
 class TrustParams:
+    """``mcp/trust``: the user's decision about a workspace-defined stdio server."""
+
     server: str
     trusted: bool
 
 
 @_register
 @attrs.define
+class ResourcesListParams:
+    """``mcp/resources/list``."""
+
+    server: str | None = None
+    """Only this server's resources; every connected server's when absent."""
+
+
+@_register
+@attrs.define
 class ReadResourceParams:
+    """``mcp/resources/read``."""
+
     server: str
     uri: str
 
 
 @_register
 @attrs.define
+class PromptsListParams:
+    """``mcp/prompts/list``."""
+
+    server: str | None = None
+
+
+@_register
+@attrs.define
 class GetPromptParams:
+    """``mcp/prompts/get``."""
+
     server: str
     name: str
     arguments: dict[str, str] = attrs.field(factory=dict)
@@ -209,10 +296,248 @@ class GetPromptParams:
 @_register
 @attrs.define
 class CallToolParams:
+    """``mcp/callTool``: a direct call, through the approval gate."""
+
     server: str
     tool: str
     """The tool's name on its server (or its model-facing name)."""
     arguments: dict[str, Any] = attrs.field(factory=dict)
+
+
+# requests: results ------------------------------------------------------------------------------
+
+@_register
+@attrs.define
+class PromptResult:
+    """Result of ``agent/prompt`` (sent when the turn ends; events streamed before it)."""
+
+    session_id: str
+    stop_reason: str
+    """``end``, ``max_steps`` or ``error`` (see ``error``). A cancelled prompt gets the
+    ``REQUEST_CANCELLED`` error response instead of a result."""
+    text: str
+    """The final assistant text."""
+    usage: dict[str, int]
+    """``inputTokens``, ``outputTokens``, ``cacheReadTokens``, ``cacheWriteTokens`` of the turn."""
+    error: dict[str, str] | None = None
+    """``{kind, message}`` when ``stopReason`` is ``error``."""
+
+
+@_register
+@attrs.define
+class SessionInfo:
+    id: str
+    title: str | None
+    created: float
+    """Seconds since the epoch."""
+    updated: float
+    model: str | None
+    message_count: int = 0
+
+
+@_register
+@attrs.define
+class SessionsListResult:
+    sessions: list[SessionInfo]
+    """Most recently updated first."""
+
+
+@_register
+@attrs.define
+class NewSessionResult:
+    session_id: str
+
+
+@_register
+@attrs.define
+class ResumeResult:
+    session_id: str
+    messages: list[dict[str, Any]]
+    """The stored history in the LLM message format (``role``, ``content``, ``tool_calls``,
+    ``tool_call_id``), oldest first."""
+
+
+@_register
+@attrs.define
+class DeleteResult:
+    deleted: bool
+
+
+@_register
+@attrs.define
+class ServerInfoResult:
+    """``agent/serverInfo``: facts about the server process (for diagnostics and tests)."""
+
+    name: str
+    version: str
+    pid: int
+    python: str
+    loaded_modules: dict[str, bool]
+    """Whether the heavy dependencies are imported yet: ``litellm``, ``mcp``."""
+    workspace_folders: list[str]
+
+
+@_register
+@attrs.define
+class ToolInfoPayload:
+    name: str
+    """Model-facing name (``mcp__<server>__<tool>``)."""
+    original: str
+    """The name on the MCP server."""
+    capability: str
+    """``read``, ``write``, ``network`` or ``unknown``."""
+    description: str
+
+
+@_register
+@attrs.define
+class ServerStatusPayload:
+    """One MCP server as the status view shows it (secrets redacted)."""
+
+    name: str
+    state: str
+    """``starting``, ``connected``, ``connected-listing-failed``, ``restarting``, ``failed``,
+    ``disabled``, ``awaiting-trust`` or ``untrusted``."""
+    transport: str
+    scope: str
+    source: str
+    """The settings file that defines the server."""
+    tool_count: int = 0
+    prompt_count: int = 0
+    resource_count: int = 0
+    error: dict[str, Any] | None = None
+    """``{phase, message}`` plus ``errno``, ``exitCode`` or ``httpStatus`` when known."""
+    stderr_tail: list[str] = attrs.field(factory=list)
+    server_info: str | None = None
+    protocol_version: str | None = None
+    restarts: int = 0
+    pid: int | None = None
+    tools: list[ToolInfoPayload] = attrs.field(factory=list)
+    auth: dict[str, Any] | None = None
+    """OAuth state of an HTTP server, when the host reports one."""
+
+
+@_register
+@attrs.define
+class StatusResult:
+    """Result of ``mcp/status``, ``mcp/restart``, ``mcp/setEnabled``, ``mcp/trust``."""
+
+    servers: list[ServerStatusPayload]
+    diagnostics: list[str] = attrs.field(factory=list)
+    """Problems in the settings files, one line each (also published as LSP diagnostics)."""
+
+
+@_register
+@attrs.define
+class StatusChangedParams:
+    """``mcp/statusChanged`` (server -> client notification)."""
+
+    servers: list[ServerStatusPayload]
+
+
+@_register
+@attrs.define
+class ResourcePayload:
+    server: str
+    uri: str
+    name: str
+    mime_type: str | None = None
+    description: str | None = None
+
+
+@_register
+@attrs.define
+class ResourcesListResult:
+    resources: list[ResourcePayload]
+    templates: list[dict[str, Any]] = attrs.field(factory=list)
+    """Resource templates: ``{server, uriTemplate, name, mimeType, description}``."""
+
+
+@_register
+@attrs.define
+class ReadResourceResult:
+    contents: list[dict[str, Any]]
+    """MCP resource contents: ``{uri, mimeType, text}`` or ``{uri, mimeType, blob}`` (base64)."""
+
+
+@_register
+@attrs.define
+class PromptArgumentPayload:
+    name: str
+    description: str | None = None
+    required: bool = False
+
+
+@_register
+@attrs.define
+class PromptPayload:
+    server: str
+    name: str
+    description: str | None = None
+    arguments: list[PromptArgumentPayload] = attrs.field(factory=list)
+
+
+@_register
+@attrs.define
+class PromptsListResult:
+    prompts: list[PromptPayload]
+
+
+@_register
+@attrs.define
+class PromptMessagePayload:
+    role: str
+    text: str
+    """Text content; other content is described in brackets (``[image image/png]``)."""
+
+
+@_register
+@attrs.define
+class GetPromptResult:
+    description: str | None
+    messages: list[PromptMessagePayload]
+
+
+@_register
+@attrs.define
+class ToolResultPayload:
+    """Result of ``mcp/callTool`` and ``agent-ls.runToolAction``."""
+
+    is_error: bool
+    content: str
+    denied: bool = False
+    """The approval gate refused the call (``isError`` is true too)."""
+    structured: dict[str, Any] | None = None
+    truncated_chars: int = 0
+    attachments: list[dict[str, Any]] = attrs.field(factory=list)
+    title: str | None = None
+    """``agent-ls.runToolAction``: the action's title."""
+    applied: bool | None = None
+    """``agent-ls.runToolAction`` with ``apply``: whether the editor applied the edit."""
+
+
+@_register
+@attrs.define
+class AskResult:
+    """Result of ``agent-ls.ask`` and ``agent-ls.runMcpPrompt``: a turn started in the background."""
+
+    session_id: str
+    started: bool
+    text: str = ""
+    """The user message the turn was started with."""
+
+
+# server -> client ---------------------------------------------------------------------------------
+
+@_register
+@attrs.define
+class EventParams:
+    """``agent/event``: one streamed event of a running prompt."""
+
+    session_id: str | None
+    """The session; null for events outside any session (a tool action run from a code action)."""
+    event: dict[str, Any]
+    """``type`` plus the event's fields (see ``EVENT_TYPES`` and docs/protocol.md)."""
 
 
 @_register
@@ -221,18 +546,22 @@ class ApproveParams:
     """``agent/approve`` (server -> client)."""
 
     call_id: str
+    """The tool call's id (the ``callId`` of its events), or ``direct-<n>`` for direct calls."""
     tool: str
+    """Model-facing tool name."""
     arguments: dict[str, Any]
     reason: str
     server: str | None = None
     display_name: str | None = None
+    session_id: str | None = None
+    """The session whose turn asks; null for direct calls (``mcp/callTool``, tool actions)."""
 
 
 @_register
 @attrs.define
 class ApproveResult:
     answer: str
-    """``allow_once``, ``allow_session`` or ``deny``."""
+    """``allow_once``, ``allow_session`` or ``deny``; anything else is a deny."""
 
 
 @_register
@@ -245,13 +574,14 @@ class TrustServerParams:
     args: list[str]
     source: str
     """The workspace file that defines the server."""
+    cwd: str | None = None
 
 
 @_register
 @attrs.define
 class TrustServerResult:
     trusted: bool | None = None
-    """True / False remembers the decision; null asks again later."""
+    """True / False is remembered per workspace and entry; null asks again later."""
 
 
 @_register
@@ -262,6 +592,7 @@ class ElicitParams:
     server: str
     message: str
     requested_schema: dict[str, Any] = attrs.field(factory=dict)
+    """A flat JSON schema (``type: object`` with primitive ``properties``, ``required``)."""
 
 
 @_register
@@ -270,12 +601,13 @@ class ElicitResultPayload:
     action: str
     """``accept``, ``decline`` or ``cancel``."""
     content: dict[str, Any] | None = None
+    """The form values when accepted (schema defaults fill missing fields)."""
 
+
+# Raw JSON-RPC envelopes: custom messages whose params pygls must not convert ---------------
 
 @attrs.define
 class RawRequest:
-    """A custom request whose params pygls must not convert (they are validated by ``parse``)."""
-
     id: int | str
     method: str
     jsonrpc: str

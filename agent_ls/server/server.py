@@ -8,12 +8,15 @@ Custom requests are defined in :mod:`agent_ls.server.protocol`.
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
+import uuid
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types as lsp
-from pygls.exceptions import JsonRpcInvalidParams
+from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams
 from pygls.lsp.server import LanguageServer
 from pygls.protocol import LanguageServerProtocol
 from pygls.uris import from_fs_path, to_fs_path
@@ -29,9 +32,30 @@ if TYPE_CHECKING:
 log = logging.getLogger("agent_ls.server")
 
 
+@functools.lru_cache(maxsize=1)
+def _lsp_converter() -> Any:
+    from lsprotocol.converters import get_converter
+
+    return get_converter()
+
+
+class _Malformed:
+    """A request whose envelope or params could not be structured: answered with an error."""
+
+    def __init__(self, msg_id: Any, method: str, error: JsonRpcException) -> None:
+        self.id = msg_id
+        self.method = method
+        self.error = error
+
+
 class AgentLsProtocol(LanguageServerProtocol):
-    """Custom methods keep their params as plain JSON (validated by ``protocol.parse``), and a
-    late client answer to a request we stopped waiting for is dropped instead of raising."""
+    """pygls' protocol with three fixes for a server that must never leave a client hanging:
+
+    - custom methods keep their params as plain JSON (validated by ``protocol.parse``);
+    - a request whose params fail to structure (any method) gets an ``InvalidParams`` error
+      response instead of no response at all;
+    - a late client answer to a server request we stopped waiting for is dropped.
+    """
 
     def get_message_type(self, method: str) -> Any:  # type: ignore[override]
         if method in P.CLIENT_REQUESTS:
@@ -43,6 +67,24 @@ class AgentLsProtocol(LanguageServerProtocol):
             return P.RawResponse
         return super().get_result_type(method)
 
+    def structure_message(self, data: dict[str, Any]) -> Any:
+        try:
+            return super().structure_message(data)
+        except JsonRpcException as e:
+            if isinstance(data, dict) and "id" in data and isinstance(data.get("method"), str):
+                cause = e.__cause__
+                detail = _structure_error_text(cause) if cause is not None else str(e)
+                return _Malformed(data["id"], data["method"],
+                                  JsonRpcInvalidParams(f"invalid params for {data['method']}: {detail}"))
+            raise
+
+    def handle_message(self, message: Any) -> None:
+        if isinstance(message, _Malformed):
+            log.warning("%s", message.error.message)
+            self._send_response(message.id, error=message.error.to_response_error())
+            return
+        super().handle_message(message)
+
     def _handle_response(self, msg_id: Any, result: Any | None = None, error: Any | None = None) -> None:
         future = self._request_futures.get(msg_id)
         if future is not None and future.done():
@@ -52,14 +94,22 @@ class AgentLsProtocol(LanguageServerProtocol):
         super()._handle_response(msg_id, result, error)
 
 
+def _structure_error_text(exc: BaseException) -> str:
+    import cattrs
+
+    if isinstance(exc, cattrs.BaseValidationError):
+        return "; ".join(cattrs.transform_error(exc))
+    return f"{type(exc).__name__}: {exc}"
+
+
 class LspLogHandler(logging.Handler):
     """Log records go to the editor's output channel (``window/logMessage``), never stdout."""
 
-    LEVELS = {
-        logging.ERROR: lsp.MessageType.Error,
-        logging.WARNING: lsp.MessageType.Warning,
-        logging.INFO: lsp.MessageType.Info,
-    }
+    LEVELS = (
+        (logging.ERROR, lsp.MessageType.Error),
+        (logging.WARNING, lsp.MessageType.Warning),
+        (logging.INFO, lsp.MessageType.Info),
+    )
 
     def __init__(self, server: LanguageServer) -> None:
         super().__init__()
@@ -71,8 +121,7 @@ class LspLogHandler(logging.Handler):
             return
         self._busy = True
         try:
-            kind = next((v for k, v in sorted(self.LEVELS.items(), reverse=True) if record.levelno >= k),
-                        lsp.MessageType.Log)
+            kind = next((v for k, v in self.LEVELS if record.levelno >= k), lsp.MessageType.Log)
             self.server.window_log_message(lsp.LogMessageParams(type=kind, message=self.format(record)))
         except Exception:
             pass
@@ -89,11 +138,16 @@ class AgentLanguageServer(LanguageServer):
         self.session_locks: dict[str, asyncio.Lock] = {}
         self.tasks: set[asyncio.Task[Any]] = set()
         self.store: Any = None
-        self._status_pending = False
+        self.direct_gate: Any = None
+        """The approval gate of direct tool calls (``mcp/callTool``, tool actions)."""
+        self.host_lock = asyncio.Lock()
+        self.reload_lock = asyncio.Lock()
         self.config_diagnostics: dict[str, list[lsp.Diagnostic]] = {}
+        self._status_pending = False
+        self._request_counter = 0
 
     # helpers ------------------------------------------------------------------------
-    def run_task(self, coro: Any, name: str) -> asyncio.Task[Any]:
+    def run_task(self, coro: Awaitable[Any], name: str) -> asyncio.Task[Any]:
         """Start a background task; keep a strong reference and log its failure."""
         task = asyncio.ensure_future(coro)
         self.tasks.add(task)
@@ -122,8 +176,21 @@ class AgentLanguageServer(LanguageServer):
                 out.append(Path(p))
         return out
 
+    async def ask_client(self, method: str, params: Any) -> Any:
+        """A server -> client request. Cancelling the caller withdraws the request
+        (``$/cancelRequest`` to the client); the answer comes back as plain JSON."""
+        self._request_counter += 1
+        msg_id = f"agent-ls-{self._request_counter}-{uuid.uuid4().hex[:6]}"
+        future = self.protocol.send_request_async(method, params, msg_id=msg_id)
+        try:
+            raw = await future
+        except asyncio.CancelledError:
+            self.protocol.notify(lsp.CANCEL_REQUEST, lsp.CancelParams(id=msg_id))
+            raise
+        return raw.result if isinstance(raw, P.RawResponse) else raw
+
     def notify_status_soon(self) -> None:
-        """Coalesce status changes into one ``mcp/statusChanged`` per loop tick."""
+        """Coalesce status changes into one ``mcp/statusChanged`` per 50 ms."""
         if self._status_pending or self.manager is None:
             return
         self._status_pending = True
@@ -131,7 +198,8 @@ class AgentLanguageServer(LanguageServer):
         def send() -> None:
             self._status_pending = False
             if self.manager is not None:
-                self.protocol.notify(P.MCP_STATUS_CHANGED, {"servers": status_payload(self.manager)})
+                payload = P.StatusChangedParams(servers=status_payload(self.manager))
+                self.protocol.notify(P.MCP_STATUS_CHANGED, P.dump(payload))
 
         try:
             asyncio.get_running_loop().call_later(0.05, send)
@@ -139,23 +207,72 @@ class AgentLanguageServer(LanguageServer):
             self._status_pending = False
 
 
-def status_payload(manager: MCPManager) -> list[dict[str, Any]]:
+def status_payload(manager: MCPManager) -> list[P.ServerStatusPayload]:
     out = []
     for s in manager.status():
-        out.append({
-            "name": s.name, "state": s.state, "transport": s.transport, "scope": s.scope, "source": s.source,
-            "toolCount": s.tool_count, "promptCount": s.prompt_count, "resourceCount": s.resource_count,
-            "error": s.error, "stderrTail": list(s.stderr_tail), "serverInfo": s.server_info,
-            "protocolVersion": s.protocol_version, "restarts": s.restarts, "pid": s.pid,
-            "tools": [{"name": t.name, "original": t.original, "capability": t.capability,
-                       "description": t.description} for t in s.tools],
-        })
+        auth = getattr(s, "auth", None)
+        out.append(P.ServerStatusPayload(
+            name=s.name, state=s.state, transport=s.transport, scope=s.scope, source=s.source,
+            tool_count=s.tool_count, prompt_count=s.prompt_count, resource_count=s.resource_count,
+            error=s.error, stderr_tail=list(s.stderr_tail), server_info=s.server_info,
+            protocol_version=s.protocol_version, restarts=s.restarts, pid=s.pid,
+            tools=[P.ToolInfoPayload(name=t.name, original=t.original, capability=t.capability,
+                                     description=t.description) for t in s.tools],
+            auth=auth if isinstance(auth, dict) or auth is None else P.snake_to_camel_dict(_as_dict(auth)),
+        ))
     return out
 
 
-def invalid(e: Exception) -> JsonRpcInvalidParams:
-    err = JsonRpcInvalidParams(str(e))
-    return err
+def _as_dict(value: Any) -> Any:
+    import attrs
+
+    if attrs.has(type(value)):
+        return attrs.asdict(value)
+    return value
+
+
+Handler = Callable[..., Awaitable[Any]]
+
+
+def guarded(fn: Handler) -> Handler:
+    """Map the project's exceptions to JSON-RPC errors with clear messages:
+    bad params -> ``INVALID_PARAMS``, impossible requests -> ``REQUEST_FAILED``."""
+
+    @functools.wraps(fn)
+    async def wrapper(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return await fn(*args, **kwargs)
+        except JsonRpcException:
+            raise
+        except P.InvalidParams as e:
+            raise JsonRpcInvalidParams(str(e)) from None
+        except P.RequestFailed as e:
+            raise JsonRpcException(str(e), code=P.REQUEST_FAILED) from None
+        except asyncio.CancelledError:
+            raise
+        except Exception as e:
+            failed = _request_failure(e)
+            if failed is not None:
+                raise JsonRpcException(failed, code=P.REQUEST_FAILED) from None
+            log.exception("%s failed", fn.__name__)
+            raise JsonRpcException(f"{type(e).__name__}: {e}", code=P.INTERNAL_ERROR) from None
+
+    return wrapper
+
+
+def _request_failure(e: Exception) -> str | None:
+    """Errors of the MCP layer that mean "cannot be done" rather than "bug"."""
+    from agent_ls.mcp.connection import ServerUnavailable
+
+    if isinstance(e, ServerUnavailable):
+        return str(e)
+    try:
+        from mcp.shared.exceptions import MCPError
+    except ImportError:  # pragma: no cover
+        return None
+    if isinstance(e, MCPError):
+        return f"the MCP server answered with an error: {e}"
+    return None
 
 
 def create_server() -> AgentLanguageServer:

@@ -1,24 +1,46 @@
-"""pytest-lsp fixtures: the real `agent-ls` language server over stdio."""
+"""pytest-lsp fixtures: the real `agent-ls` language server over stdio, a recording editor.
+
+Every test starts the server as a real subprocess (``python -m agent_ls.cli``, the module
+behind the ``agent-ls`` command) with its own workspace, user settings and data folders, the
+knob MCP server (tests/servers/knob_server.py) configured, and the scripted
+OpenAI-compatible LLM on loopback as the model, reached through litellm.
+
+The test client keeps the custom payloads as plain JSON (pygls would turn them into
+namedtuples and rename keys that are not identifiers) and records everything the server sends.
+"""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import sys
-from collections.abc import AsyncIterator
+import uuid
+from collections.abc import AsyncIterator, Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 from lsprotocol import types as lsp
+from pygls.protocol import default_converter
 from pytest_lsp import ClientServerConfig, LanguageClient
+from pytest_lsp.client import register_lsp_features
+from pytest_lsp.protocol import LanguageClientProtocol
 
+from agent_ls.server import protocol as P
 from tests.llm.scripted_server import ScriptedLLM
 from tests.servers.launch import knob_stdio_params
 
+SERVER_COMMAND = [sys.executable, "-m", "agent_ls.cli"]
+REPO_ROOT = Path(__file__).resolve().parents[2]
+
+SERVER_REQUESTS = set(P.SERVER_REQUESTS)
+SERVER_NOTIFICATIONS = {P.EVENT, P.MCP_STATUS_CHANGED}
+CUSTOM_CLIENT_REQUESTS = set(P.CLIENT_REQUESTS)
+
 
 @pytest.fixture(scope="session")
-def llm_server() -> Any:
+def llm_server() -> Iterator[ScriptedLLM]:
     with ScriptedLLM() as server:
         yield server
 
@@ -34,35 +56,76 @@ class Setup:
         self.config.mkdir()
         self.data = root / "data"
         self.llm = llm
+        self.cancel_file = root / "cancel.log"
         self.user_settings: dict[str, Any] = {
-            "model": "openai/scripted", "apiBase": llm.openai_base, "agent": {"maxRetries": 0},
-            "mcpServers": {"knob": knob_stdio_params()},
+            "model": "openai/scripted", "apiBase": llm.openai_base,
+            "agent": {"maxRetries": 0, "deferMcpTools": False},
+            "mcpServers": {"knob": knob_stdio_params("--cancel-file", self.cancel_file)},
         }
+        self.ws_settings: dict[str, Any] | None = None
+        self.extra_env: dict[str, str] = {}
+
+    @property
+    def user_file(self) -> Path:
+        return self.config / "settings.json"
+
+    @property
+    def ws_file(self) -> Path:
+        return self.ws / ".agent-ls" / "settings.json"
 
     def write(self) -> None:
-        (self.config / "settings.json").write_text(json.dumps(self.user_settings, indent=2))
+        self.user_file.write_text(json.dumps(self.user_settings, indent=2))
+        if self.ws_settings is not None:
+            self.ws_file.write_text(json.dumps(self.ws_settings, indent=2))
 
     def env(self) -> dict[str, str]:
         e = dict(os.environ)
         e.update({"AGENT_LS_CONFIG_DIR": str(self.config), "AGENT_LS_DATA_DIR": str(self.data),
-                  "OPENAI_API_KEY": "x"})
+                  "OPENAI_API_KEY": "x", "PYTHONPATH": str(REPO_ROOT)})
+        e.pop("AGENT_LS_MODEL", None)
+        e.pop("AGENT_LS_API_BASE", None)
+        e.pop("AGENT_LS_USER_SETTINGS", None)
+        e.update(self.extra_env)
         return e
 
 
 @pytest.fixture
-def setup(tmp_path: Path, llm_server: ScriptedLLM) -> Setup:
+def setup(tmp_path: Path, llm_server: ScriptedLLM) -> Iterator[Setup]:
     llm_server.clear()
-    llm_server.requests.clear()
     s = Setup(tmp_path, llm_server)
     s.write()
-    return s
+    yield s
+    llm_server.clear()
 
 
-SERVER_COMMAND = [sys.executable, "-m", "agent_ls.cli"]
+class RawClientProtocol(LanguageClientProtocol):
+    """Custom messages stay plain JSON on the client side too."""
+
+    def get_message_type(self, method: str) -> Any:
+        if method in SERVER_REQUESTS:
+            return P.RawRequest
+        if method in SERVER_NOTIFICATIONS:
+            return P.RawNotification
+        return super().get_message_type(method)
+
+    def get_result_type(self, method: str) -> Any:
+        if method in CUSTOM_CLIENT_REQUESTS or "/" in method and method.split("/")[0] in ("agent", "mcp"):
+            return P.RawResponse
+        return super().get_result_type(method)
+
+
+def make_client() -> LanguageClient:
+    client = LanguageClient(protocol_cls=RawClientProtocol, converter_factory=default_converter)
+    register_lsp_features(client)
+    return client
 
 
 def plain(value: Any) -> Any:
-    """Client-side payloads arrive as namedtuples: back to plain JSON values."""
+    """Standard payloads arrive as attrs or namedtuples: back to plain JSON values."""
+    if hasattr(value, "__attrs_attrs__"):
+        from lsprotocol.converters import get_converter
+
+        return get_converter().unstructure(value)
     if hasattr(value, "_asdict"):
         return {k: plain(v) for k, v in value._asdict().items()}
     if isinstance(value, (list, tuple)):
@@ -70,60 +133,130 @@ def plain(value: Any) -> Any:
     return value
 
 
-class Session:
-    """A started language server plus what it sent us."""
+class Editor:
+    """A started language server plus everything it sent us; answers its requests."""
 
-    def __init__(self, client: LanguageClient) -> None:
+    def __init__(self, client: LanguageClient, setup: Setup) -> None:
         self.client = client
+        self.setup = setup
         self.events: list[dict[str, Any]] = []
-        self.status_changes: list[Any] = []
+        self.status_changes: list[list[dict[str, Any]]] = []
         self.approvals: list[dict[str, Any]] = []
-        self.approval_answer = "allow_once"
+        self.approval_answers: list[str] = []
+        """Answers used in order; ``default_approval`` after that."""
+        self.default_approval = "allow_once"
+        self.hold_approvals = False
+        """When set, approval requests wait until the server cancels them."""
+        self.cancelled_approvals: list[dict[str, Any]] = []
         self.trust_answer: bool | None = True
         self.trust_requests: list[dict[str, Any]] = []
+        self.elicitations: list[dict[str, Any]] = []
         self.elicit_answer: dict[str, Any] = {"action": "accept", "content": {}}
+        self.applied_edits: list[Any] = []
+        self.registrations: list[Any] = []
 
-    async def request(self, method: str, params: Any = None) -> Any:
-        return plain(await self.client.protocol.send_request_async(method, params or {}))
+    # requests ------------------------------------------------------------------------------
+    async def request(self, method: str, params: Any = None, timeout: float = 60.0) -> Any:
+        """Send a request; a server that never answers fails the test instead of hanging it."""
+        result = await asyncio.wait_for(
+            self.client.protocol.send_request_async(method, {} if params is None else params), timeout)
+        return plain(result)
 
-    def event_types(self) -> list[str]:
-        return [e["event"]["type"] for e in self.events]
+    def start_request(self, method: str, params: Any = None) -> tuple[str, asyncio.Task[Any]]:
+        """Send a request in the background; returns its id (for ``$/cancelRequest``) and task."""
+        msg_id = f"req-{uuid.uuid4().hex[:8]}"
+        task = asyncio.ensure_future(self.client.protocol.send_request_async(method, params or {}, msg_id=msg_id))
+        return msg_id, task
+
+    def cancel(self, msg_id: str) -> None:
+        self.client.protocol.notify(lsp.CANCEL_REQUEST, lsp.CancelParams(id=msg_id))
+
+    def notify(self, method: str, params: Any) -> None:
+        self.client.protocol.notify(method, params)
+
+    # MCP status helpers -------------------------------------------------------------------------
+    async def status(self) -> dict[str, dict[str, Any]]:
+        result = await self.request(P.MCP_STATUS)
+        return {s["name"]: s for s in result["servers"]}
+
+    async def wait_state(self, name: str, state: str | tuple[str, ...], timeout: float = 30.0) -> dict[str, Any]:
+        states = (state,) if isinstance(state, str) else state
+        loop = asyncio.get_running_loop()
+        end = loop.time() + timeout
+        last: dict[str, Any] | None = None
+        while loop.time() < end:
+            last = (await self.status()).get(name)
+            if last is not None and last["state"] in states:
+                return last
+            await asyncio.sleep(0.05)
+        raise AssertionError(f"server {name} not in {states} after {timeout}s: {last}")
+
+    # events ------------------------------------------------------------------------------------
+    def session_events(self, session_id: str | None = None) -> list[dict[str, Any]]:
+        return [e["event"] for e in self.events if session_id is None or e["sessionId"] == session_id]
+
+    def event_types(self, session_id: str | None = None, *, merge_text: bool = True) -> list[str]:
+        out: list[str] = []
+        for e in self.session_events(session_id):
+            if merge_text and e["type"] == "text" and out and out[-1] == "text":
+                continue
+            out.append(e["type"])
+        return out
+
+    # documents -----------------------------------------------------------------------------------
+    def open_document(self, path: Path, text: str, language_id: str = "python") -> str:
+        uri = path.as_uri()
+        self.client.text_document_did_open(lsp.DidOpenTextDocumentParams(
+            text_document=lsp.TextDocumentItem(uri=uri, language_id=language_id, version=1, text=text)))
+        return uri
 
 
-async def open_session(setup: Setup, folders: list[Path] | None = None) -> Session:
-    config = ClientServerConfig(server_command=SERVER_COMMAND, server_env=setup.env())
+async def open_editor(setup: Setup, folders: list[Path] | None = None,
+                      configure: Callable[[Editor], None] | None = None) -> Editor:
+    setup.write()
+    config = ClientServerConfig(server_command=SERVER_COMMAND, server_env=setup.env(), client_factory=make_client)
     client: LanguageClient = await config.start()  # type: ignore[assignment]
-    sess = Session(client)
+    ed = Editor(client, setup)
+    if configure is not None:
+        configure(ed)
 
-    @client.feature("agent/event")
+    @client.feature(P.EVENT)
     def on_event(params: Any) -> None:
-        sess.events.append(plain(params))
+        ed.events.append(params)
 
-    @client.feature("mcp/statusChanged")
+    @client.feature(P.MCP_STATUS_CHANGED)
     def on_status(params: Any) -> None:
-        sess.status_changes.append(plain(params))
+        ed.status_changes.append(params["servers"])
 
-    @client.feature("agent/approve")
-    def on_approve(params: Any) -> dict[str, Any]:
-        sess.approvals.append(plain(params))
-        return {"answer": sess.approval_answer}
+    @client.feature(P.APPROVE)
+    async def on_approve(params: Any) -> dict[str, Any]:
+        ed.approvals.append(params)
+        if ed.hold_approvals:
+            try:
+                await asyncio.Event().wait()
+            except asyncio.CancelledError:
+                ed.cancelled_approvals.append(params)
+                raise
+        answer = ed.approval_answers.pop(0) if ed.approval_answers else ed.default_approval
+        return {"answer": answer}
 
-    @client.feature("mcp/trustServer")
+    @client.feature(P.TRUST_SERVER)
     def on_trust(params: Any) -> dict[str, Any]:
-        sess.trust_requests.append(plain(params))
-        return {"trusted": sess.trust_answer}
+        ed.trust_requests.append(params)
+        return {"trusted": ed.trust_answer}
 
-    @client.feature("mcp/elicit")
+    @client.feature(P.ELICIT)
     def on_elicit(params: Any) -> dict[str, Any]:
-        return sess.elicit_answer
+        ed.elicitations.append(params)
+        return ed.elicit_answer
 
     @client.feature(lsp.CLIENT_REGISTER_CAPABILITY)
-    def on_register(params: Any) -> None:
-        return None
+    def on_register(params: lsp.RegistrationParams) -> None:
+        ed.registrations.extend(params.registrations)
 
     @client.feature(lsp.WORKSPACE_APPLY_EDIT)
     def on_apply(params: lsp.ApplyWorkspaceEditParams) -> lsp.ApplyWorkspaceEditResult:
-        sess.applied = params  # type: ignore[attr-defined]
+        ed.applied_edits.append(params)
         return lsp.ApplyWorkspaceEditResult(applied=True)
 
     await client.initialize_session(lsp.InitializeParams(
@@ -135,23 +268,37 @@ async def open_session(setup: Setup, folders: list[Path] | None = None) -> Sessi
         ),
         workspace_folders=[lsp.WorkspaceFolder(uri=f.as_uri(), name=f.name) for f in (folders or [setup.ws])],
     ))
-    return sess
+    return ed
+
+
+async def close_editor(ed: Editor) -> None:
+    try:
+        await asyncio.wait_for(ed.client.shutdown_session(), 30)
+    finally:
+        await ed.client.stop()
 
 
 @pytest.fixture
-async def lsp_session(setup: Setup) -> AsyncIterator[Session]:
-    sess = await open_session(setup)
-    yield sess
-    await sess.client.shutdown_session()
-    await sess.client.stop()
+async def editor(setup: Setup) -> AsyncIterator[Editor]:
+    ed = await open_editor(setup)
+    yield ed
+    await close_editor(ed)
 
 
-async def wait_for(pred: Any, timeout: float = 20.0) -> None:
-    import asyncio
-
+async def wait_for(pred: Callable[[], Any], timeout: float = 30.0, what: str = "condition") -> None:
     loop = asyncio.get_running_loop()
     end = loop.time() + timeout
     while not pred():
         if loop.time() > end:
-            raise AssertionError("condition not met in time")
-        await asyncio.sleep(0.05)
+            raise AssertionError(f"{what} not met within {timeout}s")
+        await asyncio.sleep(0.02)
+
+
+def pid_alive(pid: int) -> bool:
+    """True while ``pid`` exists and is not a zombie."""
+    try:
+        with open(f"/proc/{pid}/stat", encoding="utf-8") as f:
+            state = f.read().rsplit(")", 1)[1].split()[0]
+    except FileNotFoundError:
+        return False
+    return state not in ("Z", "X")
