@@ -78,6 +78,11 @@ class MCPTool:
         except ServerUnavailable as e:
             return ToolResult.error(f"{tag} {e}")
         except MCPError as e:
+            problem = conn.auth_problem()
+            if problem:
+                return ToolResult.error(conn.redact(
+                    f"{tag} was refused: {problem} (the user must sign in to '{conn.name}'; error {e.error.code}: "
+                    f"{e.error.message})"))
             if e.error.code == REQUEST_TIMEOUT:
                 return ToolResult.error(
                     f"{tag} timed out after {conn.config.call_timeout:g}s (callTimeout); the call was cancelled"

@@ -25,9 +25,9 @@ import shutil
 import signal
 import time
 from collections import deque
-from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Sequence
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 import anyio
 import attrs
@@ -40,7 +40,10 @@ from mcp.shared.exceptions import MCPError
 from pydantic import FileUrl
 
 from agent_ls.config.settings import ServerConfig
-from agent_ls.mcp.redact import redact
+from agent_ls.mcp.redact import redact_live
+
+if TYPE_CHECKING:
+    from agent_ls.mcp.oauth import OAuthSession
 
 log = logging.getLogger(__name__)
 
@@ -60,6 +63,9 @@ class State(enum.StrEnum):
     DISABLED = "disabled"
     AWAITING_TRUST = "awaiting-trust"
     UNTRUSTED = "untrusted"
+    NEEDS_SIGN_IN = "needs-sign-in"
+    """An OAuth server with no usable tokens: waits for ``MCPManager.sign_in`` (no browser opens
+    by itself)."""
     STOPPED = "stopped"
 
 
@@ -68,6 +74,7 @@ class Phase(enum.StrEnum):
     TRUST = "trust"
     SPAWN = "spawn"
     HANDSHAKE = "handshake"
+    AUTH = "auth"
     LISTING = "listing"
     RUNNING = "running"
 
@@ -261,9 +268,12 @@ class ServerConnection:
         callbacks: HostCallbacks,
         *,
         restart_policy: RestartPolicy | None = None,
+        auth: OAuthSession | None = None,
     ) -> None:
         self.config = config
         self.callbacks = callbacks
+        self.auth = auth
+        """OAuth state for an HTTP server that uses it (shared across reconnects)."""
         self.restart_policy = restart_policy or RestartPolicy()
         self.state = State.STOPPED
         self.error: ServerError | None = None
@@ -284,6 +294,8 @@ class ServerConnection:
         self._close = asyncio.Event()
         self._lost = asyncio.Event()
         self._closing = False
+        self._deadline_scope: anyio.CancelScope | None = None
+        self._got_ready = False
 
     # public ---------------------------------------------------------------------------
     @property
@@ -346,11 +358,16 @@ class ServerConnection:
                     await asyncio.wait_for(task, timeout=5)
         self._client = None
         self.stderr.close()
-        if self.state not in (State.DISABLED, State.AWAITING_TRUST, State.UNTRUSTED):
+        if self.state not in (State.DISABLED, State.AWAITING_TRUST, State.UNTRUSTED, State.NEEDS_SIGN_IN):
             self._set_state(State.STOPPED)
 
     def redact(self, text: str) -> str:
-        return redact(text, self.config.secrets)
+        """Mask configured secrets and every token the host has seen."""
+        return redact_live(text, self.config.secrets)
+
+    def auth_problem(self) -> str | None:
+        """Why this server's requests are refused for lack of sign-in, if that is the case."""
+        return self.auth.needs_sign_in_reason() if self.auth is not None else None
 
     async def call_tool(
         self, name: str, arguments: dict[str, Any], *, timeout: float | None = None,
@@ -612,18 +629,44 @@ class ServerConnection:
 
         cfg = self.config
         assert cfg.url is not None
+        auth = self._httpx_auth()
         if cfg.transport == "sse":
             from mcp.client.sse import sse_client
 
-            async with sse_client(cfg.url, headers=dict(cfg.headers), timeout=cfg.connect_timeout) as streams:
+            async with sse_client(cfg.url, headers=dict(cfg.headers), timeout=cfg.connect_timeout,
+                                  auth=auth) as streams:
                 yield streams
             return
         http = create_mcp_http_client(
             headers=dict(cfg.headers) or None,
             timeout=httpx2.Timeout(cfg.connect_timeout, read=max(cfg.call_timeout, 300.0)),
+            auth=auth,
         )
         async with http, streamable_http_client(cfg.url, http_client=http) as streams:
             yield streams
+
+    def _httpx_auth(self) -> Any:
+        if self.auth is None:
+            return None
+        from agent_ls.mcp.oauth import AuthHooks
+
+        return self.auth.httpx_auth(AuthHooks(pause_deadline=self._person_wait, ready=lambda: self._got_ready))
+
+    @contextlib.contextmanager
+    def _person_wait(self) -> Iterator[None]:
+        """Stop the handshake deadline while a person signs in (the SDK stops its request clock
+        the same way); the rest of the handshake gets the time that was left."""
+        scope = self._deadline_scope
+        if scope is None or self._got_ready or math.isinf(scope.deadline):
+            yield
+            return
+        remaining = max(1.0, scope.deadline - anyio.current_time())
+        scope.deadline = math.inf
+        try:
+            yield
+        finally:
+            if self._deadline_scope is scope and not self._got_ready:
+                scope.deadline = anyio.current_time() + remaining
 
     async def _connect_once(self) -> bool:
         """One connection attempt and, if it succeeds, its whole life. Returns whether it got ready."""
@@ -645,6 +688,10 @@ class ServerConnection:
             cache=None,
         )
         deadline_scope = anyio.CancelScope(deadline=anyio.current_time() + cfg.connect_timeout)
+        self._deadline_scope = deadline_scope
+        self._got_ready = False
+        if self.auth is not None:
+            self.auth.begin_attempt()
         try:
             with deadline_scope:
                 phase = Phase.HANDSHAKE if cfg.transport != "stdio" else Phase.SPAWN
@@ -657,12 +704,15 @@ class ServerConnection:
                     self._client = client
                     self.dirty = False
                     listing = await self._list_all(client)
+                    if self.auth is not None and self.auth.challenge_pending:
+                        raise _AuthRequired()
                     deadline_scope.deadline = math.inf
                     phase = Phase.RUNNING
                     self.listing = listing
                     self.list_version += 1
                     self.connected_at = time.time()
                     got_ready = True
+                    self._got_ready = True
                     if listing.errors:
                         self._set_state(
                             State.LISTING_FAILED, ServerError(Phase.LISTING, self.redact("; ".join(listing.errors)))
@@ -689,6 +739,12 @@ class ServerConnection:
             if got_ready:
                 await self._record_death(e)
                 return True
+            if self.auth is not None and self.auth.challenge_pending:
+                reason = self.auth.needs_sign_in_reason() or "sign-in required"
+                self._set_state(State.NEEDS_SIGN_IN, ServerError(
+                    Phase.AUTH, self.redact(f"{reason}: sign in to connect (no browser opens by itself)"),
+                    http_status=None))
+                return False
             self._set_state(State.FAILED, self._describe_failure(e, phase, deadline_scope.cancelled_caught))
             return False
         self._client = None
@@ -733,6 +789,10 @@ class ServerConnection:
         tail_txt = (" | stderr: " + " / ".join(tail)) if tail else ""
         if isinstance(inner, _SpawnError):
             return ServerError(Phase.SPAWN, self.redact(str(inner) + tail_txt), errno=inner.errno)
+        from agent_ls.mcp.oauth import describe_auth_error, is_auth_error
+
+        if is_auth_error(inner):
+            return ServerError(Phase.AUTH, self.redact(f"sign-in failed: {describe_auth_error(inner)}"))
         if timed_out:
             what = "the handshake" if phase in (Phase.SPAWN, Phase.HANDSHAKE) else "the first listing"
             return ServerError(
@@ -775,6 +835,10 @@ class _SpawnError(Exception):
 
 class _Lost(Exception):
     pass
+
+
+class _AuthRequired(Exception):
+    """The server refused a request for lack of sign-in during the handshake or first listing."""
 
 
 def _http_status(exc: BaseException) -> int | None:

@@ -12,6 +12,7 @@ from typing import Any
 
 from agent_ls.config.settings import LoadedSettings, load_settings, user_data_dir
 from agent_ls.mcp.manager import MCPManager
+from agent_ls.mcp.oauth_store import OAuthStore
 from agent_ls.mcp.results import DEFAULT_MAX_OUTPUT_CHARS
 from agent_ls.mcp.state import HostState
 
@@ -29,8 +30,17 @@ def max_output_chars(settings: LoadedSettings) -> int:
     return DEFAULT_MAX_OUTPUT_CHARS
 
 
+def oauth_store_path() -> Path:
+    """Where OAuth tokens and client registrations live (0700; one 0600 file per server)."""
+    return user_data_dir() / "oauth"
+
+
 def create_manager(folders: Sequence[Path], settings: LoadedSettings, **kwargs: Any) -> MCPManager:
+    """The manager the editor and the CLI use. Keyword arguments go to :class:`MCPManager`
+    (``trust_handler``, ``elicitation_handler``, ``sampling_handler``, ``on_change``,
+    ``auth_opener``, ``sign_in_timeout``...)."""
     kwargs.setdefault("state", HostState(host_state_path()))
+    kwargs.setdefault("oauth_store", OAuthStore(oauth_store_path()))
     kwargs.setdefault("max_output_chars", max_output_chars(settings))
     return MCPManager(roots=list(folders), **kwargs)
 

@@ -36,6 +36,9 @@ from agent_ls.mcp.connection import (
     ServerUnavailable,
     State,
 )
+from agent_ls.mcp.oauth import AuthOpener, OAuthSession
+from agent_ls.mcp.oauth_store import OAuthStore
+from agent_ls.mcp.redact import install_log_redaction
 from agent_ls.mcp.results import DEFAULT_MAX_OUTPUT_CHARS
 from agent_ls.mcp.state import HostState
 
@@ -80,6 +83,9 @@ class ServerStatus:
     tools: tuple[ToolInfo, ...] = ()
     pid: int | None = None
     """Process id of a connected stdio server."""
+    auth: dict[str, Any] | None = None
+    """OAuth: None when the server does not use it, else ``state`` (needs-sign-in, signing-in,
+    signed-in, failed), ``expiresAt`` (epoch seconds, when signed in and known) and ``reason``."""
 
 
 def _error_dict(err: ServerError | None) -> dict[str, Any] | None:
@@ -107,8 +113,19 @@ class MCPManager:
         max_output_chars: int = DEFAULT_MAX_OUTPUT_CHARS,
         restart_policy: RestartPolicy | None = None,
         on_change: Callable[[], None] | None = None,
+        auth_opener: AuthOpener | None = None,
+        oauth_store: OAuthStore | None = None,
+        sign_in_timeout: float | None = None,
     ) -> None:
         self._roots: list[Path] = [Path(r) for r in roots]
+        self.auth_opener = auth_opener
+        """Shows authorization URLs to the user (None: log the URL and try a graphical browser)."""
+        self._oauth_store = oauth_store
+        self.sign_in_timeout = sign_in_timeout
+        """Overrides every server's ``oauth.signInTimeout`` when set."""
+        self._auth: dict[str, OAuthSession] = {}
+        self._sign_ins: dict[str, asyncio.Task[None]] = {}
+        install_log_redaction()
         self.state_store = state
         self.trust_handler = trust_handler
         self.max_output_chars = max_output_chars
@@ -138,6 +155,18 @@ class MCPManager:
     def set_sampling_handler(self, handler: SamplingHandler | None) -> None:
         self.callbacks.sampling = handler
 
+    def set_auth_opener(self, opener: AuthOpener | None) -> None:
+        """How authorization URLs reach the user: ``await opener(server_name, url)``."""
+        self.auth_opener = opener
+
+    @property
+    def oauth_store(self) -> OAuthStore:
+        if self._oauth_store is None:
+            from agent_ls.config.settings import user_data_dir
+
+            self._oauth_store = OAuthStore(user_data_dir() / "oauth")
+        return self._oauth_store
+
     # lifecycle --------------------------------------------------------------------------
     async def apply(self, settings: LoadedSettings) -> None:
         """Start or reconfigure from loaded settings. Returns once stopped servers are gone;
@@ -156,9 +185,15 @@ class MCPManager:
                 conn.config = new  # same effective config; keep the live connection
         for name, cfg in wanted.items():
             if name not in self._conns:
-                conn = ServerConnection(cfg, self.callbacks, restart_policy=self.restart_policy)
+                conn = ServerConnection(cfg, self.callbacks, restart_policy=self.restart_policy,
+                                        auth=self._auth_session(cfg))
                 self._conns[name] = conn
                 to_start.append(conn)
+            elif self._conns[name].auth is not None:
+                self._conns[name].auth.update_config(cfg)  # type: ignore[union-attr]
+        for name in list(self._auth):
+            if name not in wanted or wanted[name].oauth is None:
+                self._auth.pop(name)
         if to_close:
             await asyncio.gather(*(c.close() for c in to_close), return_exceptions=True)
         for conn in to_start:
@@ -193,6 +228,90 @@ class MCPManager:
                     self._spawn(self._ask_trust(conn))
                 return
         conn.start()
+
+    def _auth_session(self, cfg: ServerConfig) -> OAuthSession | None:
+        """The OAuth session of an HTTP server (kept across reconfigures while name and URL stay)."""
+        if cfg.oauth is None or cfg.transport not in ("http", "sse") or cfg.url is None:
+            return None
+        session = self._auth.get(cfg.name)
+        if session is None or session.url != cfg.url:
+            session = OAuthSession(cfg, self.oauth_store, opener=lambda: self.auth_opener,
+                                   on_change=lambda: self._changed(cfg.name), sign_in_timeout=self.sign_in_timeout)
+            self._auth[cfg.name] = session
+        else:
+            session.update_config(cfg)
+        return session
+
+    # OAuth ----------------------------------------------------------------------------------
+    async def sign_in(self, name: str) -> ServerStatus:
+        """Sign in to an OAuth server now (the user asked): reconnect it with authorization
+        allowed, the URL going to the opener, and wait until it is connected or failed.
+
+        Raises ``ServerUnavailable`` for an unknown server and ``ValueError`` for one that
+        does not use OAuth or is disabled/untrusted. A sign-in already under way is joined.
+        """
+        conn = self._get(name)
+        session = conn.auth
+        if session is None:
+            raise ValueError(f"MCP server {name!r} does not use OAuth (only HTTP servers without an "
+                             "Authorization header, or with \"oauth\" set, do)")
+        if conn.state in (State.DISABLED, State.AWAITING_TRUST, State.UNTRUSTED):
+            raise ValueError(f"MCP server {name!r} is {conn.state.value}")
+        task = self._sign_ins.get(name)
+        if task is None or task.done():
+            task = asyncio.ensure_future(self._sign_in(conn, session))
+            self._sign_ins[name] = task
+        await asyncio.shield(task)
+        return self._status_of(name)
+
+    async def _sign_in(self, conn: ServerConnection, session: OAuthSession) -> None:
+        for attempt in range(2):
+            session.begin_sign_in()
+            await conn.close()
+            conn.restarts = 0
+            conn.error = None
+            session.begin_sign_in()
+            conn.start()
+            await conn.wait_ready(timeout=session.sign_in_timeout + conn.config.connect_timeout + 10)
+            if conn.connected:
+                session.sign_in_finished(True, None)
+                break
+            if session.registration_rejected and attempt == 0:
+                log.info("MCP server %s: signing in again with a new registration", conn.name)
+                continue
+            session.sign_in_finished(False, conn.error.message if conn.error else None)
+            break
+        self.dirty = True
+        self._changed(conn.name)
+
+    async def sign_out(self, name: str) -> ServerStatus:
+        """Forget the server's tokens and client registration (revoking the tokens where the
+        server supports it), then reconnect without them (it will show needs-sign-in)."""
+        conn = self._get(name)
+        session = conn.auth
+        if session is None:
+            raise ValueError(f"MCP server {name!r} does not use OAuth")
+        pending = self._sign_ins.pop(name, None)
+        await conn.close()
+        if pending is not None and not pending.done():
+            pending.cancel()
+            with contextlib.suppress(BaseException):
+                await pending
+        await session.sign_out()
+        conn.restarts = 0
+        conn.error = None
+        self._activate(conn)
+        if conn.state is State.STARTING:
+            await conn.wait_ready(timeout=min(conn.config.connect_timeout, 10.0))
+        self.dirty = True
+        self._changed(name)
+        return self._status_of(name)
+
+    def _status_of(self, name: str) -> ServerStatus:
+        for s in self.status():
+            if s.name == name:
+                return s
+        raise ServerUnavailable(f"no MCP server named {name!r} is configured")
 
     async def _ask_trust(self, conn: ServerConnection) -> None:
         assert self.trust_handler is not None
@@ -253,7 +372,7 @@ class MCPManager:
 
     async def close(self) -> None:
         self._closed = True
-        for t in list(self._background):
+        for t in [*self._background, *self._sign_ins.values()]:
             t.cancel()
         await asyncio.gather(*(c.close() for c in self._conns.values()), return_exceptions=True)
 
@@ -322,6 +441,11 @@ class MCPManager:
             return ToolResult.error(f"no MCP server named {server!r} is configured")
         found = self.find_tool(server, tool)
         if found is None:
+            if conn.state is State.NEEDS_SIGN_IN:
+                return ToolResult.error(
+                    f"MCP server '{server}' needs sign-in ({conn.auth_problem() or 'sign-in required'}); "
+                    "ask the user to sign in to it"
+                )
             if not conn.connected:
                 return ToolResult.error(
                     f"MCP server '{server}' is not connected: {conn.state.value}"
@@ -403,6 +527,7 @@ class MCPManager:
                 restarts=conn.restarts,
                 tools=tuple(tool_infos.get(name, ())),
                 pid=conn.pid,
+                auth=conn.auth.status() if conn.auth is not None else None,
             ))
         return out
 
