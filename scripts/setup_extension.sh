@@ -28,7 +28,7 @@ inputs_hash() {
     echo "schema=$STAMP_SCHEMA node=$(node --version)"
     cd "$EXT"
     find package.json package-lock.json tsconfig.json esbuild.mjs .vscodeignore README.md LICENSE \
-      src shared webview media -type f 2>/dev/null | LC_ALL=C sort | while read -r f; do
+      src shared webview media test vitest.config.ts -type f 2>/dev/null | LC_ALL=C sort | while read -r f; do
       echo "file=$f"; cat "$f"
     done
     cat "$ROOT/scripts/build_extension.sh"

@@ -6,6 +6,7 @@ import * as vscode from "vscode";
 import type { LanguageClient } from "vscode-languageclient/node";
 import { errorCode, errorText, type AgentClient } from "./client";
 import { fact } from "./factLog";
+import { serverContextValue, serverDescription, serverTooltip } from "./format";
 import * as P from "./protocol";
 
 export class ServersModel implements vscode.Disposable {
@@ -80,28 +81,9 @@ export class ServersModel implements vscode.Disposable {
   }
 }
 
+export { serverDescription } from "./format";
+
 export type ServerNode = { kind: "server"; status: P.ServerStatus } | { kind: "tool"; server: string; tool: P.StatusTool };
-
-export function serverDescription(s: P.ServerStatus): string {
-  const n = typeof s.toolCount === "number" ? s.toolCount : (s.tools?.length ?? 0);
-  return `${s.state} · ${n} tool${n === 1 ? "" : "s"}`;
-}
-
-export function serverContextValue(s: P.ServerStatus): string {
-  let v = `server.${s.state}`;
-  if (s.state === "awaiting-trust" || s.state === "untrusted") v += ".untrusted";
-  if (s.auth && s.auth.state) v += `.auth-${s.auth.state}`;
-  return v;
-}
-
-export function serverTooltip(s: P.ServerStatus): string {
-  const lines = [`${s.name}: ${s.state}`];
-  if (s.transport) lines.push(`transport: ${s.transport}${s.scope ? ` (${s.scope} scope)` : ""}`);
-  if (s.source) lines.push(`defined in: ${s.source}`);
-  if (s.auth) lines.push(`auth: ${s.auth.state}${s.auth.reason ? ` (${s.auth.reason})` : ""}`);
-  if (s.error) lines.push(`last error: ${s.error}`);
-  return lines.join("\n");
-}
 
 const STATE_ICONS: Record<string, [string, string | undefined]> = {
   connected: ["pass", "testing.iconPassed"],

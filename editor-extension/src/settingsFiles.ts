@@ -1,8 +1,8 @@
 /** Where agent-ls reads its settings (mirrors agent_ls/config/settings.py), and opening them. */
 import * as fs from "fs";
-import * as os from "os";
 import * as path from "path";
 import * as vscode from "vscode";
+export { userSettingsPath } from "./format";
 
 export const SETTINGS_TEMPLATE = `{
   // agent-ls settings (JSON with comments). See the README.
@@ -11,17 +11,6 @@ export const SETTINGS_TEMPLATE = `{
   }
 }
 `;
-
-/** The user settings file, as the server computes it (platformdirs' user config dir). */
-export function userSettingsPath(env: NodeJS.ProcessEnv, platform = process.platform, home = os.homedir()): string {
-  if (env.AGENT_LS_USER_SETTINGS) return env.AGENT_LS_USER_SETTINGS;
-  if (env.AGENT_LS_CONFIG_DIR) return path.join(env.AGENT_LS_CONFIG_DIR, "settings.json");
-  let dir: string;
-  if (platform === "darwin") dir = path.join(home, "Library", "Application Support", "agent-ls");
-  else if (platform === "win32") dir = path.join(env.LOCALAPPDATA || path.join(home, "AppData", "Local"), "agent-ls", "agent-ls");
-  else dir = path.join(env.XDG_CONFIG_HOME || path.join(home, ".config"), "agent-ls");
-  return path.join(dir, "settings.json");
-}
 
 export function workspaceSettingsPath(folder: string): string {
   return path.join(folder, ".agent-ls", "settings.json");

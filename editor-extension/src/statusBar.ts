@@ -2,15 +2,8 @@
 import * as vscode from "vscode";
 import type { ChatController } from "./chat/controller";
 import type { AgentClient } from "./client";
+import { statusText } from "./format";
 import type { ServersModel } from "./servers";
-
-export function statusText(opts: { client: string; busy: boolean; connected: number; total: number }): string {
-  if (opts.client === "failed") return "$(error) Agent";
-  if (opts.client === "starting") return "$(loading~spin) Agent";
-  if (opts.client === "stopped") return "$(circle-slash) Agent";
-  const mcp = `MCP ${opts.connected}/${opts.total}`;
-  return opts.busy ? `$(loading~spin) Agent working · ${mcp}` : `$(hubot) ${mcp}`;
-}
 
 export function createStatusBar(agent: AgentClient, model: ServersModel, chat: ChatController): vscode.Disposable {
   const item = vscode.window.createStatusBarItem("agentLs.status", vscode.StatusBarAlignment.Left, 50);

@@ -17,9 +17,16 @@ function purify(): ReturnType<typeof DOMPurify> {
   return purifier;
 }
 
+function escapeHtml(text: string): string {
+  return text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
+}
+
 export function renderMarkdown(text: string): string {
+  const p = purify();
+  // Without a working sanitizer, never pass HTML through: show the text as text.
+  if (!p.isSupported) return `<pre>${escapeHtml(text)}</pre>`;
   const html = marked.parse(text) as string;
-  return purify().sanitize(html, {
+  return p.sanitize(html, {
     USE_PROFILES: { html: true },
     FORBID_TAGS: ["style", "form", "input", "button", "textarea", "select", "iframe", "object", "embed"],
     FORBID_ATTR: ["style", "data-testid"],

@@ -10,6 +10,7 @@ import { parseSlash } from "../../shared/slash";
 import { initialState, reduce, type AttachmentChip, type ChatAction, type ChatState } from "../../shared/state";
 import { errorCode, errorText, type AgentClient } from "../client";
 import { fact } from "../factLog";
+import { attachmentLabel } from "../format";
 import * as P from "../protocol";
 
 export interface ChatSurface {
@@ -469,11 +470,4 @@ export function selectionAttachment(ed: vscode.TextEditor): P.Attachment {
     },
     languageId: ed.document.languageId,
   };
-}
-
-export function attachmentLabel(a: P.Attachment): string {
-  const base = a.uri ? decodeURIComponent(a.uri.replace(/^.*[\\/]/, "")) : a.kind;
-  if (a.kind === "selection" && a.range) return `${base}:${a.range.start.line + 1}-${a.range.end.line + 1}`;
-  if (a.kind === "resource") return `${a.server ?? "mcp"}: ${a.uri ?? ""}`;
-  return base;
 }

@@ -1,0 +1,52 @@
+/** Pure formatting helpers (no vscode import, so unit tests can load them). */
+import * as os from "os";
+import * as path from "path";
+import type * as P from "./protocol";
+
+export function serverDescription(s: P.ServerStatus): string {
+  const n = typeof s.toolCount === "number" ? s.toolCount : (s.tools?.length ?? 0);
+  return `${s.state} · ${n} tool${n === 1 ? "" : "s"}`;
+}
+
+export function serverContextValue(s: P.ServerStatus): string {
+  let v = `server.${s.state}`;
+  if (s.state === "awaiting-trust" || s.state === "untrusted") v += ".untrusted";
+  if (s.auth && s.auth.state) v += `.auth-${s.auth.state}`;
+  return v;
+}
+
+export function serverTooltip(s: P.ServerStatus): string {
+  const lines = [`${s.name}: ${s.state}`];
+  if (s.transport) lines.push(`transport: ${s.transport}${s.scope ? ` (${s.scope} scope)` : ""}`);
+  if (s.source) lines.push(`defined in: ${s.source}`);
+  if (s.auth) lines.push(`auth: ${s.auth.state}${s.auth.reason ? ` (${s.auth.reason})` : ""}`);
+  if (s.error) lines.push(`last error: ${s.error}`);
+  return lines.join("\n");
+}
+
+export function statusText(opts: { client: string; busy: boolean; connected: number; total: number }): string {
+  if (opts.client === "failed") return "$(error) Agent";
+  if (opts.client === "starting") return "$(loading~spin) Agent";
+  if (opts.client === "stopped") return "$(circle-slash) Agent";
+  const mcp = `MCP ${opts.connected}/${opts.total}`;
+  return opts.busy ? `$(loading~spin) Agent working · ${mcp}` : `$(hubot) ${mcp}`;
+}
+
+export function attachmentLabel(a: P.Attachment): string {
+  const base = a.uri ? decodeURIComponent(a.uri.replace(/^.*[\\/]/, "")) : a.kind;
+  if (a.kind === "selection" && a.range) return `${base}:${a.range.start.line + 1}-${a.range.end.line + 1}`;
+  if (a.kind === "resource") return `${a.server ?? "mcp"}: ${a.uri ?? ""}`;
+  return base;
+}
+
+/** The user settings file, as the server computes it (platformdirs' user config dir). */
+export function userSettingsPath(env: NodeJS.ProcessEnv, platform = process.platform, home = os.homedir()): string {
+  if (env.AGENT_LS_USER_SETTINGS) return env.AGENT_LS_USER_SETTINGS;
+  if (env.AGENT_LS_CONFIG_DIR) return path.join(env.AGENT_LS_CONFIG_DIR, "settings.json");
+  let dir: string;
+  if (platform === "darwin") dir = path.join(home, "Library", "Application Support", "agent-ls");
+  else if (platform === "win32") dir = path.join(env.LOCALAPPDATA || path.join(home, "AppData", "Local"), "agent-ls", "agent-ls");
+  else dir = path.join(env.XDG_CONFIG_HOME || path.join(home, ".config"), "agent-ls");
+  return path.join(dir, "settings.json");
+}
+

@@ -1,0 +1,52 @@
+"""The extension's own checks: strict TypeScript typecheck and the vitest unit tests.
+
+The unit tests (editor-extension/test/*.test.ts, jsdom) cover the webview's rendering and
+message handling, markdown sanitizing, schema -> form, the event reducer, slash commands,
+the server command resolution and formatting helpers. Needs editor-extension/node_modules
+(scripts/setup.sh step 5 installs it).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from tests.tooling import REPO_ROOT, in_ci
+
+EXT = REPO_ROOT / "editor-extension"
+
+
+def _require_node_modules() -> Path:
+    bin_dir = EXT / "node_modules" / ".bin"
+    missing = [b for b in ("tsc", "vitest") if not (bin_dir / b).exists()]
+    if shutil.which("node") is None or missing:
+        msg = (f"editor-extension dependencies are not installed (missing: node or {', '.join(missing)}); "
+               "run: bash scripts/setup.sh")
+        if in_ci():
+            pytest.fail(f"CI=true and {msg}", pytrace=False)
+        pytest.skip(msg)
+    return bin_dir
+
+
+def _run(cmd: list[str], timeout: float) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(cmd, cwd=EXT, capture_output=True, text=True, timeout=timeout,
+                          env={**os.environ, "NO_COLOR": "1", "FORCE_COLOR": "0", "CI": "true"})
+
+
+def test_typecheck_strict() -> None:
+    bin_dir = _require_node_modules()
+    r = _run([str(bin_dir / "tsc"), "-p", ".", "--noEmit"], timeout=180)
+    assert r.returncode == 0, f"tsc --noEmit failed:\n{r.stdout}\n{r.stderr}"
+
+
+@pytest.mark.timeout(300)
+def test_vitest_unit_tests() -> None:
+    bin_dir = _require_node_modules()
+    r = _run([str(bin_dir / "vitest"), "run", "--reporter=verbose"], timeout=280)
+    out = f"{r.stdout}\n{r.stderr}"
+    assert r.returncode == 0, f"vitest failed:\n{out}"
+    assert " passed" in out and " failed" not in out.split("Test Files")[-1], out
