@@ -1,14 +1,35 @@
 """Conformance client: the official MCP conformance suite drives agent-ls's own host code.
 
-    scripts/run_conformance.sh .venv/bin/python scripts/conformance_client.py
+    scripts/run_conformance.sh --suite all .venv/bin/python scripts/conformance_client.py
 
-The suite appends the test server's URL as the last argument and names the scenario in
-``MCP_CONFORMANCE_SCENARIO``. The client configures one Streamable HTTP server entry with
-that URL, starts it through :class:`agent_ls.mcp.manager.MCPManager` exactly as the editor
-does (settings -> manager -> connection -> SDK), then does what the scenario asks:
-``tools_call`` calls ``add_numbers``, the elicitation scenario calls its tool with an
-elicitation handler that accepts with no content (the host fills the schema defaults),
-``sse-retry`` calls ``test_reconnection``. Exit status 0 means the host did its part.
+The suite appends the test server's URL as the last argument, names the scenario in
+``MCP_CONFORMANCE_SCENARIO`` and, for some auth scenarios, passes credentials as JSON in
+``MCP_CONFORMANCE_CONTEXT``. For every scenario the client writes a user settings file with
+one HTTP server entry ``conformance`` (credentials go into the environment and the entry
+refers to them as ``${VAR}``, as a user would keep secrets out of the file), loads it with
+``load_settings`` and runs it through :class:`agent_ls.mcp.manager.MCPManager` exactly as
+the editor does (settings -> manager -> connection -> SDK), with a private data dir for the
+token store. Then:
+
+- core scenarios: ``tools_call`` calls ``add_numbers``; the elicitation scenario calls its
+  tool with a handler that accepts with no content (the host fills the schema defaults);
+  ``sse-retry`` calls ``test_reconnection``;
+- ``auth/*`` (authorization code): the host starts without opening anything (the server
+  shows ``needs-sign-in``), then ``manager.sign_in("conformance")`` runs the sign-in with
+  :func:`agent_ls.mcp.oauth.headless_opener` (GET the authorization URL, follow the test
+  authorization server's 302 to the host's loopback listener), then the first tool is
+  called (the step-up scenarios need the call). ``auth/basic-cimd`` sets
+  ``oauth.clientMetadataUrl``; ``auth/pre-registration`` sets ``clientId``/``clientSecret``;
+- ``auth/client-credentials-*``: ``grant: client_credentials`` (secret basic, or
+  ``private_key_jwt`` with the PEM key from the context);
+- ``auth/cross-app-access-complete-flow``: ``grant: identity_assertion`` with the IdP
+  settings from the context. The authorization server's issuer is configuration for this
+  grant (the resource server is never asked); the harness does not pass it, so this client
+  reads it from the test server's protected resource metadata, standing in for the
+  administrator who would write it into the settings.
+
+Exit status 0 means the host did its part (a few auth scenarios expect the client to give
+up, which is also exit 0 when the host reports it clearly).
 """
 
 from __future__ import annotations
@@ -20,6 +41,7 @@ import os
 import sys
 import tempfile
 from pathlib import Path
+from typing import Any
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
@@ -28,12 +50,20 @@ import mcp_types as types  # noqa: E402
 
 from agent_ls.config.settings import load_settings  # noqa: E402
 from agent_ls.mcp.manager import MCPManager  # noqa: E402
+from agent_ls.mcp.oauth import headless_opener  # noqa: E402
+from agent_ls.mcp.oauth_store import OAuthStore  # noqa: E402
 
+SERVER = "conformance"
 SCENARIO_TOOLS = {
     "tools_call": ("add_numbers", {"a": 2, "b": 3}),
     "elicitation-sep1034-client-defaults": ("test_client_elicitation_defaults", {}),
     "sse-retry": ("test_reconnection", {}),
 }
+# Auth scenarios in which the right behaviour is to refuse or give up.
+MAY_FAIL = {"auth/resource-mismatch", "auth/scope-retry-limit"}
+CIMD_URL = "https://conformance-test.local/client-metadata.json"
+
+log = logging.getLogger("conformance")
 
 
 async def accept_with_defaults(server: str, params: types.ElicitRequestParams) -> types.ElicitResult:
@@ -41,20 +71,97 @@ async def accept_with_defaults(server: str, params: types.ElicitRequestParams) -
     return types.ElicitResult(action="accept", content={})
 
 
+def context() -> dict[str, Any]:
+    raw = os.environ.get("MCP_CONFORMANCE_CONTEXT")
+    if not raw:
+        return {}
+    try:
+        data = json.loads(raw)
+    except ValueError:
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+async def issuer_from_resource_metadata(url: str) -> str:
+    """The first authorization server named by the resource's protected resource metadata."""
+    from mcp.client.auth.utils import build_protected_resource_metadata_discovery_urls
+    from mcp.shared._httpx_utils import create_mcp_http_client
+
+    async with create_mcp_http_client() as http:
+        for candidate in build_protected_resource_metadata_discovery_urls(None, url):
+            resp = await http.get(candidate)
+            if resp.status_code == 200:
+                servers = resp.json().get("authorization_servers") or []
+                if servers:
+                    return str(servers[0])
+    raise RuntimeError("no protected resource metadata names an authorization server")
+
+
+async def server_entry(url: str, scenario: str, env: dict[str, str]) -> dict[str, Any]:
+    """The settings entry a user would write for this scenario (secrets as ${VAR})."""
+    entry: dict[str, Any] = {"type": "http", "url": url, "connectTimeout": 20}
+    if not scenario.startswith("auth/"):
+        return entry
+    ctx = context()
+    oauth: dict[str, Any] = {"signInTimeout": 15}
+    if scenario == "auth/basic-cimd":
+        oauth["clientMetadataUrl"] = CIMD_URL
+    if scenario in ("auth/client-credentials-basic", "auth/client-credentials-jwt"):
+        oauth["grant"] = "client_credentials"
+        oauth["clientId"] = ctx["client_id"]
+        if "private_key_pem" in ctx:
+            env["CONFORMANCE_PRIVATE_KEY"] = ctx["private_key_pem"]
+            oauth["tokenEndpointAuthMethod"] = "private_key_jwt"
+            oauth["privateKey"] = "${CONFORMANCE_PRIVATE_KEY}"
+            oauth["signingAlgorithm"] = ctx.get("signing_algorithm", "RS256")
+        else:
+            env["CONFORMANCE_CLIENT_SECRET"] = ctx["client_secret"]
+            oauth["clientSecret"] = "${CONFORMANCE_CLIENT_SECRET}"
+            oauth["tokenEndpointAuthMethod"] = "client_secret_basic"
+    elif scenario == "auth/cross-app-access-complete-flow":
+        env["CONFORMANCE_CLIENT_SECRET"] = ctx["client_secret"]
+        env["CONFORMANCE_IDP_ID_TOKEN"] = ctx["idp_id_token"]
+        oauth.update({
+            "grant": "identity_assertion",
+            "issuer": await issuer_from_resource_metadata(url),
+            "clientId": ctx["client_id"],
+            "clientSecret": "${CONFORMANCE_CLIENT_SECRET}",
+            "tokenEndpointAuthMethod": "client_secret_basic",
+            "idp": {"tokenEndpoint": ctx["idp_token_endpoint"], "clientId": ctx.get("idp_client_id", ""),
+                    "idToken": "${CONFORMANCE_IDP_ID_TOKEN}"},
+        })
+        if not oauth["idp"]["clientId"]:
+            del oauth["idp"]["clientId"]
+    elif ctx.get("client_id"):
+        oauth["clientId"] = ctx["client_id"]
+        if ctx.get("client_secret"):
+            env["CONFORMANCE_CLIENT_SECRET"] = ctx["client_secret"]
+            oauth["clientSecret"] = "${CONFORMANCE_CLIENT_SECRET}"
+    entry["oauth"] = oauth
+    return entry
+
+
 async def run(url: str, scenario: str) -> int:
     with tempfile.TemporaryDirectory() as d:
+        env = dict(os.environ)
         user = Path(d) / "settings.json"
-        user.write_text(json.dumps({"mcpServers": {"conformance": {"type": "http", "url": url,
-                                                                   "connectTimeout": 20}}}))
-        settings = load_settings([], user_settings=user)
-        manager = MCPManager(roots=[Path(d)], elicitation_handler=accept_with_defaults)
+        user.write_text(json.dumps({"mcpServers": {SERVER: await server_entry(url, scenario, env)}}, indent=2))
+        settings = load_settings([], user_settings=user, environ=env)
+        for diag in settings.diagnostics:
+            print(f"settings: {diag}", file=sys.stderr)
+        manager = MCPManager(roots=[Path(d)], elicitation_handler=accept_with_defaults,
+                             auth_opener=headless_opener, oauth_store=OAuthStore(Path(d) / "oauth"))
         await manager.apply(settings)
         await manager.wait_ready(25)
         try:
             status = manager.status()[0]
-            if status.state != "connected":
+            print(f"started: {status.state} auth={status.auth} error={status.error}", file=sys.stderr)
+            if status.state == "needs-sign-in" or (scenario.startswith("auth/") and status.state != "connected"):
+                status = await manager.sign_in(SERVER)
+                print(f"after sign-in: {status.state} auth={status.auth} error={status.error}", file=sys.stderr)
+            if status.state not in ("connected", "connected-listing-failed"):
                 print(f"server did not connect: {status.state} {status.error}", file=sys.stderr)
-                return 1
+                return 0 if scenario in MAY_FAIL else 1
             names = [t.spec.display_name for t in manager.tools()]
             print(f"connected; tools: {names}", file=sys.stderr)
             todo = SCENARIO_TOOLS.get(scenario)
@@ -62,10 +169,13 @@ async def run(url: str, scenario: str) -> int:
                 todo = (names[0], {})
             if todo is not None:
                 tool, args = todo
-                result = await manager.call_tool("conformance", tool, args)
+                result = await manager.call_tool(SERVER, tool, args)
                 print(f"{tool} -> error={result.is_error} {result.content[:500]}", file=sys.stderr)
                 if result.is_error and scenario in SCENARIO_TOOLS:
                     return 1
+                if result.is_error and scenario.startswith("auth/") and scenario not in MAY_FAIL:
+                    return 1
+            print(f"final: auth={manager.status()[0].auth}", file=sys.stderr)
             return 0
         finally:
             await manager.close()
