@@ -1,0 +1,371 @@
+// End-to-end scenario of the agent-ls extension in a real VS Code (code-server), driven through
+// headless Chromium the way a user would: open the chat, send a prompt, watch text stream and a
+// tool call card appear, approve the call, read the answer, look at the MCP Servers view, run a
+// code action from the lightbulb menu and see its outcome in the chat.
+//
+//   node editor-extension/e2e/driver.ts CONFIG.json
+//
+// Started by tests/extension/test_e2e.py, which owns the processes (code-server, the scripted
+// LLM, the workspace) and passes their addresses in CONFIG.json (see Config in harness.ts).
+// The driver waits on facts (the extension's fact log, data-testid hooks of the webview; see
+// editor-extension/CONTRACT.md), never on fixed sleeps. Each step saves a screenshot into
+// artifacts/e2e/, and artifacts/e2e/result.json records every step's status, time and error.
+// Exit code: 0 when every step passed, 1 when one failed, 2 when the driver itself broke.
+
+import * as fs from 'node:fs';
+import type { BrowserContext, Frame, Page } from 'playwright-core';
+import {
+  type Config,
+  FactLog,
+  Steps,
+  escape,
+  escapeRe,
+  findChatFrame,
+  loadPlaywright,
+  log,
+  norm,
+  openFile,
+  prefixShown,
+  runCommand,
+  sleep,
+  tid,
+  until,
+} from './harness.ts';
+
+const configPath = process.argv[2];
+if (!configPath) {
+  process.stderr.write('usage: node driver.ts CONFIG.json\n');
+  process.exit(2);
+}
+const cfg = JSON.parse(fs.readFileSync(configPath, 'utf8')) as Config;
+const sc = cfg.scenario;
+const facts = new FactLog(cfg.factLog);
+const T = cfg.stepTimeoutMs;
+
+async function main(): Promise<number> {
+  const { chromium } = loadPlaywright(cfg.nodeModules);
+  const context: BrowserContext = await chromium.launchPersistentContext(cfg.browserProfile, {
+    headless: true,
+    executablePath: cfg.chromium,
+    viewport: { width: 1500, height: 950 },
+    args: [
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-quic',
+      '--no-first-run',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+    ],
+  });
+  try {
+    const page = context.pages()[0] ?? (await context.newPage());
+    const steps = new Steps(page, cfg.artifacts, T);
+    await scenario(page, steps);
+    steps.save({ factLogTail: facts.tail(40) });
+    return steps.results.every((r) => r.status === 'passed') ? 0 : 1;
+  } finally {
+    await context.close().catch(() => undefined);
+  }
+}
+
+async function scenario(page: Page, steps: Steps): Promise<void> {
+  let chat: Frame | undefined;
+  /** The chat frame, found again when VS Code re-created the webview. */
+  const chatFrame = async (): Promise<Frame> => {
+    if (chat === undefined || chat.isDetached()) chat = await findChatFrame(page, T);
+    return chat;
+  };
+  let promptMark = 0;
+
+  await steps.run('workbench', 'code-server serves the workbench', [], async () => {
+    await page.goto(`${cfg.url}/?folder=${encodeURIComponent(cfg.workspace)}`, { timeout: T });
+    await page.locator('.monaco-workbench').waitFor({ state: 'visible', timeout: T });
+    // the status bar is drawn once the workbench has restored its parts
+    await page.locator('.part.statusbar').waitFor({ state: 'visible', timeout: T });
+  });
+
+  await steps.run('activation', 'the extension activates and its language client runs', ['workbench'], async (s) => {
+    await facts.waitFor(/^activated\b/, T);
+    await facts.waitFor(/^client-running\b/, T);
+    s.note(`facts: ${facts.lines().length} lines`);
+  });
+
+  await steps.run('mcp-status', 'the language server reports its MCP servers', ['activation'], async (s) => {
+    const line = await facts.waitFor(/^status [1-9]\d* servers?\b/, T);
+    s.note(line);
+  });
+
+  await steps.run('open-chat', 'command palette "Agent: Open Chat" shows the chat', ['workbench'], async () => {
+    await runCommand(page, 'Agent: Open Chat');
+    const f = await chatFrame();
+    await f.locator(tid('prompt-input')).waitFor({ state: 'visible', timeout: T });
+    await f.locator(tid('send')).waitFor({ state: 'visible', timeout: T });
+  });
+
+  await steps.run('send-prompt', 'type a prompt and send it', ['open-chat', 'activation'], async (s) => {
+    const f = await chatFrame();
+    promptMark = facts.mark();
+    const input = f.locator(tid('prompt-input'));
+    await input.click();
+    await input.fill(sc.prompt);
+    await f.locator(tid('send')).click();
+    const user = f.locator(`${tid('message')}[data-role="user"]`, { hasText: sc.prompt }).first();
+    await user.waitFor({ state: 'visible', timeout: T });
+    await until(`the prompt input to be cleared after sending`, async () => (await input.inputValue()) === '', 5_000);
+    const busy = await f.locator(tid('busy')).count();
+    s.note(busy > 0 ? 'busy indicator shown' : 'busy indicator not (or no longer) shown right after send');
+  });
+
+  await steps.run(
+    'stream-and-tool-card',
+    'streamed text and a tool call card for the tool that needs approval',
+    ['send-prompt'],
+    async (s) => {
+      const f = await chatFrame();
+      const assistant = f.locator(`${tid('message')}[data-role="assistant"]`);
+      await until(
+        `the model's streamed text "${sc.introText}" in an assistant message`,
+        async () => prefixShown((await assistant.allTextContents()).join(' '), sc.introText) === norm(sc.introText).length,
+        T,
+      ).catch(async (e: unknown) => {
+        throw new Error(`${(e as Error).message}; ${await chatSummary(f)}; facts since the prompt: ${factsSince(promptMark)}`);
+      });
+      const card = f.locator(`${tid('tool-card')}[data-tool="${sc.approvalTool}"]`).first();
+      await card.waitFor({ state: 'visible', timeout: T }).catch(async () => {
+        throw new Error(
+          `no ${tid('tool-card')}[data-tool="${sc.approvalTool}"] appeared; ${await chatSummary(f)}; ` +
+            `facts since the prompt: ${factsSince(promptMark)}`,
+        );
+      });
+      const server = await card.getAttribute('data-server');
+      if (server !== sc.server) throw new Error(`tool card data-server is ${JSON.stringify(server)}, expected "${sc.server}"`);
+      s.note(`tool card: data-status=${await card.getAttribute('data-status')}`);
+      const args = card.locator(tid('tool-args'));
+      if ((await args.count()) === 0) throw new Error(`the tool card has no ${tid('tool-args')}`);
+      const argsText = (await args.first().textContent()) ?? '';
+      if (!argsText.includes('42')) throw new Error(`tool-args do not show the argument id "42": ${JSON.stringify(argsText.slice(0, 200))}`);
+      const searchCards = await f.locator(`${tid('tool-card')}[data-tool="tool_search"]`).count();
+      s.note(`tool_search cards: ${searchCards}`);
+    },
+  );
+
+  // The final answer streams right after the approval; observe it from the click on.
+  let streamObserver: Promise<{ partials: number[]; busyDuring: boolean }> | undefined;
+
+  await steps.run('approve', 'approve the tool call with "Allow once"; the tool runs', ['stream-and-tool-card'], async (s) => {
+    const f = await chatFrame();
+    const approval = f.locator(tid('approval')).first();
+    await approval.waitFor({ state: 'visible', timeout: T }).catch(async () => {
+      const asked = facts.has(/^event approval_requested\b/, promptMark);
+      throw new Error(
+        `no ${tid('approval')} in the chat` +
+          (asked ? ' although the server asked for approval (fact "event approval_requested")' : '') +
+          `; ${await chatSummary(f)}`,
+      );
+    });
+    for (const answer of ['allow_once', 'allow_session', 'deny']) {
+      if ((await approval.locator(`[data-answer="${answer}"]`).count()) === 0) {
+        throw new Error(`the approval has no button data-answer="${answer}"`);
+      }
+    }
+    const busy = (await f.locator(tid('busy')).count()) > 0;
+    s.note(busy ? 'busy while waiting for approval' : `no ${tid('busy')} while waiting for approval`);
+    if (!busy) throw new Error(`no ${tid('busy')} element while the turn waits for the approval`);
+    const stop = f.locator(tid('stop'));
+    if ((await stop.count()) > 0 && !(await stop.first().isEnabled())) {
+      throw new Error(`${tid('stop')} is disabled while the turn runs`);
+    }
+    const mark = facts.mark();
+    streamObserver = observeStream(chatFrame);
+    await approval.locator('[data-answer="allow_once"]').click();
+    await facts.waitFor(/^approval allow_once\b/, T, mark);
+    const card = f.locator(`${tid('tool-card')}[data-tool="${sc.approvalTool}"]`).first();
+    await until(
+      `the tool card's data-status to become "done"`,
+      async () => (await card.getAttribute('data-status')) === 'done' || undefined,
+      T,
+    ).catch(async (e: unknown) => {
+      throw new Error(`${(e as Error).message} (it is ${JSON.stringify(await card.getAttribute('data-status'))})`);
+    });
+    const result = card.locator(tid('tool-result'));
+    await until(
+      `the tool result "${sc.toolResult}" in the card's ${tid('tool-result')}`,
+      async () => ((await result.allTextContents()).join(' ').includes(sc.toolResult) ? true : undefined),
+      T,
+    );
+    if ((await f.locator(tid('approval')).count()) > 0 && (await f.locator(tid('approval')).first().isVisible())) {
+      const buttons = await f.locator(`${tid('approval')} [data-answer]`).evaluateAll((els) =>
+        els.filter((e) => !(e as HTMLButtonElement).disabled).length,
+      );
+      if (buttons > 0) throw new Error('the approval buttons are still active after answering');
+    }
+  });
+
+  await steps.run('final-answer', 'the final answer streams in and the turn ends', ['approve'], async (s) => {
+    if (streamObserver === undefined) throw new Error('internal: no stream observer');
+    const { partials, busyDuring } = await streamObserver;
+    s.note(`partial renders of the answer seen: ${partials.length} (lengths ${partials.slice(0, 12).join(', ')})`);
+    if (partials.length < 2) {
+      throw new Error(
+        `the answer was not seen streaming: ${partials.length} partial render(s) before the full text ` +
+          '(expected it to grow in several steps)',
+      );
+    }
+    if (!busyDuring) throw new Error(`no ${tid('busy')} element while the answer streamed`);
+    const f = await chatFrame();
+    await until(`${tid('busy')} to disappear once the turn ended`, async () => (await f.locator(tid('busy')).count()) === 0, T);
+    await facts.waitFor(/^event turn_finished\b/, T, promptMark);
+    const stop = f.locator(tid('stop'));
+    if ((await stop.count()) > 0 && (await stop.first().isEnabled())) {
+      throw new Error(`${tid('stop')} is still enabled after the turn ended`);
+    }
+    const errors = await f.locator(`${tid('message')}[data-role="error"]`).allTextContents();
+    if (errors.length > 0) throw new Error(`error messages in the chat: ${errors.map((e) => JSON.stringify(norm(e).slice(0, 200))).join('; ')}`);
+  });
+
+  await steps.run('servers-view', 'the MCP Servers view lists the server, its state and its tools', ['activation'], async (s) => {
+    await runCommand(page, 'Agent: Focus on MCP Servers View');
+    const pane = page.locator('.pane', { has: page.locator('.pane-header', { hasText: /MCP Servers/i }) }).first();
+    await pane.waitFor({ state: 'visible', timeout: T });
+    const serverRow = pane
+      .locator('.monaco-list-row')
+      .filter({ has: page.locator('.label-name', { hasText: new RegExp(`^\\s*${sc.server}\\s*$`) }) })
+      .first();
+    await serverRow.waitFor({ state: 'visible', timeout: T }).catch(async () => {
+      const rows = await pane.locator('.monaco-list-row').allInnerTexts();
+      throw new Error(`no row "${sc.server}" in the MCP Servers view (rows: ${JSON.stringify(rows.slice(0, 10))})`);
+    });
+    const description = serverRow.locator('.label-description');
+    const desc = await until(
+      `the server's description "connected · <n> tools"`,
+      async () => {
+        const d = norm((await description.allInnerTexts()).join(' '));
+        return /^connected · [1-9]\d* tools?$/.test(d) ? d : undefined;
+      },
+      T,
+    ).catch(async (e: unknown) => {
+      throw new Error(`${(e as Error).message}; the row shows ${JSON.stringify(norm(await serverRow.innerText()))}`);
+    });
+    s.note(`server row: ${sc.server} — ${desc}`);
+    if ((await serverRow.getAttribute('aria-expanded')) !== 'true') {
+      await serverRow.click();
+      if ((await serverRow.getAttribute('aria-expanded')) !== 'true') await page.keyboard.press('ArrowRight');
+    }
+    for (const tool of sc.expectTools) {
+      const re = new RegExp(`^\\s*(\\S*__)?${tool}\\s*$`);
+      await pane
+        .locator('.monaco-list-row')
+        .filter({ has: page.locator('.label-name', { hasText: re }) })
+        .first()
+        .waitFor({ state: 'visible', timeout: T })
+        .catch(async () => {
+          const rows = await pane.locator('.monaco-list-row .label-name').allInnerTexts();
+          throw new Error(`the tool "${tool}" is not listed under "${sc.server}" (rows: ${JSON.stringify(rows.slice(0, 15))})`);
+        });
+    }
+    await serverRow.hover();
+  });
+
+  await steps.run(
+    'code-action',
+    `select code, pick "${sc.codeActionTitle}" from the lightbulb menu, see the outcome in the chat`,
+    ['activation', 'open-chat'],
+    async (s) => {
+      const editor = await openFile(page, sc.codeActionFile, T);
+      await editor.locator('.view-lines').first().click();
+      await page.keyboard.press('Control+A');
+      const mark = facts.mark();
+      const bulb = page.locator('.lightBulbWidget').first();
+      const shown = await until('the lightbulb next to the selection', async () => bulb.isVisible(), T).catch(() => false);
+      if (shown) {
+        await bulb.click();
+      } else {
+        s.note('the lightbulb did not show; opened the same menu with Ctrl+. (Quick Fix)');
+        await page.keyboard.press('Control+.');
+      }
+      // the action widget (VS Code's code action menu); its rows carry the action titles
+      const rows = page.locator('.action-widget .monaco-list-row');
+      await until('the code action menu', async () => (await rows.count()) > 0 && rows.first().isVisible(), T).catch(() => {
+        throw new Error(`no code action menu opened (${shown ? 'after clicking the lightbulb' : 'with Ctrl+.; no lightbulb either'})`);
+      });
+      const item = rows.filter({ hasText: new RegExp(`^\\s*${escapeRe(sc.codeActionTitle)}\\s*$`) }).first();
+      await item.waitFor({ state: 'visible', timeout: T }).catch(async () => {
+        throw new Error(`the code action menu has no "${sc.codeActionTitle}" (it has: ${JSON.stringify((await rows.allInnerTexts()).map(norm))})`);
+      });
+      s.note(`menu: ${JSON.stringify((await rows.allInnerTexts()).map(norm))}`);
+      await item.click();
+      await facts.waitFor(new RegExp(`^code-action ${escapeRe(sc.codeActionTitle)}`), T, mark);
+      const f = await chatFrame();
+      await until(
+        `the code action's answer "${sc.codeActionAnswer}" in the chat`,
+        async () => {
+          const texts = await f.locator(`${tid('message')}[data-role="assistant"]`).allTextContents();
+          return texts.some((t) => norm(t).includes(norm(sc.codeActionAnswer)));
+        },
+        T,
+      ).catch(async (e: unknown) => {
+        throw new Error(`${(e as Error).message}; ${await chatSummary(f)}; facts since the action: ${factsSince(mark)}`);
+      });
+      await until(`${tid('busy')} to disappear after the code action's turn`, async () => (await f.locator(tid('busy')).count()) === 0, T);
+      if (shown) s.note('ran from the lightbulb menu');
+      else throw new Error('the lightbulb never appeared for the selection (the action ran from Ctrl+. instead)');
+    },
+  );
+  await escape(page);
+  await sleep(100);
+}
+
+/** Watch the assistant text while the final answer streams: the partial lengths seen, and busy. */
+async function observeStream(chatFrame: () => Promise<Frame>): Promise<{ partials: number[]; busyDuring: boolean }> {
+  const partials: number[] = [];
+  let busyDuring = false;
+  const full = norm(sc.finalAnswer).length;
+  const end = Date.now() + T;
+  while (Date.now() < end) {
+    try {
+      const f = await chatFrame();
+      const texts = await f.locator(`${tid('message')}[data-role="assistant"]`).allTextContents();
+      const shown = prefixShown(texts.join(' '), sc.finalAnswer);
+      if (shown >= full) return { partials, busyDuring };
+      if (shown > 0) {
+        if ((await f.locator(tid('busy')).count()) > 0) busyDuring = true;
+        if (!partials.includes(shown)) partials.push(shown);
+      }
+    } catch {
+      // the frame may be re-created; try again
+    }
+    await sleep(40);
+  }
+  throw new Error(`the final answer "${sc.finalAnswer}" did not appear in full within ${T / 1000}s (partials seen: ${partials.join(', ') || 'none'})`);
+}
+
+function factsSince(mark: number): string {
+  const lines = facts.lines().slice(mark);
+  return lines.length ? JSON.stringify(lines.slice(-12)) : '(none)';
+}
+
+/** A short description of what the chat shows, for failure messages. */
+async function chatSummary(f: Frame): Promise<string> {
+  try {
+    const items = await f.locator(`${tid('message')}, ${tid('tool-card')}, ${tid('approval')}`).evaluateAll((els) =>
+      els.map((e) => {
+        const el = e as HTMLElement;
+        const id = el.dataset['testid'];
+        const attrs = id === 'message' ? `role=${el.dataset['role']}` : id === 'tool-card' ? `tool=${el.dataset['tool']} status=${el.dataset['status']}` : '';
+        return `${id}(${attrs}): ${(el.textContent ?? '').replace(/\s+/g, ' ').trim().slice(0, 80)}`;
+      }),
+    );
+    return `the chat shows [${items.join(' | ') || 'nothing'}]`;
+  } catch (e) {
+    return `the chat could not be read (${e instanceof Error ? e.message.split('\n')[0] : String(e)})`;
+  }
+}
+
+main().then(
+  (code) => process.exit(code),
+  (e: unknown) => {
+    log(`[e2e] driver error: ${e instanceof Error ? (e.stack ?? e.message) : String(e)}`);
+    process.exit(2);
+  },
+);

@@ -1,0 +1,334 @@
+// Building blocks of the end-to-end driver: the run config, the fact log, named steps with
+// screenshots, and helpers that act on the VS Code workbench and on the chat webview the way a
+// user does (command palette, clicks, typing). Runs on Node 24 by type stripping: erasable
+// TypeScript only (no enums, no parameter properties).
+
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { createRequire } from 'node:module';
+import type { Frame, Locator, Page } from 'playwright-core';
+
+export type Playwright = typeof import('playwright-core');
+
+/** What the Python orchestrator (tests/extension/test_e2e.py) hands the driver. */
+export interface Config {
+  /** code-server's base URL, e.g. http://127.0.0.1:40123 */
+  url: string;
+  /** The workspace folder code-server opens. */
+  workspace: string;
+  /** The extension's fact log (AGENT_LS_EXTENSION_LOG). */
+  factLog: string;
+  /** Where screenshots and result.json go (artifacts/e2e). */
+  artifacts: string;
+  /** Debian's Chromium. */
+  chromium: string;
+  /** A fresh, empty Chromium profile folder. */
+  browserProfile: string;
+  /** <repo>/.tools/e2e/node_modules (playwright-core lives there). */
+  nodeModules: string;
+  /** Default timeout of one step, in milliseconds. */
+  stepTimeoutMs: number;
+  scenario: Scenario;
+}
+
+export interface Scenario {
+  /** The prompt typed into the chat. */
+  prompt: string;
+  /** Text the model streams before its first tool call. */
+  introText: string;
+  /** Model-facing name of the tool that needs approval, and its server. */
+  approvalTool: string;
+  server: string;
+  /** Text the approved tool returns (it shows in the tool card's result). */
+  toolResult: string;
+  /** The model's final answer (streamed slowly in several chunks). */
+  finalAnswer: string;
+  /** Tool names (on the server) expected under the server in the MCP Servers view. */
+  expectTools: string[];
+  /** File (relative to the workspace) the code action runs on. */
+  codeActionFile: string;
+  /** Title of the code action picked from the lightbulb menu. */
+  codeActionTitle: string;
+  /** The model's answer to the code action's question. */
+  codeActionAnswer: string;
+}
+
+export function loadPlaywright(nodeModules: string): Playwright {
+  const require = createRequire(path.join(nodeModules, 'noop.js'));
+  return require('playwright-core') as Playwright;
+}
+
+export const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
+
+/** Whitespace-normalized text (markdown rendering reflows whitespace). */
+export const norm = (s: string): string => s.replace(/\s+/g, ' ').trim();
+
+/** Poll `probe` until it returns a value other than undefined/false, or throw `what` on timeout. */
+export async function until<T>(
+  what: string,
+  probe: () => Promise<T | undefined | false> | T | undefined | false,
+  timeoutMs: number,
+  intervalMs = 100,
+): Promise<T> {
+  const end = Date.now() + timeoutMs;
+  let lastError: unknown;
+  for (;;) {
+    try {
+      const v = await probe();
+      if (v !== undefined && v !== false) return v;
+    } catch (e) {
+      lastError = e;
+    }
+    if (Date.now() > end) {
+      const why = lastError instanceof Error ? ` (last error: ${lastError.message.split('\n')[0]})` : '';
+      throw new Error(`timed out after ${Math.round(timeoutMs / 1000)}s waiting for ${what}${why}`);
+    }
+    await sleep(intervalMs);
+  }
+}
+
+// --------------------------------------------------------------------------- fact log
+
+/** The extension's fact log: one fact per line (see editor-extension/CONTRACT.md). */
+export class FactLog {
+  readonly file: string;
+
+  constructor(file: string) {
+    this.file = file;
+  }
+
+  lines(): string[] {
+    let text = '';
+    try {
+      text = fs.readFileSync(this.file, 'utf8');
+    } catch {
+      return [];
+    }
+    return text.split('\n').map((l) => l.trim()).filter((l) => l.length > 0);
+  }
+
+  /** A position to wait for facts written after now. */
+  mark(): number {
+    return this.lines().length;
+  }
+
+  /** The fact text without an optional leading timestamp ("2026-...Z fact" or "[...] fact"). */
+  static fact(line: string): string {
+    return line.replace(/^\[[^\]]*\]\s*/, '').replace(/^\d{4}-\d\d-\d\dT[\d:.]+Z?\s+/, '');
+  }
+
+  find(re: RegExp, after = 0): string | undefined {
+    return this.lines().slice(after).map(FactLog.fact).find((f) => re.test(f));
+  }
+
+  has(re: RegExp, after = 0): boolean {
+    return this.find(re, after) !== undefined;
+  }
+
+  async waitFor(re: RegExp, timeoutMs: number, after = 0): Promise<string> {
+    return until(`the fact ${re} in the fact log ${this.file}`, () => this.find(re, after), timeoutMs);
+  }
+
+  tail(n = 20): string[] {
+    return this.lines().slice(-n);
+  }
+}
+
+// ------------------------------------------------------------------------------ steps
+
+export type StepStatus = 'passed' | 'failed' | 'blocked';
+
+export interface StepResult {
+  name: string;
+  title: string;
+  status: StepStatus;
+  ms: number;
+  error?: string;
+  screenshot?: string;
+  notes: string[];
+}
+
+export interface StepContext {
+  /** Record an observation (shown in the report). */
+  note(text: string): void;
+  timeoutMs: number;
+}
+
+/** Runs named steps in order; a step whose prerequisites failed is recorded as blocked. */
+export class Steps {
+  readonly results: StepResult[] = [];
+  readonly page: Page;
+  readonly artifacts: string;
+  readonly defaultTimeoutMs: number;
+  readonly startedAt = Date.now();
+  private readonly resultFile: string;
+
+  constructor(page: Page, artifacts: string, defaultTimeoutMs: number) {
+    this.page = page;
+    this.artifacts = artifacts;
+    this.defaultTimeoutMs = defaultTimeoutMs;
+    this.resultFile = path.join(artifacts, 'result.json');
+    fs.mkdirSync(artifacts, { recursive: true });
+  }
+
+  passed(name: string): boolean {
+    return this.results.some((r) => r.name === name && r.status === 'passed');
+  }
+
+  async run(
+    name: string,
+    title: string,
+    needs: string[],
+    fn: (ctx: StepContext) => Promise<void>,
+    timeoutMs = this.defaultTimeoutMs,
+  ): Promise<boolean> {
+    const index = String(this.results.length + 1).padStart(2, '0');
+    const result: StepResult = { name, title, status: 'passed', ms: 0, notes: [] };
+    this.results.push(result);
+    const missing = needs.filter((n) => !this.passed(n));
+    if (missing.length > 0) {
+      result.status = 'blocked';
+      result.error = `not run: it needs ${missing.join(', ')}, which did not pass`;
+      log(`[e2e] step ${name}: BLOCKED (${missing.join(', ')})`);
+      this.save();
+      return false;
+    }
+    const t0 = Date.now();
+    log(`[e2e] step ${name}: ${title}`);
+    let timer: NodeJS.Timeout | undefined;
+    try {
+      await Promise.race([
+        fn({ note: (t) => result.notes.push(t), timeoutMs }),
+        new Promise<never>((_, reject) => {
+          timer = setTimeout(() => reject(new Error(`step timed out after ${timeoutMs / 1000}s`)), timeoutMs + 2000);
+        }),
+      ]);
+    } catch (e) {
+      result.status = 'failed';
+      result.error = e instanceof Error ? e.message : String(e);
+    } finally {
+      if (timer !== undefined) clearTimeout(timer);
+    }
+    result.ms = Date.now() - t0;
+    const shot = path.join(this.artifacts, `${index}-${name}${result.status === 'failed' ? '-FAILED' : ''}.png`);
+    try {
+      await this.page.screenshot({ path: shot, timeout: 10_000 });
+      result.screenshot = shot;
+    } catch (e) {
+      result.notes.push(`no screenshot: ${e instanceof Error ? e.message.split('\n')[0] : String(e)}`);
+    }
+    log(
+      `[e2e] step ${name}: ${result.status.toUpperCase()} in ${(result.ms / 1000).toFixed(1)}s` +
+        (result.error ? `: ${result.error}` : ''),
+    );
+    this.save();
+    return result.status === 'passed';
+  }
+
+  save(extra: Record<string, unknown> = {}): void {
+    const data = { totalMs: Date.now() - this.startedAt, steps: this.results, ...extra };
+    fs.writeFileSync(this.resultFile, JSON.stringify(data, null, 2));
+  }
+}
+
+export function log(line: string): void {
+  process.stdout.write(`${line}\n`);
+}
+
+// -------------------------------------------------------------------------- workbench
+
+export const escapeRe = (s: string): string => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+
+/** Close whatever widget has focus (palette, menus, hovers). */
+export async function escape(page: Page, times = 2): Promise<void> {
+  for (let i = 0; i < times; i++) {
+    await page.keyboard.press('Escape');
+  }
+}
+
+/** Run a command from the command palette by its exact label, as a user does (F1, type, pick). */
+export async function runCommand(page: Page, label: string, timeoutMs = 15_000): Promise<void> {
+  await escape(page);
+  await page.keyboard.press('F1');
+  const input = page.locator('.quick-input-widget input[type="text"], .quick-input-widget input').first();
+  await input.waitFor({ state: 'visible', timeout: timeoutMs });
+  await input.fill(`>${label}`);
+  const row = page
+    .locator('.quick-input-list .monaco-list-row')
+    .filter({ has: page.locator('.label-name', { hasText: new RegExp(`^\\s*${escapeRe(label)}\\s*$`) }) })
+    .first();
+  try {
+    await row.waitFor({ state: 'visible', timeout: timeoutMs });
+  } catch {
+    const shown = await page.locator('.quick-input-list .monaco-list-row .label-name').allInnerTexts();
+    await escape(page);
+    throw new Error(
+      `the command palette has no command "${label}" (it shows: ${shown.slice(0, 8).map((s) => JSON.stringify(s)).join(', ') || 'nothing'})`,
+    );
+  }
+  await row.click();
+  await page.locator('.quick-input-widget').waitFor({ state: 'hidden', timeout: timeoutMs }).catch(() => undefined);
+}
+
+/** Open a workspace file with Quick Open (Ctrl+P), as a user does. Returns the editor. */
+export async function openFile(page: Page, relPath: string, timeoutMs = 15_000): Promise<Locator> {
+  await escape(page);
+  await page.keyboard.press('Control+P');
+  const input = page.locator('.quick-input-widget input').first();
+  await input.waitFor({ state: 'visible', timeout: timeoutMs });
+  await input.fill(relPath);
+  const base = path.basename(relPath);
+  const row = page
+    .locator('.quick-input-list .monaco-list-row')
+    .filter({ has: page.locator('.label-name', { hasText: base }) })
+    .first();
+  await row.waitFor({ state: 'visible', timeout: timeoutMs });
+  await row.click();
+  const tab = page.locator(`.tabs-container .tab[aria-label*="${base}"]`).first();
+  await tab.waitFor({ state: 'visible', timeout: timeoutMs });
+  const editor = page.locator('.editor-group-container.active .monaco-editor[data-uri$="' + base + '"]').first();
+  await editor.waitFor({ state: 'visible', timeout: timeoutMs });
+  return editor;
+}
+
+// ----------------------------------------------------------------------------- webview
+
+export const tid = (id: string): string => `[data-testid="${id}"]`;
+
+/**
+ * The frame of the chat webview: the frame (nested in VS Code's webview iframes) that holds the
+ * prompt input. Found by content, not by position, so other webviews do not confuse it.
+ */
+export async function findChatFrame(page: Page, timeoutMs: number): Promise<Frame> {
+  return until(
+    `the chat webview (a frame with ${tid('prompt-input')})`,
+    async () => {
+      for (const f of page.frames()) {
+        if (f.isDetached()) continue;
+        try {
+          if ((await f.locator(tid('prompt-input')).count()) > 0) return f;
+        } catch {
+          // frame navigated or detached meanwhile
+        }
+      }
+      return undefined;
+    },
+    timeoutMs,
+    200,
+  );
+}
+
+/** Longest prefix of `full` (normalized) that `text` (normalized) contains. */
+export function prefixShown(text: string, full: string): number {
+  const t = norm(text);
+  const f = norm(full);
+  let lo = 0;
+  let hi = f.length;
+  // prefixes are monotone: if a prefix is contained, every shorter one is too
+  while (lo < hi) {
+    const mid = Math.ceil((lo + hi) / 2);
+    if (t.includes(f.slice(0, mid))) lo = mid;
+    else hi = mid - 1;
+  }
+  return lo;
+}

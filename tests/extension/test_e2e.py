@@ -1,0 +1,355 @@
+"""The real extension in a real VS Code (code-server), driven by headless Chromium.
+
+This test owns the processes; editor-extension/e2e/driver.ts (playwright-core, Node 24) owns
+the browser and acts as a user. The test:
+
+1. starts the scripted OpenAI-compatible LLM server on 127.0.0.1 (tests/llm/scripted_server.py)
+   with a script that answers by request content: the prompt -> some text and
+   ``tool_search("select:mcp__knob__delete_item")``; that result -> a call of
+   ``mcp__knob__delete_item`` (destructive: needs approval); its result -> a final answer
+   streamed slowly in chunks; a code action's question -> a short explanation;
+2. writes user settings (AGENT_LS_CONFIG_DIR) with that model and the knob MCP server
+   (tests/servers/knob_server.py over stdio, on this venv's python);
+3. installs the built .vsix into a fresh code-server user-data/extensions dir whose settings
+   point ``agentLs.server.command`` at this venv's ``python -m agent_ls serve``;
+4. starts code-server on 127.0.0.1 (a free port), with AGENT_LS_EXTENSION_LOG naming the fact
+   log, and runs the driver, which saves a screenshot per step in artifacts/e2e/;
+5. kills code-server and every process it started, and checks none is left.
+
+A failure names the step that failed, with the tails of the fact log, code-server's log and
+the extension's output channel.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.extension.conftest import (
+    ARTIFACTS,
+    E2E_NODE_MODULES,
+    E2E_SRC,
+    EXTENSION_ID,
+    LISTENING,
+    E2ETools,
+    kill_tree,
+    require_e2e_tools,
+    tail,
+    vsix_staleness,
+)
+from tests.llm.scripted_server import ScriptedLLM, Turn, respond, text, tool_calls
+from tests.servers.launch import knob_stdio_params
+
+pytestmark = [pytest.mark.e2e, pytest.mark.timeout(420)]
+
+PROMPT = "Please delete item 42 on the knob server."
+INTRO = "I will look up the delete tool first."
+APPROVAL_TOOL = "mcp__knob__delete_item"
+SERVER = "knob"
+TOOL_RESULT = "deleted item 42"
+FINAL = "Done: item 42 was deleted on the knob server and nothing else was changed by me today."
+CODE_FILE = "calc.py"
+CODE = "def add(a, b):\n    return a + b\n\n\ndef scale(xs, k):\n    return [x * k for x in xs]\n"
+CODE_ACTION = "Explain with agent"
+EXPLAIN_QUESTION = "Explain what this code does"  # agent_ls/server/code_actions.py, mode "explain"
+CODE_ACTION_ANSWER = "This code adds two numbers and scales a list by a factor."
+
+STEP_TIMEOUT_MS = 45_000
+DRIVER_TIMEOUT_S = 300
+
+
+# ----------------------------------------------------------------------------- the model
+
+
+def _content_text(message: dict[str, Any]) -> str:
+    content = message.get("content")
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return " ".join(str(p.get("text", "")) for p in content if isinstance(p, dict))
+    return ""
+
+
+class Model:
+    """Chooses each scripted answer from the request, so the order of requests does not matter."""
+
+    def __init__(self) -> None:
+        self.unexpected: list[str] = []
+        self.answered: list[str] = []
+
+    def route(self, body: dict[str, Any]) -> Turn:
+        msgs = body.get("messages") or []
+        last_assistant = max((i for i, m in enumerate(msgs) if m.get("role") == "assistant"), default=-1)
+        current = msgs[last_assistant + 1 :]
+        tool_msgs = [m for m in current if m.get("role") == "tool"]
+        if tool_msgs:
+            names = {
+                c.get("id"): (c.get("function") or {}).get("name")
+                for m in msgs
+                if m.get("role") == "assistant"
+                for c in (m.get("tool_calls") or [])
+            }
+            name = names.get(tool_msgs[-1].get("tool_call_id"))
+            if name == "tool_search":
+                self.answered.append("call delete_item")
+                return tool_calls([(APPROVAL_TOOL, {"id": "42"})])
+            if name == APPROVAL_TOOL:
+                self.answered.append("final answer")
+                return text(FINAL, chunks=10, delay=0.25)
+            self.unexpected.append(f"a result of tool {name!r}")
+            return text(f"(e2e script: unexpected result of {name})")
+        asked = " ".join(_content_text(m) for m in current if m.get("role") == "user")
+        if EXPLAIN_QUESTION in asked:
+            self.answered.append("explain")
+            return text(CODE_ACTION_ANSWER, chunks=3, delay=0.05)
+        if PROMPT in asked:
+            self.answered.append("tool_search")
+            return tool_calls([("tool_search", {"query": f"select:{APPROVAL_TOOL}"})], text=INTRO)
+        self.unexpected.append(f"user text {asked[:200]!r}")
+        return text("(e2e script: unexpected request)")
+
+
+# ------------------------------------------------------------------------------ helpers
+
+
+class Run:
+    """Paths of one run; everything but the artifacts lives under pytest's tmp_path."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self.ws = root / "ws"
+        self.config = root / "config"  # AGENT_LS_CONFIG_DIR
+        self.data = root / "data"  # AGENT_LS_DATA_DIR
+        self.user_data = root / "ud"  # short: code-server puts a unix socket in it
+        self.extensions = root / "ext"
+        self.home = root / "home"
+        self.profile = root / "chromium"
+        self.fact_log = root / "facts.log"
+        self.cs_log = root / "code-server.log"
+        self.driver_log = root / "driver.log"
+        for d in (self.ws / ".agent-ls", self.config, self.data, self.user_data / "User", self.extensions,
+                  self.home, self.profile):
+            d.mkdir(parents=True, exist_ok=True)
+
+    def env(self, tools: E2ETools) -> dict[str, str]:
+        env = dict(os.environ)
+        env.update({
+            "PATH": tools.env_path(),
+            "HOME": str(self.home),
+            "XDG_CONFIG_HOME": str(self.home / ".config"),
+            "XDG_DATA_HOME": str(self.home / ".local" / "share"),
+            "XDG_CACHE_HOME": str(self.home / ".cache"),
+            "XDG_STATE_HOME": str(self.home / ".local" / "state"),
+            "AGENT_LS_CONFIG_DIR": str(self.config),
+            "AGENT_LS_DATA_DIR": str(self.data),
+            "AGENT_LS_EXTENSION_LOG": str(self.fact_log),
+            "OPENAI_API_KEY": "x",
+            "PYTHONUNBUFFERED": "1",
+        })
+        for k in ("AGENT_LS_MODEL", "AGENT_LS_API_BASE", "AGENT_LS_USER_SETTINGS", "VSCODE_IPC_HOOK_CLI"):
+            env.pop(k, None)
+        return env
+
+    def extension_logs(self) -> list[Path]:
+        """The extension's output channel files and the extension host log, newest last."""
+        logs = sorted(self.user_data.glob("logs/*/**/*.log"), key=lambda p: p.stat().st_mtime)
+        return [p for p in logs if "agent" in p.name.lower() or p.name == "exthost.log"]
+
+
+def write_settings(run: Run, llm: ScriptedLLM) -> None:
+    user = {
+        "model": "openai/scripted",
+        "apiBase": llm.openai_base,
+        "agent": {"maxRetries": 0},
+        "mcpServers": {SERVER: knob_stdio_params()},
+    }
+    (run.config / "settings.json").write_text(json.dumps(user, indent=2))
+    (run.ws / CODE_FILE).write_text(CODE)
+    editor = {
+        "workbench.startupEditor": "none",
+        "workbench.secondarySideBar.defaultVisibility": "hidden",
+        "workbench.tips.enabled": False,
+        "telemetry.telemetryLevel": "off",
+        "extensions.autoUpdate": False,
+        "extensions.autoCheckUpdates": False,
+        "extensions.ignoreRecommendations": True,
+        "update.mode": "none",
+        "security.workspace.trust.enabled": False,
+        "chat.disableAIFeatures": True,
+        "editor.lightbulb.enabled": "on",
+        "agentLs.server.command": [sys.executable, "-m", "agent_ls", "serve"],
+    }
+    (run.user_data / "User" / "settings.json").write_text(json.dumps(editor, indent=2))
+
+
+def install_vsix(tools: E2ETools, run: Run, env: dict[str, str]) -> None:
+    cmd = [str(tools.code_server), "--user-data-dir", str(run.user_data), "--extensions-dir",
+           str(run.extensions), "--install-extension", str(tools.vsix)]
+    out = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=120)
+    installed = list(run.extensions.glob(f"{EXTENSION_ID}-*"))
+    if out.returncode != 0 or not installed:
+        pytest.fail(
+            f"step install-vsix: code-server --install-extension {tools.vsix.name} failed "
+            f"(exit {out.returncode}):\n{out.stdout[-2000:]}\n{out.stderr[-2000:]}",
+            pytrace=False,
+        )
+
+
+def start_code_server(tools: E2ETools, run: Run, env: dict[str, str]) -> tuple[subprocess.Popen[bytes], str]:
+    cmd = [str(tools.code_server), "--auth", "none", "--bind-addr", "127.0.0.1:0",
+           "--user-data-dir", str(run.user_data), "--extensions-dir", str(run.extensions),
+           "--disable-telemetry", "--disable-update-check", "--disable-workspace-trust",
+           "--disable-getting-started-override", "--ignore-last-opened", str(run.ws)]
+    log = run.cs_log.open("wb")
+    proc = subprocess.Popen(cmd, env=env, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
+                            start_new_session=True, cwd=run.root)
+    log.close()
+    deadline = time.monotonic() + 30
+    url = None
+    while url is None:
+        m = LISTENING.search(run.cs_log.read_text(errors="replace"))
+        if m:
+            url = m.group(1)
+        elif proc.poll() is not None or time.monotonic() > deadline:
+            kill_tree(proc)
+            pytest.fail(f"step start-code-server: code-server did not start (exit {proc.returncode}):\n"
+                        f"{tail(run.cs_log)}", pytrace=False)
+        else:
+            time.sleep(0.05)
+    while True:
+        try:
+            with urllib.request.urlopen(f"{url}/healthz", timeout=2) as r:
+                if r.status == 200:
+                    break
+        except OSError:
+            pass
+        if time.monotonic() > deadline:
+            kill_tree(proc)
+            pytest.fail(f"step start-code-server: {url}/healthz never answered:\n{tail(run.cs_log)}", pytrace=False)
+        time.sleep(0.05)
+    return proc, url
+
+
+def report(result: dict[str, Any] | None, model: Model, leftovers: list[str], timings: dict[str, float]) -> str:
+    lines = []
+    if result:
+        for s in result.get("steps", []):
+            lines.append(f"  {s['status'].upper():7} {s['name']:22} {s['ms'] / 1000:6.1f}s  "
+                         + (s.get("error") or "; ".join(s.get("notes", []))))
+    lines.append("timings: " + ", ".join(f"{k} {v:.1f}s" for k, v in timings.items()))
+    if model.unexpected:
+        lines.append(f"unexpected LLM requests: {model.unexpected}")
+    lines.append(f"LLM answers given: {model.answered}")
+    if leftovers:
+        lines.append(f"processes left after the kill: {leftovers}")
+    return "\n".join(lines)
+
+
+# --------------------------------------------------------------------------------- tests
+
+
+def test_driver_typechecks() -> None:
+    """The driver is strict TypeScript (it runs by Node's type stripping, which checks nothing)."""
+    tools = require_e2e_tools()
+    out = subprocess.run([str(tools.tsc), "-p", str(E2E_SRC / "tsconfig.json")], capture_output=True,
+                         text=True, timeout=120, env={**os.environ, "PATH": tools.env_path()})
+    assert out.returncode == 0, f"tsc -p editor-extension/e2e failed:\n{out.stdout}\n{out.stderr}"
+
+
+def test_extension_in_code_server(tmp_path: Path) -> None:
+    tools = require_e2e_tools()
+    stale = vsix_staleness()
+    run = Run(tmp_path)
+    env = run.env(tools)
+    if ARTIFACTS.exists():
+        shutil.rmtree(ARTIFACTS)
+    ARTIFACTS.mkdir(parents=True)
+    timings: dict[str, float] = {}
+    model = Model()
+    t_all = time.monotonic()
+    with ScriptedLLM() as llm:
+        llm.script(*[respond(model.route) for _ in range(50)])
+        write_settings(run, llm)
+        t0 = time.monotonic()
+        install_vsix(tools, run, env)
+        timings["install-vsix"] = time.monotonic() - t0
+        t0 = time.monotonic()
+        cs, url = start_code_server(tools, run, env)
+        timings["code-server-up"] = time.monotonic() - t0
+        driver: subprocess.Popen[bytes] | None = None
+        leftovers: list[str] = []
+        try:
+            config = {
+                "url": url, "workspace": str(run.ws), "factLog": str(run.fact_log), "artifacts": str(ARTIFACTS),
+                "chromium": str(tools.chromium), "browserProfile": str(run.profile),
+                "nodeModules": str(E2E_NODE_MODULES), "stepTimeoutMs": STEP_TIMEOUT_MS,
+                "scenario": {
+                    "prompt": PROMPT, "introText": INTRO, "approvalTool": APPROVAL_TOOL, "server": SERVER,
+                    "toolResult": TOOL_RESULT, "finalAnswer": FINAL, "expectTools": ["delete_item", "echo"],
+                    "codeActionFile": CODE_FILE, "codeActionTitle": CODE_ACTION,
+                    "codeActionAnswer": CODE_ACTION_ANSWER,
+                },
+            }
+            config_file = run.root / "driver-config.json"
+            config_file.write_text(json.dumps(config, indent=2))
+            t0 = time.monotonic()
+            with run.driver_log.open("wb") as out:
+                driver = subprocess.Popen([str(tools.node), str(E2E_SRC / "driver.ts"), str(config_file)],
+                                          env=env, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                                          start_new_session=True, cwd=E2E_SRC)
+                try:
+                    driver.wait(DRIVER_TIMEOUT_S)
+                except subprocess.TimeoutExpired:
+                    pass
+            timings["scenario"] = time.monotonic() - t0
+        finally:
+            t0 = time.monotonic()
+            if driver is not None:
+                leftovers += kill_tree(driver)
+            leftovers += kill_tree(cs)
+            timings["teardown"] = time.monotonic() - t0
+    timings["total"] = time.monotonic() - t_all
+
+    driver_out = run.driver_log.read_text(errors="replace")
+    result_file = ARTIFACTS / "result.json"
+    result = json.loads(result_file.read_text()) if result_file.is_file() else None
+    summary = report(result, model, leftovers, timings)
+    (ARTIFACTS / "summary.txt").write_text(summary + "\n")
+    for f in (run.fact_log, run.cs_log, run.driver_log, *run.extension_logs()):
+        if f.is_file():
+            shutil.copy(f, ARTIFACTS / f.name)
+    print(summary)
+
+    failed = [s for s in (result or {}).get("steps", []) if s["status"] != "passed"]
+    problems = []
+    if result is None or driver is None or driver.returncode not in (0, 1):
+        problems.append(f"the driver did not finish normally (exit {None if driver is None else driver.returncode}); "
+                        f"its output:\n{driver_out[-3000:]}")
+    if failed:
+        first = failed[0]
+        problems.append(f"step {first['name']} ({first['title']}) {first['status']}: {first.get('error')}")
+    if leftovers:
+        problems.append(f"processes left behind after killing code-server: {leftovers}")
+    if model.unexpected:
+        problems.append(f"the scripted model got requests it had no answer for: {model.unexpected}")
+    if problems:
+        ext_logs = "\n".join(f"--- {p.name} (last 25 lines) ---\n{tail(p, 25)}" for p in run.extension_logs()[-3:])
+        pytest.fail(
+            "\n".join(problems)
+            + ("\n" + stale if stale else "")
+            + f"\n\nsteps:\n{summary}"
+            + f"\n\n--- fact log (last 30 lines) ---\n{tail(run.fact_log)}"
+            + f"\n\n--- code-server log (last 30 lines) ---\n{tail(run.cs_log)}"
+            + (f"\n\n{ext_logs}" if ext_logs else "")
+            + f"\n\nscreenshots and logs: {ARTIFACTS}",
+            pytrace=False,
+        )
