@@ -9,6 +9,7 @@ tool definition; other providers get plain strings (their caches work on the pre
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -71,16 +72,40 @@ class FrozenPrompt:
         return cls("\n\n".join(parts))
 
 
+_UNSAFE = re.compile(r"[^A-Za-z0-9_-]")
+
+
+def mcp_prefix(server: str) -> str:
+    """``mcp__<server>__`` as it starts the model-facing names of a server's tools."""
+    return f"mcp__{_UNSAFE.sub('_', server) or '_'}__"
+
+
+def short_name(spec: ToolSpec) -> str:
+    """How a deferred tool is listed under its server: the model-facing name without
+    ``mcp__<server>__`` (the full name when it does not start that way, e.g. hashed names)."""
+    prefix = mcp_prefix(spec.server or "")
+    return spec.name[len(prefix):] if spec.server and spec.name.startswith(prefix) else spec.name
+
+
 def deferred_catalogue(specs: Sequence[ToolSpec]) -> str:
+    """Names of the deferred MCP tools, one line per server (in the order given).
+
+    Names only, as compact as they can be while staying exact: a listed ``name`` under server
+    ``srv`` is the tool ``mcp__srv__name``. A full definition costs tens to hundreds of tokens;
+    a listed name costs a few.
+    """
     if not specs:
         return ""
+    groups: dict[str, list[str]] = {}
+    for s in specs:
+        groups.setdefault(mcp_prefix(s.server or "")[5:-2], []).append(short_name(s))
     lines = [
         "<system-reminder>",
-        "These MCP tools are available but deferred (names only). Load them with tool_search "
-        "(\"select:name1,name2\" or keywords) before calling them:",
+        "Deferred MCP tools as SERVER: NAME, ... (full name mcp__SERVER__NAME, unless NAME starts with "
+        "mcp__); load them with tool_search before calling:",
     ]
-    for s in specs:
-        lines.append(f"- {s.name} (server {s.server}: {s.display_name})")
+    for server, names in groups.items():
+        lines.append(f"{server}: {', '.join(names)}")
     lines.append("</system-reminder>")
     return "\n".join(lines)
 

@@ -134,16 +134,14 @@ class ToolSearchTool:
         self._spec = ToolSpec(
             name=TOOL_SEARCH,
             description=(
-                "Find and load deferred MCP tools. Use \"select:<name>[,<name>...]\" to load tools by exact "
-                "name (from the list of deferred tools), or keywords to search names, descriptions and "
-                "servers. Loaded tools can be called from the next step on."
+                "Load deferred MCP tools: \"select:<full name>,...\" by name, or keywords to search "
+                "names, descriptions and servers. Loaded tools are callable from the next step on."
             ),
             input_schema={
                 "type": "object",
                 "properties": {
-                    "query": {"type": "string",
-                              "description": "\"select:name1,name2\" or search keywords"},
-                    "limit": {"type": "integer", "description": "maximum results for keyword search (default 5)"},
+                    "query": {"type": "string", "description": "\"select:name1,name2\" or keywords"},
+                    "limit": {"type": "integer", "description": "keyword results (default 5)"},
                 },
                 "required": ["query"],
             },

@@ -3,8 +3,8 @@
 Two query forms:
 
 * ``select:name_a,name_b`` loads exactly those tools, in that order. Each name is matched
-  exactly; failing that, a unique case-insensitive match on the model-facing name or the
-  tool's original name on its server is accepted. Names that match nothing (or more than
+  exactly; failing that, a unique case-insensitive match on the model-facing name (with or
+  without its ``mcp__`` prefix) or on the tool's original name on its server is accepted. Names that match nothing (or more than
   one tool) are reported in :attr:`SearchResult.missing`.
 * anything else is a keyword query ranked with BM25 over each tool's name (split into words
   on ``_``, ``-``, ``__`` and camelCase), its original name, its server name, its
@@ -282,6 +282,9 @@ class ToolIndex:
             return spec
         low = name.lower()
         matches = [s for s in self.specs if s.name.lower() == low]
+        if not matches and not low.startswith("mcp__"):
+            # "server__tool", as the deferred catalogue lists it under its server
+            matches = [s for s in self.specs if s.name.lower() == f"mcp__{low}"]
         if not matches:
             matches = [s for s in self.specs if (s.display_name or "").lower() == low]
         return matches[0] if len(matches) == 1 else None

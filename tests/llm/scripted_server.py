@@ -303,8 +303,12 @@ class ScriptedLLM:
     def start(self) -> ScriptedLLM:
         if self._thread is not None:
             return self
-        sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        # proto=IPPROTO_TCP matters: asyncio turns Nagle's algorithm off (TCP_NODELAY) only on
+        # sockets whose proto says TCP, and accepted sockets inherit it. With proto 0 every small
+        # SSE chunk after the headers waited for the client's delayed ACK (~40 ms on Linux).
+        sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         sock.bind((self.host, 0))
         self.port = sock.getsockname()[1]
         config = uvicorn.Config(

@@ -411,3 +411,34 @@ def test_builtin_names_without_server():
     index = ToolIndex(specs)
     assert index.search("execute shell command").names[0] == "bash"
     assert index.search("regex search").names[0] == "grep"
+
+
+def test_select_accepts_the_catalogue_form(index: ToolIndex):
+    # the deferred catalogue lists "github: create_issue, ..."; the model may drop the mcp__ prefix
+    assert index.search("select:github__create_issue,sqlite__list_tables").names == [
+        "mcp__github__create_issue", "mcp__sqlite__list_tables"]
+    assert index.search("select:nope__create_issue").missing == ("nope__create_issue",)
+
+
+def _snapshot_specs() -> list[ToolSpec]:
+    data = json.loads((REPO / "scripts" / "data" / "real_tools.json").read_text())
+    return [ToolSpec(name=t["model_name"], description=t["description"] or "", input_schema=t["input_schema"],
+                     source="mcp", server=t["server"], display_name=t["name"]) for t in data["tools"]]
+
+
+def test_recall_at_5_on_real_server_definitions():
+    """The labelled queries of scripts/bench_agent.py over the real servers' tool definitions
+    (snapshot written by `bench_agent.py --snapshot`): recall@5 must stay >= 0.95."""
+    specs = _snapshot_specs()
+    queries = json.loads((REPO / "scripts" / "data" / "tool_search_queries.json").read_text())["queries"]
+    assert len(specs) >= 100 and len(queries) >= 40
+    assert len({s.server for s in specs}) >= 8
+    index = ToolIndex(specs)
+    labels = {f"{s.server}/{s.display_name}" for s in specs}
+    recalls = []
+    for q in queries:
+        assert set(q["relevant"]) <= labels, q
+        top = [f"{s.server}/{s.display_name}" for s in index.search(q["query"], limit=5)]
+        recalls.append(len(set(top) & set(q["relevant"])) / min(len(q["relevant"]), 5))
+    recall = sum(recalls) / len(recalls)
+    assert recall >= 0.95, recall
