@@ -190,7 +190,7 @@ export function registerCommands(
       try {
         const result = await agent.request<unknown>("workspace/executeCommand", {
           command: call.command,
-          arguments: call.arguments ?? [],
+          arguments: chat.withSession(call.command, call.arguments ?? []),
         });
         chat.showCodeActionOutcome(title, call.command, result);
       } catch (e) {

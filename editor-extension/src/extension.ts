@@ -16,6 +16,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   const chat = new ChatController(agent);
   const views = new ChatViews(context.extensionUri, chat);
   const servers = new ServersModel(agent);
+  servers.onDidChange(() => chat.refreshPromptsSoon());
   const tree = vscode.window.createTreeView("agentLs.servers", { treeDataProvider: new ServersTree(servers), showCollapseAll: true });
   context.subscriptions.push(
     agent,

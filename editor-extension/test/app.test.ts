@@ -229,6 +229,7 @@ describe("chat webview", () => {
     const input = q("prompt-input") as HTMLTextAreaElement;
     input.value = "/";
     input.dispatchEvent(new Event("input"));
+    expect(host.sent).toContainEqual({ type: "listPrompts" });
     const items = qa("slash-item");
     expect(items).toHaveLength(1);
     expect(items[0].dataset.name).toBe("knob:review");

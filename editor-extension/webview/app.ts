@@ -138,6 +138,8 @@ export class ChatApp {
     this.stopButton.addEventListener("click", () => this.host.post({ type: "stop" }));
     this.input.addEventListener("keydown", (e) => this.onKey(e));
     this.input.addEventListener("input", () => {
+      // Entering slash mode: ask the host for the current MCP prompts.
+      if (this.input.value === "/") this.host.post({ type: "listPrompts" });
       this.slashIndex = 0;
       this.renderSlash();
       this.save();
@@ -508,16 +510,16 @@ export class ChatApp {
       d.createTextNode(item.server ? ` from ${item.server}?` : "?"),
     );
     box.append(head);
-    if (item.reason) box.append(el(d, "div", { class: "reason" }, item.reason));
-    box.append(el(d, "pre", { class: "args" }, json(item.args)));
     if (item.answer === null) {
+      if (item.reason) box.append(el(d, "div", { class: "reason" }, item.reason));
+      box.append(el(d, "pre", { class: "args" }, json(item.args)));
       const row = el(d, "div", { class: "buttons" });
       for (const a of ["allow_once", "allow_session", "deny"] as const) {
         row.append(el(d, "button", { "data-answer": a, class: a === "deny" ? "secondary" : "" }, APPROVAL_LABELS[a]));
       }
       box.append(row);
     } else {
-      box.append(el(d, "div", { class: "answer" }, APPROVAL_LABELS[item.answer] ?? item.answer));
+      head.append(el(d, "span", { class: "answer" }, ` ${APPROVAL_LABELS[item.answer] ?? item.answer}`));
     }
     return box;
   }

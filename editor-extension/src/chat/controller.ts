@@ -421,18 +421,25 @@ export class ChatController implements vscode.Disposable {
     }
   }
 
+  private promptsTimer: ReturnType<typeof setTimeout> | undefined;
+
+  /** Re-lists MCP prompts shortly after the servers changed (coalesced). */
+  refreshPromptsSoon(): void {
+    if (this.promptsTimer) clearTimeout(this.promptsTimer);
+    this.promptsTimer = setTimeout(() => {
+      this.promptsTimer = undefined;
+      void this.refreshPrompts();
+    }, 300);
+  }
+
   // code actions ------------------------------------------------------------------------------------
   /** Shows what a server code action did (its command's result) in the chat. */
   showCodeActionOutcome(title: string, command: string, result: unknown): void {
     if (command === P.CMD_RUN_TOOL_ACTION && result && typeof result === "object") {
       const r = result as P.ToolResultPayload;
       this.dispatch({ type: "toolResult", title: r.title || title, server: null, result: r });
-    } else if (command === P.CMD_ASK && result && typeof result === "object") {
-      // The turn streams as agent/event notifications of this session.
-      const r = result as P.AskCommandResult;
-      if (r.sessionId && r.sessionId !== this.state.sessionId && !this.state.busy) {
-        this.dispatch({ type: "reset", sessionId: r.sessionId });
-      }
+    } else if (command === P.CMD_ASK) {
+      // The turn streams as agent/event notifications of its session (see withSession).
     } else if (command === P.CMD_RUN_MCP_PROMPT && result && typeof result === "object") {
       const r = result as P.RunMcpPromptResult;
       const text = (r.messages ?? []).map((m) => m.text).join("\n\n");
@@ -440,6 +447,17 @@ export class ChatController implements vscode.Disposable {
     } else if (result !== undefined && result !== null) {
       this.dispatch({ type: "notice", text: `${title}: ${JSON.stringify(result)}` });
     }
+  }
+
+  /**
+   * Arguments for a server command run from a code action: agent-ls.ask continues the chat's
+   * current session (so the answer lands in the conversation the user sees) when it is idle.
+   */
+  withSession(command: string, args: unknown[]): unknown[] {
+    if (command !== P.CMD_ASK || !this.state.sessionId || this.state.busy || this.promptCts) return args;
+    const first = args[0];
+    if (!first || typeof first !== "object" || Array.isArray(first) || "sessionId" in first) return args;
+    return [{ ...(first as Record<string, unknown>), sessionId: this.state.sessionId }, ...args.slice(1)];
   }
 
   noteCodeAction(title: string): void {
@@ -452,6 +470,7 @@ export class ChatController implements vscode.Disposable {
   }
 
   dispose(): void {
+    if (this.promptsTimer) clearTimeout(this.promptsTimer);
     this.promptCts?.cancel();
     this.failPending();
     for (const d of this.disposables.splice(0)) d.dispose();
