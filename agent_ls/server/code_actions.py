@@ -108,7 +108,8 @@ def expand_template(value: Any, ctx: dict[str, Any]) -> Any:
     return value
 
 
-def _text_in(lines: list[str], rng: lsp.Range) -> str:
+def _text_in(lines: list[str], rng: Any) -> str:
+    """The text of ``rng`` (server units: code points)."""
     if not lines or rng.start == rng.end:
         return ""
     out = []
@@ -122,9 +123,10 @@ def _text_in(lines: list[str], rng: lsp.Range) -> str:
 
 
 def _lines_of(lines: list[str], diagnostics: list[lsp.Diagnostic]) -> tuple[str, lsp.Range]:
+    """The whole lines the diagnostics cover, and their range (server units)."""
     first = min(d.range.start.line for d in diagnostics)
     last = min(max(d.range.end.line for d in diagnostics), len(lines) - 1)
-    rng = lsp.Range(lsp.Position(first, 0), lsp.Position(last, len(lines[last]) if lines else 0))
+    rng = lsp.Range(lsp.Position(first, 0), lsp.Position(last, len(lines[last].rstrip("\r\n"))))
     return "".join(lines[first:last + 1]).rstrip("\n"), rng
 
 
@@ -147,14 +149,15 @@ def code_actions_for(ls: AgentLanguageServer, params: lsp.CodeActionParams) -> l
     uri = params.text_document.uri
     rng = params.range
     diagnostics = list(params.context.diagnostics or [])
+    doc = ls.workspace.get_text_document(uri)
     try:
-        doc = ls.workspace.get_text_document(uri)
         lines, language = doc.lines, doc.language_id or ""
-    except Exception:
+    except OSError:  # neither open in the editor nor readable on disk
         lines, language = [], ""
-    text = _text_in(lines, rng)
+    text = _text_in(lines, doc.range_from_client_units(rng)) if lines else ""
     if not text.strip() and diagnostics and lines:
-        text, rng = _lines_of(lines, diagnostics)
+        text, server_rng = _lines_of(lines, diagnostics)
+        rng = doc.range_to_client_units(server_rng)
     if not text.strip() and not diagnostics:
         return None
     base = {"uri": uri, "range": _range_json(rng), "text": text, "languageId": language}

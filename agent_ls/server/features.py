@@ -343,13 +343,28 @@ def publish_config_diagnostics(ls: AgentLanguageServer, force: bool = False) -> 
         uri = from_fs_path(str(f))
         if uri:
             by_file[uri] = []
+    lines_of: dict[Path, list[str]] = {}
+    codec = ls.workspace.position_codec
+
+    def client_pos(file: Path, line: int, column: int) -> lsp.Position:
+        # The settings parser counts code points; the editor counts UTF-16 units (usually).
+        if file not in lines_of:
+            try:
+                lines_of[file] = file.read_text(encoding="utf-8").splitlines(keepends=True)
+            except (OSError, UnicodeDecodeError):
+                lines_of[file] = []
+        lines = lines_of[file]
+        if line >= len(lines):
+            return lsp.Position(line, column)
+        return codec.position_to_client_units(lines, lsp.Position(line, column))
+
     for d in settings.diagnostics:
         uri = from_fs_path(str(d.file))
         if not uri:
             continue
         if d.span is not None:
-            rng = lsp.Range(lsp.Position(d.span.start.line, d.span.start.column),
-                            lsp.Position(d.span.end.line, d.span.end.column))
+            rng = lsp.Range(client_pos(d.file, d.span.start.line, d.span.start.column),
+                            client_pos(d.file, d.span.end.line, d.span.end.column))
         else:
             rng = lsp.Range(lsp.Position(0, 0), lsp.Position(0, 0))
         sev = lsp.DiagnosticSeverity.Error if d.severity == "error" else lsp.DiagnosticSeverity.Warning
