@@ -103,6 +103,29 @@ async function scenario(page: Page, steps: Steps): Promise<void> {
     await f.locator(tid('send')).waitFor({ state: 'visible', timeout: T });
   });
 
+  await steps.run(
+    'trust-workspace-server',
+    'a trust prompt for the server the workspace defines; "Trust and start"',
+    ['open-chat', 'activation'],
+    async (s) => {
+      const f = await chatFrame();
+      const prompt = f.locator(tid('trust-prompt'), { hasText: sc.workspaceServer }).first();
+      await prompt.waitFor({ state: 'visible', timeout: T }).catch(async () => {
+        throw new Error(`no ${tid('trust-prompt')} for "${sc.workspaceServer}" in the chat; ${await chatSummary(f)}; facts: ${factsSince(0)}`);
+      });
+      s.note(`prompt: ${JSON.stringify(norm((await prompt.textContent()) ?? '').slice(0, 160))}`);
+      for (const answer of ['trust', 'deny']) {
+        if ((await prompt.locator(`[data-answer="${answer}"]`).count()) === 0) {
+          throw new Error(`the trust prompt has no button data-answer="${answer}"`);
+        }
+      }
+      const mark = facts.mark();
+      await prompt.locator('[data-answer="trust"]').click();
+      await facts.waitFor(/^trust trust\b/, T, mark).catch(() => s.note('no "trust trust" fact (not in the contract)'));
+      await until('the trust prompt to show it was answered', async () => (await prompt.locator('[data-answer]').count()) === 0, T);
+    },
+  );
+
   await steps.run('send-prompt', 'type a prompt and send it', ['open-chat', 'activation'], async (s) => {
     const f = await chatFrame();
     promptMark = facts.mark();
@@ -224,6 +247,88 @@ async function scenario(page: Page, steps: Steps): Promise<void> {
     if (errors.length > 0) throw new Error(`error messages in the chat: ${errors.map((e) => JSON.stringify(norm(e).slice(0, 200))).join('; ')}`);
   });
 
+  await steps.run('view-state', 'the chat keeps its transcript when its view is hidden and shown again', ['final-answer'], async () => {
+    await runCommand(page, 'View: Show Explorer');
+    await page.locator('.explorer-folders-view, .explorer-viewlet').first().waitFor({ state: 'visible', timeout: T });
+    await runCommand(page, 'Agent: Open Chat');
+    const f = await chatFrame();
+    await f.locator(`${tid('message')}[data-role="user"]`, { hasText: sc.prompt }).first().waitFor({ state: 'visible', timeout: T });
+    await until(
+      'the final answer in the restored transcript',
+      async () => prefixShown((await f.locator(`${tid('message')}[data-role="assistant"]`).allTextContents()).join(' '), sc.finalAnswer) === norm(sc.finalAnswer).length,
+      T,
+    ).catch(async (e: unknown) => {
+      throw new Error(`${(e as Error).message}; ${await chatSummary(f)}`);
+    });
+    if ((await f.locator(`${tid('tool-card')}[data-tool="${sc.approvalTool}"]`).count()) === 0) {
+      throw new Error(`the tool card of ${sc.approvalTool} is gone after hiding and showing the chat`);
+    }
+  });
+
+  await steps.run(
+    'elicitation',
+    'a tool asks through a form: approve it for the session, see the defaults, submit',
+    ['final-answer'],
+    async (s) => {
+      const f = await chatFrame();
+      const mark = facts.mark();
+      await sendPrompt(f, sc.elicitPrompt);
+      const approval = f.locator(tid('approval')).filter({ has: f.locator('[data-answer="allow_session"]') }).first();
+      await approval.waitFor({ state: 'visible', timeout: T }).catch(async () => {
+        throw new Error(`no approval for ${sc.elicitTool}; ${await chatSummary(f)}; facts: ${factsSince(mark)}`);
+      });
+      await approval.locator('[data-answer="allow_session"]').click();
+      await facts.waitFor(/^approval allow_session\b/, T, mark);
+      const form = f.locator(tid('elicitation-form')).first();
+      await form.waitFor({ state: 'visible', timeout: T }).catch(async () => {
+        throw new Error(`no ${tid('elicitation-form')} appeared; ${await chatSummary(f)}; facts: ${factsSince(mark)}`);
+      });
+      const formText = norm((await form.locator('xpath=..').textContent()) ?? '');
+      if (!formText.includes(sc.elicitQuestion)) s.note(`the form does not show the question "${sc.elicitQuestion}": ${formText.slice(0, 120)}`);
+      for (const [name, value] of Object.entries(sc.elicitDefaults)) {
+        const field = form.locator(`[name="${name}"]`).first();
+        if ((await field.count()) === 0) throw new Error(`the form has no field named "${name}"`);
+        const v = await field.inputValue();
+        if (v !== value) throw new Error(`the form's field "${name}" shows ${JSON.stringify(v)}, expected the schema default ${JSON.stringify(value)}`);
+      }
+      const ok = form.locator('[name="ok"]').first();
+      if ((await ok.count()) === 0) throw new Error('the form has no field named "ok" (a required boolean)');
+      await ok.check();
+      await form.locator(tid('elicit-submit')).click();
+      await facts.waitFor(/^elicit accept\b/, T, mark).catch(() => s.note('no "elicit accept" fact (not in the contract)'));
+      const card = f.locator(`${tid('tool-card')}[data-tool="${sc.elicitTool}"]`).last();
+      await until(`the ${sc.elicitTool} card to be done with the form's answer`, async () => {
+        if ((await card.getAttribute('data-status')) !== 'done') return undefined;
+        const r = (await card.locator(tid('tool-result')).allTextContents()).join(' ');
+        return r.includes('accept') && r.includes('anon') ? true : undefined;
+      }, T).catch(async (e: unknown) => {
+        throw new Error(`${(e as Error).message}; ${await chatSummary(f)}`);
+      });
+      await waitAssistantText(f, sc.elicitFinal);
+      await until(`${tid('busy')} to disappear`, async () => (await f.locator(tid('busy')).count()) === 0, T);
+    },
+  );
+
+  await steps.run('stop', 'the stop button cancels a running answer', ['final-answer'], async (s) => {
+    const f = await chatFrame();
+    const mark = facts.mark();
+    await sendPrompt(f, sc.stopPrompt);
+    const assistant = f.locator(`${tid('message')}[data-role="assistant"]`).last();
+    await until('the slow answer to start streaming ("w0 w1 w2")', async () => norm((await assistant.textContent()) ?? '').includes('w0 w1 w2'), T);
+    const stop = f.locator(tid('stop'));
+    if (!(await stop.isEnabled())) throw new Error(`${tid('stop')} is disabled while the answer streams`);
+    await stop.click();
+    await until(`${tid('busy')} to disappear after Stop`, async () => (await f.locator(tid('busy')).count()) === 0, 10_000);
+    if (await stop.isEnabled()) throw new Error(`${tid('stop')} is still enabled after the turn was stopped`);
+    const words = async (): Promise<number> => (norm((await assistant.textContent()) ?? '').match(/\bw\d+\b/g) ?? []).length;
+    const before = await words();
+    await sleep(1200); // the stream sends a word every 0.15 s: a live stream would grow meanwhile
+    const after = await words();
+    s.note(`words streamed before the stop took effect: ${before}; 1.2 s later: ${after}; facts: ${factsSince(mark)}`);
+    if (after > before) throw new Error(`the answer kept growing after Stop (${before} -> ${after} words)`);
+    if (before >= 120) throw new Error('the whole slow answer arrived: Stop did not cut it short');
+  });
+
   await steps.run('servers-view', 'the MCP Servers view lists the server, its state and its tools', ['activation'], async (s) => {
     await runCommand(page, 'Agent: Focus on MCP Servers View');
     const pane = page.locator('.pane', { has: page.locator('.pane-header', { hasText: /MCP Servers/i }) }).first();
@@ -248,6 +353,25 @@ async function scenario(page: Page, steps: Steps): Promise<void> {
       throw new Error(`${(e as Error).message}; the row shows ${JSON.stringify(norm(await serverRow.innerText()))}`);
     });
     s.note(`server row: ${sc.server} — ${desc}`);
+    // (the tree is virtualized: look at the second server before the first one's tools push it out)
+    if (steps.passed('trust-workspace-server')) {
+      const wsRow = pane
+        .locator('.monaco-list-row')
+        .filter({ has: page.locator('.label-name', { hasText: new RegExp(`^\\s*${escapeRe(sc.workspaceServer)}\\s*$`) }) })
+        .first();
+      const wsDesc = await until(
+        `the trusted workspace server "${sc.workspaceServer}" to be connected in the view`,
+        async () => {
+          const d = norm((await wsRow.locator('.label-description').allInnerTexts()).join(' '));
+          return /^connected · [1-9]\d* tools?$/.test(d) ? d : undefined;
+        },
+        T,
+      ).catch(async (e: unknown) => {
+        const rows = await pane.locator('.monaco-list-row').allInnerTexts();
+        throw new Error(`${(e as Error).message} (rows: ${JSON.stringify(rows.slice(0, 6).map(norm))})`);
+      });
+      s.note(`workspace server row: ${sc.workspaceServer} — ${wsDesc}`);
+    }
     if ((await serverRow.getAttribute('aria-expanded')) !== 'true') {
       await serverRow.click();
       if ((await serverRow.getAttribute('aria-expanded')) !== 'true') await page.keyboard.press('ArrowRight');
@@ -264,6 +388,8 @@ async function scenario(page: Page, steps: Steps): Promise<void> {
           throw new Error(`the tool "${tool}" is not listed under "${sc.server}" (rows: ${JSON.stringify(rows.slice(0, 15))})`);
         });
     }
+    const status = norm((await page.locator('.part.statusbar').innerText()).replace(/\n/g, ' '));
+    s.note(`status bar: ${status}`);
     await serverRow.hover();
   });
 
@@ -312,8 +438,53 @@ async function scenario(page: Page, steps: Steps): Promise<void> {
       else throw new Error('the lightbulb never appeared for the selection (the action ran from Ctrl+. instead)');
     },
   );
+  await steps.run('sessions', 'start a new session, then resume the first one from the list', ['final-answer'], async (s) => {
+    const f = await chatFrame();
+    const items = f.locator(tid('session-item'));
+    await until(`the sessions list (${tid('sessions')}) to list a session`, async () => (await items.count()) > 0, T);
+    const before = await items.evaluateAll((els) => els.map((e) => (e as HTMLElement).dataset['sessionId'] ?? ''));
+    s.note(`sessions before: ${before.length}`);
+    await f.locator(tid('new-session')).click();
+    await until('an empty transcript after "New session"', async () => (await f.locator(tid('message')).count()) === 0, T).catch(async (e: unknown) => {
+      throw new Error(`${(e as Error).message}; ${await chatSummary(f)}`);
+    });
+    for (const id of before) {
+      await f.locator(`${tid('session-item')}[data-session-id="${id}"]`).first().click();
+      const resumed = await until(
+        'the first prompt in the resumed transcript',
+        async () => (await f.locator(`${tid('message')}[data-role="user"]`, { hasText: sc.prompt }).count()) > 0,
+        5_000,
+      ).catch(() => false);
+      if (resumed) {
+        s.note(`resumed session ${id}`);
+        return;
+      }
+    }
+    throw new Error(`no session in the list brought back the prompt "${sc.prompt}"; ${await chatSummary(f)}`);
+  });
+
   await escape(page);
   await sleep(100);
+}
+
+/** Type a prompt into the chat and send it; wait until the user message shows. */
+async function sendPrompt(f: Frame, text: string): Promise<void> {
+  const input = f.locator(tid('prompt-input'));
+  await until(`${tid('send')} to be enabled`, async () => f.locator(tid('send')).isEnabled(), T);
+  await input.click();
+  await input.fill(text);
+  await f.locator(tid('send')).click();
+  await f.locator(`${tid('message')}[data-role="user"]`, { hasText: text }).first().waitFor({ state: 'visible', timeout: T });
+}
+
+async function waitAssistantText(f: Frame, expected: string): Promise<void> {
+  await until(
+    `the answer "${expected}" in the chat`,
+    async () => (await f.locator(`${tid('message')}[data-role="assistant"]`).allTextContents()).some((t) => norm(t).includes(norm(expected))),
+    T,
+  ).catch(async (e: unknown) => {
+    throw new Error(`${(e as Error).message}; ${await chatSummary(f)}`);
+  });
 }
 
 /** Watch the assistant text while the final answer streams: the partial lengths seen, and busy. */

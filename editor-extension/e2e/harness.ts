@@ -51,6 +51,19 @@ export interface Scenario {
   codeActionTitle: string;
   /** The model's answer to the code action's question. */
   codeActionAnswer: string;
+  /** A server defined in the workspace's .agent-ls/settings.json (must be trusted to start). */
+  workspaceServer: string;
+  /** A prompt whose tool (`elicitTool`, needs approval) asks the user through a form. */
+  elicitPrompt: string;
+  elicitTool: string;
+  /** The form's message. */
+  elicitQuestion: string;
+  /** The model's answer after the form was sent. */
+  elicitFinal: string;
+  /** Default values the form must show, by field name. */
+  elicitDefaults: Record<string, string>;
+  /** A prompt answered by an endless slow stream, stopped with the stop button. */
+  stopPrompt: string;
 }
 
 export function loadPlaywright(nodeModules: string): Playwright {
@@ -216,6 +229,10 @@ export class Steps {
       result.screenshot = shot;
     } catch (e) {
       result.notes.push(`no screenshot: ${e instanceof Error ? e.message.split('\n')[0] : String(e)}`);
+    }
+    if (result.status === 'failed') {
+      // leave no menu or palette open over the next step
+      await escape(this.page).catch(() => undefined);
     }
     log(
       `[e2e] step ${name}: ${result.status.toUpperCase()} in ${(result.ms / 1000).toFixed(1)}s` +

@@ -183,6 +183,35 @@ def kill_tree(proc: subprocess.Popen[bytes], grace: float = 5.0) -> list[str]:
     return [f"{p} {cmdline(p)}" for p in targets if alive(p)]
 
 
+def sweep(marker: str) -> list[str]:
+    """SIGKILL every process (but this one) whose command line or environment mentions `marker`.
+
+    Catches what left the process tree before it was listed (daemonizing helpers such as
+    Chromium's crash handler); `marker` is a run's private temporary folder. Returns what was
+    found alive.
+    """
+    found = []
+    needle = marker.encode()
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit() or int(entry) == os.getpid():
+            continue
+        pid = int(entry)
+        try:
+            with open(f"/proc/{pid}/cmdline", "rb") as f:
+                cmd = f.read()
+            with open(f"/proc/{pid}/environ", "rb") as f:
+                env = f.read()
+        except OSError:
+            continue
+        if (needle in cmd or needle in env) and alive(pid):
+            found.append(f"{pid} {cmdline(pid)[:200]}")
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                pass
+    return found
+
+
 LISTENING = re.compile(r"HTTP server listening on (http://127\.0\.0\.1:\d+)/?")
 
 

@@ -4,20 +4,25 @@ This test owns the processes; editor-extension/e2e/driver.ts (playwright-core, N
 the browser and acts as a user. The test:
 
 1. starts the scripted OpenAI-compatible LLM server on 127.0.0.1 (tests/llm/scripted_server.py)
-   with a script that answers by request content: the prompt -> some text and
-   ``tool_search("select:mcp__knob__delete_item")``; that result -> a call of
-   ``mcp__knob__delete_item`` (destructive: needs approval); its result -> a final answer
-   streamed slowly in chunks; a code action's question -> a short explanation;
+   with a script that answers by request content (see ``Model``);
 2. writes user settings (AGENT_LS_CONFIG_DIR) with that model and the knob MCP server
-   (tests/servers/knob_server.py over stdio, on this venv's python);
+   (tests/servers/knob_server.py over stdio, on this venv's python), and a workspace
+   .agent-ls/settings.json defining a second knob server, which must be trusted first;
 3. installs the built .vsix into a fresh code-server user-data/extensions dir whose settings
    point ``agentLs.server.command`` at this venv's ``python -m agent_ls serve``;
 4. starts code-server on 127.0.0.1 (a free port), with AGENT_LS_EXTENSION_LOG naming the fact
-   log, and runs the driver, which saves a screenshot per step in artifacts/e2e/;
+   log, and runs the driver. Its steps, as a user: activation; "Agent: Open Chat"; trust the
+   workspace server; send a prompt, see streamed text and a tool card, approve the destructive
+   tool (Allow once), see the result and the final answer stream in; hide and show the chat
+   (state kept); a tool that asks through a form (Allow for session, defaults, submit); Stop a
+   slow answer; the MCP Servers view (both servers connected, tools listed); "Explain with
+   agent" from the lightbulb menu on a selection, its answer in the chat; new session, resume
+   the first. One screenshot per step in artifacts/e2e/ (with result.json, summary.txt, logs);
 5. kills code-server and every process it started, and checks none is left.
 
 A failure names the step that failed, with the tails of the fact log, code-server's log and
-the extension's output channel.
+the extension's output channel. Steps whose prerequisites failed are reported as blocked;
+independent steps still run, so one failure shows the whole picture.
 """
 
 from __future__ import annotations
@@ -43,10 +48,11 @@ from tests.extension.conftest import (
     E2ETools,
     kill_tree,
     require_e2e_tools,
+    sweep,
     tail,
     vsix_staleness,
 )
-from tests.llm.scripted_server import ScriptedLLM, Turn, respond, text, tool_calls
+from tests.llm.scripted_server import ScriptedLLM, Turn, respond, slow_text, text, tool_calls
 from tests.servers.launch import knob_stdio_params
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(420)]
@@ -57,6 +63,12 @@ APPROVAL_TOOL = "mcp__knob__delete_item"
 SERVER = "knob"
 TOOL_RESULT = "deleted item 42"
 FINAL = "Done: item 42 was deleted on the knob server and nothing else was changed by me today."
+WS_SERVER = "wsknob"  # defined in the workspace's .agent-ls/settings.json: must be trusted first
+ELICIT_PROMPT = "Ask me for my details through the knob server."
+ELICIT_TOOL = "mcp__knob__ask"
+ELICIT_QUESTION = "Who are you?"
+ELICIT_FINAL = "Thanks, I got your details from the form."
+STOP_PROMPT = "Tell me a very long story."
 CODE_FILE = "calc.py"
 CODE = "def add(a, b):\n    return a + b\n\n\ndef scale(xs, k):\n    return [x * k for x in xs]\n"
 CODE_ACTION = "Explain with agent"
@@ -80,7 +92,11 @@ def _content_text(message: dict[str, Any]) -> str:
 
 
 class Model:
-    """Chooses each scripted answer from the request, so the order of requests does not matter."""
+    """Chooses each scripted answer from the request, so the order of requests does not matter.
+
+    The current request is the last user message that carries one of the scenario's prompts;
+    the answer depends on the last tool result after it (none, tool_search, the tool itself).
+    """
 
     def __init__(self) -> None:
         self.unexpected: list[str] = []
@@ -88,34 +104,47 @@ class Model:
 
     def route(self, body: dict[str, Any]) -> Turn:
         msgs = body.get("messages") or []
-        last_assistant = max((i for i, m in enumerate(msgs) if m.get("role") == "assistant"), default=-1)
-        current = msgs[last_assistant + 1 :]
-        tool_msgs = [m for m in current if m.get("role") == "tool"]
-        if tool_msgs:
-            names = {
-                c.get("id"): (c.get("function") or {}).get("name")
-                for m in msgs
-                if m.get("role") == "assistant"
-                for c in (m.get("tool_calls") or [])
-            }
-            name = names.get(tool_msgs[-1].get("tool_call_id"))
-            if name == "tool_search":
-                self.answered.append("call delete_item")
-                return tool_calls([(APPROVAL_TOOL, {"id": "42"})])
-            if name == APPROVAL_TOOL:
-                self.answered.append("final answer")
-                return text(FINAL, chunks=10, delay=0.25)
-            self.unexpected.append(f"a result of tool {name!r}")
-            return text(f"(e2e script: unexpected result of {name})")
-        asked = " ".join(_content_text(m) for m in current if m.get("role") == "user")
-        if EXPLAIN_QUESTION in asked:
-            self.answered.append("explain")
-            return text(CODE_ACTION_ANSWER, chunks=3, delay=0.05)
-        if PROMPT in asked:
-            self.answered.append("tool_search")
-            return tool_calls([("tool_search", {"query": f"select:{APPROVAL_TOOL}"})], text=INTRO)
-        self.unexpected.append(f"user text {asked[:200]!r}")
-        return text("(e2e script: unexpected request)")
+        markers = (EXPLAIN_QUESTION, ELICIT_PROMPT, STOP_PROMPT, PROMPT)
+        idx, asked = -1, ""
+        for i in range(len(msgs) - 1, -1, -1):
+            if msgs[i].get("role") == "user" and any(k in _content_text(msgs[i]) for k in markers):
+                idx, asked = i, _content_text(msgs[i])
+                break
+        names = {
+            c.get("id"): (c.get("function") or {}).get("name")
+            for m in msgs
+            if m.get("role") == "assistant"
+            for c in (m.get("tool_calls") or [])
+        }
+        tools_after = [names.get(m.get("tool_call_id")) for m in msgs[idx + 1 :] if m.get("role") == "tool"]
+        last_tool = tools_after[-1] if tools_after else None
+        answer: Turn | None = None
+        what = ""
+        if idx < 0:
+            pass
+        elif EXPLAIN_QUESTION in asked and last_tool is None:
+            what, answer = "explain", text(CODE_ACTION_ANSWER, chunks=3, delay=0.05)
+        elif ELICIT_PROMPT in asked:
+            if last_tool is None:
+                what, answer = "elicit: tool_search", tool_calls([("tool_search", {"query": f"select:{ELICIT_TOOL}"})])
+            elif last_tool == "tool_search":
+                what, answer = "elicit: call ask", tool_calls([(ELICIT_TOOL, {"question": ELICIT_QUESTION})])
+            elif last_tool == ELICIT_TOOL:
+                what, answer = "elicit: final", text(ELICIT_FINAL, chunks=3, delay=0.05)
+        elif STOP_PROMPT in asked and last_tool is None:
+            what, answer = "stop: slow story", slow_text(120, delay=0.15)
+        elif PROMPT in asked:
+            if last_tool is None:
+                what, answer = "tool_search", tool_calls([("tool_search", {"query": f"select:{APPROVAL_TOOL}"})], text=INTRO)
+            elif last_tool == "tool_search":
+                what, answer = "call delete_item", tool_calls([(APPROVAL_TOOL, {"id": "42"})])
+            elif last_tool == APPROVAL_TOOL:
+                what, answer = "final answer", text(FINAL, chunks=10, delay=0.25)
+        if answer is None:
+            self.unexpected.append(f"user text {asked[:120]!r}, tools after it {tools_after}")
+            return text("(e2e script: unexpected request)")
+        self.answered.append(what)
+        return answer
 
 
 # ------------------------------------------------------------------------------ helpers
@@ -173,6 +202,8 @@ def write_settings(run: Run, llm: ScriptedLLM) -> None:
         "mcpServers": {SERVER: knob_stdio_params()},
     }
     (run.config / "settings.json").write_text(json.dumps(user, indent=2))
+    workspace = {"mcpServers": {WS_SERVER: knob_stdio_params("--name", WS_SERVER)}}
+    (run.ws / ".agent-ls" / "settings.json").write_text(json.dumps(workspace, indent=2))
     (run.ws / CODE_FILE).write_text(CODE)
     editor = {
         "workbench.startupEditor": "none",
@@ -239,7 +270,8 @@ def start_code_server(tools: E2ETools, run: Run, env: dict[str, str]) -> tuple[s
     return proc, url
 
 
-def report(result: dict[str, Any] | None, model: Model, leftovers: list[str], timings: dict[str, float]) -> str:
+def report(result: dict[str, Any] | None, model: Model, leftovers: list[str], timings: dict[str, float],
+           swept: list[str]) -> str:
     lines = []
     if result:
         for s in result.get("steps", []):
@@ -251,6 +283,8 @@ def report(result: dict[str, Any] | None, model: Model, leftovers: list[str], ti
     lines.append(f"LLM answers given: {model.answered}")
     if leftovers:
         lines.append(f"processes left after the kill: {leftovers}")
+    if swept:
+        lines.append(f"killed outside the process tree (daemonized): {[p.split(' --')[0] for p in swept]}")
     return "\n".join(lines)
 
 
@@ -274,6 +308,7 @@ def test_extension_in_code_server(tmp_path: Path) -> None:
         shutil.rmtree(ARTIFACTS)
     ARTIFACTS.mkdir(parents=True)
     timings: dict[str, float] = {}
+    swept: list[str] = []
     model = Model()
     t_all = time.monotonic()
     with ScriptedLLM() as llm:
@@ -296,7 +331,10 @@ def test_extension_in_code_server(tmp_path: Path) -> None:
                     "prompt": PROMPT, "introText": INTRO, "approvalTool": APPROVAL_TOOL, "server": SERVER,
                     "toolResult": TOOL_RESULT, "finalAnswer": FINAL, "expectTools": ["delete_item", "echo"],
                     "codeActionFile": CODE_FILE, "codeActionTitle": CODE_ACTION,
-                    "codeActionAnswer": CODE_ACTION_ANSWER,
+                    "codeActionAnswer": CODE_ACTION_ANSWER, "workspaceServer": WS_SERVER,
+                    "elicitPrompt": ELICIT_PROMPT, "elicitTool": ELICIT_TOOL, "elicitQuestion": ELICIT_QUESTION,
+                    "elicitFinal": ELICIT_FINAL, "elicitDefaults": {"name": "anon", "count": "3", "color": "blue"},
+                    "stopPrompt": STOP_PROMPT,
                 },
             }
             config_file = run.root / "driver-config.json"
@@ -316,13 +354,17 @@ def test_extension_in_code_server(tmp_path: Path) -> None:
             if driver is not None:
                 leftovers += kill_tree(driver)
             leftovers += kill_tree(cs)
+            # Chromium's crash handler daemonizes by design; anything else outside the tree escaped it
+            swept = sweep(str(run.root))
+            escaped = [p for p in swept if "crashpad" not in p]
+            leftovers += [f"(escaped the process tree) {p}" for p in escaped]
             timings["teardown"] = time.monotonic() - t0
     timings["total"] = time.monotonic() - t_all
 
     driver_out = run.driver_log.read_text(errors="replace")
     result_file = ARTIFACTS / "result.json"
     result = json.loads(result_file.read_text()) if result_file.is_file() else None
-    summary = report(result, model, leftovers, timings)
+    summary = report(result, model, leftovers, timings, swept)
     (ARTIFACTS / "summary.txt").write_text(summary + "\n")
     for f in (run.fact_log, run.cs_log, run.driver_log, *run.extension_logs()):
         if f.is_file():
