@@ -102,7 +102,7 @@ export interface ChatState {
 export type ChatAction =
   | { type: "reset"; sessionId: string | null }
   | { type: "userPrompt"; text: string; attachments?: string[] }
-  | { type: "event"; sessionId: string; event: AgentEvent }
+  | { type: "event"; sessionId: string | null; event: AgentEvent }
   | { type: "promptFinished"; result: PromptResult }
   | { type: "promptFailed"; message: string; cancelled?: boolean }
   | { type: "approvalRequest"; params: ApproveParams }
@@ -178,9 +178,10 @@ function lastErrorText(state: ChatState): string | null {
   return last && last.kind === "message" && last.role === "error" ? last.text : null;
 }
 
-export function applyEvent(state: ChatState, sessionId: string, event: AgentEvent): ChatState {
+export function applyEvent(state: ChatState, sessionId: string | null, event: AgentEvent): ChatState {
   // Events of a session other than the current one (e.g. a code action started while the
-  // chat was idle) switch the chat to that session.
+  // chat was idle) switch the chat to that session; events without a session (a tool action
+  // run from a code action) leave the session as it is.
   if (sessionId && sessionId !== state.sessionId) {
     state = { ...state, sessionId, streamingId: null };
   }

@@ -12,6 +12,7 @@ import {
   type ServerOptions,
 } from "vscode-languageclient/node";
 import { fact } from "./factLog";
+import * as P from "./protocol";
 import { readServerSettings, resolveServerCommand, type ResolvedCommand } from "./serverCommand";
 
 export type ClientState = "starting" | "running" | "stopped" | "failed";
@@ -114,6 +115,7 @@ export class AgentClient implements vscode.Disposable {
         if (e.newState === State.Running) {
           fact("client-running");
           this.setState("running");
+          void this.logServerInfo();
         } else if (e.newState === State.Starting) {
           this.setState("starting");
         } else if (this.current !== "failed") {
@@ -162,6 +164,15 @@ export class AgentClient implements vscode.Disposable {
     };
     // id `agentLs` makes the client honour the `agentLs.trace.server` setting.
     return new LanguageClient("agentLs", "agent-ls", serverOptions, clientOptions);
+  }
+
+  private async logServerInfo(): Promise<void> {
+    try {
+      const info = await this.request<P.ServerInfoResult>(P.SERVER_INFO, {});
+      this.output.info(`server ${info.name} ${info.version}, pid ${info.pid}, python ${info.python}`);
+    } catch (e) {
+      if (errorCode(e) !== P.METHOD_NOT_FOUND) this.output.warn(`agent/serverInfo: ${errorText(e)}`);
+    }
   }
 
   async stop(): Promise<void> {

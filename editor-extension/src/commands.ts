@@ -6,6 +6,7 @@ import type { ChatViews } from "./chat/views";
 import { errorText, type AgentClient } from "./client";
 import { fact } from "./factLog";
 import * as P from "./protocol";
+import { serverErrorText } from "./format";
 import { pickServer, serverAction, serverDescription, type ServersModel } from "./servers";
 import { openSettingsFile, serverEnv, userSettingsPath, workspaceSettingsPath } from "./settingsFiles";
 
@@ -77,7 +78,7 @@ export function registerCommands(
       if (s.protocolVersion) log.appendLine(`protocol: ${s.protocolVersion}`);
       if (s.restarts) log.appendLine(`restarts: ${s.restarts}`);
       if (s.auth) log.appendLine(`auth: ${s.auth.state}${s.auth.reason ? ` (${s.auth.reason})` : ""}`);
-      if (s.error) log.appendLine(`last error: ${s.error}`);
+      if (s.error) log.appendLine(`last error: ${serverErrorText(s.error)}`);
       const tail = s.stderrTail ?? [];
       log.appendLine("");
       log.appendLine(tail.length ? `--- stderr (last ${tail.length} lines) ---` : "(no stderr output)");
@@ -111,7 +112,7 @@ export function registerCommands(
       const items: (vscode.QuickPickItem & { server?: string })[] = servers.list.map((s) => ({
         label: s.name,
         description: serverDescription(s),
-        detail: s.error ?? undefined,
+        detail: s.error ? serverErrorText(s.error) : undefined,
         server: s.name,
       }));
       for (const d of servers.configDiagnostics) items.push({ label: "$(warning) settings", detail: d });
@@ -187,12 +188,13 @@ export function registerCommands(
       const title = call.title ?? call.command;
       fact(`code-action ${title}`);
       chat.noteCodeAction(title);
+      const cardsBefore = chat.toolCards();
       try {
         const result = await agent.request<unknown>("workspace/executeCommand", {
           command: call.command,
           arguments: chat.withSession(call.command, call.arguments ?? []),
         });
-        chat.showCodeActionOutcome(title, call.command, result);
+        chat.showCodeActionOutcome(title, call.command, result, cardsBefore);
       } catch (e) {
         const msg = `${title} failed: ${errorText(e)}`;
         fact(`error ${msg}`);

@@ -15,12 +15,24 @@ export function serverContextValue(s: P.ServerStatus): string {
   return v;
 }
 
+/** A server's last error as one line: `phase: message (errno 2)`. */
+export function serverErrorText(e: P.ServerError | string | null | undefined): string {
+  if (!e) return "";
+  if (typeof e === "string") return e;
+  const extra: string[] = [];
+  if (e.errno !== undefined && e.errno !== null) extra.push(`errno ${String(e.errno)}`);
+  if (e.exitCode !== undefined && e.exitCode !== null) extra.push(`exit code ${e.exitCode}`);
+  if (e.httpStatus !== undefined && e.httpStatus !== null) extra.push(`HTTP ${e.httpStatus}`);
+  const msg = typeof e.message === "string" ? e.message : JSON.stringify(e);
+  return `${e.phase ? `${e.phase}: ` : ""}${msg}${extra.length ? ` (${extra.join(", ")})` : ""}`;
+}
+
 export function serverTooltip(s: P.ServerStatus): string {
   const lines = [`${s.name}: ${s.state}`];
   if (s.transport) lines.push(`transport: ${s.transport}${s.scope ? ` (${s.scope} scope)` : ""}`);
   if (s.source) lines.push(`defined in: ${s.source}`);
   if (s.auth) lines.push(`auth: ${s.auth.state}${s.auth.reason ? ` (${s.auth.reason})` : ""}`);
-  if (s.error) lines.push(`last error: ${s.error}`);
+  if (s.error) lines.push(`last error: ${serverErrorText(s.error)}`);
   return lines.join("\n");
 }
 

@@ -11,6 +11,7 @@ export const SESSIONS_LIST = "agent/sessions/list";
 export const SESSIONS_NEW = "agent/sessions/new";
 export const SESSIONS_RESUME = "agent/sessions/resume";
 export const SESSIONS_DELETE = "agent/sessions/delete";
+export const SERVER_INFO = "agent/serverInfo";
 export const MCP_STATUS = "mcp/status";
 export const MCP_RESTART = "mcp/restart";
 export const MCP_SET_ENABLED = "mcp/setEnabled";
@@ -38,10 +39,33 @@ export const CMD_ASK = "agent-ls.ask";
 export const CMD_RUN_TOOL_ACTION = "agent-ls.runToolAction";
 export const CMD_RUN_MCP_PROMPT = "agent-ls.runMcpPrompt";
 
-/** JSON-RPC "method not found". */
+export const COMMANDS = [CMD_ASK, CMD_RUN_TOOL_ACTION, CMD_RUN_MCP_PROMPT] as const;
+
+// JSON-RPC / LSP error codes the custom methods answer with ----------------------------------
+/** JSON-RPC "method not found" (e.g. mcp/signIn on a server that predates OAuth). */
 export const METHOD_NOT_FOUND = -32601;
-/** JSON-RPC "request cancelled" (LSP). */
+/** The params do not have the documented shape (the message says which field and why). */
+export const INVALID_PARAMS = -32602;
+/** Well-formed, but it cannot be done: unknown session or server, server not connected, busy. */
+export const REQUEST_FAILED = -32803;
+/** The client cancelled the request with `$/cancelRequest`. */
 export const REQUEST_CANCELLED = -32800;
+/** A bug (the message names the exception). */
+export const INTERNAL_ERROR = -32603;
+
+// values ----------------------------------------------------------------------------------------
+export const APPROVAL_ANSWERS = ["allow_once", "allow_session", "deny"] as const;
+export const ELICIT_ACTIONS = ["accept", "decline", "cancel"] as const;
+export const EVENT_TYPES = [
+  "turn_started",
+  "text",
+  "tool_call_started",
+  "approval_requested",
+  "tool_call_finished",
+  "usage",
+  "error",
+  "turn_finished",
+] as const;
 
 // payloads ------------------------------------------------------------------------------------
 
@@ -158,7 +182,8 @@ export type AgentEvent =
 
 /** `agent/event`: one streamed event of a running prompt. */
 export interface EventParams {
-  sessionId: string;
+  /** The session; null for events outside any session (a tool action run from a code action). */
+  sessionId: string | null;
   event: AgentEvent;
 }
 
@@ -202,6 +227,21 @@ export interface SessionsResumeResult {
   messages: StoredMessage[];
 }
 
+export interface DeleteResult {
+  deleted: boolean;
+}
+
+/** `agent/serverInfo`: facts about the server process (for diagnostics and tests). */
+export interface ServerInfoResult {
+  name: string;
+  version: string;
+  pid: number;
+  python: string;
+  /** Whether the heavy dependencies are imported yet: `litellm`, `mcp`. */
+  loadedModules: Record<string, boolean>;
+  workspaceFolders: string[];
+}
+
 export interface ServerParams {
   /** A server name; all servers when absent (restart). */
   server?: string | null;
@@ -215,6 +255,15 @@ export interface SetEnabledParams {
 export interface TrustParams {
   server: string;
   trusted: boolean;
+}
+
+export interface ResourcesListParams {
+  /** Only this server's resources; every connected server's when absent. */
+  server?: string | null;
+}
+
+export interface PromptsListParams {
+  server?: string | null;
 }
 
 export interface ReadResourceParams {
@@ -242,16 +291,30 @@ export interface ToolResultPayload {
   truncatedChars?: number;
   attachments?: Record<string, unknown>[];
   denied: boolean;
-  /** Set by agent-ls.runToolAction. */
-  title?: string;
-  applied?: boolean;
+  /** agent-ls.runToolAction: the action's title. */
+  title?: string | null;
+  /** agent-ls.runToolAction with `apply`: whether the editor applied the edit. */
+  applied?: boolean | null;
 }
 
 export interface StatusTool {
+  /** Model-facing name (`mcp__<server>__<tool>`). */
   name: string;
+  /** The name on the MCP server. */
   original: string;
+  /** `read`, `write`, `network` or `unknown`. */
   capability: string;
   description?: string | null;
+}
+
+/** Why a server failed: the phase plus errno / exit code / HTTP status when known. */
+export interface ServerError {
+  phase?: string;
+  message: string;
+  errno?: number | string;
+  exitCode?: number;
+  httpStatus?: number;
+  [key: string]: unknown;
 }
 
 export interface AuthStatus {
@@ -270,7 +333,8 @@ export interface ServerStatus {
   toolCount: number;
   promptCount?: number;
   resourceCount?: number;
-  error?: string | null;
+  /** An object since the typed payloads; a plain string from older servers. */
+  error?: ServerError | string | null;
   stderrTail?: string[];
   serverInfo?: unknown;
   protocolVersion?: string | null;
@@ -298,13 +362,27 @@ export interface McpResource {
   description?: string | null;
 }
 
+export interface ResourceTemplate {
+  server: string;
+  uriTemplate: string;
+  name?: string | null;
+  mimeType?: string | null;
+  description?: string | null;
+}
+
 export interface ResourcesListResult {
   resources: McpResource[];
+  templates?: ResourceTemplate[];
+}
+
+export interface ReadResourceResult {
+  /** MCP resource contents: `{uri, mimeType, text}` or `{uri, mimeType, blob}` (base64). */
+  contents: Record<string, unknown>[];
 }
 
 export interface McpPromptArgument {
   name: string;
-  description?: string;
+  description?: string | null;
   required?: boolean;
 }
 
@@ -331,12 +409,16 @@ export interface PromptsGetResult {
 
 /** `agent/approve` (server -> client). */
 export interface ApproveParams {
+  /** The tool call's id (the `callId` of its events), or `direct-<n>` for direct calls. */
   callId: string;
+  /** Model-facing tool name. */
   tool: string;
   arguments: Record<string, unknown>;
   reason: string;
   server?: string | null;
   displayName?: string | null;
+  /** The session whose turn asks; null for direct calls (mcp/callTool, tool actions). */
+  sessionId?: string | null;
 }
 
 export type ApprovalAnswer = "allow_once" | "allow_session" | "deny";
@@ -352,6 +434,7 @@ export interface TrustServerParams {
   args: string[];
   /** The workspace file that defines the server. */
   source: string;
+  cwd?: string | null;
 }
 
 export interface TrustServerResult {
@@ -371,12 +454,29 @@ export interface ElicitResult {
   content?: Record<string, unknown> | null;
 }
 
-/** Arguments of agent-ls.ask (as built by the server's code actions). */
-export interface AskCommandResult {
+/** Result of agent-ls.ask and agent-ls.runMcpPrompt: a turn started in the background. */
+export interface AskResult {
   sessionId: string;
   started: boolean;
+  /** The user message the turn was started with. */
+  text?: string;
 }
 
-export interface RunMcpPromptResult {
-  messages: PromptMessage[];
+/** The object argument every agent-ls.* command carries (built by the server's code actions). */
+export interface ActionArgs {
+  uri: string;
+  range: LspRange;
+  text?: string;
+  languageId?: string;
+  /** agent-ls.ask: `ask`, `fix` or `explain`. */
+  mode?: string;
+  diagnostics?: string;
+  question?: string | null;
+  /** Continue this chat session (a new one when absent). */
+  sessionId?: string | null;
+  server?: string | null;
+  name?: string | null;
+  argument?: string | null;
+  index?: number | null;
+  title?: string | null;
 }

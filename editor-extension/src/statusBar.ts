@@ -2,7 +2,7 @@
 import * as vscode from "vscode";
 import type { ChatController } from "./chat/controller";
 import type { AgentClient } from "./client";
-import { statusText } from "./format";
+import { serverErrorText, statusText } from "./format";
 import type { ServersModel } from "./servers";
 
 export function createStatusBar(agent: AgentClient, model: ServersModel, chat: ChatController): vscode.Disposable {
@@ -11,7 +11,7 @@ export function createStatusBar(agent: AgentClient, model: ServersModel, chat: C
   item.command = "agentLs.showStatus";
   const update = () => {
     item.text = statusText({ client: agent.state, busy: chat.busy, connected: model.connected, total: model.list.length });
-    const lines = model.list.map((s) => `${s.name}: ${s.state}${s.error ? ` (${s.error})` : ""}`);
+    const lines = model.list.map((s) => `${s.name}: ${s.state}${s.error ? ` (${serverErrorText(s.error)})` : ""}`);
     item.tooltip =
       agent.state === "failed"
         ? `agent-ls server: ${agent.error ?? "failed"}`

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { parseFromWebview } from "../shared/messages";
-import { attachmentLabel, serverContextValue, serverDescription, statusText, userSettingsPath } from "../src/format";
+import { attachmentLabel, serverContextValue, serverDescription, serverErrorText, serverTooltip, statusText, userSettingsPath } from "../src/format";
 import { resolveServerCommand, readServerSettings } from "../src/serverCommand";
 
 describe("server command", () => {
@@ -41,6 +41,17 @@ describe("formatting", () => {
     expect(serverContextValue(s)).toBe("server.connected");
     expect(serverContextValue({ ...s, state: "awaiting-trust" })).toBe("server.awaiting-trust.untrusted");
     expect(serverContextValue({ ...s, auth: { state: "needs-sign-in" } })).toBe("server.connected.auth-needs-sign-in");
+  });
+
+  it("server errors as one line (typed object or legacy string)", () => {
+    expect(serverErrorText({ phase: "spawn", message: "npx: not found", errno: 2 })).toBe("spawn: npx: not found (errno 2)");
+    expect(serverErrorText({ phase: "handshake", message: "exited", exitCode: 1 })).toBe("handshake: exited (exit code 1)");
+    expect(serverErrorText({ message: "401", httpStatus: 401 })).toBe("401 (HTTP 401)");
+    expect(serverErrorText("plain")).toBe("plain");
+    expect(serverErrorText(null)).toBe("");
+    const tip = serverTooltip({ name: "gh", state: "failed", toolCount: 0, error: { phase: "spawn", message: "ENOENT" } });
+    expect(tip).toContain("last error: spawn: ENOENT");
+    expect(tip).not.toContain("[object Object]");
   });
 
   it("status bar text", () => {

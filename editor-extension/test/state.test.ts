@@ -109,6 +109,16 @@ describe("event reducer", () => {
     expect(s.sessionId).toBe("other");
   });
 
+  it("events without a session (tool actions) keep the current session", () => {
+    const s = run([
+      { type: "reset", sessionId: "mine" },
+      { type: "event", sessionId: null, event: { type: "tool_call_started", callId: "action-3", name: "mcp__k__echo", arguments: {}, server: "k" } },
+      { type: "event", sessionId: null, event: { type: "tool_call_finished", callId: "action-3", name: "mcp__k__echo", isError: false, content: "ok", durationMs: 1 } },
+    ]);
+    expect(s.sessionId).toBe("mine");
+    expect(s.items[0]).toMatchObject({ kind: "tool", status: "done", result: "ok" });
+  });
+
   it("rebuilds a stored session's transcript", () => {
     const [items] = historyItems(
       [

@@ -434,19 +434,29 @@ export class ChatController implements vscode.Disposable {
 
   // code actions ------------------------------------------------------------------------------------
   /** Shows what a server code action did (its command's result) in the chat. */
-  showCodeActionOutcome(title: string, command: string, result: unknown): void {
-    if (command === P.CMD_RUN_TOOL_ACTION && result && typeof result === "object") {
-      const r = result as P.ToolResultPayload;
-      this.dispatch({ type: "toolResult", title: r.title || title, server: null, result: r });
-    } else if (command === P.CMD_ASK) {
-      // The turn streams as agent/event notifications of its session (see withSession).
-    } else if (command === P.CMD_RUN_MCP_PROMPT && result && typeof result === "object") {
-      const r = result as P.RunMcpPromptResult;
-      const text = (r.messages ?? []).map((m) => m.text).join("\n\n");
-      if (text.trim()) void this.runPrompt(`${title}`, text, [], []);
-    } else if (result !== undefined && result !== null) {
-      this.dispatch({ type: "notice", text: `${title}: ${JSON.stringify(result)}` });
+  showCodeActionOutcome(title: string, command: string, result: unknown, toolCardsBefore: number): void {
+    if (!result || typeof result !== "object") return;
+    const r = result as Partial<P.ToolResultPayload> & Partial<P.AskResult> & { messages?: P.PromptMessage[] };
+    if (command === P.CMD_RUN_TOOL_ACTION && typeof r.isError === "boolean") {
+      // Without `apply` the call streamed as events (its card is already there); with `apply`
+      // it did not: show its result as a card.
+      if (this.toolCards() === toolCardsBefore) {
+        this.dispatch({ type: "toolResult", title: r.title || title, server: null, result: r as P.ToolResultPayload });
+      }
+      if (r.applied === true) this.dispatch({ type: "notice", text: `${r.title || title}: applied to the editor` });
+      if (r.applied === false) this.dispatch({ type: "notice", role: "error", text: `${r.title || title}: the editor did not apply the edit` });
+    } else if (r.started === true) {
+      // agent-ls.ask / agent-ls.runMcpPrompt: the turn streams as agent/event notifications.
+    } else if (command === P.CMD_RUN_MCP_PROMPT && Array.isArray(r.messages)) {
+      // Older servers returned the prompt's messages instead of starting a turn.
+      const text = r.messages.map((m) => m.text).join("\n\n");
+      if (text.trim()) void this.runPrompt(title, text, [], []);
     }
+  }
+
+  /** How many tool cards the chat shows (to tell whether a command's call streamed). */
+  toolCards(): number {
+    return this.state.items.filter((i) => i.kind === "tool").length;
   }
 
   /**
@@ -454,7 +464,7 @@ export class ChatController implements vscode.Disposable {
    * current session (so the answer lands in the conversation the user sees) when it is idle.
    */
   withSession(command: string, args: unknown[]): unknown[] {
-    if (command !== P.CMD_ASK || !this.state.sessionId || this.state.busy || this.promptCts) return args;
+    if ((command !== P.CMD_ASK && command !== P.CMD_RUN_MCP_PROMPT) || !this.state.sessionId || this.state.busy || this.promptCts) return args;
     const first = args[0];
     if (!first || typeof first !== "object" || Array.isArray(first) || "sessionId" in first) return args;
     return [{ ...(first as Record<string, unknown>), sessionId: this.state.sessionId }, ...args.slice(1)];
