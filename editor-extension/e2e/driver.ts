@@ -438,6 +438,63 @@ async function scenario(page: Page, steps: Steps): Promise<void> {
       else throw new Error('the lightbulb never appeared for the selection (the action ran from Ctrl+. instead)');
     },
   );
+  await steps.run('code-insert', "insert the answer's code block at the editor's cursor", ['code-action'], async () => {
+    const editor = page.locator(`.editor-group-container.active .monaco-editor[data-uri$="${sc.codeActionFile}"]`).first();
+    await editor.locator('.view-lines').first().click();
+    await page.keyboard.press('Control+End');
+    const f = await chatFrame();
+    const answer = f.locator(`${tid('message')}[data-role="assistant"]`, { hasText: sc.codeActionAnswer }).last();
+    const insert = answer.locator(tid('code-insert')).first();
+    await insert.waitFor({ state: 'visible', timeout: T }).catch(async () => {
+      throw new Error(`the answer's code block has no ${tid('code-insert')} button; ${await chatSummary(f)}`);
+    });
+    if ((await answer.locator(tid('code-copy')).count()) === 0) throw new Error(`the code block has no ${tid('code-copy')} button`);
+    await insert.click();
+    await until(
+      `"${sc.insertCode}" in the editor`,
+      async () => norm((await editor.locator('.view-lines').innerText()).replace(/\u00a0/g, ' ')).includes(sc.insertCode),
+      T,
+    ).catch(async (e: unknown) => {
+      throw new Error(`${(e as Error).message}; the editor shows ${JSON.stringify(norm(await editor.locator('.view-lines').innerText()).slice(-200))}`);
+    });
+  });
+
+  await steps.run('attach-selection', 'attach the selection to a prompt; the model receives it', ['final-answer'], async (s) => {
+    const editor = await openFile(page, sc.codeActionFile, T);
+    await editor.locator('.view-lines').first().click();
+    await page.keyboard.press('Control+A');
+    const f = await chatFrame();
+    await f.locator(tid('attach-selection')).click();
+    const chip = f.locator(tid('attachment')).first();
+    await chip.waitFor({ state: 'visible', timeout: T }).catch(async () => {
+      throw new Error(`no ${tid('attachment')} chip after ${tid('attach-selection')}; ${await chatSummary(f)}`);
+    });
+    s.note(`chip: ${JSON.stringify(norm((await chip.textContent()) ?? ''))}`);
+    await sendPrompt(f, sc.attachPrompt);
+    await waitAssistantText(f, sc.attachSeen);
+    await until(`the ${tid('attachment')} chip to be cleared after sending`, async () => (await f.locator(tid('attachment')).count()) === 0, T)
+      .catch(() => s.note('the attachment chip stayed after sending'));
+    await until(`${tid('busy')} to disappear`, async () => (await f.locator(tid('busy')).count()) === 0, T);
+  });
+
+  await steps.run('slash-commands', 'typing "/" lists the MCP prompts', ['open-chat', 'activation'], async (s) => {
+    const f = await chatFrame();
+    const input = f.locator(tid('prompt-input'));
+    await input.click();
+    await input.fill('');
+    await input.pressSequentially('/');
+    const items = f.locator(tid('slash-item'));
+    await until(`a ${tid('slash-item')} for the MCP prompt "${sc.slashPrompt}"`, async () => {
+      const texts = await items.allTextContents();
+      return texts.some((t) => t.includes(sc.slashPrompt)) ? true : undefined;
+    }, T).catch(async (e: unknown) => {
+      throw new Error(`${(e as Error).message} (items: ${JSON.stringify((await items.allTextContents()).map(norm).slice(0, 8))})`);
+    });
+    s.note(`items: ${JSON.stringify((await items.allTextContents()).map(norm).slice(0, 6))}`);
+    await input.fill('');
+    await input.press('Escape');
+  });
+
   await steps.run('sessions', 'start a new session, then resume the first one from the list', ['final-answer'], async (s) => {
     const f = await chatFrame();
     const items = f.locator(tid('session-item'));

@@ -64,6 +64,13 @@ export interface Scenario {
   elicitDefaults: Record<string, string>;
   /** A prompt answered by an endless slow stream, stopped with the stop button. */
   stopPrompt: string;
+  /** Code in a code block of the code action's answer, inserted at the cursor. */
+  insertCode: string;
+  /** A prompt sent with the editor's selection attached; the model answers `attachSeen` if it got it. */
+  attachPrompt: string;
+  attachSeen: string;
+  /** An MCP prompt name that typing "/" must list. */
+  slashPrompt: string;
 }
 
 export function loadPlaywright(nodeModules: string): Playwright {

@@ -16,8 +16,9 @@ the browser and acts as a user. The test:
    tool (Allow once), see the result and the final answer stream in; hide and show the chat
    (state kept); a tool that asks through a form (Allow for session, defaults, submit); Stop a
    slow answer; the MCP Servers view (both servers connected, tools listed); "Explain with
-   agent" from the lightbulb menu on a selection, its answer in the chat; new session, resume
-   the first. One screenshot per step in artifacts/e2e/ (with result.json, summary.txt, logs);
+   agent" from the lightbulb menu on a selection, its answer in the chat; insert its code block
+   at the cursor; attach the selection to a prompt (the model sees it); "/" lists the MCP
+   prompts; new session, resume the first. One screenshot per step in artifacts/e2e/ (with result.json, summary.txt, logs);
 5. kills code-server and every process it started, and checks none is left.
 
 A failure names the step that failed, with the tails of the fact log, code-server's log and
@@ -74,6 +75,11 @@ CODE = "def add(a, b):\n    return a + b\n\n\ndef scale(xs, k):\n    return [x *
 CODE_ACTION = "Explain with agent"
 EXPLAIN_QUESTION = "Explain what this code does"  # agent_ls/server/code_actions.py, mode "explain"
 CODE_ACTION_ANSWER = "This code adds two numbers and scales a list by a factor."
+INSERT_CODE = "print(add(1, 2))"  # in a code block of the code action's answer, inserted at the cursor
+ATTACH_PROMPT = "What does the attached code do?"
+ATTACH_MARK = "def scale(xs, k):"  # a line of the attached selection
+ATTACH_SEEN = "The attached selection reached me."
+ATTACH_MISSING = "No attached selection reached me."
 
 STEP_TIMEOUT_MS = 45_000
 DRIVER_TIMEOUT_S = 300
@@ -104,7 +110,7 @@ class Model:
 
     def route(self, body: dict[str, Any]) -> Turn:
         msgs = body.get("messages") or []
-        markers = (EXPLAIN_QUESTION, ELICIT_PROMPT, STOP_PROMPT, PROMPT)
+        markers = (EXPLAIN_QUESTION, ELICIT_PROMPT, STOP_PROMPT, ATTACH_PROMPT, PROMPT)
         idx, asked = -1, ""
         for i in range(len(msgs) - 1, -1, -1):
             if msgs[i].get("role") == "user" and any(k in _content_text(msgs[i]) for k in markers):
@@ -123,7 +129,10 @@ class Model:
         if idx < 0:
             pass
         elif EXPLAIN_QUESTION in asked and last_tool is None:
-            what, answer = "explain", text(CODE_ACTION_ANSWER, chunks=3, delay=0.05)
+            what, answer = "explain", text(f"{CODE_ACTION_ANSWER}\n\n```python\n{INSERT_CODE}\n```\n", chunks=3, delay=0.05)
+        elif ATTACH_PROMPT in asked and last_tool is None:
+            seen = ATTACH_MARK in asked
+            what, answer = f"attachment {'seen' if seen else 'missing'}", text(ATTACH_SEEN if seen else ATTACH_MISSING)
         elif ELICIT_PROMPT in asked:
             if last_tool is None:
                 what, answer = "elicit: tool_search", tool_calls([("tool_search", {"query": f"select:{ELICIT_TOOL}"})])
@@ -334,7 +343,8 @@ def test_extension_in_code_server(tmp_path: Path) -> None:
                     "codeActionAnswer": CODE_ACTION_ANSWER, "workspaceServer": WS_SERVER,
                     "elicitPrompt": ELICIT_PROMPT, "elicitTool": ELICIT_TOOL, "elicitQuestion": ELICIT_QUESTION,
                     "elicitFinal": ELICIT_FINAL, "elicitDefaults": {"name": "anon", "count": "3", "color": "blue"},
-                    "stopPrompt": STOP_PROMPT,
+                    "stopPrompt": STOP_PROMPT, "insertCode": INSERT_CODE, "attachPrompt": ATTACH_PROMPT,
+                    "attachSeen": ATTACH_SEEN, "slashPrompt": "review",
                 },
             }
             config_file = run.root / "driver-config.json"
