@@ -145,7 +145,7 @@ def _lsp_range(r: P.Range) -> lsp.Range:
     return lsp.Range(pos(r.start), pos(r.end))
 
 
-def code_actions_for(ls: AgentLanguageServer, params: lsp.CodeActionParams) -> list[lsp.CodeAction] | None:
+def code_actions_for(ls: AgentLanguageServer, params: lsp.CodeActionParams) -> list[Any] | None:
     uri = params.text_document.uri
     rng = params.range
     diagnostics = list(params.context.diagnostics or [])
@@ -166,8 +166,10 @@ def code_actions_for(ls: AgentLanguageServer, params: lsp.CodeActionParams) -> l
 
     def add(title: str, kind: lsp.CodeActionKind, command: str, args: dict[str, Any],
             diags: list[lsp.Diagnostic] | None = None) -> None:
-        if only and not any(kind == k or kind.value.startswith(k.value + ".") for k in only):
-            return
+        if only:
+            wanted = [str(getattr(k, "value", k)) for k in only]
+            if not any(kind.value == w or kind.value.startswith(w + ".") for w in wanted):
+                return
         actions.append(lsp.CodeAction(title=title, kind=kind, diagnostics=diags or None,
                                       command=lsp.Command(title=title, command=command, arguments=[args])))
 
@@ -195,7 +197,17 @@ def code_actions_for(ls: AgentLanguageServer, params: lsp.CodeActionParams) -> l
             continue
         kind = lsp.CodeActionKind.RefactorRewrite if action.get("apply") in APPLY_MODES else lsp.CodeActionKind.Empty
         add(action["title"], kind, P.CMD_RUN_TOOL_ACTION, {**base, "index": i, "title": action["title"]})
-    return actions or None
+    if not actions:
+        return None
+    if not _literal_support(ls):
+        return [a.command for a in actions if a.command is not None]  # type: ignore[misc]
+    return actions
+
+
+def _literal_support(ls: AgentLanguageServer) -> bool:
+    """Whether the client takes CodeAction literals (else it gets bare Commands, per the spec)."""
+    td = ls.client_capabilities.text_document
+    return bool(td and td.code_action and td.code_action.code_action_literal_support)
 
 
 _QUESTIONS = {
@@ -231,7 +243,7 @@ def register(server: AgentLanguageServer) -> None:
     @server.feature(lsp.TEXT_DOCUMENT_CODE_ACTION, lsp.CodeActionOptions(
         code_action_kinds=[lsp.CodeActionKind.QuickFix, lsp.CodeActionKind.RefactorRewrite,
                            lsp.CodeActionKind.Empty]))
-    def code_action(ls: AgentLanguageServer, params: lsp.CodeActionParams) -> list[lsp.CodeAction] | None:
+    def code_action(ls: AgentLanguageServer, params: lsp.CodeActionParams) -> list[Any] | None:
         return code_actions_for(ls, params)
 
     @server.command(P.CMD_ASK)

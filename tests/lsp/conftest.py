@@ -109,6 +109,8 @@ class RawClientProtocol(LanguageClientProtocol):
         return super().get_message_type(method)
 
     def get_result_type(self, method: str) -> Any:
+        if method == lsp.TEXT_DOCUMENT_CODE_ACTION:
+            return P.RawResponse  # lsprotocol 2025.0.0 parses a CodeAction with a command as a Command
         if method in CUSTOM_CLIENT_REQUESTS or "/" in method and method.split("/")[0] in ("agent", "mcp"):
             return P.RawResponse
         return super().get_result_type(method)
@@ -262,6 +264,9 @@ async def open_editor(setup: Setup, folders: list[Path] | None = None,
     await client.initialize_session(lsp.InitializeParams(
         capabilities=lsp.ClientCapabilities(
             window=lsp.WindowClientCapabilities(work_done_progress=True),
+            text_document=lsp.TextDocumentClientCapabilities(code_action=lsp.CodeActionClientCapabilities(
+                code_action_literal_support=lsp.ClientCodeActionLiteralOptions(
+                    code_action_kind=lsp.ClientCodeActionKindOptions(value_set=list(lsp.CodeActionKind))))),
             workspace=lsp.WorkspaceClientCapabilities(
                 workspace_folders=True, apply_edit=True,
                 did_change_watched_files=lsp.DidChangeWatchedFilesClientCapabilities(dynamic_registration=True)),
