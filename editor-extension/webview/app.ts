@@ -280,6 +280,8 @@ export class ChatApp {
   render(): void {
     const s = this.state;
     // items, incrementally
+    const t = this.transcript;
+    const atBottom = t.scrollHeight - t.scrollTop - t.clientHeight < 40;
     const seen = new Set<string>();
     let prev: Element | null = null;
     for (const item of s.items) {
@@ -311,7 +313,8 @@ export class ChatApp {
     } else if (this.emptyHint.isConnected) {
       this.emptyHint.remove();
     }
-    if (s.items.length) this.transcript.scrollTop = this.transcript.scrollHeight;
+    // Follow the stream unless the user scrolled up to read.
+    if (s.items.length && atBottom) t.scrollTop = t.scrollHeight;
 
     // busy, stop, send
     const busyEl = this.busyHost.querySelector("[data-testid=busy]");

@@ -404,10 +404,12 @@ export class ChatController implements vscode.Disposable {
       void vscode.window.showInformationMessage("Open a file to insert the code into.");
       return;
     }
-    await vscode.window.showTextDocument(ed.document, { viewColumn: ed.viewColumn, preserveFocus: false });
-    await ed.edit((b) => {
-      for (const sel of ed.selections) b.replace(sel, text);
+    const selections = ed.selections;
+    const shown = await vscode.window.showTextDocument(ed.document, { viewColumn: ed.viewColumn, preserveFocus: false });
+    const ok = await shown.edit((b) => {
+      for (const sel of selections) b.replace(sel, text);
     });
+    if (!ok) void vscode.window.showWarningMessage("The editor did not accept the insertion.");
   }
 
   // prompts (slash commands) -------------------------------------------------------------------------
