@@ -8,7 +8,8 @@ is the LSP channel.
 from __future__ import annotations
 
 import os
-from collections.abc import AsyncIterator
+import re
+from collections.abc import AsyncIterator, Mapping
 from typing import Any
 
 import attrs
@@ -76,11 +77,52 @@ def check_credentials(config: LLMConfig) -> None:
                                       "(or configure \"apiBase\" for a local server such as Ollama)")
 
 
+_SECRET_NAME = re.compile(r"(API_?KEY|TOKEN|SECRET|PASSWORD|_KEY)$", re.IGNORECASE)
+
+
+def redact_secrets(text: str, config: LLMConfig, environ: Mapping[str, str] | None = None) -> str:
+    """``text`` with the configured API key and the values of secret-looking environment
+    variables (``*_API_KEY``, ``*_TOKEN``, ...) replaced by ``***`` (providers echo keys back)."""
+    env = os.environ if environ is None else environ
+    secrets = {config.api_key or ""} | {v for k, v in env.items() if _SECRET_NAME.search(k)}
+    for secret in sorted((x for x in secrets if len(x) >= 6), key=len, reverse=True):
+        text = text.replace(secret, "***")
+    return text
+
+
+_CONNECTION_ERRORS = frozenset({"APIConnectionError", "ConnectError", "ConnectTimeout", "ClientConnectorError",
+                                "ServerDisconnectedError", "RemoteProtocolError"})
+
+
+def _connection_failure(exc: BaseException) -> str | None:
+    """What failed, when the exception chain shows the provider could not be reached at all.
+
+    litellm reports a refused connection as ``InternalServerError("Connection error.")``; the
+    cause chain (openai ``APIConnectionError`` -> httpx/aiohttp -> ``ConnectionRefusedError``)
+    tells the truth.
+    """
+    seen: set[int] = set()
+    found = False
+    detail: str | None = None
+    cur: BaseException | None = exc
+    while cur is not None and id(cur) not in seen:
+        seen.add(id(cur))
+        names = {c.__name__ for c in type(cur).__mro__}
+        if names & _CONNECTION_ERRORS or isinstance(cur, ConnectionError):
+            found = True
+        if isinstance(cur, OSError) and (cur.strerror or str(cur)):
+            detail = str(cur)
+        cur = cur.__cause__ or cur.__context__
+    if not found:
+        return None
+    return detail or "connection failed"
+
+
 def map_error(exc: BaseException, config: LLMConfig) -> LLMError:
-    """litellm exceptions -> a user-facing error with a kind."""
+    """litellm exceptions -> a user-facing error with a kind (secrets removed)."""
     litellm = get_litellm()
     provider = config.model.split("/", 1)[0]
-    text = str(getattr(exc, "message", "") or exc)
+    text = redact_secrets(str(getattr(exc, "message", "") or exc), config)
     if len(text) > 500:
         text = text[:500] + "..."
     if isinstance(exc, litellm.AuthenticationError):
@@ -91,8 +133,11 @@ def map_error(exc: BaseException, config: LLMConfig) -> LLMError:
     if isinstance(exc, litellm.ContextWindowExceededError):
         return LLMError("context_window", f"the conversation is too long for {config.model}; start a new session "
                                           f"or remove attachments ({text})")
-    if isinstance(exc, litellm.APIConnectionError):
-        return LLMError("connection", f"cannot reach the model provider for {config.model} ({text})")
+    unreachable = _connection_failure(exc)
+    if isinstance(exc, litellm.APIConnectionError) or unreachable is not None:
+        where = f" at {config.api_base}" if config.api_base else ""
+        detail = redact_secrets(unreachable, config) if unreachable else text
+        return LLMError("connection", f"cannot reach the model provider for {config.model}{where} ({detail})")
     if isinstance(exc, litellm.BadRequestError):
         return LLMError("bad_request", f"the provider refused the request ({text})")
     if isinstance(exc, (litellm.InternalServerError, litellm.ServiceUnavailableError, litellm.APIError)):

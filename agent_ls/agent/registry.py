@@ -1,9 +1,16 @@
-"""The tool set the model sees: built-ins (always), MCP tools (deferred by default), tool_search.
+"""The tool set the model sees: built-ins, MCP tools (deferred by default), tool_search.
 
 The MCP layer comes from a :class:`MCPToolSource` (the MCP manager in practice; a protocol
 here so the agent does not depend on the MCP package). ``before_prompt()`` is the single
-writer: it lets the source refresh what ``list_changed`` marked dirty and swaps the MCP layer
-in; built-in tools never change.
+writer: it lets the source refresh what ``list_changed`` marked dirty and replaces the MCP
+layer; built-in tools never change.
+
+The *active set* (:meth:`ToolRegistry.set_active`) filters what the model is offered, e.g.
+a read-only mode. When the MCP layer changes: an active set that mirrors every tool (None)
+keeps mirroring; a filtered set that had MCP tools gets its MCP tools swapped in place (the
+old ones out, the new layer in, its other tools untouched); a filtered set without MCP tools
+deliberately excludes them and is left alone. Everything follows the active set: the tool
+list, the deferred catalogue, what ``tool_search`` finds and loads, and what can be called.
 """
 
 from __future__ import annotations
@@ -15,6 +22,9 @@ from agent_ls.agent.tool_search import ToolIndex
 from agent_ls.agent.tools import Capability, Tool, ToolResult, ToolSpec
 
 TOOL_SEARCH = "tool_search"
+MCP_PREFIX = "mcp__"
+LOADED_PREFIX = "Loaded "
+"""How a tool_search result that loaded tools starts (a resumed session reloads them)."""
 
 
 class MCPToolSource(Protocol):
@@ -49,20 +59,35 @@ class ToolRegistry:
         if mcp is not None:
             self._set_mcp(mcp.tools())
 
+    # the active set ----------------------------------------------------------------------
+    def set_active(self, names: Iterable[str] | None) -> None:
+        """Offer only the named tools (model-facing names), or every tool with None."""
+        self.active = None if names is None else list(dict.fromkeys(names))
+        self._index = None
+
+    def _is_mcp(self, name: str, layer: dict[str, Tool] | None = None) -> bool:
+        return name in (self._mcp if layer is None else layer) or name.startswith(MCP_PREFIX)
+
+    def _allowed_mcp(self) -> dict[str, Tool]:
+        if self.active is None:
+            return self._mcp
+        keep = set(self.active)
+        return {n: t for n, t in self._mcp.items() if n in keep}
+
+    def _allowed_builtins(self) -> dict[str, Tool]:
+        if self.active is None:
+            return self._builtins
+        keep = set(self.active)
+        return {n: t for n, t in self._builtins.items() if n in keep}
+
     # the MCP layer ---------------------------------------------------------------------
     def _set_mcp(self, tools: Iterable[Any]) -> None:
         new = {t.spec.name: t for t in tools}
         old = self._mcp
-        if self.active is not None and any(n in old for n in self.active):
-            swapped: list[str] = []
-            for n in self.active:
-                if n in old:
-                    if n in new:
-                        swapped.append(n)
-                else:
-                    swapped.append(n)
-            self.active = swapped
-        self._mcp = new
+        if self.active is not None and any(self._is_mcp(n, old) for n in self.active):
+            # a filtered set that had MCP tools: swap its MCP layer in place
+            self.active = [n for n in self.active if not self._is_mcp(n, old)] + list(new)
+        self._mcp = new  # loaded names stay loaded: a server that restarts gets them back
         self._index = None
 
     async def before_prompt(self) -> bool:
@@ -82,45 +107,46 @@ class ToolRegistry:
     # deferral ----------------------------------------------------------------------------
     @property
     def deferring(self) -> bool:
+        allowed = self._allowed_mcp()
         if self._defer is True:
-            return bool(self._mcp)
+            return bool(allowed)
         if self._defer is False:
             return False
-        return len(self._mcp) >= int(self._defer)
+        return len(allowed) >= int(self._defer)
 
     def deferred_specs(self) -> list[ToolSpec]:
         if not self.deferring:
             return []
-        return [t.spec for n, t in self._mcp.items() if n not in self.loaded]
+        return [t.spec for n, t in self._allowed_mcp().items() if n not in self.loaded]
 
     def load(self, names: Iterable[str]) -> None:
-        self.loaded.update(n for n in names if n in self._mcp)
+        allowed = self._allowed_mcp()
+        self.loaded.update(n for n in names if n in allowed)
 
     def index(self) -> ToolIndex:
         if self._index is None:
-            self._index = ToolIndex([t.spec for t in self._mcp.values()])
+            self._index = ToolIndex([t.spec for t in self._allowed_mcp().values()])
         return self._index
 
     # what the model sees -----------------------------------------------------------------
     def visible(self) -> list[Tool]:
-        out: list[Tool] = list(self._builtins.values())
+        out: list[Tool] = list(self._allowed_builtins().values())
+        mcp = self._allowed_mcp()
         if self.deferring:
             out.append(self._search_tool)
-            out.extend(t for n, t in self._mcp.items() if n in self.loaded)
+            out.extend(t for n, t in mcp.items() if n in self.loaded)
         else:
-            out.extend(self._mcp.values())
-        if self.active is not None:
-            keep = set(self.active) | {TOOL_SEARCH}
-            out = [t for t in out if t.spec.name in keep or t.spec.name in self._builtins]
+            out.extend(mcp.values())
         return out
 
     def visible_specs(self) -> list[ToolSpec]:
         return [t.spec for t in self.visible()]
 
     def get(self, name: str) -> Tool | None:
-        if name == TOOL_SEARCH and self.deferring:
-            return self._search_tool
-        return self._builtins.get(name) or self._mcp.get(name)
+        """The tool to run for a call: anything the active set admits (deferred MCP tools too)."""
+        if name == TOOL_SEARCH:
+            return self._search_tool if self.deferring else None
+        return self._allowed_builtins().get(name) or self._allowed_mcp().get(name)
 
     def mcp_specs(self) -> list[ToolSpec]:
         return [t.spec for t in self._mcp.values()]
@@ -164,7 +190,7 @@ class ToolSearchTool:
         self._registry.load(s.name for s in found)
         lines = []
         if found:
-            lines.append(f"Loaded {len(found)} tool(s); call them from your next step:")
+            lines.append(f"{LOADED_PREFIX}{len(found)} tool(s); call them from your next step:")
             for s in found:
                 desc = (s.description or "").strip().splitlines()
                 lines.append(f"- {s.name} (server {s.server}): {desc[0][:200] if desc else ''}")
