@@ -192,6 +192,9 @@ class Run:
             "AGENT_LS_EXTENSION_LOG": str(self.fact_log),
             "OPENAI_API_KEY": "x",
             "PYTHONUNBUFFERED": "1",
+            # code-server queries open-vsx.org for extensions; keep it on a dead loopback port
+            "EXTENSIONS_GALLERY": json.dumps({"serviceUrl": "http://127.0.0.1:9/gallery",
+                                              "itemUrl": "http://127.0.0.1:9/items"}),
         })
         for k in ("AGENT_LS_MODEL", "AGENT_LS_API_BASE", "AGENT_LS_USER_SETTINGS", "VSCODE_IPC_HOOK_CLI"):
             env.pop(k, None)
