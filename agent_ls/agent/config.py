@@ -1,7 +1,7 @@
 """Agent settings from the settings files and the environment.
 
 Keys (in user ``settings.json`` or the workspace ``.agent-ls/settings.json``; the workspace
-wins, permission lists are combined):
+wins, key by key inside ``"agent"``; permission lists are combined):
 
     "model": "anthropic/claude-sonnet-4-5"   any litellm model string (env AGENT_LS_MODEL wins)
     "apiBase": "http://127.0.0.1:11434"      optional (env AGENT_LS_API_BASE wins)
@@ -59,22 +59,43 @@ def agent_settings(settings: LoadedSettings, environ: Mapping[str, str] | None =
     model = env.get("AGENT_LS_MODEL") or (other.get("model") if isinstance(other.get("model"), str) else None)
     api_base = env.get("AGENT_LS_API_BASE") or (other.get("apiBase") if isinstance(other.get("apiBase"), str)
                                                else None)
-    raw_agent = other.get("agent")
-    agent: dict[str, Any] = raw_agent if isinstance(raw_agent, dict) else {}
+    # "agent" is merged key by key (user first, then the workspace folders, the first folder last
+    # so it wins), so a workspace that sets one key keeps the user's others.
+    agent: dict[str, Any] = {}
+    for _scope, file, root in reversed(settings.layers):
+        layer_agent = root.get("agent")
+        if layer_agent is None:
+            continue
+        if not isinstance(layer_agent, dict):
+            problems.append(f"{file}: \"agent\" must be an object")
+            continue
+        agent.update(layer_agent)
     kw: dict[str, Any] = {}
-    if isinstance(agent.get("maxSteps"), int) and agent["maxSteps"] > 0:
-        kw["max_steps"] = agent["maxSteps"]
+
+    def number(key: str, field: str, *, integer: bool, minimum: float) -> None:
+        value = agent.get(key)
+        if value is None:
+            return
+        ok = isinstance(value, int if integer else (int, float)) and not isinstance(value, bool)
+        if not ok or value < minimum or (minimum == 0 and not integer and value == 0):
+            kind = "an integer" if integer else "a number of seconds"
+            problems.append(f"agent.{key} must be {kind} {'>= ' + str(minimum) if integer else '> 0'}, "
+                            f"got {value!r}; the default is used")
+            return
+        kw[field] = value if integer else float(value)
+
+    number("maxSteps", "max_steps", integer=True, minimum=1)
+    number("maxRetries", "max_retries", integer=True, minimum=0)
+    number("bashTimeout", "bash_timeout", integer=False, minimum=0)
     defer = agent.get("deferMcpTools")
     if isinstance(defer, bool) or (isinstance(defer, int) and defer >= 0):
         kw["defer_mcp_tools"] = defer
     elif defer is not None:
         problems.append("agent.deferMcpTools must be true, false or a number of tools")
-    if isinstance(agent.get("maxRetries"), int) and agent["maxRetries"] >= 0:
-        kw["max_retries"] = agent["maxRetries"]
-    if isinstance(agent.get("bashTimeout"), (int, float)) and agent["bashTimeout"] > 0:
-        kw["bash_timeout"] = float(agent["bashTimeout"])
     if isinstance(agent.get("instructions"), str):
         kw["instructions"] = agent["instructions"]
+    elif agent.get("instructions") is not None:
+        problems.append("agent.instructions must be a string")
     allow: list[str] = []
     ask: list[str] = []
     deny: list[str] = []

@@ -1,0 +1,79 @@
+"""Agent settings from the settings scopes and the environment (agent_ls/agent/config.py)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from agent_ls.agent.config import AgentSettings, agent_settings
+from agent_ls.agent.permissions import Decision, PermissionRules, decide
+from agent_ls.agent.tools import Capability, ToolSpec
+from agent_ls.config.settings import load_settings
+
+
+def load(tmp_path: Path, user: dict[str, Any] | None, workspace: dict[str, Any] | None,
+         env: dict[str, str] | None = None) -> AgentSettings:
+    ws = tmp_path / "ws"
+    (ws / ".agent-ls").mkdir(parents=True, exist_ok=True)
+    user_file = tmp_path / "user.json"
+    user_file.write_text(json.dumps(user or {}))
+    if workspace is not None:
+        (ws / ".agent-ls" / "settings.json").write_text(json.dumps(workspace))
+    env = env or {}
+    return agent_settings(load_settings([ws], user_settings=user_file, environ=env), environ=env)
+
+
+def test_defaults(tmp_path: Path) -> None:
+    s = load(tmp_path, None, None)
+    assert s == AgentSettings()
+    assert s.llm_config() is None  # no model: the caller says what to set
+
+
+def test_model_and_api_base_precedence(tmp_path: Path) -> None:
+    s = load(tmp_path, {"model": "openai/gpt-4o", "apiBase": "http://user"}, {"model": "anthropic/claude-x"})
+    assert s.model == "anthropic/claude-x" and s.api_base == "http://user"
+    s = load(tmp_path, {"model": "openai/gpt-4o"}, None, env={"AGENT_LS_MODEL": "ollama/qwen3",
+                                                            "AGENT_LS_API_BASE": "http://127.0.0.1:11434"})
+    assert s.model == "ollama/qwen3" and s.api_base == "http://127.0.0.1:11434"
+    cfg = s.llm_config()
+    assert cfg is not None and cfg.model == "ollama/qwen3" and cfg.api_base == "http://127.0.0.1:11434"
+    assert s.llm_config("openai/other") is not None and s.llm_config("openai/other").model == "openai/other"  # type: ignore[union-attr]
+
+
+def test_agent_keys_merge_key_by_key_workspace_winning(tmp_path: Path) -> None:
+    s = load(tmp_path, {"agent": {"deferMcpTools": False, "maxSteps": 40, "instructions": "be brief"}},
+             {"agent": {"maxSteps": 7}})
+    assert s.max_steps == 7 and s.defer_mcp_tools is False and s.instructions == "be brief"
+    s = load(tmp_path, {"agent": {"deferMcpTools": 20, "bashTimeout": 30, "maxRetries": 0}}, None)
+    assert s.defer_mcp_tools == 20 and s.bash_timeout == 30.0 and s.max_retries == 0
+
+
+def test_bad_values_are_reported_and_defaults_kept(tmp_path: Path) -> None:
+    s = load(tmp_path, {"agent": {"maxSteps": 0, "bashTimeout": "10", "deferMcpTools": "yes",
+                                  "instructions": 3, "maxRetries": -1}},
+             {"agent": "not an object", "permissions": {"allow": "bash", "deny": ["x", 1]}})
+    assert (s.max_steps, s.bash_timeout, s.defer_mcp_tools, s.instructions, s.max_retries) == (
+        25, 120.0, True, "", 2)
+    text = "\n".join(s.problems)
+    for needle in ("agent.maxSteps", "agent.bashTimeout", "agent.deferMcpTools", "agent.instructions",
+                   "agent.maxRetries", '"agent" must be an object', "permissions.allow must be a list",
+                   "permissions.deny must be a list"):
+        assert needle in text, needle
+
+
+def test_permission_lists_from_both_scopes_combine_and_deny_wins(tmp_path: Path) -> None:
+    s = load(tmp_path,
+             {"permissions": {"allow": ["mcp__github__*", "bash"], "ask": ["mcp__*__create_*"]}},
+             {"permissions": {"deny": ["mcp__*__delete_*"], "allow": ["write_file"]}})
+    assert s.allow == ("write_file", "mcp__github__*", "bash")
+    rules = PermissionRules(s.allow, s.ask, s.deny)
+
+    def d(name: str, cap: Capability = Capability.WRITE) -> Decision:
+        return decide(rules, ToolSpec(name=name, description="", input_schema={}, capability=cap))[0]
+
+    assert d("mcp__github__delete_repo") is Decision.DENY  # workspace deny beats user allow
+    assert d("mcp__github__create_issue") is Decision.ASK  # user ask beats user allow
+    assert d("mcp__github__list_issues", Capability.NETWORK) is Decision.ALLOW
+    assert d("bash") is Decision.ALLOW and d("write_file") is Decision.ALLOW
+    assert d("edit_file") is Decision.ASK and d("read_file", Capability.READ) is Decision.ALLOW
