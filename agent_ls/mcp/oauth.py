@@ -327,6 +327,7 @@ class _HostFlow:
         session = self._session
         inner = super()._auth_flow(request)  # type: ignore[misc]
         first = True
+        refreshed = False
         stepping_up = False
         original: httpx2.Response | None = None
         try:
@@ -340,6 +341,15 @@ class _HostFlow:
                     original = response
                     if first:
                         first = False
+                        if response.status_code == 401 and not refreshed and self._refresh_first():
+                            # The SDK answers a 401 with a whole new authorization; a stored
+                            # refresh token is worth a try first (revoked or early-expired
+                            # access tokens), and needs no person.
+                            refreshed = first = True
+                            await inner.aclose()
+                            inner = super()._auth_flow(request)  # type: ignore[misc]
+                            outgoing = await inner.__anext__()
+                            continue
                         challenged = response.status_code == 401 or _is_insufficient_scope(response)
                         if challenged:
                             if not session.may_authorize(response, ready=self._hooks.ready()):
@@ -362,6 +372,15 @@ class _HostFlow:
             raise
         finally:
             await inner.aclose()
+
+    def _refresh_first(self) -> bool:
+        """Mark the access token expired so the next flow refreshes it, if it can."""
+        context = getattr(self, "context", None)
+        tokens = getattr(context, "current_tokens", None)
+        if context is None or tokens is None or not tokens.refresh_token or context.client_info is None:
+            return False
+        context.token_expiry_time = 1.0  # long past (0 would read as 'no expiry')
+        return True
 
 
 class _StoredState:

@@ -56,7 +56,9 @@ class HostEnv:
 
 
 @pytest.fixture
-async def host(tmp_path: Path) -> AsyncIterator[HostEnv]:
+async def host(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> AsyncIterator[HostEnv]:
+    # Managers made without an explicit OAuth store use the user data dir: keep it private.
+    monkeypatch.setenv("AGENT_LS_DATA_DIR", str(tmp_path / "data"))
     env = HostEnv(tmp_path)
     yield env
     for m in env.managers:

@@ -1,0 +1,375 @@
+"""OAuth for remote MCP servers, against the test authorization server and the SDK-written MCP
+server it protects (tests/servers/oauth_server.py), over real HTTP on 127.0.0.1.
+
+What the conformance suite does not cover: the browserless sign-in through the host's loopback
+listener, refresh rotation persisted across a restart of the host, sign-out, a revoked
+registration, file permissions, secrets kept out of status/errors/logs, the sign-in timeout,
+the step-up cap, and a server waiting for sign-in next to a healthy stdio server.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import stat
+import time
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+from urllib.parse import parse_qs, urlencode, urlsplit
+
+import httpx2
+import pytest
+
+from agent_ls.mcp.manager import MCPManager
+from agent_ls.mcp.oauth import headless_opener, port_is_free
+from agent_ls.mcp.oauth_store import OAuthStore, record_key
+from tests.mcp.conftest import HostEnv, status_of
+from tests.servers.launch import knob_stdio_params
+from tests.servers.oauth_server import OAuthTestServers
+
+
+class Opener:
+    """Records the authorization URLs; completes them headlessly unless told not to."""
+
+    def __init__(self, complete: bool = True) -> None:
+        self.complete = complete
+        self.urls: list[str] = []
+
+    async def __call__(self, server: str, url: str) -> None:
+        self.urls.append(url)
+        if self.complete:
+            await headless_opener(server, url)
+
+
+async def refuse_to_open(server: str, url: str) -> None:
+    raise AssertionError(f"a browser would have opened for {server} without the user asking: {url}")
+
+
+@pytest.fixture
+async def servers() -> AsyncIterator[OAuthTestServers]:
+    async with OAuthTestServers() as s:
+        yield s
+
+
+def store_of(host: HostEnv) -> OAuthStore:
+    return OAuthStore(host.root / "data" / "oauth")
+
+
+def record_of(host: HostEnv, name: str, url: str) -> dict[str, Any]:
+    path = store_of(host).path_for(name, url)
+    return json.loads(path.read_text())  # type: ignore[no-any-return]
+
+
+async def oauth_manager(host: HostEnv, servers: OAuthTestServers, opener: Any, *, oauth: Any = None,
+                        extra: dict[str, Any] | None = None, **kwargs: Any) -> MCPManager:
+    entry: dict[str, Any] = {"type": "http", "url": servers.mcp_url}
+    if oauth is not None:
+        entry["oauth"] = oauth
+    return await host.manager({"remote": entry, **(extra or {})}, auth_opener=opener,
+                              oauth_store=store_of(host), **kwargs)
+
+
+async def test_sign_in_through_the_loopback_redirect(host: HostEnv, servers: OAuthTestServers) -> None:
+    opener = Opener()
+    m = await oauth_manager(host, servers, opener)
+    s = status_of(m, "remote")
+    # Start-up never authorizes by itself: nothing opened, nothing registered.
+    assert s.state == "needs-sign-in"
+    assert s.auth == {"state": "needs-sign-in", "reason": "the server requires sign-in"}
+    assert s.error["phase"] == "auth"
+    assert opener.urls == [] and servers.state.counts.get("register", 0) == 0
+    res = await m.call_tool("remote", "whoami", {})
+    assert res.is_error and "needs sign-in" in res.content
+
+    s = await m.sign_in("remote")
+    assert s.state == "connected", s.error
+    assert s.auth is not None and s.auth["state"] == "signed-in"
+    assert abs(s.auth["expiresAt"] - (time.time() + 3600)) < 60
+    # One authorization through the real loopback listener, with PKCE and the resource.
+    assert len(opener.urls) == 1
+    q = parse_qs(urlsplit(opener.urls[0]).query)
+    redirect = urlsplit(q["redirect_uri"][0])
+    assert (redirect.scheme, redirect.hostname, redirect.path) == ("http", "127.0.0.1", "/callback")
+    assert q["code_challenge_method"] == ["S256"] and q["resource"] == [servers.mcp_url]
+    assert servers.state.counts["register"] == 1 and servers.state.counts["token:authorization_code"] == 1
+    who = json.loads((await m.call_tool("remote", "whoami", {})).content)
+    assert who["client_id"] in servers.state.clients and who["scopes"] == ["mcp:read"]
+    # The listener is gone once the redirect arrived.
+    assert port_is_free(redirect.port or 0)
+
+
+async def test_denied_authorization_fails_with_the_servers_answer(host: HostEnv, servers: OAuthTestServers
+                                                                 ) -> None:
+    async def user_says_no(server: str, url: str) -> None:
+        q = parse_qs(urlsplit(url).query)
+        back = {"error": "access_denied", "error_description": "the user said no", "state": q["state"][0]}
+        async with httpx2.AsyncClient() as http:
+            await http.get(f"{q['redirect_uri'][0]}?{urlencode(back)}")
+
+    m = await oauth_manager(host, servers, user_says_no)
+    s = await m.sign_in("remote")
+    assert s.state == "failed" and s.error["phase"] == "auth"
+    assert s.auth is not None and s.auth["state"] == "failed"
+    assert "access_denied" in s.auth["reason"] and "the user said no" in s.auth["reason"]
+    assert "access_denied" in s.error["message"]
+
+
+async def test_refresh_rotation_is_persisted_across_a_restart(host: HostEnv, servers: OAuthTestServers) -> None:
+    servers.state.access_ttl = 1
+    m1 = await oauth_manager(host, servers, Opener())
+    assert (await m1.sign_in("remote")).state == "connected"
+    first = record_of(host, "remote", servers.mcp_url)
+    rt1 = first["tokens"]["refresh_token"]
+    await m1.close()
+    time.sleep(1.2)  # the access token expires (the test server and the stored expiry agree)
+
+    # A new host process: no person, no browser; the stored refresh token gets a new pair.
+    m2 = await oauth_manager(host, servers, refuse_to_open)
+    s2 = status_of(m2, "remote")
+    assert s2.state == "connected", s2.error
+    assert s2.auth is not None and s2.auth["state"] == "signed-in"
+    assert servers.state.counts["refresh"] == 1
+    second = record_of(host, "remote", servers.mcp_url)
+    rt2 = second["tokens"]["refresh_token"]
+    assert rt2 != rt1 and second["expiresAt"] > first["expiresAt"]
+    assert not servers.state.refresh_tokens[rt1].active  # rotated: the old one is spent
+    assert (await m2.call_tool("remote", "echo", {"text": "after refresh"})).content == "after refresh"
+    await m2.close()
+    time.sleep(1.2)
+
+    # Once more: the rotated token was persisted, so the next refresh does not reuse rt1.
+    m3 = await oauth_manager(host, servers, refuse_to_open)
+    assert status_of(m3, "remote").state == "connected"
+    assert servers.state.counts["refresh"] == 2
+    assert servers.state.counts.get("refresh_reuse", 0) == 0
+    assert record_of(host, "remote", servers.mcp_url)["tokens"]["refresh_token"] not in (rt1, rt2)
+    assert servers.state.counts["register"] == 1 and servers.state.counts["authorize"] == 1
+
+
+async def test_sign_out_clears_tokens_and_registration(host: HostEnv, servers: OAuthTestServers) -> None:
+    m = await oauth_manager(host, servers, Opener())
+    await m.sign_in("remote")
+    path = store_of(host).path_for("remote", servers.mcp_url)
+    rec = json.loads(path.read_text())
+    old_client = rec["client"]["client_id"]
+    refresh = rec["tokens"]["refresh_token"]
+
+    s = await m.sign_out("remote")
+    assert not path.exists()
+    assert s.state == "needs-sign-in" and s.auth == {"state": "needs-sign-in", "reason": "the server requires sign-in"}
+    assert not servers.state.refresh_tokens[refresh].active  # revoked at the server (RFC 7009)
+    assert (await m.call_tool("remote", "whoami", {})).is_error
+
+    # Signing in again registers anew (the old registration was forgotten).
+    assert (await m.sign_in("remote")).state == "connected"
+    new_client = record_of(host, "remote", servers.mcp_url)["client"]["client_id"]
+    assert new_client != old_client and servers.state.counts["register"] == 2
+
+
+async def test_a_revoked_registration_is_dropped_and_redone(host: HostEnv, servers: OAuthTestServers) -> None:
+    m1 = await oauth_manager(host, servers, Opener())
+    await m1.sign_in("remote")
+    client_a = record_of(host, "remote", servers.mcp_url)["client"]["client_id"]
+    await m1.close()
+    servers.state.revoke_client(client_a)  # the server forgets the client and its tokens
+    servers.state.expire_access_tokens()
+
+    # At start-up the stored access token is refused and the refresh answers invalid_client:
+    # the registration is dropped (no browser opens), and the server waits for sign-in.
+    m2 = await oauth_manager(host, servers, refuse_to_open, oauth={"signInTimeout": 20})
+    s = status_of(m2, "remote")
+    assert s.state == "needs-sign-in", s
+    rec = record_of(host, "remote", servers.mcp_url)
+    assert rec["client"] is None and rec["tokens"] is None
+    assert s.auth is not None and "invalid_client" in s.auth["reason"]
+    await m2.close()
+
+    opener = Opener()
+    m3 = await oauth_manager(host, servers, opener, oauth={"signInTimeout": 20})
+    s3 = await m3.sign_in("remote")
+    assert s3.state == "connected", s3.error
+    client_b = record_of(host, "remote", servers.mcp_url)["client"]["client_id"]
+    assert client_b != client_a and servers.state.counts["register"] == 2
+    assert json.loads((await m3.call_tool("remote", "whoami", {})).content)["client_id"] == client_b
+
+
+async def test_a_registration_rejected_at_the_code_exchange_is_redone(host: HostEnv, servers: OAuthTestServers
+                                                                      ) -> None:
+    revoked: list[str] = []
+
+    async def opener(server: str, url: str) -> None:
+        await headless_opener(server, url)  # the redirect (with the code) reached the host...
+        if not revoked:
+            client_id = parse_qs(urlsplit(url).query)["client_id"][0]
+            revoked.append(client_id)
+            servers.state.revoke_client(client_id)  # ...then the registration disappears
+
+    m = await oauth_manager(host, servers, opener)
+    s = await m.sign_in("remote")
+    assert s.state == "connected", s.error
+    assert servers.state.counts["register"] == 2 and len(revoked) == 1
+    assert record_of(host, "remote", servers.mcp_url)["client"]["client_id"] != revoked[0]
+
+
+async def test_token_files_are_private(host: HostEnv, servers: OAuthTestServers) -> None:
+    m = await oauth_manager(host, servers, Opener())
+    await m.sign_in("remote")
+    root = store_of(host).root
+    path = store_of(host).path_for("remote", servers.mcp_url)
+    assert path.name == f"{record_key('remote', servers.mcp_url)}.json"
+    assert stat.S_IMODE(root.stat().st_mode) == 0o700
+    assert stat.S_IMODE(path.stat().st_mode) == 0o600
+    assert [p.name for p in root.iterdir()] == [path.name]  # no temporary files left behind
+    rec = json.loads(path.read_text())
+    assert rec["tokens"]["access_token"] in servers.state.access_tokens
+    # Nothing of it in the settings file.
+    assert rec["tokens"]["access_token"] not in host.user_file.read_text()
+    # A file someone widened is narrowed again before it is read.
+    os.chmod(path, 0o644)
+    assert store_of(host).load("remote", servers.mcp_url) is not None
+    assert stat.S_IMODE(path.stat().st_mode) == 0o600
+
+
+async def test_no_token_in_status_errors_or_logs(host: HostEnv, servers: OAuthTestServers,
+                                                 caplog: pytest.LogCaptureFixture) -> None:
+    caplog.set_level(logging.DEBUG)
+    servers.state.access_ttl = 1
+    m = await oauth_manager(host, servers, Opener())
+    await m.sign_in("remote")
+    await m.call_tool("remote", "whoami", {})
+    await m.call_tool("remote", "admin_op", {})  # step-up: a second authorization
+    await m.close()
+    time.sleep(1.2)
+    m2 = await oauth_manager(host, servers, refuse_to_open)  # refresh at start-up
+    await m2.call_tool("remote", "echo", {"text": "x"})
+    servers.state.revoke_client(record_of(host, "remote", servers.mcp_url)["client"]["client_id"])
+    failed = await m2.call_tool("remote", "echo", {"text": "y"})  # refused now: an error path
+    statuses = repr(m.status()) + repr(m2.status())
+    secrets = [*servers.state.all_token_values(),
+               *(c.secret for c in servers.state.clients.values() if c.secret),
+               *(q for q in servers.state.codes)]
+    rec_secret = (record_of(host, "remote", servers.mcp_url).get("client") or {}).get("client_secret")
+    if rec_secret:
+        secrets.append(rec_secret)
+    assert len(secrets) >= 6
+    logs = caplog.text
+    assert "HTTP Request: POST" in logs  # the HTTP traffic was logged...
+    for value in secrets:
+        assert value not in logs, "a token reached the log"  # ...with every token masked
+        assert value not in statuses
+        assert value not in failed.content
+    assert "code=***" in logs  # the redirect's authorization code is masked too
+
+
+async def test_sign_in_times_out_with_a_clear_message(host: HostEnv, servers: OAuthTestServers) -> None:
+    opener = Opener(complete=False)  # the user never finishes on the authorization page
+    m = await oauth_manager(host, servers, opener, oauth={"signInTimeout": 1})
+    started = time.monotonic()
+    s = await m.sign_in("remote")
+    assert time.monotonic() - started < 20
+    assert len(opener.urls) == 1
+    assert s.state == "failed" and s.error["phase"] == "auth"
+    assert s.auth is not None and s.auth["state"] == "failed"
+    assert "was not completed within 1s" in s.auth["reason"] and "signInTimeout" in s.auth["reason"]
+    port = urlsplit(parse_qs(urlsplit(opener.urls[0]).query)["redirect_uri"][0]).port
+    assert port is not None and port_is_free(port)
+    # Signing in again works and reuses the registered redirect port.
+    opener.complete = True
+    s2 = await m.sign_in("remote")
+    assert s2.state == "connected"
+    port2 = urlsplit(parse_qs(urlsplit(opener.urls[1]).query)["redirect_uri"][0]).port
+    assert port2 == port and servers.state.counts["register"] == 1
+
+
+async def test_step_up_is_capped(host: HostEnv, servers: OAuthTestServers) -> None:
+    servers.state.refuse_scopes = {"mcp:admin"}  # the server asks for a scope it never grants
+    opener = Opener()
+    m = await oauth_manager(host, servers, opener, oauth={"maxStepUps": 1})
+    await m.sign_in("remote")
+    assert servers.state.counts["authorize"] == 1
+    for _ in range(3):
+        res = await m.call_tool("remote", "admin_op", {})
+        assert res.is_error
+    # One sign-in plus one step-up; after that the 403 goes back to the caller.
+    assert servers.state.counts["authorize"] == 2
+    s = status_of(m, "remote")
+    assert s.state == "connected"
+    assert s.auth is not None and "maxStepUps" in s.auth["reason"]
+    assert (await m.call_tool("remote", "echo", {"text": "still fine"})).content == "still fine"
+
+
+async def test_step_up_succeeds_and_is_not_offered_without_the_user(host: HostEnv, servers: OAuthTestServers
+                                                                    ) -> None:
+    m = await oauth_manager(host, servers, Opener())
+    await m.sign_in("remote")
+    assert (await m.call_tool("remote", "admin_op", {})).content == "admin ok"
+    assert servers.state.counts["authorize"] == 2
+    scopes = record_of(host, "remote", servers.mcp_url)["tokens"]["scope"].split()
+    assert {"mcp:read", "mcp:admin"} <= set(scopes)
+    await m.close()
+
+    # A new process with tokens that lack the scope: the step-up is not done behind the
+    # user's back; the call fails and the server says why.
+    servers.state.refuse_scopes = set()
+    for grant in servers.state.access_tokens.values():
+        grant.scopes = ["mcp:read"]
+    m2 = await oauth_manager(host, servers, refuse_to_open)
+    res = await m2.call_tool("remote", "admin_op", {})
+    assert res.is_error and "sign in" in res.content
+    s = status_of(m2, "remote")
+    assert s.state == "connected"
+    assert s.auth is not None and s.auth["state"] == "needs-sign-in" and "more permission" in s.auth["reason"]
+
+
+async def test_a_server_waiting_for_sign_in_does_not_disturb_a_stdio_server(host: HostEnv,
+                                                                            servers: OAuthTestServers) -> None:
+    m = await oauth_manager(host, servers, refuse_to_open, extra={"local": knob_stdio_params()})
+    local, remote = status_of(m, "local"), status_of(m, "remote")
+    assert local.state == "connected" and local.auth is None
+    assert remote.state == "needs-sign-in"
+    assert (await m.call_tool("local", "echo", {"text": "hi"})).content == "hi"
+    assert {t.server for t in m.tools()} == {"local"}
+    # Signing in later adds the remote tools; the stdio server is untouched.
+    pid = local.pid
+    m.set_auth_opener(Opener())
+    assert (await m.sign_in("remote")).state == "connected"
+    assert {t.server for t in m.tools()} == {"local", "remote"}
+    assert status_of(m, "local").pid == pid
+
+
+async def test_sign_in_rejects_servers_without_oauth(host: HostEnv, servers: OAuthTestServers) -> None:
+    m = await oauth_manager(host, servers, refuse_to_open, extra={"local": knob_stdio_params()})
+    with pytest.raises(ValueError, match="does not use OAuth"):
+        await m.sign_in("local")
+    with pytest.raises(ValueError, match="does not use OAuth"):
+        await m.sign_out("local")
+
+
+async def test_oauth_false_and_authorization_header_turn_it_off(host: HostEnv, servers: OAuthTestServers) -> None:
+    m = await host.manager({
+        "off": {"type": "http", "url": servers.mcp_url, "oauth": False},
+        "header": {"type": "http", "url": servers.mcp_url, "headers": {"Authorization": "Bearer nope"}},
+    }, auth_opener=refuse_to_open, oauth_store=store_of(host))
+    for name in ("off", "header"):
+        s = status_of(m, name)
+        assert s.state == "failed" and s.auth is None
+    assert servers.state.counts.get("register", 0) == 0
+    with pytest.raises(ValueError):
+        await m.sign_in("off")
+
+
+async def test_tokens_are_per_server_name_and_url(host: HostEnv, servers: OAuthTestServers) -> None:
+    m = await oauth_manager(host, servers, Opener(), extra={"twin": {"type": "http", "url": servers.mcp_url}})
+    await m.sign_in("remote")
+    assert status_of(m, "remote").state == "connected"
+    assert status_of(m, "twin").state == "needs-sign-in"  # same URL, another entry: its own sign-in
+    assert store_of(host).load("twin", servers.mcp_url) is None
+    assert store_of(host).load("remote", servers.mcp_url + "/other") is None
+
+
+def test_store_path_is_outside_settings(tmp_path: Path) -> None:
+    store = OAuthStore(tmp_path / "oauth")
+    assert store.path_for("a", "http://x/mcp") != store.path_for("a", "http://y/mcp")
+    assert store.path_for("a", "http://x/mcp") != store.path_for("b", "http://x/mcp")

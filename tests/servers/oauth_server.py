@@ -1,0 +1,423 @@
+"""A test OAuth authorization server and an MCP server it protects, both on 127.0.0.1.
+
+- The **authorization server** (starlette) implements what a real one does for MCP clients:
+  RFC 8414 metadata, RFC 7591 dynamic client registration, the authorization endpoint
+  (PKCE S256 required; it approves at once and redirects back, like a logged-in user who
+  clicks "Allow", so a headless opener can complete it; RFC 8252 loopback redirect URIs
+  match on any port), the token endpoint (authorization_code, refresh_token with rotation:
+  each refresh token works once, a reused one is ``invalid_grant``), RFC 7009 revocation,
+  and client authentication (none / client_secret_basic / client_secret_post; an unknown or
+  revoked client is ``invalid_client``).
+- The **MCP server** is written with the mcp SDK (``MCPServer`` with a ``TokenVerifier`` and
+  ``AuthSettings``): it answers 401 with a ``resource_metadata`` challenge, serves its
+  protected resource metadata, and accepts the authorization server's access tokens. Tools:
+  ``whoami`` (the client id and scopes of the token), ``echo``, and ``admin_op``, which needs
+  the ``mcp:admin`` scope (a 403 ``insufficient_scope`` challenge for that tool only).
+
+Knobs and inspection for tests (in-process): :class:`AuthServerState` holds every client,
+code and token, counters, ``access_ttl`` (seconds an access token lives), ``refuse_scopes``
+(scopes the server never grants) and ``revoke_client(client_id)``.
+
+    async with OAuthTestServers() as servers:
+        url = servers.mcp_url           # http://127.0.0.1:<port>/mcp
+        servers.state.access_ttl = 2
+
+Run standalone (``python tests/servers/oauth_server.py``) it prints
+``LISTENING <mcp url> <issuer>`` on stderr and serves until killed.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import contextlib
+import hashlib
+import json
+import secrets
+import socket
+import sys
+import time
+from typing import Any
+from urllib.parse import unquote, urlencode, urlsplit
+
+import attrs
+import uvicorn
+from mcp.server.auth.middleware.auth_context import get_access_token
+from mcp.server.auth.provider import AccessToken
+from mcp.server.auth.settings import AuthSettings
+from mcp.server.mcpserver import MCPServer
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import JSONResponse, RedirectResponse, Response
+from starlette.routing import Route
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+LOOPBACK = ("127.0.0.1", "localhost", "[::1]", "::1")
+ADMIN_SCOPE = "mcp:admin"
+BASE_SCOPE = "mcp:read"
+
+
+@attrs.define
+class Client:
+    client_id: str
+    secret: str | None
+    auth_method: str
+    redirect_uris: list[str]
+
+
+@attrs.define
+class Grant:
+    client_id: str
+    scopes: list[str]
+    resource: str | None
+    expires_at: float | None = None
+    active: bool = True
+
+
+@attrs.define
+class AuthServerState:
+    issuer: str = ""
+    access_ttl: int = 3600
+    refuse_scopes: set[str] = attrs.field(factory=set)
+    clients: dict[str, Client] = attrs.field(factory=dict)
+    codes: dict[str, dict[str, Any]] = attrs.field(factory=dict)
+    access_tokens: dict[str, Grant] = attrs.field(factory=dict)
+    refresh_tokens: dict[str, Grant] = attrs.field(factory=dict)
+    counts: dict[str, int] = attrs.field(factory=dict)
+    authorize_requests: list[dict[str, str]] = attrs.field(factory=list)
+
+    def count(self, what: str) -> None:
+        self.counts[what] = self.counts.get(what, 0) + 1
+
+    def revoke_client(self, client_id: str) -> None:
+        """The registration is gone: every use of it is ``invalid_client`` from now on."""
+        self.clients.pop(client_id, None)
+        for grant in [*self.access_tokens.values(), *self.refresh_tokens.values()]:
+            if grant.client_id == client_id:
+                grant.active = False
+
+    def expire_access_tokens(self) -> None:
+        for grant in self.access_tokens.values():
+            grant.expires_at = time.time() - 1
+
+    def issue(self, client_id: str, scopes: list[str], resource: str | None) -> dict[str, Any]:
+        access = "at-" + secrets.token_urlsafe(24)
+        refresh = "rt-" + secrets.token_urlsafe(24)
+        self.access_tokens[access] = Grant(client_id, scopes, resource, time.time() + self.access_ttl)
+        self.refresh_tokens[refresh] = Grant(client_id, scopes, resource)
+        return {"access_token": access, "token_type": "Bearer", "expires_in": self.access_ttl,
+                "refresh_token": refresh, "scope": " ".join(scopes)}
+
+    def all_token_values(self) -> list[str]:
+        return [*self.access_tokens, *self.refresh_tokens]
+
+
+def _error(error: str, description: str, status: int = 400) -> JSONResponse:
+    return JSONResponse({"error": error, "error_description": description}, status_code=status)
+
+
+def _s256(verifier: str) -> str:
+    return base64.urlsafe_b64encode(hashlib.sha256(verifier.encode()).digest()).decode().rstrip("=")
+
+
+def _redirect_matches(requested: str, registered: list[str]) -> bool:
+    if requested in registered:
+        return True
+    req = urlsplit(requested)
+    if req.hostname not in LOOPBACK:
+        return False
+    for r in registered:  # RFC 8252 section 7.3: any port for loopback redirect URIs
+        reg = urlsplit(r)
+        if reg.scheme == req.scheme and reg.hostname == req.hostname and reg.path == req.path:
+            return True
+    return False
+
+
+def authorization_server(state: AuthServerState) -> Starlette:
+    async def metadata(request: Request) -> Response:
+        iss = state.issuer
+        return JSONResponse({
+            "issuer": iss,
+            "authorization_endpoint": f"{iss}/authorize",
+            "token_endpoint": f"{iss}/token",
+            "registration_endpoint": f"{iss}/register",
+            "revocation_endpoint": f"{iss}/revoke",
+            "response_types_supported": ["code"],
+            "grant_types_supported": ["authorization_code", "refresh_token"],
+            "code_challenge_methods_supported": ["S256"],
+            "token_endpoint_auth_methods_supported": ["none", "client_secret_basic", "client_secret_post"],
+            "scopes_supported": [BASE_SCOPE, ADMIN_SCOPE],
+        })
+
+    async def register(request: Request) -> Response:
+        body = await request.json()
+        uris = body.get("redirect_uris") or []
+        if not uris:
+            return _error("invalid_redirect_uri", "redirect_uris is required")
+        method = body.get("token_endpoint_auth_method") or "client_secret_post"
+        client = Client("client-" + secrets.token_hex(8), None if method == "none" else "cs-" + secrets.token_urlsafe(16),
+                        method, list(uris))
+        state.clients[client.client_id] = client
+        state.count("register")
+        out = {"client_id": client.client_id, "redirect_uris": client.redirect_uris,
+               "token_endpoint_auth_method": method, "client_id_issued_at": int(time.time()),
+               "grant_types": body.get("grant_types") or ["authorization_code", "refresh_token"]}
+        if client.secret:
+            out["client_secret"] = client.secret
+        return JSONResponse(out, status_code=201)
+
+    async def authorize(request: Request) -> Response:
+        q = dict(request.query_params)
+        state.authorize_requests.append(q)
+        state.count("authorize")
+        client = state.clients.get(q.get("client_id", ""))
+        if client is None:  # RFC 6749 4.1.2.1: never redirect for an unknown client
+            return _error("invalid_client", "unknown client_id")
+        redirect = q.get("redirect_uri", "")
+        if not _redirect_matches(redirect, client.redirect_uris):
+            return _error("invalid_request", "redirect_uri is not registered for this client")
+        if q.get("code_challenge_method") != "S256" or not q.get("code_challenge"):
+            return _error("invalid_request", "PKCE with S256 is required")
+        code = "code-" + secrets.token_urlsafe(16)
+        requested = (q.get("scope") or BASE_SCOPE).split()
+        state.codes[code] = {"client_id": client.client_id, "redirect_uri": redirect,
+                             "challenge": q["code_challenge"], "resource": q.get("resource"),
+                             "scopes": [s for s in requested if s not in state.refuse_scopes],
+                             "expires": time.time() + 120}
+        params = {"code": code, "iss": state.issuer}
+        if q.get("state"):
+            params["state"] = q["state"]
+        return RedirectResponse(f"{redirect}?{urlencode(params)}", status_code=302)
+
+    def authenticate(request: Request, form: dict[str, str]) -> Client | Response:
+        header = request.headers.get("authorization", "")
+        client_id, secret = form.get("client_id"), form.get("client_secret")
+        if header.lower().startswith("basic "):
+            raw = base64.b64decode(header[6:]).decode()
+            cid, _, sec = raw.partition(":")
+            client_id, secret = unquote(cid), unquote(sec)
+        client = state.clients.get(client_id or "")
+        if client is None:
+            return _error("invalid_client", "unknown or revoked client", 401)
+        if client.secret is not None and secret != client.secret:
+            return _error("invalid_client", "bad client credentials", 401)
+        return client
+
+    async def token(request: Request) -> Response:
+        form = {k: str(v) for k, v in (await request.form()).items()}
+        grant_type = form.get("grant_type")
+        state.count(f"token:{grant_type}")
+        client = authenticate(request, form)
+        if isinstance(client, Response):
+            return client
+        if grant_type == "authorization_code":
+            entry = state.codes.pop(form.get("code", ""), None)
+            if entry is None or entry["client_id"] != client.client_id or entry["expires"] < time.time():
+                return _error("invalid_grant", "unknown or expired code")
+            if entry["redirect_uri"] != form.get("redirect_uri"):
+                return _error("invalid_grant", "redirect_uri mismatch")
+            if _s256(form.get("code_verifier", "")) != entry["challenge"]:
+                return _error("invalid_grant", "PKCE verification failed")
+            return JSONResponse(state.issue(client.client_id, entry["scopes"], entry["resource"]),
+                                headers={"Cache-Control": "no-store"})
+        if grant_type == "refresh_token":
+            rt = form.get("refresh_token", "")
+            grant = state.refresh_tokens.get(rt)
+            if grant is None or grant.client_id != client.client_id:
+                return _error("invalid_grant", "unknown refresh token")
+            if not grant.active:
+                state.count("refresh_reuse")
+                return _error("invalid_grant", "refresh token already used or revoked")
+            grant.active = False  # rotation: one use only
+            state.count("refresh")
+            return JSONResponse(state.issue(client.client_id, grant.scopes, grant.resource),
+                                headers={"Cache-Control": "no-store"})
+        return _error("unsupported_grant_type", f"grant_type {grant_type!r} is not supported")
+
+    async def revoke(request: Request) -> Response:
+        form = {k: str(v) for k, v in (await request.form()).items()}
+        tok = form.get("token", "")
+        for table in (state.access_tokens, state.refresh_tokens):
+            if tok in table:
+                table[tok].active = False
+                state.count("revoke")
+        return Response(status_code=200)
+
+    return Starlette(routes=[
+        Route("/.well-known/oauth-authorization-server", metadata),
+        Route("/register", register, methods=["POST"]),
+        Route("/authorize", authorize),
+        Route("/token", token, methods=["POST"]),
+        Route("/revoke", revoke, methods=["POST"]),
+    ])
+
+
+class Verifier:
+    """The MCP server's TokenVerifier: asks the authorization server's state (like introspection)."""
+
+    def __init__(self, state: AuthServerState) -> None:
+        self.state = state
+
+    async def verify_token(self, token: str) -> AccessToken | None:
+        grant = self.state.access_tokens.get(token)
+        if grant is None or not grant.active or (grant.expires_at is not None and grant.expires_at < time.time()):
+            self.state.count("rejected_token")
+            return None
+        self.state.count("accepted_token")
+        return AccessToken(token=token, client_id=grant.client_id, scopes=list(grant.scopes),
+                           expires_at=int(grant.expires_at) if grant.expires_at else None, resource=grant.resource)
+
+
+class ToolScopeGate:
+    """ASGI wrapper: ``tools/call`` of ``admin_op`` needs ``mcp:admin`` (403 insufficient_scope)."""
+
+    def __init__(self, app: ASGIApp, state: AuthServerState, metadata_url: str) -> None:
+        self.app = app
+        self.state = state
+        self.metadata_url = metadata_url
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http" or scope["method"] != "POST":
+            await self.app(scope, receive, send)
+            return
+        chunks: list[bytes] = []
+        while True:
+            message = await receive()
+            chunks.append(message.get("body", b""))
+            if not message.get("more_body"):
+                break
+        body = b"".join(chunks)
+        try:
+            msg = json.loads(body)
+        except ValueError:
+            msg = None
+        if isinstance(msg, dict) and msg.get("method") == "tools/call" and \
+                (msg.get("params") or {}).get("name") == "admin_op":
+            headers = dict(scope["headers"])
+            token = headers.get(b"authorization", b"").decode()[7:]
+            grant = self.state.access_tokens.get(token)
+            if grant is not None and ADMIN_SCOPE not in grant.scopes:
+                self.state.count("insufficient_scope")
+                challenge = (f'Bearer error="insufficient_scope", scope="{BASE_SCOPE} {ADMIN_SCOPE}", '
+                             f'resource_metadata="{self.metadata_url}"')
+                data = json.dumps({"error": "insufficient_scope"}).encode()
+                await send({"type": "http.response.start", "status": 403, "headers": [
+                    (b"content-type", b"application/json"), (b"content-length", str(len(data)).encode()),
+                    (b"www-authenticate", challenge.encode())]})
+                await send({"type": "http.response.body", "body": data})
+                return
+        sent = False
+
+        async def replay() -> Message:
+            nonlocal sent
+            if not sent:
+                sent = True
+                return {"type": "http.request", "body": body, "more_body": False}
+            return await receive()
+
+        await self.app(scope, replay, send)
+
+
+def mcp_server(state: AuthServerState, mcp_url: str) -> MCPServer:
+    mcp = MCPServer(
+        "oauth-protected",
+        instructions="A test server behind OAuth.",
+        token_verifier=Verifier(state),
+        auth=AuthSettings(issuer_url=state.issuer, resource_server_url=mcp_url, required_scopes=[BASE_SCOPE],
+                          validate_token_resource=False),
+    )
+
+    @mcp.tool()
+    def whoami() -> str:
+        """The client id and scopes of the caller's access token."""
+        tok = get_access_token()
+        return json.dumps({"client_id": tok.client_id if tok else None, "scopes": tok.scopes if tok else []})
+
+    @mcp.tool()
+    def echo(text: str) -> str:
+        """Echo the text back."""
+        return text
+
+    @mcp.tool()
+    def admin_op() -> str:
+        """An operation that needs the mcp:admin scope."""
+        return "admin ok"
+
+    return mcp
+
+
+def _bind() -> socket.socket:
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.bind(("127.0.0.1", 0))
+    return sock
+
+
+class OAuthTestServers:
+    """Both servers in the running event loop (``async with``), on their own ports."""
+
+    def __init__(self, *, access_ttl: int = 3600) -> None:
+        self.state = AuthServerState(access_ttl=access_ttl)
+        self._servers: list[uvicorn.Server] = []
+        self._tasks: list[asyncio.Task[None]] = []
+        self.mcp_url = ""
+
+    @property
+    def issuer(self) -> str:
+        return self.state.issuer
+
+    async def start(self) -> OAuthTestServers:
+        as_sock, rs_sock = _bind(), _bind()
+        self.state.issuer = f"http://127.0.0.1:{as_sock.getsockname()[1]}"
+        self.mcp_url = f"http://127.0.0.1:{rs_sock.getsockname()[1]}/mcp"
+        rs_app = mcp_server(self.state, self.mcp_url).streamable_http_app(host="127.0.0.1")
+        metadata_url = f"http://127.0.0.1:{rs_sock.getsockname()[1]}/.well-known/oauth-protected-resource/mcp"
+        apps: list[tuple[Any, socket.socket]] = [
+            (authorization_server(self.state), as_sock),
+            (ToolScopeGate(rs_app, self.state, metadata_url), rs_sock),
+        ]
+        for app, sock in apps:
+            server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="on",
+                                                    timeout_graceful_shutdown=1))
+            server.capture_signals = contextlib.nullcontext  # type: ignore[method-assign,assignment]  # the test runner owns signals
+            self._servers.append(server)
+            self._tasks.append(asyncio.create_task(server.serve(sockets=[sock])))
+        deadline = time.monotonic() + 15
+        while not all(s.started for s in self._servers):
+            if time.monotonic() > deadline or any(t.done() for t in self._tasks):
+                raise RuntimeError("the OAuth test servers did not start")
+            await asyncio.sleep(0.01)
+        return self
+
+    async def stop(self) -> None:
+        for server in self._servers:
+            server.should_exit = True
+        for task in self._tasks:
+            # Clients still connected (an SSE stream) get a second, then are cut off.
+            with contextlib.suppress(BaseException):
+                await asyncio.wait_for(asyncio.shield(task), 3)
+            if not task.done():
+                for server in self._servers:
+                    server.force_exit = True
+                with contextlib.suppress(BaseException):
+                    await asyncio.wait_for(task, 5)
+
+    async def __aenter__(self) -> OAuthTestServers:
+        return await self.start()
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.stop()
+
+
+async def _main() -> None:
+    servers = await OAuthTestServers().start()
+    print(f"LISTENING {servers.mcp_url} {servers.issuer}", file=sys.stderr, flush=True)
+    try:
+        await asyncio.Event().wait()
+    finally:
+        await servers.stop()
+
+
+if __name__ == "__main__":
+    with contextlib.suppress(KeyboardInterrupt):
+        asyncio.run(_main())
