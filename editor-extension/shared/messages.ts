@@ -48,6 +48,7 @@ export function parseFromWebview(raw: unknown): FromWebview | null {
     case "trust":
       return str("id") && ["trust", "deny"].includes(m.answer as string) ? (m as FromWebview) : null;
     case "elicit":
+      if (m.content !== undefined && (typeof m.content !== "object" || m.content === null || Array.isArray(m.content))) return null;
       return str("id") && ["accept", "decline", "cancel"].includes(m.action as string) ? (m as FromWebview) : null;
     case "attach":
       return ["selection", "file", "resource"].includes(m.kind as string) ? (m as FromWebview) : null;

@@ -82,6 +82,8 @@ describe("webview messages", () => {
     expect(parseFromWebview({ type: "approve", requestId: "a", answer: "allow_once" })).not.toBeNull();
     expect(parseFromWebview({ type: "approve", requestId: "a", answer: "always" })).toBeNull();
     expect(parseFromWebview({ type: "send" })).toBeNull();
+    expect(parseFromWebview({ type: "elicit", id: "e", action: "accept", content: { a: 1 } })).not.toBeNull();
+    expect(parseFromWebview({ type: "elicit", id: "e", action: "accept", content: "x" })).toBeNull();
     expect(parseFromWebview({ type: "rm -rf" })).toBeNull();
     expect(parseFromWebview("send")).toBeNull();
     expect(parseFromWebview(null)).toBeNull();

@@ -20,6 +20,8 @@ export interface ChatSurface {
 
 interface Pending<T> {
   resolve: (value: T) => void;
+  /** For approvals: the session whose turn asks (null for direct calls). */
+  sessionId?: string | null;
 }
 
 export class ChatController implements vscode.Disposable {
@@ -223,6 +225,10 @@ export class ChatController implements vscode.Disposable {
         this.dispatch({ type: "promptFailed", message });
       }
     } finally {
+      // The turn is over: nobody waits for its unanswered approvals any more.
+      for (const [id, p] of [...this.approvals]) {
+        if (p.sessionId && p.sessionId === this.state.sessionId) this.answerApproval(id, "deny", false);
+      }
       if (this.promptCts === cts) this.promptCts = null;
       cts.dispose();
       void this.listSessions();
@@ -275,7 +281,7 @@ export class ChatController implements vscode.Disposable {
   private onApprove(params: P.ApproveParams, token: vscode.CancellationToken): Promise<P.ApproveResult> {
     const requestId = params.callId || `approval-${++this.counter}`;
     return new Promise((resolve) => {
-      this.approvals.set(requestId, { resolve });
+      this.approvals.set(requestId, { resolve, sessionId: params.sessionId ?? null });
       this.dispatch({ type: "approvalRequest", params: { ...params, callId: requestId } });
       this.showChat();
       token.onCancellationRequested(() => this.answerApproval(requestId, "deny", false));
