@@ -62,3 +62,33 @@ def test_no_model_configured_says_what_to_set(ws: Path, tmp_path: Path) -> None:
     proc = subprocess.run([sys.executable, "-m", "agent_ls.cli", "chat", "-w", str(ws), "hi"], env=env,
                           capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL)
     assert proc.returncode == 2 and "AGENT_LS_MODEL" in proc.stderr
+
+
+def test_interactive_session_allowance_and_continue(llm: ScriptedLLM, ws: Path, tmp_path: Path) -> None:
+    llm.script(
+        tool_calls([("write_file", {"path": "a.txt", "content": "A"})]),
+        tool_calls([("write_file", {"path": "b.txt", "content": "B"})]),
+        text("Both written."),
+        text("Second answer."),
+    )
+    proc = chat(llm, tmp_path, ws, stdin="write two files\ns\nand another question\n/exit\n")
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stderr.count("[approve] write_file") == 1  # "s" allowed it for the rest of the session
+    assert (ws / "a.txt").read_text() == "A" and (ws / "b.txt").read_text() == "B"
+    assert "Both written." in proc.stdout and "Second answer." in proc.stdout
+    assert proc.stderr.count("[end;") == 2
+    # --continue resumes the latest session
+    llm.script(text("continued"))
+    again = chat(llm, tmp_path, ws, "--continue", "one more")
+    assert again.returncode == 0 and again.stdout.strip().endswith("continued")
+    sent = [m.get("content") for m in llm.requests[-1].body["messages"]]
+    assert "write two files" in sent and "and another question" in sent and sent[-1] == "one more"
+
+
+def test_provider_error_exits_non_zero_with_the_message(llm: ScriptedLLM, ws: Path, tmp_path: Path) -> None:
+    from tests.llm.scripted_server import auth_error
+
+    llm.script(auth_error())
+    proc = chat(llm, tmp_path, ws, "hi")
+    assert proc.returncode != 0
+    assert "[error] the openai provider rejected the API key" in proc.stderr

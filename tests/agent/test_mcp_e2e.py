@@ -185,3 +185,95 @@ async def test_cancel_mid_mcp_tool_sends_cancelled_and_keeps_history(llm: Script
     finally:
         store.close()
         await m.close()
+
+
+async def test_permissions_from_settings_and_annotations_in_a_real_turn(llm: ScriptedLLM, ws: Path,
+                                                                       tmp_path: Path) -> None:
+    from agent_ls.agent.config import agent_settings
+    from agent_ls.agent.permissions import ApprovalAnswer, ApprovalRequest, PermissionGate, PermissionRules
+
+    (ws / ".agent-ls").mkdir()
+    (ws / ".agent-ls" / "settings.json").write_text(json.dumps({"permissions": {"deny": ["mcp__*__delete_*"]}}))
+    user = tmp_path / "user.json"
+    user.write_text(json.dumps({"mcpServers": {"knob": knob_stdio_params()},
+                                "permissions": {"allow": ["mcp__knob__delete_*"]}}))
+    settings = load_settings([ws], user_settings=user, environ={})
+    agent = agent_settings(settings, environ={})
+    m = MCPManager(roots=[ws])
+    await m.apply(settings)
+    await m.wait_ready(30)
+    asked: list[str] = []
+
+    async def handler(req: ApprovalRequest) -> ApprovalAnswer:
+        asked.append(req.spec.name)
+        return ApprovalAnswer.DENY
+
+    try:
+        gate = PermissionGate(PermissionRules(agent.allow, agent.ask, agent.deny), handler)
+        llm.script(tool_calls([("mcp__knob__echo", {"text": "hi"}),          # readOnlyHint: runs
+                               ("mcp__knob__delete_item", {"id": "7"}),      # denied by the workspace rule
+                               ("mcp__knob__fetch_url", {"url": "http://x"}),  # openWorldHint: asks
+                               ("mcp__knob__no_annotations_write_file", {"path": "p"})]),  # inferred write: asks
+                   text("done"))
+        s = make_session(llm, ws, mcp=m, gate=gate, defer=False)
+        rec = Recorder()
+        await s.prompt("go", rec)
+        fin = {e.name: e for e in rec.of("tool_call_finished")}
+        assert not fin["mcp__knob__echo"].is_error and fin["mcp__knob__echo"].content == "hi"
+        assert fin["mcp__knob__delete_item"].denied and "mcp__*__delete_*" in fin["mcp__knob__delete_item"].content
+        assert asked == ["mcp__knob__fetch_url", "mcp__knob__no_annotations_write_file"]
+        assert fin["mcp__knob__fetch_url"].denied and "denied" in fin["mcp__knob__fetch_url"].content
+        assert [e.name for e in rec.of("approval_requested")] == asked
+    finally:
+        await m.close()
+
+
+async def test_refreshes_that_end_with_the_same_tools_keep_every_byte(llm: ScriptedLLM, ws: Path,
+                                                                       tmp_path: Path) -> None:
+    (ws / "AGENTS.md").write_text("House rules.\n")
+    m = await start_manager(tmp_path, ws, {"knob": knob_stdio_params("--tools", "3", "--instructions", "Rules.")})
+    try:
+        for defer in (True, False):
+            llm.clear()
+            s = make_session(llm, ws, mcp=m, defer=defer)
+            llm.script(text("one"), text("two"))
+            await s.prompt("first")
+            # two real list_changed notifications whose net effect is no change
+            await m.call_tool("knob", "add_tool", {"name": "transient"})
+            await m.call_tool("knob", "remove_tool", {"name": "transient"})
+            for _ in range(100):
+                if m.dirty:
+                    break
+                await asyncio.sleep(0.02)
+            assert m.dirty
+            await s.prompt("second")
+            assert not m.dirty  # the refresh ran before the second prompt
+            a, b = (r.body for r in llm.requests[-2:])
+            assert json.dumps(a["tools"]) == json.dumps(b["tools"]), defer
+            assert a["messages"][0] == b["messages"][0], defer  # frozen + dynamic system text
+            assert "House rules." in a["messages"][0]["content"]
+    finally:
+        await m.close()
+
+
+async def test_filtered_tool_set_gets_new_mcp_tools_after_list_changed(llm: ScriptedLLM, ws: Path,
+                                                                      tmp_path: Path) -> None:
+    m = await start_manager(tmp_path, ws, {"knob": knob_stdio_params()})
+    try:
+        s = make_session(llm, ws, mcp=m, defer=False)
+        s.registry.set_active(["read_file", "grep", "mcp__knob__echo"])
+        llm.script(text("one"), text("two"))
+        await s.prompt("first")
+        names = [t["function"]["name"] for t in llm.requests[-1].body["tools"]]
+        assert names == ["grep", "read_file", "mcp__knob__echo"]
+        await m.call_tool("knob", "add_tool", {"name": "fresh_tool"})
+        for _ in range(100):
+            if m.dirty:
+                break
+            await asyncio.sleep(0.02)
+        await s.prompt("second")
+        names = [t["function"]["name"] for t in llm.requests[-1].body["tools"]]
+        assert names[:2] == ["grep", "read_file"] and "bash" not in names
+        assert "mcp__knob__fresh_tool" in names and "mcp__knob__add" in names  # the MCP layer, swapped in
+    finally:
+        await m.close()

@@ -444,3 +444,22 @@ def test_event_payloads_are_camel_case() -> None:
 
 def test_openai_config_helper_is_loopback(llm: ScriptedLLM) -> None:
     assert openai_config(llm).api_base.startswith("http://127.0.0.1:")  # type: ignore[union-attr]
+
+
+async def test_text_before_tool_calls_and_malformed_arguments(llm: ScriptedLLM, ws: Path) -> None:
+    from tests.llm.scripted_server import ToolCalls
+
+    (ws / "a.txt").write_text("alpha\n")
+    raw = ToolCalls(calls=(("call_bad", "read_file", '{"path": "a.txt"'), ("call_ok", "read_file", '{"path": "a.txt"}')))
+    llm.script(ToolCalls(calls=raw.calls, text="Let me look. "), text("done"))
+    s = make_session(llm, ws)
+    rec = Recorder()
+    await s.prompt("read", rec)
+    assert rec.of("text")[0].text == "Let me look. "
+    assistant = [m for m in s.history if m.get("tool_calls")][0]
+    assert assistant["content"] == "Let me look. "
+    assert [c["function"]["arguments"] for c in assistant["tool_calls"]] == ['{"path": "a.txt"', '{"path": "a.txt"}']
+    results = {m["tool_call_id"]: m["content"] for m in s.history if m["role"] == "tool"}
+    assert results["call_bad"].startswith("Error: read_file: the arguments are not valid JSON")
+    assert "alpha" in results["call_ok"]
+    assert_history_consistent(llm.requests[-1].body["messages"])
