@@ -8,6 +8,9 @@ the same host code.
     agent-ls mcp doctor [SERVER]            resolved argv/cwd/env (secrets redacted), PATH
                                             lookup, the phase that failed, stderr tail
     agent-ls mcp trust SERVER [--deny]      remember the trust decision for a workspace server
+    agent-ls mcp login SERVER               sign in to an OAuth server (opens the browser or
+                                            prints the URL; waits for the redirect)
+    agent-ls mcp logout SERVER              forget its tokens and client registration
     agent-ls chat [--model M] [PROMPT]      chat with the agent (one-shot or interactive)
     agent-ls demo                           the first-run demo on the workspace in demo/
 
@@ -23,6 +26,7 @@ import logging
 import os
 import subprocess
 import sys
+import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -41,10 +45,27 @@ def _folders(args: argparse.Namespace) -> list[Path]:
     return [Path(p).resolve() for p in (args.workspace or [os.getcwd()])]
 
 
+def _auth_text(auth: dict[str, Any] | None) -> str | None:
+    if not auth:
+        return None
+    text = str(auth["state"])
+    if "expiresAt" in auth:
+        when = time.strftime("%Y-%m-%d %H:%M", time.localtime(auth["expiresAt"]))
+        text += f", token expires {when}"
+    if auth.get("reason"):
+        text += f": {auth['reason']}"
+    return text
+
+
 def _status_line(s: ServerStatus) -> str:
     line = f"{s.name:<20} {s.state:<26} {s.transport:<6} tools={s.tool_count:<4} ({s.scope}: {s.source})"
+    auth = _auth_text(s.auth)
+    if auth:
+        line += f"\n    auth: {auth}"
     if s.error:
         line += f"\n    error [{s.error['phase']}]: {s.error['message']}"
+    if s.auth and s.auth.get("state") in ("needs-sign-in", "failed"):
+        line += f"\n    sign in with: agent-ls mcp login {s.name}"
     return line
 
 
@@ -116,6 +137,7 @@ def _status_json(s: ServerStatus) -> dict[str, Any]:
         "protocolVersion": s.protocol_version,
         "restarts": s.restarts,
         "pid": s.pid,
+        "auth": s.auth,
         "tools": [{"name": t.name, "original": t.original, "capability": t.capability} for t in s.tools],
     }
 
@@ -214,6 +236,32 @@ def _doctor_config(cfg: ServerConfig) -> list[str]:
         lines.append(f"  url: {redact(cfg.url or '', cfg.secrets)}")
         for k in sorted(cfg.headers):
             lines.append(f"  header {k}: {MASK}")
+        o = cfg.oauth
+        if o is None:
+            lines.append("  oauth: off")
+        else:
+            parts = [f"grant {o.grant}", "configured" if o.explicit else "automatic (on a Bearer challenge)"]
+            if o.client_id:
+                parts.append(f"client id {o.client_id}" + (" (secret set)" if o.client_secret else ""))
+            if o.client_metadata_url:
+                parts.append(f"client metadata {o.client_metadata_url}")
+            if o.issuer:
+                parts.append(f"issuer {o.issuer}")
+            lines.append("  oauth: " + ", ".join(parts))
+            from agent_ls.mcp.host import oauth_store_path
+            from agent_ls.mcp.oauth_store import OAuthStore
+
+            store = OAuthStore(oauth_store_path())
+            path = store.path_for(cfg.name, cfg.url or "")
+            rec = store.load(cfg.name, cfg.url or "")
+            if rec is None:
+                lines.append(f"  tokens: none stored ({path})")
+            else:
+                what = ["tokens" if rec.tokens else "no tokens",
+                        f"registration ({rec.client_source})" if rec.client else "no registration"]
+                if rec.tokens and rec.tokens.get("refresh_token"):
+                    what.append("refresh token")
+                lines.append(f"  tokens: {', '.join(what)} in {path}")
     lines.append(f"  timeouts: connect {cfg.connect_timeout:g}s, call {cfg.call_timeout:g}s; protocol {cfg.protocol}")
     return lines
 
@@ -252,6 +300,11 @@ async def cmd_doctor(args: argparse.Namespace) -> int:
                       f"{s.tool_count} tools, {s.prompt_count} prompts, {s.resource_count} resources")
             elif s.state == "awaiting-trust":
                 print(f"  waiting for your trust: run `agent-ls mcp trust {name}` (or answer the editor's prompt)")
+            auth = _auth_text(s.auth)
+            if auth:
+                print(f"  auth: {auth}")
+            if s.auth and s.auth.get("state") in ("needs-sign-in", "failed"):
+                print(f"  sign in: run `agent-ls mcp login {name}` (or Sign in on the server in the editor)")
             if s.stderr_tail:
                 print("  stderr (last lines):")
                 for line in s.stderr_tail[-15:]:
@@ -277,6 +330,67 @@ async def cmd_trust(args: argparse.Namespace) -> int:
     manager.state_store.set_trust(cfg.source.workspace_folder, cfg.trust_key(), not args.deny)
     print(f"{'Denied' if args.deny else 'Trusted'} '{args.server}' from {cfg.source.file}")
     return EXIT_OK
+
+
+def _cli_opener(open_browser: bool) -> Any:
+    async def opener(server: str, url: str) -> None:
+        print(f"\nSign in to '{server}': open this URL in your browser\n\n  {url}\n", file=sys.stderr, flush=True)
+        if open_browser:
+            from agent_ls.mcp.oauth import open_in_gui_browser
+
+            if await asyncio.to_thread(open_in_gui_browser, url):
+                print("(opened in your browser; waiting for the redirect...)", file=sys.stderr, flush=True)
+
+    return opener
+
+
+async def cmd_login(args: argparse.Namespace) -> int:
+    from agent_ls.mcp.host import start_host
+
+    folders = _folders(args)
+    handler = await _cli_trust_handler_factory(getattr(args, "yes", False))
+    manager, settings = await start_host(folders, trust_handler=handler, auth_opener=_cli_opener(not args.no_browser),
+                                         sign_in_timeout=args.timeout)
+    try:
+        if args.server not in manager.server_names():
+            _print_diagnostics(settings)
+            print(f"error: no MCP server named {args.server!r} is configured", file=sys.stderr)
+            return EXIT_FAIL
+        await manager.wait_ready(timeout=args.wait)
+        try:
+            s = await manager.sign_in(args.server)
+        except ValueError as e:
+            print(f"error: {e}", file=sys.stderr)
+            return EXIT_FAIL
+        print(_status_line(s))
+        if s.state in ("connected", "connected-listing-failed"):
+            print(f"Signed in to '{s.name}'." if s.auth else f"'{s.name}' connected without signing in.")
+            return EXIT_OK
+        return EXIT_FAIL
+    finally:
+        await manager.close()
+
+
+async def cmd_logout(args: argparse.Namespace) -> int:
+    from agent_ls.mcp.host import start_host
+
+    folders = _folders(args)
+    manager, settings = await start_host(folders)
+    try:
+        if args.server not in manager.server_names():
+            _print_diagnostics(settings)
+            print(f"error: no MCP server named {args.server!r} is configured", file=sys.stderr)
+            return EXIT_FAIL
+        try:
+            s = await manager.sign_out(args.server)
+        except ValueError as e:
+            print(f"error: {e}", file=sys.stderr)
+            return EXIT_FAIL
+        print(f"Signed out of '{s.name}': its tokens and client registration are forgotten.")
+        print(_status_line(s))
+        return EXIT_OK
+    finally:
+        await manager.close()
 
 
 async def _read_line(prompt: str) -> str | None:
@@ -453,6 +567,17 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("server")
     p.add_argument("--deny", action="store_true")
     p.set_defaults(func=cmd_trust)
+    p = msub.add_parser("login", help="sign in to an OAuth server")
+    common(p)
+    p.add_argument("server")
+    p.add_argument("--no-browser", action="store_true", help="only print the URL")
+    p.add_argument("--timeout", type=float, default=None,
+                   help="seconds to wait for the sign-in (default: the server's oauth.signInTimeout, 300)")
+    p.set_defaults(func=cmd_login)
+    p = msub.add_parser("logout", help="forget an OAuth server's tokens and registration")
+    common(p)
+    p.add_argument("server")
+    p.set_defaults(func=cmd_logout)
 
     p = sub.add_parser("chat", help="chat with the agent in the terminal")
     common(p)
@@ -476,6 +601,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     logging.basicConfig(level=getattr(logging, str(args.log_level).upper(), logging.WARNING),
                         stream=sys.stderr, format="%(levelname)s %(name)s: %(message)s")
+    from agent_ls.mcp.redact import RedactingFilter
+
+    for handler in logging.getLogger().handlers:
+        handler.addFilter(RedactingFilter())  # tokens never reach the terminal
     if args.command is None or args.command == "serve":
         return serve()
     return asyncio.run(args.func(args))

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import subprocess
 import sys
+import time
 import uuid
 from pathlib import Path
 
@@ -123,3 +125,125 @@ def test_demo_runs_on_the_demo_workspace(env: dict[str, str]) -> None:
     for name in ("files", "notes", "time"):
         assert f"mcp__{name}__" in proc.stdout
     assert "search_notes -> hello: agent-ls demo note" in proc.stdout
+
+
+class _OAuthServerProcess:
+    """tests/servers/oauth_server.py as a real process (the CLI runs in another one)."""
+
+    def __init__(self) -> None:
+        import threading
+
+        self.proc = subprocess.Popen([sys.executable, str(REPO_ROOT / "tests" / "servers" / "oauth_server.py")],
+                                     stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                                     text=True, start_new_session=True)
+        self.ready = threading.Event()
+        self.mcp_url = ""
+        threading.Thread(target=self._read, daemon=True).start()
+        assert self.ready.wait(30), "the OAuth test server did not start"
+
+    def _read(self) -> None:
+        assert self.proc.stderr is not None
+        for line in self.proc.stderr:
+            if line.startswith("LISTENING "):
+                self.mcp_url = line.split()[1]
+                self.ready.set()
+
+    def stop(self) -> None:
+        import signal
+
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(self.proc.pid, signal.SIGTERM)
+        try:
+            self.proc.wait(10)
+        except subprocess.TimeoutExpired:
+            os.killpg(self.proc.pid, signal.SIGKILL)
+            self.proc.wait(5)
+
+
+def _follow_authorization(url: str) -> None:
+    """What the user's browser does: open the page (the test server approves at once) and
+    follow its redirect to the CLI's loopback listener."""
+    import urllib.error
+    import urllib.request
+
+    class NoRedirect(urllib.request.HTTPRedirectHandler):
+        def redirect_request(self, *a: object, **k: object) -> None:
+            return None
+
+    opener = urllib.request.build_opener(NoRedirect)
+    try:
+        opener.open(url, timeout=10)
+        raise AssertionError("the authorization page did not redirect")
+    except urllib.error.HTTPError as e:
+        assert e.code == 302, e.code
+        location = e.headers["Location"]
+    with urllib.request.urlopen(location, timeout=10) as back:
+        assert back.status == 200
+
+
+def test_login_status_doctor_logout(env: dict[str, str], tmp_path: Path) -> None:
+    import threading
+
+    srv = _OAuthServerProcess()
+    try:
+        ws = str(tmp_path / "ws")
+        write_user(env, {"remote": {"type": "http", "url": srv.mcp_url}})
+        before = json.loads(run(env, "mcp", "status", "--json", "-w", ws).stdout)["servers"][0]
+        assert before["state"] == "needs-sign-in"
+        assert before["auth"] == {"state": "needs-sign-in", "reason": "the server requires sign-in"}
+        text = run(env, "mcp", "status", "-w", ws).stdout
+        assert "auth: needs-sign-in" in text and "agent-ls mcp login remote" in text
+
+        login = subprocess.Popen([*AGENT_LS, "mcp", "login", "remote", "--no-browser", "-w", ws], env=env,
+                                 stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        urls: list[str] = []
+        err_lines: list[str] = []
+        got_url = threading.Event()
+
+        def read_err() -> None:
+            assert login.stderr is not None
+            for line in login.stderr:
+                err_lines.append(line)
+                if line.strip().startswith("http://") and "/authorize?" in line:
+                    urls.append(line.strip())
+                    got_url.set()
+
+        threading.Thread(target=read_err, daemon=True).start()
+        assert got_url.wait(60), "".join(err_lines)
+        assert "Sign in to 'remote'" in "".join(err_lines)
+        _follow_authorization(urls[0])
+        out, _ = login.communicate(timeout=60)
+        assert login.returncode == 0, out + "".join(err_lines)
+        assert "Signed in to 'remote'" in out and "auth: signed-in, token expires" in out
+
+        after = json.loads(run(env, "mcp", "status", "--json", "-w", ws).stdout)["servers"][0]
+        assert after["state"] == "connected" and after["auth"]["state"] == "signed-in"
+        assert after["auth"]["expiresAt"] > time.time()
+        store = Path(env["AGENT_LS_DATA_DIR"]) / "oauth"
+        files = list(store.iterdir())
+        assert len(files) == 1 and oct(files[0].stat().st_mode & 0o777) == "0o600"
+        access = json.loads(files[0].read_text())["tokens"]["access_token"]
+        doctor = run(env, "mcp", "doctor", "remote", "-w", ws)
+        assert doctor.returncode == 0, doctor.stdout
+        assert "oauth: grant authorization_code, automatic" in doctor.stdout
+        assert "tokens: tokens, registration (dcr), refresh token in" in doctor.stdout
+        assert "auth: signed-in" in doctor.stdout
+        called = run(env, "--log-level", "DEBUG", "mcp", "call", "remote", "echo", '{"text": "hello"}', "-w", ws)
+        assert called.returncode == 0 and called.stdout.strip() == "hello"
+        assert "HTTP Request" in called.stderr and access not in called.stderr + called.stdout
+
+        logout = run(env, "mcp", "logout", "remote", "-w", ws)
+        assert logout.returncode == 0 and "Signed out of 'remote'" in logout.stdout
+        assert list(store.iterdir()) == []
+        final = json.loads(run(env, "mcp", "status", "--json", "-w", ws).stdout)["servers"][0]
+        assert final["state"] == "needs-sign-in"
+        bad = run(env, "mcp", "login", "nope", "-w", ws)
+        assert bad.returncode == 1 and "no MCP server named 'nope'" in bad.stderr
+    finally:
+        srv.stop()
+
+
+def test_login_of_a_server_without_oauth(env: dict[str, str], tmp_path: Path) -> None:
+    write_user(env, {"k": knob_stdio_params()})
+    proc = run(env, "mcp", "login", "k", "-w", str(tmp_path / "ws"))
+    assert proc.returncode == 1 and "does not use OAuth" in proc.stderr
