@@ -390,7 +390,80 @@ async function scenario(page: Page, steps: Steps): Promise<void> {
     }
     const status = norm((await page.locator('.part.statusbar').innerText()).replace(/\n/g, ' '));
     s.note(`status bar: ${status}`);
-    await serverRow.hover();
+    // collapse it again so the other rows stay in view (the tree is virtualized)
+    await serverRow.click();
+    if ((await serverRow.getAttribute('aria-expanded')) === 'true') await page.keyboard.press('ArrowLeft');
+  });
+
+  await steps.run(
+    'server-actions',
+    'disable, then enable the workspace server from its context menu in the MCP Servers view',
+    ['servers-view', 'trust-workspace-server'],
+    async (s) => {
+      const pane = page.locator('.pane', { has: page.locator('.pane-header', { hasText: /MCP Servers/i }) }).first();
+      const row = pane
+        .locator('.monaco-list-row')
+        .filter({ has: page.locator('.label-name', { hasText: new RegExp(`^\\s*${escapeRe(sc.workspaceServer)}\\s*$`) }) })
+        .first();
+      const description = async (): Promise<string> => norm((await row.locator('.label-description').allInnerTexts()).join(' '));
+      const menuAction = async (title: string): Promise<void> => {
+        await row.click({ button: 'right' });
+        const items = page.locator('.context-view .monaco-menu .action-item');
+        await until('the context menu', async () => (await items.count()) > 0, T);
+        const item = items.filter({ has: page.locator('.action-label', { hasText: new RegExp(`^\\s*(Agent: )?${escapeRe(title)}\\s*$`) }) }).first();
+        if ((await item.count()) === 0) {
+          const labels = (await items.locator('.action-label').allInnerTexts()).map(norm).filter((t) => t);
+          await escape(page);
+          throw new Error(`the server's context menu has no "${title}" (it has: ${JSON.stringify(labels)})`);
+        }
+        // VS Code's menus ignore a click that comes too soon after they opened: click until it closes
+        const menu = page.locator('.context-view .monaco-menu').first();
+        for (let attempt = 0; attempt < 5 && (await menu.isVisible()); attempt++) {
+          await item.click().catch(() => undefined);
+          await menu.waitFor({ state: 'hidden', timeout: 1_000 }).catch(() => undefined);
+        }
+        if (await menu.isVisible()) throw new Error(`clicking "${title}" in the context menu did nothing`);
+      };
+      await row.waitFor({ state: 'visible', timeout: T });
+      await menuAction('Disable Server');
+      await until(`"${sc.workspaceServer}" to show as disabled`, async () => /^disabled\b/.test(await description()), T).catch(async (e: unknown) => {
+        throw new Error(`${(e as Error).message} (it shows ${JSON.stringify(await description())})`);
+      });
+      s.note(`after disable: ${await description()}`);
+      await menuAction('Enable Server');
+      await until(`"${sc.workspaceServer}" to be connected again`, async () => /^connected · [1-9]\d* tools?$/.test(await description()), T).catch(
+        async (e: unknown) => {
+          throw new Error(`${(e as Error).message} (it shows ${JSON.stringify(await description())})`);
+        },
+      );
+      s.note(`after enable: ${await description()}`);
+    },
+  );
+
+  await steps.run('commands', 'the contract\'s commands are in the command palette', ['workbench'], async () => {
+    const missing: string[] = [];
+    for (const title of [
+      'Agent: Open Chat',
+      'Agent: Open Chat in Editor',
+      'Agent: Ask About Selection',
+      'Agent: Restart MCP Servers',
+      'Agent: Show MCP Status',
+      'Agent: Open User Settings File',
+      'Agent: Open Workspace Settings File',
+    ]) {
+      await escape(page);
+      await page.keyboard.press('F1');
+      const input = page.locator('.quick-input-widget input').first();
+      await input.waitFor({ state: 'visible', timeout: T });
+      await input.fill(`>${title}`);
+      const row = page
+        .locator('.quick-input-list .monaco-list-row')
+        .filter({ has: page.locator('.label-name', { hasText: new RegExp(`^\\s*${escapeRe(title)}\\s*$`) }) });
+      const found = await until(`"${title}" in the palette`, async () => (await row.count()) > 0, 5_000).catch(() => false);
+      if (!found) missing.push(title);
+    }
+    await escape(page);
+    if (missing.length) throw new Error(`missing from the command palette: ${JSON.stringify(missing)}`);
   });
 
   await steps.run(
@@ -520,8 +593,36 @@ async function scenario(page: Page, steps: Steps): Promise<void> {
     throw new Error(`no session in the list brought back the prompt "${sc.prompt}"; ${await chatSummary(f)}`);
   });
 
+  await steps.run('chat-panel', '"Agent: Open Chat in Editor" opens the chat as an editor panel', ['open-chat'], async (s) => {
+    const before = await chatFrames(page);
+    await runCommand(page, 'Agent: Open Chat in Editor');
+    const frames = await until('a second chat (a frame with the prompt input) in the editor area', async () => {
+      const now = await chatFrames(page);
+      return now.length > before.length ? now : undefined;
+    }, T);
+    const panel = frames.find((f) => !before.includes(f));
+    if (panel === undefined) throw new Error('internal: no new frame');
+    await panel.locator(tid('send')).waitFor({ state: 'visible', timeout: T });
+    const tabs = (await page.locator('.tabs-container .tab').evaluateAll((els) => els.map((e) => e.getAttribute('aria-label') ?? ''))).filter((t) => t);
+    s.note(`editor tabs: ${JSON.stringify(tabs)}; messages in the panel: ${await panel.locator(tid('message')).count()}`);
+  });
+
   await escape(page);
   await sleep(100);
+}
+
+/** Every frame that holds a chat (the side bar view, editor panels). */
+async function chatFrames(page: Page): Promise<Frame[]> {
+  const out: Frame[] = [];
+  for (const f of page.frames()) {
+    if (f.isDetached()) continue;
+    try {
+      if ((await f.locator(tid('prompt-input')).count()) > 0) out.push(f);
+    } catch {
+      // detached meanwhile
+    }
+  }
+  return out;
 }
 
 /** Type a prompt into the chat and send it; wait until the user message shows. */
