@@ -11,7 +11,6 @@ import asyncio
 import importlib
 import logging
 import os
-import signal
 import sys
 import uuid
 from pathlib import Path
@@ -21,7 +20,7 @@ from lsprotocol import types as lsp
 from pygls.uris import from_fs_path, to_fs_path
 
 from agent_ls.server import protocol as P
-from agent_ls.server.server import AgentLanguageServer, LspLogHandler, guarded, status_payload
+from agent_ls.server.server import AgentLanguageServer, LspLogHandler, guarded, kill_children, status_payload
 
 log = logging.getLogger("agent_ls.server")
 
@@ -52,6 +51,7 @@ def register(server: AgentLanguageServer) -> None:
     pkg_logger.addHandler(handler)
     pkg_logger.setLevel(logging.INFO)
     pkg_logger.propagate = False
+    logging.getLogger("pygls.protocol.json_rpc").addFilter(_expected_errors)
 
     _register_lifecycle(server)
     _register_settings(server)
@@ -61,6 +61,14 @@ def register(server: AgentLanguageServer) -> None:
 
     chat.register(server)
     code_actions.register(server)
+
+
+def _expected_errors(record: logging.LogRecord) -> bool:
+    """pygls logs every error response with a traceback; the expected ones (bad params,
+    impossible or cancelled requests) are answered to the client, not logged."""
+    exc = record.exc_info[1] if record.exc_info else None
+    code = getattr(exc, "code", None)
+    return code not in (P.INVALID_PARAMS, P.REQUEST_FAILED, P.REQUEST_CANCELLED)
 
 
 # lifecycle ---------------------------------------------------------------------------------------
@@ -105,37 +113,6 @@ async def shutdown_host(ls: AgentLanguageServer) -> None:
         ls.store.close()
         ls.store = None
     kill_children()
-
-
-def kill_children() -> None:
-    """Last resort: no child process outlives the server (also when the editor vanished
-    without ``shutdown``). MCP servers run in their own process group; end each group."""
-    if not sys.platform.startswith("linux"):
-        return
-    me = os.getpid()
-    try:
-        entries = os.listdir("/proc")
-    except OSError:
-        return
-    for entry in entries:
-        if not entry.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry}/stat", encoding="utf-8") as f:
-                fields = f.read().rsplit(")", 1)[1].split()
-        except OSError:
-            continue
-        state, ppid, pgid = fields[0], int(fields[1]), int(fields[2])
-        if ppid != me or state == "Z":
-            continue
-        pid = int(entry)
-        try:
-            if pgid == pid:
-                os.killpg(pid, signal.SIGTERM)
-            else:
-                os.kill(pid, signal.SIGTERM)
-        except OSError:
-            pass
 
 
 # host -----------------------------------------------------------------------------------------------

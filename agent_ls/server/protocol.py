@@ -8,6 +8,7 @@ validated here (a bad shape is a JSON-RPC ``InvalidParams`` error response, neve
 from __future__ import annotations
 
 import re
+import typing
 from typing import Any, TypeVar
 
 import attrs
@@ -133,9 +134,34 @@ def _strict_str_dict(value: Any, _type: Any) -> dict[str, str]:
     return d
 
 
-# cattrs would happily turn 5 into "5" or a list into a dict's keys: be strict instead.
+def _is_list(t: Any) -> bool:
+    return typing.get_origin(t) is list
+
+
+def _strict_list(value: Any, type_: Any) -> list[Any]:
+    if not isinstance(value, list):
+        raise TypeError(f"expected an array, not {type(value).__name__}")
+    (item,) = typing.get_args(type_) or (Any,)
+    if item is Any:
+        return list(value)
+    errors: list[Exception] = []
+    out = []
+    for i, v in enumerate(value):
+        try:
+            out.append(converter.structure(v, item))
+        except Exception as e:
+            e.__notes__ = [*getattr(e, "__notes__", []), cattrs.errors.IterableValidationNote(
+                f"Structuring {type_} @ index {i}", i, item)]
+            errors.append(e)
+    if errors:
+        raise cattrs.errors.IterableValidationError(f"While structuring {type_!r}", errors, type_)
+    return out
+
+
+# cattrs would happily turn 5 into "5" or a dict into a list of its keys: be strict instead.
 converter.register_structure_hook(str, _strict_str)
 converter.register_structure_hook(bool, _strict_bool)
+converter.register_structure_hook_func(_is_list, _strict_list)
 converter.register_structure_hook_func(lambda t: t == dict[str, Any], _strict_dict)
 converter.register_structure_hook_func(lambda t: t == dict[str, str], _strict_str_dict)
 
@@ -149,8 +175,28 @@ def parse(cls: type[T], params: Any) -> T:
     try:
         return converter.structure(params, cls)
     except Exception as e:  # cattrs ClassValidationError and friends
-        msgs = cattrs.transform_error(e) if isinstance(e, cattrs.BaseValidationError) else [str(e)]
+        msgs = [_wire_message(m) for m in cattrs.transform_error(e, format_exception=_format_exception)] \
+            if isinstance(e, cattrs.BaseValidationError) else [str(e)]
         raise InvalidParams("invalid params: " + "; ".join(msgs)) from None
+
+
+def _format_exception(exc: BaseException, type_: Any) -> str:
+    if isinstance(exc, (TypeError, ValueError)) and type(exc) in (TypeError, ValueError) and str(exc) and \
+            not str(exc).startswith(("invalid literal", "int() argument")):
+        return str(exc)  # our own checks say exactly what is wrong
+    from cattrs.v import format_exception
+
+    return format_exception(exc, type_)
+
+
+def _wire_message(message: str) -> str:
+    """cattrs' ``<problem> @ $.session_id[0]`` -> ``sessionId[0]: <problem>`` (wire names)."""
+    problem, sep, path = message.rpartition(" @ ")
+    if not sep:
+        return message
+    path = re.sub(r"[A-Za-z_][A-Za-z0-9_]*", lambda m: camel(m.group(0)), path.removeprefix("$").lstrip("."))
+    problem = problem.replace("invalid value for type, expected ", "expected ")
+    return f"{path or 'params'}: {problem}"
 
 
 def dump(value: Any) -> Any:

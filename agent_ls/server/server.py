@@ -10,6 +10,9 @@ from __future__ import annotations
 import asyncio
 import functools
 import logging
+import os
+import signal
+import sys
 import uuid
 from collections.abc import Awaitable, Callable
 from pathlib import Path
@@ -146,6 +149,13 @@ class AgentLanguageServer(LanguageServer):
         self._status_pending = False
         self._request_counter = 0
 
+    def shutdown(self) -> None:
+        """pygls calls this when the connection ends (exit, or the editor went away)."""
+        try:
+            super().shutdown()
+        finally:
+            kill_children()
+
     # helpers ------------------------------------------------------------------------
     def run_task(self, coro: Awaitable[Any], name: str) -> asyncio.Task[Any]:
         """Start a background task; keep a strong reference and log its failure."""
@@ -205,6 +215,37 @@ class AgentLanguageServer(LanguageServer):
             asyncio.get_running_loop().call_later(0.05, send)
         except RuntimeError:
             self._status_pending = False
+
+
+def kill_children() -> None:
+    """Last resort: no child process outlives the server (also when the editor vanished
+    without ``shutdown``). MCP servers run in their own process group; end each group."""
+    if not sys.platform.startswith("linux"):
+        return
+    me = os.getpid()
+    try:
+        entries = os.listdir("/proc")
+    except OSError:
+        return
+    for entry in entries:
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat", encoding="utf-8") as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        state, ppid, pgid = fields[0], int(fields[1]), int(fields[2])
+        if ppid != me or state == "Z":
+            continue
+        pid = int(entry)
+        try:
+            if pgid == pid:
+                os.killpg(pid, signal.SIGTERM)
+            else:
+                os.kill(pid, signal.SIGTERM)
+        except OSError:
+            pass
 
 
 def status_payload(manager: MCPManager) -> list[P.ServerStatusPayload]:

@@ -156,6 +156,7 @@ class Editor:
         self.elicit_answer: dict[str, Any] = {"action": "accept", "content": {}}
         self.applied_edits: list[Any] = []
         self.registrations: list[Any] = []
+        self.init_result: lsp.InitializeResult | None = None
 
     # requests ------------------------------------------------------------------------------
     async def request(self, method: str, params: Any = None, timeout: float = 60.0) -> Any:
@@ -163,6 +164,19 @@ class Editor:
         result = await asyncio.wait_for(
             self.client.protocol.send_request_async(method, {} if params is None else params), timeout)
         return plain(result)
+
+    async def raw_request(self, method: str, params: Any, timeout: float = 15.0) -> Any:
+        """A request sent exactly as given (the client would refuse to serialize bad params
+        of a standard method)."""
+        from concurrent.futures import Future
+
+        proto = self.client.protocol
+        msg_id = f"raw-{uuid.uuid4().hex[:8]}"
+        future: Future[Any] = Future()
+        proto._request_futures[msg_id] = future
+        proto._result_types[msg_id] = P.RawResponse
+        proto._send_data(P.RawRequest(id=msg_id, method=method, jsonrpc="2.0", params=params))
+        return await asyncio.wait_for(asyncio.wrap_future(future), timeout)
 
     def start_request(self, method: str, params: Any = None) -> tuple[str, asyncio.Task[Any]]:
         """Send a request in the background; returns its id (for ``$/cancelRequest``) and task."""
@@ -214,9 +228,10 @@ class Editor:
 
 
 async def open_editor(setup: Setup, folders: list[Path] | None = None,
-                      configure: Callable[[Editor], None] | None = None) -> Editor:
+                      configure: Callable[[Editor], None] | None = None,
+                      command: list[str] | None = None) -> Editor:
     setup.write()
-    config = ClientServerConfig(server_command=SERVER_COMMAND, server_env=setup.env(), client_factory=make_client)
+    config = ClientServerConfig(server_command=command or SERVER_COMMAND, server_env=setup.env(), client_factory=make_client)
     client: LanguageClient = await config.start()  # type: ignore[assignment]
     ed = Editor(client, setup)
     if configure is not None:
@@ -261,7 +276,7 @@ async def open_editor(setup: Setup, folders: list[Path] | None = None,
         ed.applied_edits.append(params)
         return lsp.ApplyWorkspaceEditResult(applied=True)
 
-    await client.initialize_session(lsp.InitializeParams(
+    ed.init_result = await client.initialize_session(lsp.InitializeParams(
         capabilities=lsp.ClientCapabilities(
             window=lsp.WindowClientCapabilities(work_done_progress=True),
             text_document=lsp.TextDocumentClientCapabilities(code_action=lsp.CodeActionClientCapabilities(
