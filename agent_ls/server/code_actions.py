@@ -31,11 +31,13 @@ from __future__ import annotations
 
 import logging
 import re
+from collections.abc import Sequence
 from typing import Any
 
 import attrs
 from lsprotocol import types as lsp
 from pygls.uris import to_fs_path
+from pygls.workspace import ServerTextPosition, ServerTextRange
 
 from agent_ls.server import protocol as P
 from agent_ls.server.server import AgentLanguageServer, guarded
@@ -108,7 +110,7 @@ def expand_template(value: Any, ctx: dict[str, Any]) -> Any:
     return value
 
 
-def _text_in(lines: list[str], rng: Any) -> str:
+def _text_in(lines: Sequence[str], rng: Any) -> str:
     """The text of ``rng`` (server units: code points)."""
     if not lines or rng.start == rng.end:
         return ""
@@ -122,11 +124,11 @@ def _text_in(lines: list[str], rng: Any) -> str:
     return "".join(out)
 
 
-def _lines_of(lines: list[str], diagnostics: list[lsp.Diagnostic]) -> tuple[str, lsp.Range]:
+def _lines_of(lines: Sequence[str], diagnostics: list[lsp.Diagnostic]) -> tuple[str, Any]:
     """The whole lines the diagnostics cover, and their range (server units)."""
     first = min(d.range.start.line for d in diagnostics)
     last = min(max(d.range.end.line for d in diagnostics), len(lines) - 1)
-    rng = lsp.Range(lsp.Position(first, 0), lsp.Position(last, len(lines[last].rstrip("\r\n"))))
+    rng = ServerTextRange(ServerTextPosition(first, 0), ServerTextPosition(last, len(lines[last].rstrip("\r\n"))))
     return "".join(lines[first:last + 1]).rstrip("\n"), rng
 
 
