@@ -1,0 +1,73 @@
+"""A second real LSP client: Neovim (Debian's 0.7.2, installed by scripts/setup.sh) starts
+agent-ls with its built-in client, sends custom requests and answers the server's requests."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.llm.scripted_server import ScriptedLLM, text, tool_calls
+from tests.servers.launch import knob_stdio_params
+
+pytestmark = pytest.mark.e2e
+
+DRIVE = Path(__file__).with_name("drive.lua")
+REPO_ROOT = Path(__file__).resolve().parents[2]
+
+
+def nvim() -> str:
+    path = shutil.which("nvim")
+    if path is None:
+        pytest.fail("nvim is not installed: run `bash scripts/setup.sh` (it installs Debian's neovim)")
+    return path
+
+
+@pytest.fixture(scope="module")
+def llm() -> ScriptedLLM:  # type: ignore[misc]
+    with ScriptedLLM() as server:
+        yield server
+
+
+def test_neovim_drives_custom_requests(tmp_path: Path, llm: ScriptedLLM) -> None:
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    config = tmp_path / "config"
+    config.mkdir()
+    (config / "settings.json").write_text(json.dumps({
+        "model": "openai/scripted", "apiBase": llm.openai_base,
+        "agent": {"maxRetries": 0, "deferMcpTools": False},
+        "mcpServers": {"knob": knob_stdio_params()},
+    }))
+    llm.script(tool_calls([("mcp__knob__delete_item", {"id": "n1"})]), text("neovim works"))
+    out = tmp_path / "report.json"
+    env = dict(os.environ)
+    env.update({
+        "AGENT_LS_NVIM_CMD": json.dumps([sys.executable, "-m", "agent_ls.cli"]),
+        "AGENT_LS_NVIM_ROOT": str(ws), "AGENT_LS_NVIM_OUT": str(out),
+        "AGENT_LS_CONFIG_DIR": str(config), "AGENT_LS_DATA_DIR": str(tmp_path / "data"),
+        "OPENAI_API_KEY": "x", "PYTHONPATH": str(REPO_ROOT),
+        # keep Neovim's state, cache (lsp.log) and config out of $HOME
+        "XDG_CONFIG_HOME": str(tmp_path / "xdg-config"), "XDG_CACHE_HOME": str(tmp_path / "xdg-cache"),
+        "XDG_DATA_HOME": str(tmp_path / "xdg-data"), "XDG_STATE_HOME": str(tmp_path / "xdg-state"),
+    })
+    proc = subprocess.run([nvim(), "--headless", "--clean", "-c", f"luafile {DRIVE}"], env=env, cwd=ws,
+                          capture_output=True, timeout=180, stdin=subprocess.DEVNULL)
+    assert out.exists(), f"nvim wrote no report (exit {proc.returncode}): {proc.stderr.decode()[-2000:]}"
+    report = json.loads(out.read_text())
+    assert report["errors"] == [], report
+    assert proc.returncode == 0
+    assert report["steps"] == ["initialized", "status", "prompt", "stopped"]
+    assert report["knob_state"] == "connected"
+    assert report["echo"] == "hello from nvim"
+    assert report["bad_params"]["code"] == -32602 and "enabled" in report["bad_params"]["message"]
+    assert report["prompt"] == {"text": "neovim works", "stopReason": "end"}
+    assert report["approvals"] == ["mcp__knob__delete_item"]
+    assert report["events"][0] == "turn_started" and report["events"][-1] == "turn_finished"
+    assert "tool_call_finished" in report["events"]
+    assert llm.requests[-1].body["messages"][-1]["content"] == "deleted item n1"
