@@ -684,7 +684,9 @@ class ServerConnection:
             sampling_callback=self._sample,
             message_handler=self._on_message,
             logging_callback=self._on_log,
-            read_timeout_seconds=cfg.call_timeout,
+            # Tool calls pass callTimeout themselves; the handshake is bounded by connectTimeout,
+            # so a short callTimeout must not cut off a slow server's initialize.
+            read_timeout_seconds=max(cfg.call_timeout, cfg.connect_timeout),
             cache=None,
         )
         deadline_scope = anyio.CancelScope(deadline=anyio.current_time() + cfg.connect_timeout)
