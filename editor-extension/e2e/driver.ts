@@ -607,6 +607,48 @@ async function scenario(page: Page, steps: Steps): Promise<void> {
     s.note(`editor tabs: ${JSON.stringify(tabs)}; messages in the panel: ${await panel.locator(tid('message')).count()}`);
   });
 
+  await steps.run('settings-restart', 'changing agentLs.server.env restarts the language client', ['activation'], async (s) => {
+    // as a user: open the user settings.json in the editor, change it, save
+    const settings = JSON.parse(fs.readFileSync(cfg.userSettings, 'utf8')) as Record<string, unknown>;
+    settings['agentLs.server.env'] = { AGENT_LS_E2E_RESTART: '1' };
+    await runCommand(page, 'Preferences: Open User Settings (JSON)');
+    const editor = page.locator('.editor-group-container.active .monaco-editor[data-uri$="settings.json"]').first();
+    await editor.waitFor({ state: 'visible', timeout: T });
+    await editor.locator('.view-lines').first().click();
+    await page.keyboard.press('Control+A');
+    const mark = facts.mark();
+    // paste (typing would get auto-closed brackets and auto-indentation added)
+    const text = JSON.stringify(settings, null, 2);
+    await page.context().grantPermissions(['clipboard-read', 'clipboard-write'], { origin: cfg.url });
+    await page.evaluate(async (t) => navigator.clipboard.writeText(t), text);
+    await page.keyboard.press('Control+V');
+    await page.keyboard.press('Control+S');
+    const saved = await until('settings.json to be saved with the change', () => {
+      const now = fs.readFileSync(cfg.userSettings, 'utf8');
+      return now.includes('AGENT_LS_E2E_RESTART') ? now : undefined;
+    }, T);
+    try {
+      JSON.parse(saved);
+    } catch {
+      throw new Error(`the edited settings.json is not valid JSON: ${JSON.stringify(saved.slice(-200))}`);
+    }
+    await facts.waitFor(/^client-running\b/, T, mark).catch((e: unknown) => {
+      throw new Error(`${(e as Error).message}; facts since the change: ${factsSince(mark)}`);
+    });
+    const status = await facts.waitFor(/^status [1-9]\d* servers?\b/, T, mark);
+    s.note(`facts since the change: ${factsSince(mark)}; ${status}`);
+    await escape(page); // close the settings editor (VS Code shows it as a modal)
+    const f = await chatFrame();
+    await until(`${tid('send')} to be enabled again`, async () => f.locator(tid('send')).isEnabled(), T);
+    const pane = page.locator('.pane', { has: page.locator('.pane-header', { hasText: /MCP Servers/i }) }).first();
+    const row = pane
+      .locator('.monaco-list-row')
+      .filter({ has: page.locator('.label-name', { hasText: new RegExp(`^\\s*${escapeRe(sc.server)}\\s*$`) }) })
+      .first();
+    await until(`"${sc.server}" connected again in the MCP Servers view after the restart`, async () =>
+      /^connected · [1-9]\d* tools?$/.test(norm((await row.locator('.label-description').allInnerTexts()).join(' '))), T);
+  });
+
   await escape(page);
   await sleep(100);
 }

@@ -26,6 +26,8 @@ export interface Config {
   browserProfile: string;
   /** <repo>/.tools/e2e/node_modules (playwright-core lives there). */
   nodeModules: string;
+  /** code-server's user settings.json (the driver edits it to change an agentLs setting). */
+  userSettings: string;
   /** Default timeout of one step, in milliseconds. */
   stepTimeoutMs: number;
   scenario: Scenario;
