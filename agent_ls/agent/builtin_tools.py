@@ -888,8 +888,8 @@ class BashTool(_BuiltinTool):
             return ToolResult.error("The command contains a NUL byte")
         env = dict(os.environ)
         env.update({"PAGER": "cat", "GIT_PAGER": "cat", "GIT_TERMINAL_PROMPT": "0"})
-        try:
-            proc = await asyncio.create_subprocess_exec(
+        spawn = asyncio.ensure_future(
+            asyncio.create_subprocess_exec(
                 "bash",
                 "-c",
                 command,
@@ -900,6 +900,16 @@ class BashTool(_BuiltinTool):
                 start_new_session=True,
                 env=env,
             )
+        )
+        try:
+            proc = await asyncio.shield(spawn)
+        except asyncio.CancelledError:
+            # Cancelled while the process was being set up: it may already be running (and
+            # have started children). Unshielded, asyncio would kill only bash itself and
+            # orphan the rest; wait for the spawn to finish and kill the whole group.
+            with contextlib.suppress(BaseException):
+                _kill_group(await spawn)
+            raise
         except OSError as exc:
             return ToolResult.error(f"Could not start bash: {exc}")
         assert proc.stdout is not None
