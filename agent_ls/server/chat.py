@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -172,12 +173,29 @@ def event_sink(ls: AgentLanguageServer, session: Any) -> Any:
     return sink
 
 
+async def load_llm() -> None:
+    """litellm takes seconds to import: never on the event loop (requests, including
+    ``$/cancelRequest``, keep being answered meanwhile)."""
+    from agent_ls.agent import llm
+
+    if llm._litellm is None:
+        await asyncio.to_thread(llm.get_litellm)
+
+
+def prewarm_llm(ls: AgentLanguageServer) -> None:
+    """Import litellm in the background once the MCP servers have settled, when a model is
+    configured, so that the first prompt does not wait for it."""
+    if agent_settings_now(ls).model and "litellm" not in sys.modules:  # (sys.modules: also while importing)
+        ls.run_task(load_llm(), "import litellm")
+
+
 async def prompt(ls: AgentLanguageServer, params: P.PromptParams) -> dict[str, Any]:
     session = await get_session(ls, params.session_id, params.model)
     lock = ls.session_locks.setdefault(session.session_id, asyncio.Lock())
     if lock.locked():
         raise P.RequestFailed(f"session {session.session_id} is already answering a prompt")
     async with lock:
+        await load_llm()
         text = params.text
         if params.attachments:
             context = await render_attachments(ls, params.attachments)

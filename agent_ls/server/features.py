@@ -73,7 +73,15 @@ def _expected_errors(record: logging.LogRecord) -> bool:
 
 # lifecycle ---------------------------------------------------------------------------------------
 
+HEAVY_MODULES = ("litellm", "mcp")
+
+
 def _register_lifecycle(server: AgentLanguageServer) -> None:
+    @server.feature(lsp.INITIALIZE)
+    def initialize(ls: AgentLanguageServer, params: lsp.InitializeParams) -> None:
+        # Evidence for the "initialize stays light" promise (reported by agent/serverInfo).
+        ls.modules_at_initialize = {m: m in sys.modules for m in HEAVY_MODULES}
+
     @server.feature(lsp.INITIALIZED)
     async def initialized(ls: AgentLanguageServer, params: lsp.InitializedParams) -> None:
         ls.run_task(start_host(ls), "start MCP host")
@@ -97,9 +105,16 @@ def _register_lifecycle(server: AgentLanguageServer) -> None:
         P.parse(P.NoParams, raw)
         return P.dump(P.ServerInfoResult(
             name="agent-ls", version=__version__, pid=os.getpid(), python=sys.version.split()[0],
-            loaded_modules={m: m in sys.modules for m in ("litellm", "mcp")},
+            loaded_modules={m: _imported(m) for m in HEAVY_MODULES},
+            loaded_at_initialize=dict(ls.modules_at_initialize),
             workspace_folders=[str(f) for f in ls.folders()],
         ))
+
+
+def _imported(name: str) -> bool:
+    """Fully imported (a module is in sys.modules while its import still runs)."""
+    module = sys.modules.get(name)
+    return module is not None and not getattr(getattr(module, "__spec__", None), "_initializing", False)
 
 
 async def shutdown_host(ls: AgentLanguageServer) -> None:
@@ -191,6 +206,9 @@ async def connect_progress(ls: AgentLanguageServer, manager: Any) -> None:
                 break
             await asyncio.sleep(0.1)
         report()
+        from agent_ls.server.chat import prewarm_llm
+
+        prewarm_llm(ls)
     finally:
         if progress is not None:
             connected = sum(1 for s in manager.status() if s.state == "connected")

@@ -419,7 +419,9 @@ class ServerInfoResult:
     pid: int
     python: str
     loaded_modules: dict[str, bool]
-    """Whether the heavy dependencies are imported yet: ``litellm``, ``mcp``."""
+    """Whether the heavy dependencies are imported now: ``litellm``, ``mcp``."""
+    loaded_at_initialize: dict[str, bool]
+    """The same, recorded while ``initialize`` was answered (both false: it stays light)."""
     workspace_folders: list[str]
 
 

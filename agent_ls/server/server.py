@@ -148,6 +148,7 @@ class AgentLanguageServer(LanguageServer):
         self.config_diagnostics: dict[str, list[lsp.Diagnostic]] = {}
         self._status_pending = False
         self._request_counter = 0
+        self.modules_at_initialize: dict[str, bool] = {}
 
     def shutdown(self) -> None:
         """pygls calls this when the connection ends (exit, or the editor went away)."""

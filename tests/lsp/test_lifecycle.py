@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -22,26 +23,45 @@ pytestmark = pytest.mark.e2e
 
 
 async def test_initialize_is_light_and_advertises_features(setup: Setup) -> None:
-    """initialize does not import litellm (nor does connecting the MCP servers); the first
-    prompt does. The result advertises code actions, the commands and workspace folders."""
+    """initialize does not import litellm (recorded by the server while it answers
+    initialize); litellm is imported in the background once the MCP servers have settled,
+    before any prompt. The result advertises code actions, the commands and workspace folders."""
     ed = await open_editor(setup)
     try:
         info = await ed.request(P.SERVER_INFO)
-        assert info["loadedModules"]["litellm"] is False
+        assert info["loadedAtInitialize"]["litellm"] is False
         assert info["name"] == "agent-ls" and info["workspaceFolders"] == [str(setup.ws)]
         await ed.wait_state("knob", "connected")
-        info = await ed.request(P.SERVER_INFO)
-        assert info["loadedModules"] == {"litellm": False, "mcp": True}
-        setup.llm.script(text("hello"))
-        await ed.request(P.PROMPT, {"text": "hi"})
-        assert (await ed.request(P.SERVER_INFO))["loadedModules"]["litellm"] is True
+        for _ in range(600):  # prewarmed without a prompt
+            info = await ed.request(P.SERVER_INFO)
+            if info["loadedModules"]["litellm"]:
+                break
+            await asyncio.sleep(0.1)
+        assert info["loadedModules"] == {"litellm": True, "mcp": True}
+        assert setup.llm.requests == []
         assert ed.init_result is not None
         caps = ed.init_result.capabilities
         assert ed.init_result.server_info is not None and ed.init_result.server_info.name == "agent-ls"
-        assert caps.code_action_provider and caps.code_action_provider
+        assert caps.code_action_provider
         assert set(P.COMMANDS) <= set(caps.execute_command_provider.commands)  # type: ignore[union-attr]
         folders = caps.workspace.workspace_folders  # type: ignore[union-attr]
         assert folders is not None and folders.supported and folders.change_notifications
+    finally:
+        await close_editor(ed)
+
+
+async def test_server_package_entry_point_imports_nothing_heavy_before_initialize(setup: Setup) -> None:
+    """``python -m agent_ls.server``: neither litellm nor the MCP SDK before initialize; with
+    no model configured litellm is never imported just in case."""
+    del setup.user_settings["model"]
+    ed = await open_editor(setup, command=[sys.executable, "-m", "agent_ls.server"])
+    try:
+        info = await ed.request(P.SERVER_INFO)
+        assert info["loadedAtInitialize"] == {"litellm": False, "mcp": False}
+        await ed.wait_state("knob", "connected")
+        await asyncio.sleep(1.0)
+        info = await ed.request(P.SERVER_INFO)
+        assert info["loadedModules"] == {"litellm": False, "mcp": True}
     finally:
         await close_editor(ed)
 

@@ -1,0 +1,13 @@
+"""``python -m agent_ls.server``: serve LSP on stdio, importing only the server package.
+
+The same server as ``agent-ls`` / ``agent-ls serve``; this entry point skips the CLI's module
+imports (the MCP SDK is imported after ``initialize`` instead of before it).
+"""
+
+import logging
+import sys
+
+from agent_ls.server.server import create_server
+
+logging.basicConfig(level=logging.WARNING, stream=sys.stderr, format="%(levelname)s %(name)s: %(message)s")
+create_server().start_io()

@@ -1,0 +1,229 @@
+"""Language server benchmarks: medians and ratios against baselines measured in the same run.
+
+    .venv/bin/python scripts/bench_lsp.py [--starts 10] [--calls 200] [--prompts 15]
+
+1. Process start to the ``initialize`` result: ``agent-ls`` (``python -m agent_ls.cli``, what
+   the ``agent-ls`` command runs) vs a bare pygls server started the same way
+   (``python bare_server.py``). Target ratio <= 1.5. ``python -m agent_ls.server`` (the
+   server package alone) is shown too.
+2. A direct MCP tool call through LSP (``mcp/callTool`` on the knob server's read-only
+   ``echo``) vs a bare pygls custom-request round trip plus a bare MCP SDK ``call_tool`` of
+   the same tool on the same kind of server. Target ratio <= 1.3.
+3. From sending ``agent/prompt`` to the first ``text`` event vs the scripted LLM's first byte
+   (the scripted OpenAI-compatible server runs in this process, so its timestamps share the
+   clock). Warm prompts; the first one, sent as soon as the MCP servers are connected (while
+   litellm may still be importing in the background), is shown apart.
+
+Rounds alternate between the sides so that machine noise hits both alike. Every process is a
+real subprocess talking LSP over stdio (pygls' client).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
+
+from lsprotocol import types as lsp  # noqa: E402
+from pygls.lsp.client import LanguageClient  # noqa: E402
+
+from tests.llm.scripted_server import ScriptedLLM, text  # noqa: E402
+from tests.servers.launch import KNOB_SERVER  # noqa: E402
+
+BARE_SERVER = '''
+from pygls.lsp.server import LanguageServer
+
+server = LanguageServer("bare", "1.0")
+
+
+@server.feature("bench/echo")
+async def echo(ls, params):
+    return {"text": params.text}
+
+
+server.start_io()
+'''
+
+AGENT_LS = [sys.executable, "-m", "agent_ls.cli"]
+AGENT_LS_SERVER_PKG = [sys.executable, "-m", "agent_ls.server"]
+
+
+def med(xs: list[float]) -> float:
+    return statistics.median(xs)
+
+
+class Env:
+    def __init__(self, tmp: Path, llm: ScriptedLLM) -> None:
+        self.ws = tmp / "ws"
+        self.ws.mkdir()
+        self.config = tmp / "config"
+        self.config.mkdir()
+        (self.config / "settings.json").write_text(json.dumps({
+            "model": "openai/scripted", "apiBase": llm.openai_base,
+            "agent": {"maxRetries": 0, "deferMcpTools": False},
+            "mcpServers": {"knob": {"command": sys.executable, "args": [str(KNOB_SERVER)]}},
+        }))
+        self.bare = tmp / "bare_server.py"
+        self.bare.write_text(BARE_SERVER)
+        self.vars = dict(os.environ)
+        self.vars.update({"AGENT_LS_CONFIG_DIR": str(self.config), "AGENT_LS_DATA_DIR": str(tmp / "data"),
+                          "OPENAI_API_KEY": "x", "PYTHONPATH": str(REPO)})
+
+
+async def start(cmd: list[str], env: Env) -> tuple[LanguageClient, float]:
+    client = LanguageClient("bench", "1.0")
+    t0 = time.perf_counter()
+    await client.start_io(*cmd, env=env.vars)
+    await client.initialize_async(lsp.InitializeParams(
+        capabilities=lsp.ClientCapabilities(),
+        workspace_folders=[lsp.WorkspaceFolder(uri=env.ws.as_uri(), name="ws")]))
+    dt = time.perf_counter() - t0
+    client.initialized(lsp.InitializedParams())
+    return client, dt
+
+
+async def stop(client: LanguageClient) -> None:
+    await client.shutdown_async(None)
+    client.exit(None)
+    await client.stop()
+
+
+async def bench_start(env: Env, rounds: int) -> None:
+    bare_t: list[float] = []
+    cli_t: list[float] = []
+    pkg_t: list[float] = []
+    for i in range(rounds + 1):
+        for cmd, out in (([sys.executable, str(env.bare)], bare_t), (AGENT_LS, cli_t), (AGENT_LS_SERVER_PKG, pkg_t)):
+            client, dt = await start(cmd, env)
+            await stop(client)
+            if i > 0:  # the first round warms the OS file cache
+                out.append(dt)
+    b = med(bare_t)
+    print(f"1. start -> initialize result: bare pygls median {b * 1e3:.0f} ms | agent-ls (-m agent_ls.cli) "
+          f"median {med(cli_t) * 1e3:.0f} ms, ratio {med(cli_t) / b:.2f} (target <= 1.5) | "
+          f"-m agent_ls.server median {med(pkg_t) * 1e3:.0f} ms, ratio {med(pkg_t) / b:.2f}; rounds={rounds}")
+
+
+async def wait_connected(client: LanguageClient, name: str) -> None:
+    for _ in range(600):
+        status = await client.protocol.send_request_async("mcp/status", {})
+        if any(s.name == name and s.state == "connected" for s in status.servers):
+            return
+        await asyncio.sleep(0.05)
+    raise RuntimeError(f"{name} did not connect")
+
+
+async def wait_litellm(client: LanguageClient) -> None:
+    """The server imports litellm in the background after the MCP servers settle; wait for
+    it so that the import does not compete with the measured calls."""
+    for _ in range(1200):
+        info = await client.protocol.send_request_async("agent/serverInfo", {})
+        if info.loadedModules.litellm:
+            return
+        await asyncio.sleep(0.1)
+    raise RuntimeError("litellm was not imported")
+
+
+async def bench_call(env: Env, calls: int) -> None:
+    from mcp import Client, StdioServerParameters
+
+    agent, _ = await start(AGENT_LS, env)
+    bare, _ = await start([sys.executable, str(env.bare)], env)
+    try:
+        await wait_connected(agent, "knob")
+        await wait_litellm(agent)
+        params = StdioServerParameters(command=sys.executable, args=[str(KNOB_SERVER)])
+        async with Client(params, mode="legacy") as sdk:
+            lsp_t: list[float] = []
+            rt_t: list[float] = []
+            sdk_t: list[float] = []
+            call = {"server": "knob", "tool": "echo", "arguments": {"text": "x"}}
+            for i in range(calls + 30):
+                t0 = time.perf_counter()
+                await bare.protocol.send_request_async("bench/echo", {"text": "x"})
+                t1 = time.perf_counter()
+                res = await sdk.call_tool("echo", {"text": "x"})
+                t2 = time.perf_counter()
+                out = await agent.protocol.send_request_async("mcp/callTool", call)
+                t3 = time.perf_counter()
+                assert not res.is_error and out.content == "x" and not out.isError
+                if i >= 30:  # warm-up
+                    rt_t.append(t1 - t0)
+                    sdk_t.append(t2 - t1)
+                    lsp_t.append(t3 - t2)
+        base = med(rt_t) + med(sdk_t)
+        print(f"2. direct tool call: bare pygls round trip median {med(rt_t) * 1e3:.3f} ms + bare SDK call_tool "
+              f"median {med(sdk_t) * 1e3:.3f} ms = {base * 1e3:.3f} ms | mcp/callTool through agent-ls median "
+              f"{med(lsp_t) * 1e3:.3f} ms, ratio {med(lsp_t) / base:.2f} (target <= 1.3); n={calls}")
+    finally:
+        await stop(agent)
+        await stop(bare)
+
+
+async def bench_prompt(env: Env, llm: ScriptedLLM, prompts: int) -> None:
+    agent, _ = await start(AGENT_LS, env)
+    first_text: dict[str, float] = {}
+
+    @agent.feature("agent/event")
+    def on_event(params: Any) -> None:
+        if params.event.type == "text" and "t" not in first_text:
+            first_text["t"] = time.perf_counter()
+
+    try:
+        await wait_connected(agent, "knob")
+        rows: list[tuple[float, float, float, float]] = []
+        for i in range(prompts + 1):
+            llm.script(text("hello there, general", chunks=3))
+            first_text.clear()
+            t0 = time.perf_counter()
+            result = await agent.protocol.send_request_async("agent/prompt", {"text": f"hi {i}"})
+            t_end = time.perf_counter()
+            assert result.stopReason == "end", result
+            req = llm.requests[-1]
+            assert req.first_byte_at is not None
+            row = (req.received_at - t0, req.first_byte_at - t0, first_text["t"] - t0, t_end - t0)
+            if i == 0:
+                print(f"3. first prompt (litellm import may still be running): LLM request after {row[0] * 1e3:.0f} ms, first byte "
+                      f"{row[1] * 1e3:.0f} ms, first text event {row[2] * 1e3:.0f} ms")
+            else:
+                rows.append(row)
+        recv, fb, ev, end = (med([r[k] for r in rows]) for k in range(4))
+        print(f"3. warm prompt -> first text event: LLM got the request after {recv * 1e3:.1f} ms, sent its first "
+              f"byte at {fb * 1e3:.1f} ms; first text event at {ev * 1e3:.1f} ms (+{(ev - fb) * 1e3:.1f} ms after "
+              f"the first byte), ratio {ev / fb:.2f}; turn done at {end * 1e3:.1f} ms; n={prompts}")
+    finally:
+        await stop(agent)
+
+
+async def main() -> None:
+    import logging
+
+    logging.getLogger("pygls").setLevel(logging.ERROR)  # the client ignores our notifications
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--starts", type=int, default=10)
+    ap.add_argument("--calls", type=int, default=200)
+    ap.add_argument("--prompts", type=int, default=15)
+    ap.add_argument("--only", choices=["start", "call", "prompt"], default=None)
+    args = ap.parse_args()
+    with tempfile.TemporaryDirectory() as d, ScriptedLLM() as llm:
+        env = Env(Path(d), llm)
+        if args.only in (None, "start"):
+            await bench_start(env, args.starts)
+        if args.only in (None, "call"):
+            await bench_call(env, args.calls)
+        if args.only in (None, "prompt"):
+            await bench_prompt(env, llm, args.prompts)
+
+
+if __name__ == "__main__":
+    asyncio.run(main())
