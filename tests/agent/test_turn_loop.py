@@ -22,7 +22,7 @@ from agent_ls.agent.permissions import ApprovalAnswer, ApprovalRequest, Permissi
 from agent_ls.agent.session import INTERRUPTED_RESULT
 from agent_ls.agent.store import SessionStore
 from agent_ls.agent.tools import Capability, ToolResult, ToolSpec
-from tests.agent.conftest import Recorder, make_session, openai_config
+from tests.agent.conftest import Recorder, make_session
 from tests.llm.scripted_server import (
     ScriptedLLM,
     Usage,
@@ -441,9 +441,6 @@ def test_event_payloads_are_camel_case() -> None:
                                          "durationMs": 1.5, "denied": True, "attachments": [],
                                          "type": "tool_call_finished"}
 
-
-def test_openai_config_helper_is_loopback(llm: ScriptedLLM) -> None:
-    assert openai_config(llm).api_base.startswith("http://127.0.0.1:")  # type: ignore[union-attr]
 
 
 async def test_text_before_tool_calls_and_malformed_arguments(llm: ScriptedLLM, ws: Path) -> None:
