@@ -410,7 +410,8 @@ class _StoredState:
                     "and will be redone at the next sign-in"
                 )
             detail = f" ({error})" if error else ""
-            raise OAuthTokenError(f"the token request failed: HTTP {response.status_code}{detail}")
+            hint = " - check oauth.clientId / oauth.clientSecret" if error in _REJECTED_CLIENT_ERRORS else ""
+            raise OAuthTokenError(f"HTTP {response.status_code}{detail}{hint}")
         await super()._handle_token_response(response)  # type: ignore[misc]
 
 
