@@ -160,15 +160,30 @@ async def _document_text(ls: AgentLanguageServer, uri: str) -> str:
         raise P.RequestFailed(f"cannot read {uri}: {e}") from None
 
 
+def event_payload(event: Any) -> dict[str, Any]:
+    """An agent event as JSON: camelCase fields (tool arguments are left exactly as given)."""
+    from agent_ls.agent.events import to_dict
+
+    out = to_dict(event)
+    usage = out.get("usage")
+    if isinstance(usage, dict):  # turn_finished carries the turn's usage as a nested record
+        out["usage"] = {k: v for k, v in P.snake_to_camel_dict(usage).items() if k != "type"}
+    return out
+
+
+def notify_event(ls: AgentLanguageServer, session_id: str | None, event: Any) -> None:
+    ls.protocol.notify(P.EVENT, P.dump(P.EventParams(session_id=session_id, event=event_payload(event))))
+
+
 def event_sink(ls: AgentLanguageServer, session: Any) -> Any:
-    from agent_ls.agent.events import ApprovalRequested, to_dict
+    from agent_ls.agent.events import ApprovalRequested
 
     approver: EditorApprover | None = getattr(session, "approver", None)
 
     def sink(event: Any) -> None:
         if approver is not None and isinstance(event, ApprovalRequested):
             approver.call_id = event.call_id
-        ls.protocol.notify(P.EVENT, P.dump(P.EventParams(session_id=session.session_id, event=to_dict(event))))
+        notify_event(ls, session.session_id, event)
 
     return sink
 

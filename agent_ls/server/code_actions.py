@@ -296,9 +296,7 @@ def register(server: AgentLanguageServer) -> None:
         apply = action.get("apply") in APPLY_MODES
 
         def sink(event: Any) -> None:
-            from agent_ls.agent.events import to_dict
-
-            ls.protocol.notify(P.EVENT, P.dump(P.EventParams(session_id=None, event=to_dict(event))))
+            chat.notify_event(ls, None, event)
 
         chat_sink = None if apply else sink
         result = await chat.call_tool_direct(ls, action["server"], action["tool"], arguments, sink=chat_sink,
