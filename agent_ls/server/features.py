@@ -293,8 +293,12 @@ async def reload_settings(ls: AgentLanguageServer) -> None:
         folders = ls.folders()
         new = await asyncio.to_thread(load_settings, folders)
         old = ls.settings
+        broken = sorted(_unparsable_files(new) - (_unparsable_files(old) if old is not None else set()))
         if old is not None:
             _keep_last_valid(old, new)
+        for file in broken:
+            ls.show(lsp.MessageType.Error, f"agent-ls: {file} is not valid JSON; the last valid configuration "
+                                           "stays in force until it is fixed (see the diagnostics)")
         ls.settings = new
         ls.direct_gate = None
         await manager.set_roots(folders)

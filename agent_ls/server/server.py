@@ -149,6 +149,7 @@ class AgentLanguageServer(LanguageServer):
         self._status_pending = False
         self._request_counter = 0
         self.modules_at_initialize: dict[str, bool] = {}
+        self._last_states: dict[str, str] = {}
 
     def shutdown(self) -> None:
         """pygls calls this when the connection ends (exit, or the editor went away)."""
@@ -209,13 +210,28 @@ class AgentLanguageServer(LanguageServer):
         def send() -> None:
             self._status_pending = False
             if self.manager is not None:
-                payload = P.StatusChangedParams(servers=status_payload(self.manager))
-                self.protocol.notify(P.MCP_STATUS_CHANGED, P.dump(payload))
+                servers = status_payload(self.manager)
+                self.protocol.notify(P.MCP_STATUS_CHANGED, P.dump(P.StatusChangedParams(servers=servers)))
+                self._announce_failures(servers)
 
         try:
             asyncio.get_running_loop().call_later(0.05, send)
         except RuntimeError:
             self._status_pending = False
+
+
+    def _announce_failures(self, servers: list[P.ServerStatusPayload]) -> None:
+        """A server that just failed is shown to the user (``window/showMessage``), once."""
+        for s in servers:
+            before = self._last_states.get(s.name)
+            if s.state == "failed" and before != "failed":
+                err = s.error or {}
+                self.show(lsp.MessageType.Warning,
+                          f"agent-ls: MCP server '{s.name}' failed ({err.get('phase', '?')}): {err.get('message', '')}")
+        self._last_states = {s.name: s.state for s in servers}
+
+    def show(self, kind: lsp.MessageType, message: str) -> None:
+        self.window_show_message(lsp.ShowMessageParams(type=kind, message=message))
 
 
 def kill_children() -> None:

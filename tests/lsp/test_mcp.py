@@ -339,5 +339,10 @@ async def test_stdio_server_failure_is_reported(setup: Setup) -> None:
         assert out["content"] == "fine"
         await wait_for(lambda: any("broken" in m.message and m.type == lsp.MessageType.Warning
                                    for m in ed.client.log_messages), what="a warning about the broken server")
+        # The user sees each failure once (window/showMessage), with its phase.
+        await wait_for(lambda: len([m for m in ed.client.messages if "failed" in m.message]) == 2,
+                       what="two failure messages")
+        shown = sorted(m.message for m in ed.client.messages)
+        assert "'broken' failed (spawn)" in shown[0] and "'dies' failed (handshake)" in shown[1]
     finally:
         await close_editor(ed)

@@ -126,6 +126,8 @@ async def test_broken_file_diagnostics_and_last_valid_config(editor: Editor, set
     knob = next(s for s in status["servers"] if s["name"] == "knob")
     assert knob["state"] == "connected" and knob["pid"] == knob_pid
     assert any("invalid JSON" in line for line in status["diagnostics"])
+    shown = [m for m in editor.client.messages if m.type == lsp.MessageType.Error]
+    assert len(shown) == 1 and str(setup.user_file) in shown[0].message and "last valid" in shown[0].message
     from tests.llm.scripted_server import text
 
     setup.llm.script(text("still here"))
