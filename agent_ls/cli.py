@@ -419,17 +419,23 @@ async def cmd_chat(args: argparse.Namespace) -> int:
     agent = agent_settings(settings)
     for problem in agent.problems:
         print(f"settings: {problem}", file=sys.stderr)
+    store = SessionStore.for_workspace(user_data_dir(), folders[0])
+    if args.list_sessions:
+        for info in store.list_sessions():
+            print(f"{info.id}  {info.message_count:>4} messages  {info.title or ''}")
+        return EXIT_OK
+    if args.delete_session:
+        if not store.delete_session(args.delete_session):
+            print(f"error: no session {args.delete_session!r} in this workspace", file=sys.stderr)
+            return EXIT_USAGE
+        print(f"Deleted session {args.delete_session}")
+        return EXIT_OK
     llm = agent.llm_config(args.model)
     if llm is None:
         print("error: no model is configured. Pass --model, set AGENT_LS_MODEL, or put \"model\" in "
               "settings.json (any litellm model, e.g. anthropic/claude-sonnet-4-5, or ollama/qwen3 with "
               "\"apiBase\": \"http://127.0.0.1:11434\").", file=sys.stderr)
         return EXIT_USAGE
-    store = SessionStore.for_workspace(user_data_dir(), folders[0])
-    if args.list_sessions:
-        for info in store.list_sessions():
-            print(f"{info.id}  {info.message_count:>4} messages  {info.title or ''}")
-        return EXIT_OK
     session_id = args.resume
     if args.continue_last:
         sessions = store.list_sessions()
@@ -585,7 +591,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--model", "-m", help="litellm model string (overrides settings and AGENT_LS_MODEL)")
     p.add_argument("--resume", help="resume a session by id")
     p.add_argument("--continue", dest="continue_last", action="store_true", help="resume the latest session")
-    p.add_argument("--list-sessions", action="store_true")
+    p.add_argument("--list-sessions", action="store_true", help="list this workspace's sessions")
+    p.add_argument("--delete-session", metavar="ID", help="delete a session and its messages")
     p.set_defaults(func=cmd_chat)
 
     sub.add_parser("serve", help="serve the language server on stdio (the default)")

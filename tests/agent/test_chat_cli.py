@@ -92,3 +92,14 @@ def test_provider_error_exits_non_zero_with_the_message(llm: ScriptedLLM, ws: Pa
     proc = chat(llm, tmp_path, ws, "hi")
     assert proc.returncode != 0
     assert "[error] the openai provider rejected the API key" in proc.stderr
+
+
+def test_delete_session(llm: ScriptedLLM, ws: Path, tmp_path: Path) -> None:
+    llm.script(text("first"))
+    assert chat(llm, tmp_path, ws, "hello").returncode == 0
+    sid = chat(llm, tmp_path, ws, "--list-sessions").stdout.split()[0]
+    gone = chat(llm, tmp_path, ws, "--delete-session", sid)
+    assert gone.returncode == 0 and sid in gone.stdout
+    assert chat(llm, tmp_path, ws, "--list-sessions").stdout.strip() == ""
+    again = chat(llm, tmp_path, ws, "--delete-session", sid)
+    assert again.returncode == 2 and "no session" in again.stderr
