@@ -22,7 +22,7 @@ from lsprotocol import types as lsp
 from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams
 from pygls.lsp.server import LanguageServer
 from pygls.protocol import LanguageServerProtocol
-from pygls.uris import from_fs_path, to_fs_path
+from pygls.uris import to_fs_path
 
 from agent_ls import __version__
 from agent_ls.server import protocol as P
@@ -339,7 +339,3 @@ def create_server() -> AgentLanguageServer:
     server = AgentLanguageServer()
     features.register(server)
     return server
-
-
-def uri_of(path: Path) -> str:
-    return from_fs_path(str(path)) or path.as_uri()
