@@ -160,6 +160,8 @@ async def start_host(ls: AgentLanguageServer) -> None:
             on_change=ls.notify_status_soon,
         )
         ls.manager = manager
+        if hasattr(manager, "set_auth_opener"):
+            manager.set_auth_opener(lambda server, url: open_auth_url(ls, server, url))
         await manager.apply(settings)
         publish_config_diagnostics(ls)
         for d in settings.diagnostics:
@@ -214,6 +216,18 @@ async def connect_progress(ls: AgentLanguageServer, manager: Any) -> None:
             connected = sum(1 for s in manager.status() if s.state == "connected")
             progress.end(token, lsp.WorkDoneProgressEnd(
                 message=f"{connected}/{len(manager.server_names())} connected"))
+
+
+async def open_auth_url(ls: AgentLanguageServer, server: str, url: str) -> None:
+    """An OAuth authorization page: the editor opens it in the browser (``window/showDocument``
+    with ``external``); an editor that cannot is shown the URL."""
+    window = ls.client_capabilities.window
+    if window is not None and window.show_document is not None and window.show_document.support:
+        result = await ls.window_show_document_async(lsp.ShowDocumentParams(uri=url, external=True))
+        if result.success:
+            return
+    log.warning("open this URL to sign in to the MCP server %s: %s", server, url)
+    ls.show(lsp.MessageType.Info, f"agent-ls: open this URL to sign in to the MCP server '{server}': {url}")
 
 
 async def ask_trust(ls: AgentLanguageServer, cfg: Any) -> bool | None:
@@ -403,6 +417,10 @@ def _status(ls: AgentLanguageServer, manager: Any) -> Any:
     return P.dump(P.StatusResult(servers=status_payload(manager), diagnostics=diags))
 
 
+def _one_status(manager: Any, name: str) -> P.ServerStatusPayload:
+    return next(s for s in status_payload(manager) if s.name == name)
+
+
 def _known(manager: Any, server: str) -> None:
     if server not in manager.server_names():
         raise P.RequestFailed(f"no MCP server named {server!r} is configured")
@@ -460,6 +478,30 @@ def _register_mcp(server: AgentLanguageServer) -> None:  # noqa: C901 - one regi
         await manager.set_trust(p.server, p.trusted)
         await manager.wait_ready(60)
         return _status(ls, manager)
+
+    @server.feature(P.MCP_SIGN_IN)
+    @guarded
+    async def mcp_sign_in(ls: AgentLanguageServer, raw: Any) -> Any:
+        p = P.parse(P.SignInParams, raw)
+        manager = await ensure_manager(ls)
+        _known(manager, p.server)
+        try:
+            status = await manager.sign_in(p.server)
+        except ValueError as e:
+            raise P.RequestFailed(str(e)) from None
+        return P.dump(_one_status(manager, status.name))
+
+    @server.feature(P.MCP_SIGN_OUT)
+    @guarded
+    async def mcp_sign_out(ls: AgentLanguageServer, raw: Any) -> Any:
+        p = P.parse(P.SignInParams, raw)
+        manager = await ensure_manager(ls)
+        _known(manager, p.server)
+        try:
+            status = await manager.sign_out(p.server)
+        except ValueError as e:
+            raise P.RequestFailed(str(e)) from None
+        return P.dump(_one_status(manager, status.name))
 
     @server.feature(P.MCP_RESOURCES_LIST)
     @guarded

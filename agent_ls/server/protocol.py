@@ -31,6 +31,8 @@ MCP_RESOURCES_READ = "mcp/resources/read"
 MCP_PROMPTS_LIST = "mcp/prompts/list"
 MCP_PROMPTS_GET = "mcp/prompts/get"
 MCP_CALL_TOOL = "mcp/callTool"
+MCP_SIGN_IN = "mcp/signIn"
+MCP_SIGN_OUT = "mcp/signOut"
 
 # server -> client notifications -----------------------------------------------------------
 EVENT = "agent/event"
@@ -50,7 +52,7 @@ COMMANDS = (CMD_ASK, CMD_RUN_TOOL_ACTION, CMD_RUN_MCP_PROMPT)
 CLIENT_REQUESTS = (
     PROMPT, SESSIONS_LIST, SESSIONS_NEW, SESSIONS_RESUME, SESSIONS_DELETE, SERVER_INFO, MCP_STATUS,
     MCP_RESTART, MCP_SET_ENABLED, MCP_TRUST, MCP_RESOURCES_LIST, MCP_RESOURCES_READ, MCP_PROMPTS_LIST,
-    MCP_PROMPTS_GET, MCP_CALL_TOOL,
+    MCP_PROMPTS_GET, MCP_CALL_TOOL, MCP_SIGN_IN, MCP_SIGN_OUT,
 )
 SERVER_REQUESTS = (APPROVE, TRUST_SERVER, ELICIT)
 SERVER_NOTIFICATIONS = (EVENT, MCP_STATUS_CHANGED)
@@ -292,6 +294,14 @@ class SetEnabledParams:
 
     server: str
     enabled: bool
+
+
+@_register
+@attrs.define
+class SignInParams:
+    """``mcp/signIn`` and ``mcp/signOut``: an HTTP server that uses OAuth."""
+
+    server: str
 
 
 @_register

@@ -24,7 +24,7 @@ import pytest
 from lsprotocol import types as lsp
 from pygls.protocol import default_converter
 from pytest_lsp import ClientServerConfig, LanguageClient
-from pytest_lsp.client import register_lsp_features
+from pytest_lsp.client import DEFAULT_CLIENT_FEATURES, register_lsp_features
 from pytest_lsp.protocol import LanguageClientProtocol
 
 from agent_ls.server import protocol as P
@@ -118,7 +118,8 @@ class RawClientProtocol(LanguageClientProtocol):
 
 def make_client() -> LanguageClient:
     client = LanguageClient(protocol_cls=RawClientProtocol, converter_factory=default_converter)
-    register_lsp_features(client)
+    # pytest-lsp's defaults, except window/showDocument: the editor below answers it.
+    register_lsp_features(client, {m: f for m, f in DEFAULT_CLIENT_FEATURES.items() if m != lsp.WINDOW_SHOW_DOCUMENT})
     return client
 
 
@@ -157,6 +158,10 @@ class Editor:
         self.applied_edits: list[Any] = []
         self.registrations: list[Any] = []
         self.init_result: lsp.InitializeResult | None = None
+        self.shown_documents: list[lsp.ShowDocumentParams] = []
+        self.follow_auth_urls = True
+        """Complete OAuth authorization pages shown with window/showDocument (like a browser
+        whose user clicks "Allow")."""
 
     # requests ------------------------------------------------------------------------------
     async def request(self, method: str, params: Any = None, timeout: float = 60.0) -> Any:
@@ -271,6 +276,15 @@ async def open_editor(setup: Setup, folders: list[Path] | None = None,
     def on_register(params: lsp.RegistrationParams) -> None:
         ed.registrations.extend(params.registrations)
 
+    @client.feature(lsp.WINDOW_SHOW_DOCUMENT)
+    async def on_show_document(params: lsp.ShowDocumentParams) -> lsp.ShowDocumentResult:
+        ed.shown_documents.append(params)
+        if params.external and ed.follow_auth_urls and params.uri.startswith("http://127.0.0.1"):
+            from agent_ls.mcp.oauth import headless_opener
+
+            await headless_opener("editor", params.uri)
+        return lsp.ShowDocumentResult(success=True)
+
     @client.feature(lsp.WORKSPACE_APPLY_EDIT)
     def on_apply(params: lsp.ApplyWorkspaceEditParams) -> lsp.ApplyWorkspaceEditResult:
         ed.applied_edits.append(params)
@@ -278,7 +292,8 @@ async def open_editor(setup: Setup, folders: list[Path] | None = None,
 
     ed.init_result = await client.initialize_session(lsp.InitializeParams(
         capabilities=lsp.ClientCapabilities(
-            window=lsp.WindowClientCapabilities(work_done_progress=True),
+            window=lsp.WindowClientCapabilities(
+                work_done_progress=True, show_document=lsp.ShowDocumentClientCapabilities(support=True)),
             text_document=lsp.TextDocumentClientCapabilities(code_action=lsp.CodeActionClientCapabilities(
                 code_action_literal_support=lsp.ClientCodeActionLiteralOptions(
                     code_action_kind=lsp.ClientCodeActionKindOptions(value_set=list(lsp.CodeActionKind))))),

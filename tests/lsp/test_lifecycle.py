@@ -92,6 +92,8 @@ MALFORMED: list[tuple[str, Any, str]] = [
     (P.MCP_PROMPTS_GET, {"server": "knob", "name": "greet", "arguments": {"name": 5}}, "arguments"),
     (P.MCP_CALL_TOOL, {"server": "knob", "tool": "echo", "arguments": [1]}, "arguments"),
     (P.MCP_CALL_TOOL, {"tool": "echo"}, "server"),
+    (P.MCP_SIGN_IN, {}, "server"),
+    (P.MCP_SIGN_OUT, {"server": False}, "server"),
 ]
 
 

@@ -346,3 +346,30 @@ async def test_stdio_server_failure_is_reported(setup: Setup) -> None:
         assert "'broken' failed (spawn)" in shown[0] and "'dies' failed (handshake)" in shown[1]
     finally:
         await close_editor(ed)
+
+
+async def test_oauth_sign_in_and_out_through_the_editor(setup: Setup) -> None:
+    """mcp/signIn: the authorization page goes to the editor (window/showDocument, external);
+    once the user allows it the server connects. mcp/signOut forgets the tokens."""
+    from tests.servers.oauth_server import OAuthTestServers
+
+    async with OAuthTestServers() as servers:
+        setup.user_settings["mcpServers"]["remote"] = {"type": "http", "url": servers.mcp_url}
+        ed = await open_editor(setup)
+        try:
+            before = await ed.wait_state("remote", "needs-sign-in")
+            assert before["auth"]["state"] == "needs-sign-in" and ed.shown_documents == []
+            status = await ed.request(P.MCP_SIGN_IN, {"server": "remote"})
+            assert status["name"] == "remote" and status["state"] == "connected", status
+            assert status["auth"]["state"] == "signed-in"
+            assert len(ed.shown_documents) == 1 and ed.shown_documents[0].external is True
+            assert "code_challenge" in ed.shown_documents[0].uri
+            out = await ed.request(P.MCP_CALL_TOOL, {"server": "remote", "tool": "whoami"})
+            assert json.loads(out["content"])["client_id"] in servers.state.clients
+            status = await ed.request(P.MCP_SIGN_OUT, {"server": "remote"})
+            assert status["state"] == "needs-sign-in" and status["auth"]["state"] == "needs-sign-in"
+            with pytest.raises(JsonRpcException, match="does not use OAuth") as err:
+                await ed.request(P.MCP_SIGN_IN, {"server": "knob"})
+            assert err.value.code == P.REQUEST_FAILED
+        finally:
+            await close_editor(ed)
