@@ -9,6 +9,7 @@ consistent, and the client gets the ``RequestCancelled`` error.
 from __future__ import annotations
 
 import asyncio
+import itertools
 import logging
 import sys
 from pathlib import Path
@@ -22,6 +23,7 @@ from agent_ls.server.features import ensure_manager
 from agent_ls.server.server import AgentLanguageServer, guarded
 
 log = logging.getLogger("agent_ls.server")
+_direct_ids = itertools.count(1)
 
 
 class EditorApprover:
@@ -257,7 +259,7 @@ async def call_tool_direct(ls: AgentLanguageServer, server: str, tool: str, argu
     spec = found.spec
     gate = direct_gate(ls)
     started = time.perf_counter()
-    call_id = call_id or f"direct-{id(arguments):x}"
+    call_id = call_id or f"direct-{next(_direct_ids)}"
     if sink is not None:
         sink(ev.ToolCallStarted(call_id, spec.name, arguments, spec.server, spec.display_name))
         reason = gate.approval_reason(spec)
