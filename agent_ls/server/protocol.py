@@ -92,11 +92,24 @@ def snake_to_camel_dict(value: Any) -> Any:
 converter = cattrs.Converter(forbid_extra_keys=False)
 
 
+_PAYLOADS: set[type] = set()
+
+
 def _register(cls: type) -> type:
-    overrides = {a.name: override(rename=camel(a.name)) for a in attrs.fields(cls)}
-    converter.register_structure_hook(cls, make_dict_structure_fn(cls, converter, **overrides))  # type: ignore[arg-type]
-    converter.register_unstructure_hook(cls, make_dict_unstructure_fn(cls, converter, **overrides))  # type: ignore[arg-type]
+    """A payload class: camelCase on the wire. Its (un)structure functions are generated on
+    first use, not at import (that keeps ``initialize`` fast)."""
+    _PAYLOADS.add(cls)
     return cls
+
+
+def _renames(cls: Any) -> dict[str, Any]:
+    return {a.name: override(rename=camel(a.name)) for a in attrs.fields(cls)}
+
+
+converter.register_structure_hook_factory(
+    lambda t: t in _PAYLOADS, lambda t: make_dict_structure_fn(t, converter, **_renames(t)))
+converter.register_unstructure_hook_factory(
+    lambda t: t in _PAYLOADS, lambda t: make_dict_unstructure_fn(t, converter, **_renames(t)))
 
 
 T = TypeVar("T")
