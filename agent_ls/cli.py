@@ -29,12 +29,13 @@ import sys
 import time
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from agent_ls.config.settings import LoadedSettings, ServerConfig, load_settings
-from agent_ls.mcp.connection import child_environment, resolve_command
-from agent_ls.mcp.manager import MCPManager, ServerStatus
-from agent_ls.mcp.redact import MASK, redact
+# Only what `serve` needs is imported at module level: the language server must answer
+# `initialize` fast, and the MCP SDK alone costs ~0.8 s to import. Commands import lazily.
+if TYPE_CHECKING:
+    from agent_ls.config.settings import LoadedSettings, ServerConfig
+    from agent_ls.mcp.manager import MCPManager, ServerStatus
 
 EXIT_OK = 0
 EXIT_FAIL = 1
@@ -71,6 +72,8 @@ def _status_line(s: ServerStatus) -> str:
 
 async def _cli_trust_handler_factory(assume_yes: bool) -> Any:
     async def handler(cfg: ServerConfig) -> bool | None:
+        from agent_ls.mcp.redact import redact
+
         if assume_yes:
             return True
         if not sys.stdin.isatty():
@@ -210,6 +213,9 @@ def _login_shell_lookup(command: str) -> str | None:
 
 
 def _doctor_config(cfg: ServerConfig) -> list[str]:
+    from agent_ls.mcp.connection import child_environment, resolve_command
+    from agent_ls.mcp.redact import MASK, redact
+
     lines = [f"  defined in: {cfg.source.file} ({cfg.source.scope.value} scope)", f"  transport: {cfg.transport}"]
     if cfg.transport == "stdio":
         resolved, path_var = resolve_command(cfg)
@@ -267,6 +273,8 @@ def _doctor_config(cfg: ServerConfig) -> list[str]:
 
 
 async def cmd_doctor(args: argparse.Namespace) -> int:
+    from agent_ls.config.settings import load_settings
+
     folders = _folders(args)
     settings = load_settings(folders)
     print("Settings files:")
@@ -317,6 +325,7 @@ async def cmd_doctor(args: argparse.Namespace) -> int:
 
 
 async def cmd_trust(args: argparse.Namespace) -> int:
+    from agent_ls.config.settings import load_settings
     from agent_ls.mcp.host import create_manager
 
     folders = _folders(args)
@@ -412,7 +421,7 @@ async def cmd_chat(args: argparse.Namespace) -> int:
     from agent_ls.agent.session import Session
     from agent_ls.agent.store import SessionStore
     from agent_ls.agent.workspace import Workspace
-    from agent_ls.config.settings import user_data_dir
+    from agent_ls.config.settings import load_settings, user_data_dir
 
     folders = _folders(args)
     settings = load_settings(folders)
