@@ -47,6 +47,9 @@ def _is_user_settings(p: Path) -> bool:
 def register(server: AgentLanguageServer) -> None:
     handler = LspLogHandler(server)
     handler.setFormatter(logging.Formatter("%(levelname)s %(name)s: %(message)s"))
+    from agent_ls.mcp.redact import RedactingFilter
+
+    handler.addFilter(RedactingFilter())  # tokens seen at run time never reach the output channel
     pkg_logger = logging.getLogger("agent_ls")
     pkg_logger.addHandler(handler)
     pkg_logger.setLevel(logging.INFO)
