@@ -132,32 +132,8 @@ fi
 if [[ $DO_NPM -eq 0 ]]; then
   step_line npm "skipped (--no-npm)"
   step_line node22 "skipped (--no-npm)"
-  # --- 4. apt packages for the editor tests ---------------------------------------------
-APT_PKGS=(chromium neovim libkrb5-dev build-essential)
-missing=()
-for p in "${APT_PKGS[@]}"; do
-  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
-done
-if [[ ${#missing[@]} -eq 0 ]]; then
-  step_line apt "up to date (${APT_PKGS[*]})"
-elif [[ $(id -u) -ne 0 ]] || ! command -v apt-get >/dev/null 2>&1; then
-  step_line apt "skipped: not root or no apt-get; missing: ${missing[*]}"
-else
-  t0=$SECONDS
-  : >"$LOGS/apt.log"
-  run_logged apt apt-get update -qq
-  run_logged apt env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}"
-  step_line apt "installed ${missing[*]} ($((SECONDS - t0))s)"
-fi
-
-# --- 5./6. the extension and its end-to-end tooling (own scripts, own stamps) ---------------
-for sub in setup_extension setup_e2e; do
-  if [[ -f "$ROOT/scripts/$sub.sh" ]]; then
-    FORCE="$FORCE" bash "$ROOT/scripts/$sub.sh" || { echo "setup.sh: scripts/$sub.sh failed" >&2; exit 1; }
-  fi
-done
-
-step_line "done" "in $((SECONDS - T_START))s"
+  step_line apt "skipped (--no-npm)"
+  step_line "done" "in $((SECONDS - T_START))s"
   exit 0
 fi
 
