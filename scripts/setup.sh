@@ -21,7 +21,7 @@
 #                  end-to-end test of the extension in a real VS Code)
 #   Steps 5 and 6 run when their script exists; each keeps its own stamps.
 #
-# --no-npm  skip steps 2 and 3 (no npm/network needed beyond PyPI)
+# --no-npm  skip steps 2 to 6 (nothing beyond PyPI is needed)
 # --force   ignore stamps and redo every step
 #
 # Environment: PYTHON=/path/to/python3.x picks the interpreter for a new .venv.
