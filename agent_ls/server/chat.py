@@ -95,6 +95,33 @@ async def ensure_store(ls: AgentLanguageServer) -> Any:
     return ls.store
 
 
+async def ensure_display_store(ls: AgentLanguageServer) -> Any:
+    store = await ensure_store(ls)
+    if ls.display_store is None:
+        from agent_ls.server.display import DisplayStore
+
+        ls.display_store = await asyncio.to_thread(DisplayStore, store.path)
+    return ls.display_store
+
+
+def message_display(params: P.PromptParams, sent: str) -> P.MessageDisplay | None:
+    """How the chat shows this prompt's user message, when that is not the text sent."""
+    shown = params.display_text if params.display_text is not None else params.text
+    if not params.attachments and shown == sent:
+        return None
+    return P.MessageDisplay(text=shown, attachments=[
+        P.DisplayAttachment(kind=a.kind, uri=a.uri, server=a.server, range=a.range, language_id=a.language_id)
+        for a in params.attachments])
+
+
+async def remember_display(ls: AgentLanguageServer, session_id: str, sent: str, display: P.MessageDisplay) -> None:
+    try:
+        store = await ensure_display_store(ls)
+        await asyncio.to_thread(store.put, session_id, sent, P.dump(display))
+    except Exception as e:  # the chat still works; a resume would show the model-facing text
+        log.warning("could not store how session %s shows a message: %s", session_id, e)
+
+
 async def get_session(ls: AgentLanguageServer, session_id: str | None, model: str | None) -> Any:
     if session_id is not None and session_id in ls.sessions and model is None:
         return ls.sessions[session_id]
@@ -212,17 +239,42 @@ async def prompt(ls: AgentLanguageServer, params: P.PromptParams) -> dict[str, A
     if lock.locked():
         raise P.RequestFailed(f"session {session.session_id} is already answering a prompt")
     async with lock:
-        await load_llm()
-        text = params.text
-        if params.attachments:
-            context = await render_attachments(ls, params.attachments)
-            text = f"{context}\n\n{text}"
-        result = await session.prompt(text, event_sink(ls, session))
+        task = asyncio.current_task()
+        if task is not None:
+            ls.turn_tasks[session.session_id] = task
+        try:
+            await load_llm()
+            text = params.text
+            if params.attachments:
+                context = await render_attachments(ls, params.attachments)
+                text = f"{context}\n\n{text}"
+            display = message_display(params, text)
+            if display is not None:
+                await remember_display(ls, session.session_id, text, display)
+            result = await session.prompt(text, event_sink(ls, session))
+        finally:
+            if ls.turn_tasks.get(session.session_id) is task:
+                del ls.turn_tasks[session.session_id]
     return P.dump(P.PromptResult(
         session_id=session.session_id, stop_reason=result.stop_reason, text=result.text,
         usage=P.snake_to_camel_dict(attrs.asdict(result.usage, filter=lambda a, v: a.name != "type")),
         error={"kind": result.error.kind, "message": result.error.message} if result.error else None,
     ))
+
+
+async def cancel_turn(ls: AgentLanguageServer, session_id: str, timeout: float = 30.0) -> bool:
+    """Cancel the running turn of ``session_id``, whoever started it (an ``agent/prompt``
+    request, or a code action's background turn), and wait until it has ended: its
+    ``turn_finished`` event (``stopReason: "cancelled"``) is sent before this returns.
+    False when the session runs no turn."""
+    task = ls.turn_tasks.get(session_id)
+    if task is None or task.done() or task is asyncio.current_task():
+        return False
+    task.cancel()
+    done, _ = await asyncio.wait({task}, timeout=timeout)
+    if not done:
+        log.warning("the turn of session %s did not end within %.0f s of its cancellation", session_id, timeout)
+    return True
 
 
 async def start_prompt(ls: AgentLanguageServer, text: str, session_id: str | None,
@@ -293,6 +345,12 @@ def register(server: AgentLanguageServer) -> None:
     async def prompt_handler(ls: AgentLanguageServer, raw: Any) -> Any:
         return await prompt(ls, P.parse(P.PromptParams, raw))
 
+    @server.feature(P.CANCEL)
+    @guarded
+    async def cancel_handler(ls: AgentLanguageServer, raw: Any) -> Any:
+        p = P.parse(P.CancelParams, raw)
+        return P.dump(P.CancelResult(cancelled=await cancel_turn(ls, p.session_id)))
+
     @server.feature(P.SESSIONS_LIST)
     @guarded
     async def sessions_list(ls: AgentLanguageServer, raw: Any) -> Any:
@@ -319,6 +377,11 @@ def register(server: AgentLanguageServer) -> None:
         if await asyncio.to_thread(store.get_session, p.session_id) is None:
             raise P.RequestFailed(f"no session {p.session_id!r}")
         messages = await asyncio.to_thread(store.load_messages, p.session_id)
+        try:
+            display = await ensure_display_store(ls)
+            messages = await asyncio.to_thread(display.annotate, p.session_id, messages)
+        except Exception as e:  # the history itself is what matters
+            log.warning("could not read how session %s shows its messages: %s", p.session_id, e)
         return P.dump(P.ResumeResult(session_id=p.session_id, messages=messages))
 
     @server.feature(P.SESSIONS_DELETE)

@@ -130,6 +130,9 @@ async def shutdown_host(ls: AgentLanguageServer) -> None:
     if ls.store is not None:
         ls.store.close()
         ls.store = None
+    if ls.display_store is not None:
+        ls.display_store.close()
+        ls.display_store = None
     kill_children()
 
 

@@ -17,6 +17,7 @@ from cattrs.gen import make_dict_structure_fn, make_dict_unstructure_fn, overrid
 
 # client -> server requests --------------------------------------------------------------
 PROMPT = "agent/prompt"
+CANCEL = "agent/cancel"
 SESSIONS_LIST = "agent/sessions/list"
 SESSIONS_NEW = "agent/sessions/new"
 SESSIONS_RESUME = "agent/sessions/resume"
@@ -50,7 +51,7 @@ CMD_RUN_MCP_PROMPT = "agent-ls.runMcpPrompt"
 COMMANDS = (CMD_ASK, CMD_RUN_TOOL_ACTION, CMD_RUN_MCP_PROMPT)
 
 CLIENT_REQUESTS = (
-    PROMPT, SESSIONS_LIST, SESSIONS_NEW, SESSIONS_RESUME, SESSIONS_DELETE, SERVER_INFO, MCP_STATUS,
+    PROMPT, CANCEL, SESSIONS_LIST, SESSIONS_NEW, SESSIONS_RESUME, SESSIONS_DELETE, SERVER_INFO, MCP_STATUS,
     MCP_RESTART, MCP_SET_ENABLED, MCP_TRUST, MCP_RESOURCES_LIST, MCP_RESOURCES_READ, MCP_PROMPTS_LIST,
     MCP_PROMPTS_GET, MCP_CALL_TOOL, MCP_SIGN_IN, MCP_SIGN_OUT,
 )
@@ -273,6 +274,24 @@ class PromptParams:
     attachments: list[Attachment] = attrs.field(factory=list)
     model: str | None = None
     """Override the configured model for this prompt (any litellm model string)."""
+    display_text: str | None = None
+    """What the chat shows as the user's message when it differs from ``text`` (a slash command
+    the client expanded); kept for resume, never sent to the model."""
+
+
+@_register
+@attrs.define
+class CancelParams:
+    """``agent/cancel``: stop the running turn of a session (whoever started it)."""
+
+    session_id: str
+
+
+@_register
+@attrs.define
+class CancelResult:
+    cancelled: bool
+    """True when a turn was running and has now ended; false when the session had none."""
 
 
 @_register
@@ -423,7 +442,30 @@ class ResumeResult:
     session_id: str
     messages: list[dict[str, Any]]
     """The stored history in the LLM message format (``role``, ``content``, ``tool_calls``,
-    ``tool_call_id``), oldest first."""
+    ``tool_call_id``), oldest first. A user message sent with attachments (or a
+    ``displayText``) also carries ``display``: ``{text, attachments}`` (see ``MessageDisplay``)."""
+
+
+@_register
+@attrs.define
+class DisplayAttachment:
+    """An attachment as the chat shows it (a chip): no content, just what it was."""
+
+    kind: str
+    uri: str | None = None
+    server: str | None = None
+    range: dict[str, Any] | None = None
+    language_id: str | None = None
+
+
+@_register
+@attrs.define
+class MessageDisplay:
+    """How the chat shows a user message whose model-facing text differs from what the user
+    typed: the typed text and the attachments as chips (``display`` in a resumed message)."""
+
+    text: str
+    attachments: list[DisplayAttachment] = attrs.field(factory=list)
 
 
 @_register

@@ -141,6 +141,10 @@ class AgentLanguageServer(LanguageServer):
         self.session_locks: dict[str, asyncio.Lock] = {}
         self.tasks: set[asyncio.Task[Any]] = set()
         self.store: Any = None
+        self.display_store: Any = None
+        """How user messages sent with attachments are shown on resume (:mod:`.display`)."""
+        self.turn_tasks: dict[str, asyncio.Task[Any]] = {}
+        """The task running each session's current turn (``agent/cancel`` cancels it)."""
         self.direct_gate: Any = None
         """The approval gate of direct tool calls (``mcp/callTool``, tool actions)."""
         self.host_lock = asyncio.Lock()

@@ -28,8 +28,7 @@ TOOL_ACTIONS = [
 ]
 
 
-@pytest.fixture
-async def coder(setup: Setup) -> Any:
+async def open_coder(setup: Setup) -> Editor:
     setup.user_settings["toolActions"] = TOOL_ACTIONS
     ed = await open_editor(setup)
     await ed.wait_state("knob", "connected")
@@ -37,6 +36,12 @@ async def coder(setup: Setup) -> Any:
     path.write_text(SOURCE)
     ed.uri = ed.open_document(path, SOURCE)  # type: ignore[attr-defined]
     ed.path = path  # type: ignore[attr-defined]
+    return ed
+
+
+@pytest.fixture
+async def coder(setup: Setup) -> Any:
+    ed = await open_coder(setup)
     yield ed
     await close_editor(ed)
 
@@ -191,3 +196,133 @@ async def test_code_actions_without_a_connected_server(setup: Setup) -> None:
         assert err.value.code == P.REQUEST_FAILED
     finally:
         await close_editor(ed)
+
+
+async def test_agent_cancel_stops_a_code_action_turn(coder: Editor, setup: Setup) -> None:
+    """A turn started by a code action runs in the background on the server: the client has no
+    request of its own to cancel, so agent/cancel {sessionId} stops it. The turn ends with
+    stopReason cancelled before the answer, the history stays consistent, the next prompt
+    in that session works."""
+    from tests.llm.scripted_server import slow_text
+    from tests.lsp.test_prompt import assert_history_consistent
+
+    found = await actions(coder, SELECTION)
+    setup.llm.script(slow_text(60, delay=0.15))
+    started = await execute(coder, found["Explain with agent"])
+    sid = started["sessionId"]
+    await wait_for(lambda: "text" in coder.event_types(sid), what="the code action's turn to stream")
+    out = await coder.request(P.CANCEL, {"sessionId": sid})
+    assert out == {"cancelled": True}
+    # Its turn_finished arrived before the answer.
+    events = coder.session_events(sid)
+    assert events[-1]["type"] == "turn_finished" and events[-1]["stopReason"] == "cancelled"
+    streamed = "".join(e.get("text", "") for e in events)
+    assert "w0" in streamed and "w59" not in streamed
+    count = len(events)
+    # Nothing runs any more: a second cancel is a no-op, and no stray text follows.
+    assert await coder.request(P.CANCEL, {"sessionId": sid}) == {"cancelled": False}
+    assert await coder.request(P.CANCEL, {"sessionId": "no-such-session"}) == {"cancelled": False}
+    setup.llm.script(text("second answer"))
+    result = await coder.request(P.PROMPT, {"text": "short please", "sessionId": sid})
+    assert result["stopReason"] == "end" and result["text"] == "second answer"
+    later = coder.session_events(sid)[count:]
+    assert later[0]["type"] == "turn_started" and "w59" not in "".join(e.get("text", "") for e in later)
+    messages = setup.llm.requests[-1].body["messages"]
+    assert_history_consistent(messages)
+    assistant = [m for m in messages if m["role"] == "assistant"]
+    assert assistant and "interrupted" in assistant[-1]["content"]
+    assert messages[-1] == {"role": "user", "content": "short please"}
+
+
+async def test_agent_cancel_withdraws_a_code_action_turns_approval(coder: Editor, setup: Setup) -> None:
+    """Cancelling a background turn that waits for an approval withdraws the agent/approve
+    request ($/cancelRequest to the editor); the tool never runs."""
+    from tests.llm.scripted_server import tool_calls
+    from tests.lsp.test_prompt import assert_history_consistent
+
+    coder.hold_approvals = True
+    found = await actions(coder, SELECTION)
+    setup.llm.script(tool_calls([("mcp__knob__delete_item", {"id": "8"}, "call_held")]))
+    started = await execute(coder, found["Ask agent"])
+    sid = started["sessionId"]
+    await wait_for(lambda: coder.approvals, what="the approval request")
+    assert coder.approvals[0]["sessionId"] == sid and coder.approvals[0]["callId"] == "call_held"
+    assert await coder.request(P.CANCEL, {"sessionId": sid}) == {"cancelled": True}
+    await wait_for(lambda: coder.cancelled_approvals, what="the approval request to be withdrawn")
+    events = coder.session_events(sid)
+    assert events[-1]["type"] == "turn_finished" and events[-1]["stopReason"] == "cancelled"
+    finished = [e for e in events if e["type"] == "tool_call_finished"]
+    assert finished and finished[-1]["callId"] == "call_held" and finished[-1]["isError"]
+    coder.hold_approvals = False
+    setup.llm.script(text("ok"))
+    await coder.request(P.PROMPT, {"text": "never mind", "sessionId": sid})
+    messages = setup.llm.requests[-1].body["messages"]
+    assert_history_consistent(messages)
+    assert "deleted item 8" not in str(messages)
+
+
+async def test_resume_shows_the_typed_text_and_attachment_chips(setup: Setup) -> None:
+    """The model gets the attachments rendered into the user message; a resumed session
+    returns, next to that stored text, what the user typed and the attachments (no content)."""
+    import sqlite3
+
+    coder = await open_coder(setup)
+    try:
+        sid, msgs = await _display_scenario(coder, setup)
+    finally:
+        await close_editor(coder)
+    # It survives a restart of the server, and goes away with its session.
+    ed = await open_editor(setup)
+    try:
+        msgs2 = [m for m in (await ed.request(P.SESSIONS_RESUME, {"sessionId": sid}))["messages"] if m["role"] == "user"]
+        assert msgs2[:4] == msgs
+        assert (await ed.request(P.SESSIONS_DELETE, {"sessionId": sid}))["deleted"] is True
+    finally:
+        await close_editor(ed)
+    (db,) = (setup.data / "sessions").glob("*.sqlite3")
+    with sqlite3.connect(db) as conn:
+        assert conn.execute("SELECT COUNT(*) FROM message_display WHERE session_id = ?", (sid,)).fetchone() == (0,)
+
+
+async def _display_scenario(coder: Editor, setup: Setup) -> tuple[str, list[dict[str, Any]]]:
+    setup.llm.script(text("It adds one."))
+    selection = {"kind": "selection", "uri": coder.uri, "text": "return x + 1",  # type: ignore[attr-defined]
+                 "languageId": "python",
+                 "range": {"start": {"line": 1, "character": 4}, "end": {"line": 1, "character": 16}}}
+    first = await coder.request(P.PROMPT, {"text": "Why?", "attachments": [selection]})
+    sid = first["sessionId"]
+    sent = setup.llm.requests[-1].body["messages"][-1]["content"]
+    assert sent.startswith("Selection from ") and sent.endswith("\n\nWhy?")  # the model-facing text is unchanged
+    setup.llm.script(text("Hello Ada."))
+    await coder.request(P.PROMPT, {"text": "Write a friendly greeting for Ada.", "displayText": "/knob:greet Ada",
+                                   "sessionId": sid})
+    setup.llm.script(text("Plain."))
+    await coder.request(P.PROMPT, {"text": "plain question", "sessionId": sid})
+    found = await actions(coder, SELECTION)
+    setup.llm.script(text("Fixed."))
+    args = dict(found["Ask agent"].command.arguments[0])  # type: ignore[index,union-attr]
+    args.update(sessionId=sid, question="Is this pure?")
+    await coder.client.workspace_execute_command_async(lsp.ExecuteCommandParams(command=P.CMD_ASK, arguments=[args]))
+    await wait_for(lambda: coder.event_types(sid).count("turn_finished") == 4, what="the code action's turn")
+
+    async def users() -> list[dict[str, Any]]:
+        resumed = await coder.request(P.SESSIONS_RESUME, {"sessionId": sid})
+        return [m for m in resumed["messages"] if m["role"] == "user"]
+
+    msgs = await users()
+    assert len(msgs) == 4
+    assert msgs[0]["content"] == sent
+    assert msgs[0]["display"] == {"text": "Why?", "attachments": [{
+        "kind": "selection", "uri": coder.uri, "server": None, "range": selection["range"],  # type: ignore[attr-defined]
+        "languageId": "python"}]}
+    assert msgs[1]["content"] == "Write a friendly greeting for Ada."
+    assert msgs[1]["display"] == {"text": "/knob:greet Ada", "attachments": []}
+    assert msgs[2] == {"role": "user", "content": "plain question"}  # nothing to add
+    assert msgs[3]["display"]["text"] == "Is this pure?"
+    assert [a["kind"] for a in msgs[3]["display"]["attachments"]] == ["selection"]
+    assert "return x + 1" not in str(msgs[3]["display"])  # chips, not content
+    # The model never sees the display metadata.
+    setup.llm.script(text("ok"))
+    await coder.request(P.PROMPT, {"text": "again", "sessionId": sid})
+    assert "display" not in str(setup.llm.requests[-1].body["messages"])
+    return sid, msgs

@@ -75,6 +75,8 @@ MALFORMED: list[tuple[str, Any, str]] = [
     (P.PROMPT, {"text": "x", "sessionId": 3}, "sessionId"),
     (P.PROMPT, {"text": "x", "attachments": [{"kind": "bogus"}]}, "attachment kind"),
     (P.PROMPT, {"text": "x", "attachments": {"kind": "file"}}, "attachments"),
+    (P.CANCEL, {}, "sessionId"),
+    (P.CANCEL, {"sessionId": 5}, "sessionId"),
     (P.SESSIONS_LIST, "x", "params must be an object"),
     (P.SESSIONS_NEW, {"title": 5}, "title"),
     (P.SESSIONS_RESUME, {}, "sessionId"),

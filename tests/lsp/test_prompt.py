@@ -142,6 +142,23 @@ async def test_cancel_mid_stream(editor: Editor, setup: Setup) -> None:
     assert_history_consistent(messages)
 
 
+async def test_agent_cancel_stops_a_prompt_request(editor: Editor, setup: Setup) -> None:
+    """agent/cancel also stops a turn run by an agent/prompt request (say, from another
+    client): that request gets -32800, the cancel answers once the turn has ended."""
+    setup.llm.script(slow_text(40, delay=0.15))
+    _msg_id, task = editor.start_request("agent/prompt", {"text": "tell me a long story"})
+    await wait_for(lambda: "text" in editor.event_types(), what="first text event")
+    sid = editor.events[0]["sessionId"]
+    assert await editor.request("agent/cancel", {"sessionId": sid}) == {"cancelled": True}
+    assert editor.session_events(sid)[-1]["stopReason"] == "cancelled"
+    with pytest.raises(JsonRpcRequestCancelled):
+        await asyncio.wait_for(task, 20)
+    setup.llm.script(text("fine"))
+    result = await editor.request("agent/prompt", {"text": "next", "sessionId": sid})
+    assert result["text"] == "fine"
+    assert_history_consistent(setup.llm.requests[-1].body["messages"])
+
+
 async def test_cancel_mid_tool(editor: Editor, setup: Setup) -> None:
     """Cancelling while an MCP tool runs cancels the MCP call (the server records it) and
     gives the call a result in the history."""

@@ -28,7 +28,8 @@ def test_every_event_type_and_error_code_is_documented() -> None:
 
 def test_every_payload_field_is_mentioned() -> None:
     payloads = [P.PromptParams, P.PromptResult, P.ApproveParams, P.TrustServerParams, P.ElicitParams,
-                P.ServerStatusPayload, P.ToolResultPayload, P.ServerInfoResult, P.SessionInfo, P.AskResult]
+                P.ServerStatusPayload, P.ToolResultPayload, P.ServerInfoResult, P.SessionInfo, P.AskResult,
+                P.CancelParams, P.CancelResult, P.MessageDisplay, P.DisplayAttachment]
     missing = [f"{cls.__name__}.{P.camel(a.name)}" for cls in payloads for a in attrs.fields(cls)
                if f"`{P.camel(a.name)}`" not in DOC and f"{P.camel(a.name)}" not in DOC]
     assert missing == []
