@@ -11,6 +11,7 @@ import {
   type Middleware,
   type ServerOptions,
 } from "vscode-languageclient/node";
+import { errorCode, errorText } from "./errors";
 import { fact } from "./factLog";
 import * as P from "./protocol";
 import { readServerSettings, resolveServerCommand, type ResolvedCommand } from "./serverCommand";
@@ -217,17 +218,4 @@ function mergeMiddleware(parts: Middleware[]): Middleware {
   return out;
 }
 
-export function errorText(e: unknown): string {
-  if (e instanceof Error) return e.message;
-  if (e && typeof e === "object" && "message" in e && typeof (e as { message: unknown }).message === "string") {
-    return (e as { message: string }).message;
-  }
-  return String(e);
-}
-
-export function errorCode(e: unknown): number | undefined {
-  if (e && typeof e === "object" && "code" in e && typeof (e as { code: unknown }).code === "number") {
-    return (e as { code: number }).code;
-  }
-  return undefined;
-}
+export { errorCode, errorText } from "./errors";

@@ -176,11 +176,11 @@ export function registerCommands(
     }),
     reg("agentLs.signIn", async (arg) => {
       const name = await pickServer(servers, arg, "Sign in to which MCP server?");
-      if (name) await serverAction(agent, servers, P.MCP_SIGN_IN, { server: name }, `Signing in to ${name}`);
+      if (name) await serverAction(agent, servers, P.MCP_SIGN_IN, { server: name } satisfies P.SignInParams, `Signing in to ${name}`);
     }),
     reg("agentLs.signOut", async (arg) => {
       const name = await pickServer(servers, arg, "Sign out of which MCP server?");
-      if (name) await serverAction(agent, servers, P.MCP_SIGN_OUT, { server: name }, `Signing out of ${name}`);
+      if (name) await serverAction(agent, servers, P.MCP_SIGN_OUT, { server: name } satisfies P.SignInParams, `Signing out of ${name}`);
     }),
     reg(RUN_CODE_ACTION, async (arg) => {
       const call = arg as Partial<CodeActionCall> | undefined;

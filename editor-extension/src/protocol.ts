@@ -7,6 +7,8 @@
 
 // client -> server requests ---------------------------------------------------------------
 export const PROMPT = "agent/prompt";
+/** Stops a session's running turn, also one a code action started in the background. */
+export const CANCEL = "agent/cancel";
 export const SESSIONS_LIST = "agent/sessions/list";
 export const SESSIONS_NEW = "agent/sessions/new";
 export const SESSIONS_RESUME = "agent/sessions/resume";
@@ -40,6 +42,14 @@ export const CMD_RUN_TOOL_ACTION = "agent-ls.runToolAction";
 export const CMD_RUN_MCP_PROMPT = "agent-ls.runMcpPrompt";
 
 export const COMMANDS = [CMD_ASK, CMD_RUN_TOOL_ACTION, CMD_RUN_MCP_PROMPT] as const;
+
+export const CLIENT_REQUESTS = [
+  PROMPT, CANCEL, SESSIONS_LIST, SESSIONS_NEW, SESSIONS_RESUME, SESSIONS_DELETE, SERVER_INFO, MCP_STATUS,
+  MCP_RESTART, MCP_SET_ENABLED, MCP_TRUST, MCP_RESOURCES_LIST, MCP_RESOURCES_READ, MCP_PROMPTS_LIST,
+  MCP_PROMPTS_GET, MCP_CALL_TOOL, MCP_SIGN_IN, MCP_SIGN_OUT,
+] as const;
+export const SERVER_REQUESTS = [APPROVE, TRUST_SERVER, ELICIT] as const;
+export const SERVER_NOTIFICATIONS = [EVENT, MCP_STATUS_CHANGED] as const;
 
 // JSON-RPC / LSP error codes the custom methods answer with ----------------------------------
 /** JSON-RPC "method not found" (e.g. mcp/signIn on a server that predates OAuth). */
@@ -101,6 +111,19 @@ export interface PromptParams {
   attachments?: Attachment[];
   /** Override the configured model for this prompt. */
   model?: string | null;
+  /** What the chat shows as the message when it differs from `text` (a slash command the
+   * client expanded); kept for resume, never sent to the model. */
+  displayText?: string | null;
+}
+
+/** `agent/cancel`: stop the running turn of a session, whoever started it. */
+export interface CancelParams {
+  sessionId: string;
+}
+
+export interface CancelResult {
+  /** True when a turn was running and has ended; false when the session runs none. */
+  cancelled: boolean;
 }
 
 export interface Usage {
@@ -112,7 +135,8 @@ export interface Usage {
 
 export interface PromptResult {
   sessionId: string;
-  /** `end`, `max_steps`, `cancelled`, `error` (see `error`). */
+  /** `end`, `max_steps` or `error` (see `error`); a cancelled prompt gets the
+   * REQUEST_CANCELLED error response instead. */
   stopReason: string;
   text: string;
   usage: Usage;
@@ -152,7 +176,18 @@ export interface ToolCallFinishedEvent {
   content: string;
   durationMs: number;
   denied?: boolean;
-  attachments?: Record<string, unknown>[];
+  attachments?: ToolAttachment[];
+}
+
+/** Non-text content of a tool result: images, audio, resources. */
+export interface ToolAttachment {
+  kind: string;
+  mimeType?: string | null;
+  /** Base64 (images, audio, blobs). */
+  data?: string | null;
+  text?: string | null;
+  uri?: string | null;
+  name?: string | null;
 }
 export interface UsageEvent extends Usage {
   type: "usage";
@@ -164,8 +199,10 @@ export interface ErrorEvent {
 }
 export interface TurnFinishedEvent {
   type: "turn_finished";
+  /** `end`, `max_steps`, `error` or `cancelled`. */
   stopReason: string;
-  usage?: unknown;
+  /** The turn's totals (camelCase, as the `usage` event). */
+  usage?: Usage;
   steps?: number;
   text?: string;
 }
@@ -220,6 +257,24 @@ export interface StoredMessage {
   tool_calls?: { id?: string; function?: { name?: string; arguments?: string } }[];
   tool_call_id?: string;
   name?: string;
+  /** User messages whose model-facing text is not what the user typed (attachments rendered
+   * into it, a slash command expanded): how the chat shows them. Added by the server on resume. */
+  display?: MessageDisplay | null;
+}
+
+/** An attachment as the chat shows it (a chip): what it was, without its content. */
+export interface DisplayAttachment {
+  kind: "selection" | "file" | "resource";
+  uri?: string | null;
+  server?: string | null;
+  range?: LspRange | null;
+  languageId?: string | null;
+}
+
+/** The typed text and the attachment chips of a user message. */
+export interface MessageDisplay {
+  text: string;
+  attachments: DisplayAttachment[];
 }
 
 export interface SessionsResumeResult {
@@ -239,6 +294,8 @@ export interface ServerInfoResult {
   python: string;
   /** Whether the heavy dependencies are imported yet: `litellm`, `mcp`. */
   loadedModules: Record<string, boolean>;
+  /** The same, recorded while `initialize` was answered. */
+  loadedAtInitialize: Record<string, boolean>;
   workspaceFolders: string[];
 }
 
@@ -255,6 +312,11 @@ export interface SetEnabledParams {
 export interface TrustParams {
   server: string;
   trusted: boolean;
+}
+
+/** `mcp/signIn` and `mcp/signOut`: an HTTP server that uses OAuth. */
+export interface SignInParams {
+  server: string;
 }
 
 export interface ResourcesListParams {
@@ -309,6 +371,7 @@ export interface StatusTool {
 
 /** Why a server failed: the phase plus errno / exit code / HTTP status when known. */
 export interface ServerError {
+  /** `config`, `spawn`, `handshake`, `listing`, `running`, `trust`, `auth`. */
   phase?: string;
   message: string;
   errno?: number | string;
@@ -317,6 +380,7 @@ export interface ServerError {
   [key: string]: unknown;
 }
 
+/** OAuth state of an HTTP server (`auth` of a status entry; null when it does not use OAuth). */
 export interface AuthStatus {
   state: "needs-sign-in" | "signed-in" | "failed" | "signing-in";
   /** Epoch seconds. */
@@ -326,6 +390,8 @@ export interface AuthStatus {
 
 export interface ServerStatus {
   name: string;
+  /** `starting`, `connected`, `connected-listing-failed`, `restarting`, `failed`, `disabled`,
+   * `awaiting-trust`, `untrusted`, `needs-sign-in`. */
   state: string;
   transport?: string;
   scope?: string;
@@ -459,7 +525,7 @@ export interface AskResult {
   sessionId: string;
   started: boolean;
   /** The user message the turn was started with. */
-  text?: string;
+  text: string;
 }
 
 /** The object argument every agent-ls.* command carries (built by the server's code actions). */
@@ -471,6 +537,7 @@ export interface ActionArgs {
   /** agent-ls.ask: `ask`, `fix` or `explain`. */
   mode?: string;
   diagnostics?: string;
+  /** agent-ls.ask, mode `ask`: the user's question (the extension asks for it when absent). */
   question?: string | null;
   /** Continue this chat session (a new one when absent). */
   sessionId?: string | null;
