@@ -43,6 +43,7 @@ MCP_STATUS_CHANGED = "mcp/statusChanged"
 APPROVE = "agent/approve"
 TRUST_SERVER = "mcp/trustServer"
 ELICIT = "mcp/elicit"
+SAMPLE = "mcp/sample"
 
 # workspace/executeCommand commands (carried by code actions) ------------------------------
 CMD_ASK = "agent-ls.ask"
@@ -55,7 +56,7 @@ CLIENT_REQUESTS = (
     MCP_RESTART, MCP_SET_ENABLED, MCP_TRUST, MCP_RESOURCES_LIST, MCP_RESOURCES_READ, MCP_PROMPTS_LIST,
     MCP_PROMPTS_GET, MCP_CALL_TOOL, MCP_SIGN_IN, MCP_SIGN_OUT,
 )
-SERVER_REQUESTS = (APPROVE, TRUST_SERVER, ELICIT)
+SERVER_REQUESTS = (APPROVE, TRUST_SERVER, ELICIT, SAMPLE)
 SERVER_NOTIFICATIONS = (EVENT, MCP_STATUS_CHANGED)
 
 # JSON-RPC / LSP error codes the custom methods answer with --------------------------------
@@ -71,6 +72,7 @@ INTERNAL_ERROR = -32603
 # Values ---------------------------------------------------------------------------------------
 APPROVAL_ANSWERS = ("allow_once", "allow_session", "deny")
 ELICIT_ACTIONS = ("accept", "decline", "cancel")
+SAMPLING_ANSWERS = ("allow_once", "allow_session", "deny")
 EVENT_TYPES = ("turn_started", "text", "tool_call_started", "approval_requested", "tool_call_finished",
                "usage", "error", "turn_finished")
 
@@ -715,6 +717,45 @@ class ElicitResultPayload:
     """``accept``, ``decline`` or ``cancel``."""
     content: dict[str, Any] | None = None
     """The form values when accepted (schema defaults fill missing fields)."""
+
+
+@_register
+@attrs.define
+class SampleMessage:
+    """One message of a sampling request, as the user is shown it."""
+
+    role: str
+    """``user`` or ``assistant``."""
+    text: str
+    """The message's text (cut to 600 characters, marked); images as ``[image image/png, 1.2 KB]``."""
+
+
+@_register
+@attrs.define
+class SampleParams:
+    """``mcp/sample`` (server -> client): an MCP server asks to use the model (MCP sampling);
+    the user consents or not."""
+
+    server: str
+    messages: list[SampleMessage]
+    """The most recent messages (at most 20)."""
+    max_tokens: int
+    """The most the model may write (the server's ``maxTokens`` under ``agent.sampling.maxTokens``)."""
+    model: str
+    """The litellm model string the request would use."""
+    system_prompt: str | None = None
+    requested_max_tokens: int | None = None
+    """What the MCP server asked for."""
+    omitted_messages: int = 0
+    """Earlier messages not in ``messages``."""
+
+
+@_register
+@attrs.define
+class SampleResult:
+    answer: str
+    """``allow_once``, ``allow_session`` (this server, until the language server restarts) or
+    ``deny``; anything else is a deny."""
 
 
 # Raw JSON-RPC envelopes: custom messages whose params pygls must not convert ---------------

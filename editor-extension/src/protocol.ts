@@ -35,6 +35,8 @@ export const MCP_STATUS_CHANGED = "mcp/statusChanged";
 export const APPROVE = "agent/approve";
 export const TRUST_SERVER = "mcp/trustServer";
 export const ELICIT = "mcp/elicit";
+/** MCP sampling consent (a server without it never sends it). */
+export const SAMPLE = "mcp/sample";
 
 // workspace/executeCommand commands (carried by the server's code actions) -------------------
 export const CMD_ASK = "agent-ls.ask";
@@ -48,7 +50,7 @@ export const CLIENT_REQUESTS = [
   MCP_RESTART, MCP_SET_ENABLED, MCP_TRUST, MCP_RESOURCES_LIST, MCP_RESOURCES_READ, MCP_PROMPTS_LIST,
   MCP_PROMPTS_GET, MCP_CALL_TOOL, MCP_SIGN_IN, MCP_SIGN_OUT,
 ] as const;
-export const SERVER_REQUESTS = [APPROVE, TRUST_SERVER, ELICIT] as const;
+export const SERVER_REQUESTS = [APPROVE, TRUST_SERVER, ELICIT, SAMPLE] as const;
 export const SERVER_NOTIFICATIONS = [EVENT, MCP_STATUS_CHANGED] as const;
 
 // JSON-RPC / LSP error codes the custom methods answer with ----------------------------------
@@ -66,6 +68,7 @@ export const INTERNAL_ERROR = -32603;
 // values ----------------------------------------------------------------------------------------
 export const APPROVAL_ANSWERS = ["allow_once", "allow_session", "deny"] as const;
 export const ELICIT_ACTIONS = ["accept", "decline", "cancel"] as const;
+export const SAMPLING_ANSWERS = ["allow_once", "allow_session", "deny"] as const;
 export const EVENT_TYPES = [
   "turn_started",
   "text",
@@ -518,6 +521,37 @@ export interface ElicitParams {
 export interface ElicitResult {
   action: "accept" | "decline" | "cancel";
   content?: Record<string, unknown> | null;
+}
+
+/** One message of a sampling request, as the user is shown it. */
+export interface SampleMessage {
+  /** `user` or `assistant`. */
+  role: string;
+  /** The text (cut to 600 characters, marked); images as `[image image/png, 1.2 KB]`. */
+  text: string;
+}
+
+/** `mcp/sample` (server -> client): an MCP server asks to use the model; the user consents or not. */
+export interface SampleParams {
+  server: string;
+  /** The most recent messages (at most 20). */
+  messages: SampleMessage[];
+  /** The most the model may write (the server's request under `agent.sampling.maxTokens`). */
+  maxTokens: number;
+  /** The litellm model string the request would use. */
+  model: string;
+  systemPrompt?: string | null;
+  /** What the MCP server asked for. */
+  requestedMaxTokens?: number | null;
+  /** Earlier messages not in `messages`. */
+  omittedMessages?: number;
+}
+
+export type SamplingAnswer = (typeof SAMPLING_ANSWERS)[number];
+
+export interface SampleResult {
+  /** `allow_session`: no more questions for this server until the language server restarts. */
+  answer: SamplingAnswer;
 }
 
 /** Result of agent-ls.ask and agent-ls.runMcpPrompt: a turn started in the background. */
