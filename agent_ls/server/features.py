@@ -166,6 +166,9 @@ async def start_host(ls: AgentLanguageServer) -> None:
             on_change=ls.notify_status_soon,
         )
         ls.manager = manager
+        from agent_ls.server.sampling import install_sampling
+
+        install_sampling(ls, manager)  # MCP sampling: consent through mcp/sample
         if hasattr(manager, "set_auth_opener"):
             manager.set_auth_opener(lambda server, url: open_auth_url(ls, server, url))
         await manager.apply(settings)

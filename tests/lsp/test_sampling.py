@@ -1,0 +1,139 @@
+"""MCP sampling over stdio: the knob server's ``sample`` tool asks the language server
+(sampling/createMessage), which asks the editor (``mcp/sample``) for consent and then the
+scripted LLM through litellm; the editor here is the pytest-lsp client."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import pytest
+from lsprotocol import types as lsp
+
+from agent_ls.server import protocol as P
+from tests.llm.scripted_server import text, tool_calls
+from tests.lsp.conftest import Editor, Setup, close_editor, open_editor
+
+pytestmark = pytest.mark.e2e
+
+KNOB_SYSTEM_PROMPT = "You are the knob test server's sampling target."
+
+
+class Consent:
+    """The editor's side of mcp/sample: records each question, answers from a list."""
+
+    def __init__(self, *answers: Any) -> None:
+        self.answers = list(answers)
+        self.asked: list[dict[str, Any]] = []
+
+    def install(self, ed: Editor) -> None:
+        @ed.client.feature(P.SAMPLE)
+        def on_sample(params: Any) -> Any:
+            self.asked.append(params)
+            answer = self.answers.pop(0) if self.answers else "deny"
+            return answer if isinstance(answer, dict) else {"answer": answer}
+
+
+async def sample(ed: Editor, prompt: str) -> dict[str, Any]:
+    result: dict[str, Any] = await ed.request(P.MCP_CALL_TOOL, {"server": "knob", "tool": "sample",
+                                                                 "arguments": {"prompt": prompt}})
+    return result
+
+
+def sampling_requests(setup: Setup) -> list[Any]:
+    return [r for r in setup.llm.requests if not r.stream]
+
+
+async def test_allow_once_asks_every_time_and_the_answer_comes_from_the_model(setup: Setup) -> None:
+    consent = Consent("allow_once", "allow_once")
+    ed = await open_editor(setup, configure=consent.install)
+    try:
+        await ed.wait_state("knob", "connected")
+        setup.llm.script(text("forty-two"), text("again"))
+        out = await sample(ed, "meaning of life?")
+        assert not out["isError"], out
+        assert out["content"] == "forty-two"
+        out = await sample(ed, "once more")
+        assert out["content"] == "again"
+        assert len(consent.asked) == 2
+        first = consent.asked[0]
+        assert first == {"server": "knob", "messages": [{"role": "user", "text": "meaning of life?"}],
+                         "systemPrompt": KNOB_SYSTEM_PROMPT, "maxTokens": 200, "model": "openai/scripted",
+                         "requestedMaxTokens": 200, "omittedMessages": 0}
+        req = sampling_requests(setup)[0]
+        assert req.body["messages"] == [{"role": "system", "content": KNOB_SYSTEM_PROMPT},
+                                        {"role": "user", "content": "meaning of life?"}]
+        assert req.body["max_tokens"] == 200
+    finally:
+        await close_editor(ed)
+
+
+async def test_allow_session_is_asked_once(setup: Setup) -> None:
+    consent = Consent("allow_session")
+    ed = await open_editor(setup, configure=consent.install)
+    try:
+        await ed.wait_state("knob", "connected")
+        setup.llm.script(text("one"), text("two"), text("three"))
+        outs = [await sample(ed, f"p{i}") for i in range(3)]
+        assert [o["content"] for o in outs] == ["one", "two", "three"]
+        assert len(consent.asked) == 1
+        assert len(sampling_requests(setup)) == 3
+    finally:
+        await close_editor(ed)
+
+
+async def test_deny_and_broken_answers_reach_the_tool_as_errors(setup: Setup) -> None:
+    consent = Consent("deny", {"answer": 5}, {"nothing": True}, "maybe")
+    ed = await open_editor(setup, configure=consent.install)
+    try:
+        await ed.wait_state("knob", "connected")
+        for _ in range(4):
+            out = await sample(ed, "p")
+            assert out["isError"] and "the user denied the sampling request" in out["content"], out
+        assert len(consent.asked) == 4
+        assert sampling_requests(setup) == []  # the model was never called
+    finally:
+        await close_editor(ed)
+
+
+async def test_no_model_is_a_clear_error_and_the_editor_is_not_asked(setup: Setup) -> None:
+    del setup.user_settings["model"]
+    consent = Consent("allow_once")
+    ed = await open_editor(setup, configure=consent.install)
+    try:
+        await ed.wait_state("knob", "connected")
+        out = await sample(ed, "p")
+        assert out["isError"] and "no model is configured" in out["content"]
+        assert consent.asked == [] and setup.llm.requests == []
+    finally:
+        await close_editor(ed)
+
+
+async def test_settings_reload_applies_and_a_turn_can_sample(setup: Setup) -> None:
+    """A live settings change (sampling turned off) applies to the next request; during an
+    agent turn the consent question reaches the editor and the sampled text is the tool result."""
+    consent = Consent("allow_once")
+    ed = await open_editor(setup, configure=consent.install)
+    try:
+        await ed.wait_state("knob", "connected")
+        setup.llm.script(tool_calls([("mcp__knob__sample", {"prompt": "name a colour"})]), text("teal"),
+                         text("The server said teal."))
+        result = await ed.request(P.PROMPT, {"text": "ask the knob server to sample"})
+        assert result["text"] == "The server said teal."
+        finished = next(e for e in ed.session_events() if e["type"] == "tool_call_finished")
+        assert finished["content"] == "teal" and not finished["isError"]
+        assert consent.asked[0]["messages"] == [{"role": "user", "text": "name a colour"}]
+
+        setup.user_settings["agent"]["sampling"] = {"enabled": False}
+        setup.write()
+        ed.client.workspace_did_change_watched_files(lsp.DidChangeWatchedFilesParams(
+            changes=[lsp.FileEvent(uri=setup.user_file.as_uri(), type=lsp.FileChangeType.Changed)]))
+        for _ in range(100):
+            out = await sample(ed, "p")
+            if "turned off" in out["content"]:
+                break
+            await asyncio.sleep(0.1)
+        assert out["isError"] and "sampling is turned off" in out["content"]
+        assert len(consent.asked) == 1
+    finally:
+        await close_editor(ed)
