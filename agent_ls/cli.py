@@ -462,6 +462,7 @@ async def cmd_chat(args: argparse.Namespace) -> int:
         return ApprovalAnswer.DENY
 
     manager, _ = await _open(args)
+    _attach_terminal_sampling(manager, agent, llm.model)
     try:
         registry = ToolRegistry(builtin_tools(Workspace(folders), bash_timeout=agent.bash_timeout), manager,
                                 defer=agent.defer_mcp_tools)
@@ -510,6 +511,35 @@ async def cmd_chat(args: argparse.Namespace) -> int:
     finally:
         await manager.close()
         store.close()
+
+
+def _attach_terminal_sampling(manager: MCPManager, agent: Any, model: str) -> None:
+    """MCP sampling in ``agent-ls chat``: consent is asked on the terminal, like approvals;
+    the chat's model (``--model`` included) answers unless ``agent.sampling.model`` is set."""
+    import attrs
+
+    from agent_ls.agent.sampling import Sampler, SamplingAnswer, SamplingRequest
+
+    settings = attrs.evolve(agent, model=model)
+
+    async def consent(request: SamplingRequest) -> SamplingAnswer:
+        lines = [f"\n[sampling] MCP server '{request.server}' asks the model {request.model} "
+                 f"(at most {request.max_tokens} tokens)"]
+        if request.system_prompt:
+            lines.append(f"  system: {request.system_prompt[:300]}")
+        if request.omitted_messages:
+            lines.append(f"  ({request.omitted_messages} earlier messages not shown)")
+        for m in request.messages:
+            lines.append(f"  {m.role}: {m.text[:300]}")
+        line = await _read_line("\n".join(lines) + "\n  allow [o]nce, for the [s]ession, or [d]eny? ")
+        answer = (line or "").strip().lower()
+        if answer in ("o", "once", "y", "yes"):
+            return SamplingAnswer.ALLOW_ONCE
+        if answer in ("s", "session"):
+            return SamplingAnswer.ALLOW_SESSION
+        return SamplingAnswer.DENY
+
+    manager.set_sampling_handler(Sampler(lambda: settings, consent))
 
 
 def demo_workspace() -> Path:
