@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.llm.scripted_server import ScriptedLLM, text, tool_calls
+from tests.llm.scripted_server import ScriptedLLM, Turn, text, tool_calls
 from tests.servers.launch import knob_stdio_params
 
 pytestmark = pytest.mark.filterwarnings("ignore:.*ReadOnly.*:UserWarning")
@@ -35,7 +35,7 @@ def chat(llm: ScriptedLLM, tmp: Path, ws: Path, *args: str, stdin: str) -> subpr
 @pytest.mark.parametrize("answer, tool_sees", [("o", "teal"), ("d", "the user denied the sampling request")])
 def test_chat_asks_sampling_consent_on_the_terminal(llm: ScriptedLLM, ws: Path, tmp_path: Path, answer: str,
                                                     tool_sees: str) -> None:
-    turns = [tool_calls([("mcp__knob__sample", {"prompt": "name a colour"})])]
+    turns: list[Turn] = [tool_calls([("mcp__knob__sample", {"prompt": "name a colour"})])]
     if answer == "o":
         turns.append(text("teal"))  # the sampling request
     turns.append(text("Done."))
