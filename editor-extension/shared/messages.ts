@@ -1,5 +1,5 @@
 /** Messages between the extension host and the chat webview (both directions). */
-import type { ApprovalAnswer } from "../src/protocol";
+import type { ApprovalAnswer, SamplingAnswer } from "../src/protocol";
 import type { ChatAction, ChatState } from "./state";
 
 /** Host -> webview. */
@@ -19,6 +19,7 @@ export type FromWebview =
   | { type: "approve"; requestId: string; answer: ApprovalAnswer }
   | { type: "trust"; id: string; answer: "trust" | "deny" }
   | { type: "elicit"; id: string; action: "accept" | "decline" | "cancel"; content?: Record<string, unknown> }
+  | { type: "sample"; id: string; answer: SamplingAnswer }
   | { type: "attach"; kind: "selection" | "file" | "resource" }
   | { type: "removeAttachment"; index: number }
   | { type: "copy"; text: string }
@@ -27,7 +28,7 @@ export type FromWebview =
 
 const FROM_TYPES = new Set([
   "ready", "send", "stop", "newSession", "listSessions", "resumeSession", "approve", "trust", "elicit",
-  "attach", "removeAttachment", "copy", "insert", "listPrompts",
+  "attach", "removeAttachment", "copy", "insert", "listPrompts", "sample",
 ]);
 
 /** A webview message as a typed value, or null when it is not one (the webview is untrusted input). */
@@ -45,6 +46,8 @@ export function parseFromWebview(raw: unknown): FromWebview | null {
       return str("sessionId") ? (m as FromWebview) : null;
     case "approve":
       return str("requestId") && ["allow_once", "allow_session", "deny"].includes(m.answer as string) ? (m as FromWebview) : null;
+    case "sample":
+      return str("id") && ["allow_once", "allow_session", "deny"].includes(m.answer as string) ? (m as FromWebview) : null;
     case "trust":
       return str("id") && ["trust", "deny"].includes(m.answer as string) ? (m as FromWebview) : null;
     case "elicit":

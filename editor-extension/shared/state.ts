@@ -9,6 +9,8 @@ import type {
   ElicitParams,
   McpPrompt,
   PromptResult,
+  SampleParams,
+  SamplingAnswer,
   SessionInfo,
   StoredMessage,
   ToolResultPayload,
@@ -76,7 +78,21 @@ export interface ElicitItem extends ItemBase {
   content: Record<string, unknown> | null;
 }
 
-export type ChatItem = MessageItem | ToolItem | ApprovalItem | TrustItem | ElicitItem;
+/** An MCP server asks to use the model (MCP sampling): the user allows it or not. */
+export interface SamplingItem extends ItemBase {
+  kind: "sampling";
+  server: string;
+  model: string;
+  maxTokens: number;
+  systemPrompt: string | null;
+  messages: { role: string; text: string }[];
+  omittedMessages: number;
+  answer: SamplingAnswer | null;
+  /** The server withdrew the question ($/cancelRequest) or went away. */
+  withdrawn?: boolean;
+}
+
+export type ChatItem = MessageItem | ToolItem | ApprovalItem | TrustItem | ElicitItem | SamplingItem;
 
 export interface AttachmentChip {
   kind: "selection" | "file" | "resource";
@@ -110,6 +126,8 @@ export type ChatAction =
   | { type: "trustRequest"; id: string; params: TrustServerParams }
   | { type: "trustAnswered"; id: string; answer: "trust" | "deny" | "dismissed" }
   | { type: "elicitRequest"; id: string; params: ElicitParams }
+  | { type: "samplingRequest"; id: string; params: SampleParams }
+  | { type: "samplingAnswered"; id: string; answer: SamplingAnswer; withdrawn?: boolean }
   | { type: "elicitAnswered"; id: string; answer: "accept" | "decline" | "cancel"; content?: Record<string, unknown> | null }
   | { type: "history"; sessionId: string; messages: StoredMessage[] }
   | { type: "sessions"; sessions: SessionInfo[] }
@@ -399,6 +417,28 @@ export function reduce(state: ChatState, action: ChatAction): ChatState {
         (it): it is ElicitItem => it.kind === "elicit" && it.id === action.id && it.answer === null,
         () => ({ answer: action.answer, content: action.content ?? null }),
       );
+    case "samplingRequest": {
+      const p = action.params;
+      const item: SamplingItem = {
+        kind: "sampling",
+        id: action.id,
+        rev: 0,
+        server: p.server,
+        model: p.model,
+        maxTokens: p.maxTokens,
+        systemPrompt: p.systemPrompt ?? null,
+        messages: Array.isArray(p.messages) ? p.messages.map((m) => ({ role: String(m.role), text: String(m.text) })) : [],
+        omittedMessages: p.omittedMessages ?? 0,
+        answer: null,
+      };
+      return { ...state, items: [...state.items, item], streamingId: null };
+    }
+    case "samplingAnswered":
+      return updateItem(
+        state,
+        (it): it is SamplingItem => it.kind === "sampling" && it.id === action.id && it.answer === null,
+        () => (action.withdrawn ? { answer: action.answer, withdrawn: true } : { answer: action.answer }),
+      );
     case "history": {
       const [items, nextId] = historyItems(action.messages, state.nextId);
       return { ...state, sessionId: action.sessionId, items, nextId, busy: false, streamingId: null };
@@ -442,6 +482,6 @@ export function reduce(state: ChatState, action: ChatAction): ChatState {
 /** Items that wait for the user (approval, trust, elicitation) and are still unanswered. */
 export function pendingItems(state: ChatState): ChatItem[] {
   return state.items.filter(
-    (it) => (it.kind === "approval" || it.kind === "trust" || it.kind === "elicit") && it.answer === null,
+    (it) => (it.kind === "approval" || it.kind === "trust" || it.kind === "elicit" || it.kind === "sampling") && it.answer === null,
   );
 }

@@ -13,6 +13,7 @@ import {
   type ChatState,
   type ElicitItem,
   type MessageItem,
+  type SamplingItem,
   type ToolItem,
   type TrustItem,
 } from "../shared/state";
@@ -31,6 +32,12 @@ interface Saved {
   draft: string;
   collapsed: string[];
 }
+
+const SAMPLING_LABELS: Record<string, string> = {
+  allow_once: "Allow once",
+  allow_session: "Allow for session",
+  deny: "Deny",
+};
 
 const APPROVAL_LABELS: Record<string, string> = {
   allow_once: "Allow once",
@@ -244,6 +251,11 @@ export class ChatApp {
         this.host.post({ type: "trust", id: item.id, answer });
         this.disableButtons(itemEl);
       }
+    } else if (item && item.kind === "sampling" && answer && item.answer === null) {
+      if (answer === "allow_once" || answer === "allow_session" || answer === "deny") {
+        this.host.post({ type: "sample", id: item.id, answer });
+        this.disableButtons(itemEl);
+      }
     } else if (item && item.kind === "elicit" && item.answer === null && testid === "elicit-decline") {
       this.host.post({ type: "elicit", id: item.id, action: "decline" });
       this.disableButtons(itemEl);
@@ -430,6 +442,9 @@ export class ChatApp {
       case "elicit":
         node = this.renderElicit(item);
         break;
+      case "sampling":
+        node = this.renderSampling(item);
+        break;
     }
     node.dataset.itemId = item.id;
     return node;
@@ -544,6 +559,42 @@ export class ChatApp {
     } else {
       box.append(el(d, "div", { class: "answer" }, item.answer === "trust" ? "Trusted" : item.answer === "deny" ? "Not trusted" : "No answer"));
     }
+    return box;
+  }
+
+  /** MCP sampling consent: which server, which model, how much, and what it would send. */
+  private renderSampling(item: SamplingItem): HTMLElement {
+    const d = this.doc;
+    const box = el(d, "div", { "data-testid": "sampling-prompt", "data-server": item.server, class: "approval sampling" });
+    const head = el(d, "div", { class: "head" });
+    head.append(
+      el(d, "b", {}, item.server),
+      d.createTextNode(" asks to use the model "),
+      el(d, "code", {}, item.model),
+      d.createTextNode(` (at most ${item.maxTokens} tokens)`),
+    );
+    box.append(head);
+    if (item.answer !== null) {
+      box.dataset.answered = item.answer;
+      if (item.withdrawn) box.dataset.withdrawn = "true";
+      const text = item.withdrawn ? "Withdrawn (no longer needed)" : SAMPLING_LABELS[item.answer] ?? item.answer;
+      box.append(el(d, "div", { class: "answer" }, text));
+      return box;
+    }
+    if (item.systemPrompt) box.append(el(d, "div", { class: "reason", "data-testid": "sampling-system" }, `System prompt: ${item.systemPrompt}`));
+    const list = el(d, "div", { class: "sampling-messages", "data-testid": "sampling-messages" });
+    if (item.omittedMessages > 0) list.append(el(d, "div", { class: "muted" }, `${item.omittedMessages} earlier messages not shown`));
+    for (const m of item.messages) {
+      const row = el(d, "div", { class: "sampling-message", "data-role": m.role });
+      row.append(el(d, "b", {}, `${m.role}: `), el(d, "pre", { class: "args" }, m.text));
+      list.append(row);
+    }
+    box.append(list);
+    const row = el(d, "div", { class: "buttons" });
+    for (const a of ["allow_once", "allow_session", "deny"] as const) {
+      row.append(el(d, "button", { "data-answer": a, class: a === "deny" ? "secondary" : "" }, SAMPLING_LABELS[a]));
+    }
+    box.append(row);
     return box;
   }
 

@@ -12,6 +12,7 @@ import { errorCode, errorText, type AgentClient } from "../client";
 import { fact } from "../factLog";
 import { attachmentLabel } from "../format";
 import * as P from "../protocol";
+import { SamplingConsent } from "./sampling";
 
 export interface ChatSurface {
   post(message: ToWebview): void;
@@ -32,6 +33,8 @@ export class ChatController implements vscode.Disposable {
   private readonly approvals = new Map<string, Pending<P.ApproveResult>>();
   private readonly trusts = new Map<string, Pending<P.TrustServerResult>>();
   private readonly elicits = new Map<string, Pending<P.ElicitResult>>();
+  /** MCP sampling consent cards (mcp/sample). */
+  private readonly samplings = new SamplingConsent((a) => this.dispatch(a), () => this.showChat());
   private counter = 0;
   private lastEditor: vscode.TextEditor | undefined;
   private readonly disposables: vscode.Disposable[] = [];
@@ -80,6 +83,9 @@ export class ChatController implements vscode.Disposable {
       ),
       client.onRequest(P.ELICIT, (params: P.ElicitParams, token: vscode.CancellationToken) =>
         this.onElicit(params, token),
+      ),
+      client.onRequest(P.SAMPLE, (params: P.SampleParams, token: vscode.CancellationToken) =>
+        this.samplings.request(params, token),
       ),
     ];
   }
@@ -152,6 +158,9 @@ export class ChatController implements vscode.Disposable {
         return;
       case "elicit":
         this.answerElicit(msg.id, msg.action, msg.content);
+        return;
+      case "sample":
+        this.samplings.answer(msg.id, msg.answer);
         return;
       case "attach":
         await this.attachContext(msg.kind);
@@ -338,6 +347,7 @@ export class ChatController implements vscode.Disposable {
 
   /** The server went away: answer everything it was waiting for (nobody will read it). */
   private failPending(): void {
+    this.samplings.withdrawAll();
     for (const id of [...this.approvals.keys()]) this.answerApproval(id, "deny", false);
     for (const id of [...this.trusts.keys()]) this.answerTrust(id, null);
     for (const id of [...this.elicits.keys()]) this.answerElicit(id, "cancel");
