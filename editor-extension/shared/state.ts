@@ -16,6 +16,7 @@ import type {
   ToolResultPayload,
   TrustServerParams,
 } from "../src/protocol";
+import { attachmentLabel } from "./labels";
 
 export type Role = "user" | "assistant" | "error" | "notice";
 export type ToolStatus = "running" | "done" | "error" | "denied";
@@ -58,6 +59,8 @@ export interface ApprovalItem extends ItemBase {
   args: Record<string, unknown>;
   reason: string;
   answer: ApprovalAnswer | null;
+  /** The server withdrew the question ($/cancelRequest: its turn was stopped or ended). */
+  withdrawn?: boolean;
 }
 
 export interface TrustItem extends ItemBase {
@@ -66,7 +69,10 @@ export interface TrustItem extends ItemBase {
   command: string;
   args: string[];
   source: string;
+  /** The directory the server would run in (null: the language server's). */
+  cwd: string | null;
   answer: "trust" | "deny" | "dismissed" | null;
+  withdrawn?: boolean;
 }
 
 export interface ElicitItem extends ItemBase {
@@ -76,6 +82,7 @@ export interface ElicitItem extends ItemBase {
   schema: Record<string, unknown>;
   answer: "accept" | "decline" | "cancel" | null;
   content: Record<string, unknown> | null;
+  withdrawn?: boolean;
 }
 
 /** An MCP server asks to use the model (MCP sampling): the user allows it or not. */
@@ -122,13 +129,16 @@ export type ChatAction =
   | { type: "promptFinished"; result: PromptResult }
   | { type: "promptFailed"; message: string; cancelled?: boolean }
   | { type: "approvalRequest"; params: ApproveParams }
-  | { type: "approvalAnswered"; requestId: string; answer: ApprovalAnswer }
+  | { type: "approvalAnswered"; requestId: string; answer: ApprovalAnswer; withdrawn?: boolean }
   | { type: "trustRequest"; id: string; params: TrustServerParams }
-  | { type: "trustAnswered"; id: string; answer: "trust" | "deny" | "dismissed" }
+  | { type: "trustAnswered"; id: string; answer: "trust" | "deny" | "dismissed"; withdrawn?: boolean }
   | { type: "elicitRequest"; id: string; params: ElicitParams }
   | { type: "samplingRequest"; id: string; params: SampleParams }
   | { type: "samplingAnswered"; id: string; answer: SamplingAnswer; withdrawn?: boolean }
-  | { type: "elicitAnswered"; id: string; answer: "accept" | "decline" | "cancel"; content?: Record<string, unknown> | null }
+  | { type: "elicitAnswered"; id: string; answer: "accept" | "decline" | "cancel"; content?: Record<string, unknown> | null; withdrawn?: boolean }
+  /** The user message of a turn a code action started, shown right after the item `afterId`
+   * (its "Code action: <title>" notice), before the turn's streamed output. */
+  | { type: "codeActionPrompt"; afterId: string | null; text: string; attachments?: string[] }
   | { type: "history"; sessionId: string; messages: StoredMessage[] }
   | { type: "sessions"; sessions: SessionInfo[] }
   | { type: "attachments"; attachments: AttachmentChip[] }
@@ -286,7 +296,14 @@ export function historyItems(messages: StoredMessage[], startId: number): [ChatI
   const tools = new Map<string, ToolItem>();
   for (const m of messages) {
     const text = contentText(m.content);
-    if (m.role === "user" && text) {
+    const display = m.role === "user" ? messageDisplay(m.display) : null;
+    if (display) {
+      // Shown as it was live: the typed text and the attachment chips, not the text the
+      // model got (attachments rendered into it, a slash command expanded).
+      const item: MessageItem = { kind: "message", id: `m-${n++}`, rev: 0, role: "user", text: display.text };
+      if (display.attachments.length) item.attachments = display.attachments;
+      items.push(item);
+    } else if (m.role === "user" && text) {
       items.push({ kind: "message", id: `m-${n++}`, rev: 0, role: "user", text });
     } else if (m.role === "assistant") {
       if (text) items.push({ kind: "message", id: `m-${n++}`, rev: 0, role: "assistant", text });
@@ -321,6 +338,32 @@ export function historyItems(messages: StoredMessage[], startId: number): [ChatI
     }
   }
   return [items, n];
+}
+
+/** A resumed message's `display` ({text, attachments}) as text and chip labels; null when absent or malformed. */
+export function messageDisplay(raw: unknown): { text: string; attachments: string[] } | null {
+  if (!raw || typeof raw !== "object") return null;
+  const d = raw as { text?: unknown; attachments?: unknown };
+  if (typeof d.text !== "string") return null;
+  const attachments = Array.isArray(d.attachments)
+    ? d.attachments
+        .filter((a): a is Record<string, unknown> => !!a && typeof a === "object" && typeof (a as { kind?: unknown }).kind === "string")
+        .map((a) =>
+          attachmentLabel({
+            kind: a.kind as string,
+            uri: typeof a.uri === "string" ? a.uri : null,
+            server: typeof a.server === "string" ? a.server : null,
+            range: validRange(a.range),
+          }),
+        )
+    : [];
+  return { text: d.text, attachments };
+}
+
+function validRange(r: unknown): { start: { line: number }; end: { line: number } } | null {
+  if (!r || typeof r !== "object") return null;
+  const { start, end } = r as { start?: { line?: unknown }; end?: { line?: unknown } };
+  return typeof start?.line === "number" && typeof end?.line === "number" ? { start: { line: start.line }, end: { line: end.line } } : null;
 }
 
 function contentText(content: unknown): string {
@@ -375,7 +418,7 @@ export function reduce(state: ChatState, action: ChatAction): ChatState {
       return updateItem(
         state,
         (it): it is ApprovalItem => it.kind === "approval" && it.requestId === action.requestId && it.answer === null,
-        () => ({ answer: action.answer }),
+        () => (action.withdrawn ? { answer: action.answer, withdrawn: true } : { answer: action.answer }),
       );
     case "trustRequest": {
       const p = action.params;
@@ -387,6 +430,7 @@ export function reduce(state: ChatState, action: ChatAction): ChatState {
         command: p.command,
         args: p.args ?? [],
         source: p.source,
+        cwd: p.cwd ?? null,
         answer: null,
       };
       return { ...state, items: [...state.items, item], streamingId: null };
@@ -395,7 +439,7 @@ export function reduce(state: ChatState, action: ChatAction): ChatState {
       return updateItem(
         state,
         (it): it is TrustItem => it.kind === "trust" && it.id === action.id && it.answer === null,
-        () => ({ answer: action.answer }),
+        () => (action.withdrawn ? { answer: action.answer, withdrawn: true } : { answer: action.answer }),
       );
     case "elicitRequest": {
       const p = action.params;
@@ -415,8 +459,17 @@ export function reduce(state: ChatState, action: ChatAction): ChatState {
       return updateItem(
         state,
         (it): it is ElicitItem => it.kind === "elicit" && it.id === action.id && it.answer === null,
-        () => ({ answer: action.answer, content: action.content ?? null }),
+        () => ({ answer: action.answer, content: action.content ?? null, ...(action.withdrawn ? { withdrawn: true } : {}) }),
       );
+    case "codeActionPrompt": {
+      const [id, nextId] = newId(state, "m");
+      const item: MessageItem = { kind: "message", id, rev: 0, role: "user", text: action.text };
+      if (action.attachments && action.attachments.length) item.attachments = action.attachments;
+      const at = action.afterId === null ? -1 : state.items.findIndex((it) => it.id === action.afterId);
+      const items = [...state.items];
+      items.splice(at < 0 ? items.length : at + 1, 0, item);
+      return { ...state, items, nextId };
+    }
     case "samplingRequest": {
       const p = action.params;
       const item: SamplingItem = {

@@ -3,7 +3,9 @@ import * as vscode from "vscode";
 import type { Middleware } from "vscode-languageclient/node";
 import { selectionAttachment, type ChatController } from "./chat/controller";
 import type { ChatViews } from "./chat/views";
-import { errorText, type AgentClient } from "./client";
+import type { AgentClient } from "./client";
+import { needsQuestion, withQuestion } from "./codeActions";
+import { errorText } from "./errors";
 import { fact } from "./factLog";
 import * as P from "./protocol";
 import { serverErrorText } from "./format";
@@ -19,12 +21,35 @@ interface CodeActionCall {
 }
 
 /**
+ * "Ask agent" carries no question: ask the user (an input box). Returns the arguments to run
+ * the command with, or null when the user dismissed the box (then nothing runs).
+ */
+export async function askQuestionIfNeeded(command: string, args: unknown[]): Promise<unknown[] | null> {
+  if (!needsQuestion(command, args)) return args;
+  const answer = await vscode.window.showInputBox({
+    title: "Ask agent",
+    prompt: "Your question about the selected code (empty: a general explanation)",
+    placeHolder: "What should I know about this code?",
+    ignoreFocusOut: true,
+  });
+  if (answer === undefined) fact("code-action-dismissed");
+  else fact(`code-action-question ${answer}`);
+  return withQuestion(args, answer);
+}
+
+/**
  * Server code actions carry workspace/executeCommand commands. They are rewritten to run
- * through `agentLs.runCodeAction`, which logs the fact, runs the server command and shows
- * the outcome in the chat.
+ * through `agentLs.runCodeAction`, which logs the fact, asks for the question of "Ask agent",
+ * runs the server command and shows the outcome in the chat. A server command run any other
+ * way (the command vscode-languageclient registers for it) still gets the question asked,
+ * through the executeCommand middleware.
  */
 export function codeActionMiddleware(): Middleware {
   return {
+    executeCommand: async (command, args, next) => {
+      const final = await askQuestionIfNeeded(command, args);
+      return final === null ? undefined : next(command, final);
+    },
     provideCodeActions: async (document, range, context, token, next) => {
       const actions = await next(document, range, context, token);
       if (!actions) return actions;
@@ -187,14 +212,14 @@ export function registerCommands(
       if (!call || typeof call.command !== "string") return;
       const title = call.title ?? call.command;
       fact(`code-action ${title}`);
-      chat.noteCodeAction(title);
+      const args = await askQuestionIfNeeded(call.command, call.arguments ?? []);
+      if (args === null) return; // "Ask agent" without a question: the user changed their mind
+      const noticeId = chat.noteCodeAction(title);
       const cardsBefore = chat.toolCards();
       try {
-        const result = await agent.request<unknown>("workspace/executeCommand", {
-          command: call.command,
-          arguments: chat.withSession(call.command, call.arguments ?? []),
-        });
-        chat.showCodeActionOutcome(title, call.command, result, cardsBefore);
+        const sent = chat.withSession(call.command, args);
+        const result = await agent.request<unknown>("workspace/executeCommand", { command: call.command, arguments: sent });
+        chat.showCodeActionOutcome(title, call.command, result, cardsBefore, noticeId, sent);
       } catch (e) {
         const msg = `${title} failed: ${errorText(e)}`;
         fact(`error ${msg}`);

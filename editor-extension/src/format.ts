@@ -3,6 +3,8 @@ import * as os from "os";
 import * as path from "path";
 import type * as P from "./protocol";
 
+export { attachmentLabel } from "../shared/labels";
+
 export function serverDescription(s: P.ServerStatus): string {
   const n = typeof s.toolCount === "number" ? s.toolCount : (s.tools?.length ?? 0);
   return `${s.state} · ${n} tool${n === 1 ? "" : "s"}`;
@@ -12,6 +14,9 @@ export function serverContextValue(s: P.ServerStatus): string {
   let v = `server.${s.state}`;
   if (s.state === "awaiting-trust" || s.state === "untrusted") v += ".untrusted";
   if (s.auth && s.auth.state) v += `.auth-${s.auth.state}`;
+  const auth = authActions(s);
+  if (auth.signIn) v += ".can-sign-in";
+  if (auth.signOut) v += ".can-sign-out";
   return v;
 }
 
@@ -27,11 +32,30 @@ export function serverErrorText(e: P.ServerError | string | null | undefined): s
   return `${e.phase ? `${e.phase}: ` : ""}${msg}${extra.length ? ` (${extra.join(", ")})` : ""}`;
 }
 
+/** `signed-in (until 2026-12-01 10:00 UTC)`, `needs-sign-in (the token was revoked)`. */
+export function authText(a: P.AuthStatus): string {
+  const parts: string[] = [];
+  if (typeof a.expiresAt === "number" && Number.isFinite(a.expiresAt)) {
+    parts.push(`until ${new Date(a.expiresAt * 1000).toISOString().replace("T", " ").slice(0, 16)} UTC`);
+  }
+  if (a.reason) parts.push(a.reason);
+  return `${a.state}${parts.length ? ` (${parts.join("; ")})` : ""}`;
+}
+
+/** Which of Sign in / Sign out a server offers, by its state and OAuth state. */
+export function authActions(s: P.ServerStatus): { signIn: boolean; signOut: boolean } {
+  const auth = s.auth?.state;
+  return {
+    signIn: s.state === "needs-sign-in" || auth === "needs-sign-in" || auth === "failed",
+    signOut: auth === "signed-in" || auth === "failed",
+  };
+}
+
 export function serverTooltip(s: P.ServerStatus): string {
   const lines = [`${s.name}: ${s.state}`];
   if (s.transport) lines.push(`transport: ${s.transport}${s.scope ? ` (${s.scope} scope)` : ""}`);
   if (s.source) lines.push(`defined in: ${s.source}`);
-  if (s.auth) lines.push(`auth: ${s.auth.state}${s.auth.reason ? ` (${s.auth.reason})` : ""}`);
+  if (s.auth) lines.push(`auth: ${authText(s.auth)}`);
   if (s.error) lines.push(`last error: ${serverErrorText(s.error)}`);
   return lines.join("\n");
 }
@@ -42,13 +66,6 @@ export function statusText(opts: { client: string; busy: boolean; connected: num
   if (opts.client === "stopped") return "$(circle-slash) Agent";
   const mcp = `MCP ${opts.connected}/${opts.total}`;
   return opts.busy ? `$(loading~spin) Agent working · ${mcp}` : `$(hubot) ${mcp}`;
-}
-
-export function attachmentLabel(a: P.Attachment): string {
-  const base = a.uri ? decodeURIComponent(a.uri.replace(/^.*[\\/]/, "")) : a.kind;
-  if (a.kind === "selection" && a.range) return `${base}:${a.range.start.line + 1}-${a.range.end.line + 1}`;
-  if (a.kind === "resource") return `${a.server ?? "mcp"}: ${a.uri ?? ""}`;
-  return base;
 }
 
 /** The user settings file, as the server computes it (platformdirs' user config dir). */

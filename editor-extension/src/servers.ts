@@ -4,7 +4,8 @@
  */
 import * as vscode from "vscode";
 import type { LanguageClient } from "vscode-languageclient/node";
-import { errorCode, errorText, type AgentClient } from "./client";
+import type { AgentClient } from "./client";
+import { errorCode, errorText } from "./errors";
 import { fact } from "./factLog";
 import { serverContextValue, serverDescription, serverTooltip } from "./format";
 import * as P from "./protocol";
@@ -94,6 +95,7 @@ const STATE_ICONS: Record<string, [string, string | undefined]> = {
   disabled: ["circle-slash", "disabledForeground"],
   "awaiting-trust": ["shield", "list.warningForeground"],
   untrusted: ["shield", "disabledForeground"],
+  "needs-sign-in": ["key", "list.warningForeground"],
 };
 
 export class ServersTree implements vscode.TreeDataProvider<ServerNode> {

@@ -1,6 +1,8 @@
 import { describe, expect, it } from "vitest";
 import { parseFromWebview } from "../shared/messages";
-import { attachmentLabel, serverContextValue, serverDescription, serverErrorText, serverTooltip, statusText, userSettingsPath } from "../src/format";
+import { readFileSync } from "fs";
+import * as path from "path";
+import { attachmentLabel, authActions, authText, serverContextValue, serverDescription, serverErrorText, serverTooltip, statusText, userSettingsPath } from "../src/format";
 import { resolveServerCommand, readServerSettings } from "../src/serverCommand";
 
 describe("server command", () => {
@@ -40,7 +42,44 @@ describe("formatting", () => {
     expect(serverDescription(s)).toBe("connected · 3 tools");
     expect(serverContextValue(s)).toBe("server.connected");
     expect(serverContextValue({ ...s, state: "awaiting-trust" })).toBe("server.awaiting-trust.untrusted");
-    expect(serverContextValue({ ...s, auth: { state: "needs-sign-in" } })).toBe("server.connected.auth-needs-sign-in");
+    expect(serverContextValue({ ...s, auth: { state: "needs-sign-in" } })).toBe("server.connected.auth-needs-sign-in.can-sign-in");
+  });
+
+  it("offers Sign in / Sign out by the server's state and OAuth state", () => {
+    const s = { name: "gh", state: "connected", toolCount: 1 };
+    const offers = (x: Parameters<typeof authActions>[0]) => authActions(x);
+    expect(offers(s)).toEqual({ signIn: false, signOut: false }); // no OAuth at all
+    expect(offers({ ...s, state: "needs-sign-in", auth: null })).toEqual({ signIn: true, signOut: false });
+    expect(offers({ ...s, state: "needs-sign-in", auth: { state: "needs-sign-in" } })).toEqual({ signIn: true, signOut: false });
+    expect(offers({ ...s, auth: { state: "signed-in", expiresAt: 1764748800 } })).toEqual({ signIn: false, signOut: true });
+    expect(offers({ ...s, state: "failed", auth: { state: "failed", reason: "invalid_grant" } })).toEqual({ signIn: true, signOut: true });
+    expect(offers({ ...s, auth: { state: "signing-in" } })).toEqual({ signIn: false, signOut: false });
+    // The menus (package.json) key on these context value parts.
+    expect(serverContextValue({ ...s, state: "needs-sign-in" })).toBe("server.needs-sign-in.can-sign-in");
+    expect(serverContextValue({ ...s, auth: { state: "signed-in" } })).toBe("server.connected.auth-signed-in.can-sign-out");
+    const tip = serverTooltip({ ...s, auth: { state: "signed-in", expiresAt: 1764748800 } });
+    expect(tip).toContain("auth: signed-in (until 2025-12-03 08:00 UTC)");
+    expect(authText({ state: "failed", reason: "the token was revoked" })).toBe("failed (the token was revoked)");
+  });
+
+  it("the package.json menus offer sign in/out on those context values", () => {
+    const pkg = JSON.parse(readFileSync(path.join(__dirname, "..", "package.json"), "utf8")) as {
+      contributes: { menus: Record<string, { command: string; when: string }[]> };
+    };
+    const menu = pkg.contributes.menus["view/item/context"];
+    const shown = (command: string, ctx: string) =>
+      menu.some((m) => {
+        if (m.command !== command) return false;
+        const re = /viewItem =~ \/(.*)\//.exec(m.when);
+        return !!re && new RegExp(re[1]).test(ctx);
+      });
+    const ctx = (x: Parameters<typeof serverContextValue>[0]) => serverContextValue(x);
+    const base = { name: "gh", state: "connected", toolCount: 1 };
+    expect(shown("agentLs.signIn", ctx({ ...base, state: "needs-sign-in" }))).toBe(true);
+    expect(shown("agentLs.signOut", ctx({ ...base, state: "needs-sign-in" }))).toBe(false);
+    expect(shown("agentLs.signOut", ctx({ ...base, auth: { state: "signed-in" } }))).toBe(true);
+    expect(shown("agentLs.signIn", ctx({ ...base, auth: { state: "signed-in" } }))).toBe(false);
+    expect(shown("agentLs.signIn", ctx(base))).toBe(false);
   });
 
   it("server errors as one line (typed object or legacy string)", () => {

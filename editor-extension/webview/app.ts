@@ -536,6 +536,9 @@ export class ChatApp {
         row.append(el(d, "button", { "data-answer": a, class: a === "deny" ? "secondary" : "" }, APPROVAL_LABELS[a]));
       }
       box.append(row);
+    } else if (item.withdrawn) {
+      box.dataset.withdrawn = "true";
+      head.append(el(d, "span", { class: "answer" }, " Withdrawn (no longer needed)"));
     } else {
       head.append(el(d, "span", { class: "answer" }, ` ${APPROVAL_LABELS[item.answer] ?? item.answer}`));
     }
@@ -549,6 +552,7 @@ export class ChatApp {
     const head = el(d, "div", { class: "head" });
     head.append(d.createTextNode("Start the MCP server "), el(d, "b", {}, item.server), d.createTextNode(` defined by ${item.source}? It runs:`));
     box.append(head, el(d, "pre", { class: "args" }, [item.command, ...item.args].join(" ")));
+    if (item.cwd) box.append(el(d, "div", { class: "reason", "data-testid": "trust-cwd" }, `in ${item.cwd}`));
     if (item.answer === null) {
       const row = el(d, "div", { class: "buttons" });
       row.append(
@@ -557,7 +561,9 @@ export class ChatApp {
       );
       box.append(row);
     } else {
-      box.append(el(d, "div", { class: "answer" }, item.answer === "trust" ? "Trusted" : item.answer === "deny" ? "Not trusted" : "No answer"));
+      if (item.withdrawn) box.dataset.withdrawn = "true";
+      const text = item.withdrawn ? "Withdrawn (no longer needed)" : item.answer === "trust" ? "Trusted" : item.answer === "deny" ? "Not trusted" : "No answer";
+      box.append(el(d, "div", { class: "answer" }, text));
     }
     return box;
   }
@@ -606,7 +612,10 @@ export class ChatApp {
     box.append(head);
     if (item.answer !== null) {
       box.dataset.answered = item.answer;
-      const text = item.answer === "accept" ? `Sent: ${json(item.content ?? {})}` : item.answer === "decline" ? "Declined" : "Cancelled";
+      if (item.withdrawn) box.dataset.withdrawn = "true";
+      const text = item.withdrawn
+        ? "Withdrawn (no longer needed)"
+        : item.answer === "accept" ? `Sent: ${json(item.content ?? {})}` : item.answer === "decline" ? "Declined" : "Cancelled";
       box.append(el(d, "div", { class: "answer" }, text));
       return box;
     }

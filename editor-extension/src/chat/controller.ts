@@ -8,11 +8,14 @@ import type { LanguageClient } from "vscode-languageclient/node";
 import { parseFromWebview, type FromWebview, type ToWebview } from "../../shared/messages";
 import { parseSlash } from "../../shared/slash";
 import { initialState, reduce, type AttachmentChip, type ChatAction, type ChatState } from "../../shared/state";
-import { errorCode, errorText, type AgentClient } from "../client";
+import type { AgentClient } from "../client";
+import { selectionChips } from "../codeActions";
+import { errorCode, errorText } from "../errors";
 import { fact } from "../factLog";
 import { attachmentLabel } from "../format";
 import * as P from "../protocol";
 import { SamplingConsent } from "./sampling";
+import { TurnTracker } from "./turns";
 
 export interface ChatSurface {
   post(message: ToWebview): void;
@@ -36,6 +39,8 @@ export class ChatController implements vscode.Disposable {
   /** MCP sampling consent cards (mcp/sample). */
   private readonly samplings = new SamplingConsent((a) => this.dispatch(a), () => this.showChat());
   private counter = 0;
+  /** Running turns: ours (agent/prompt) and those code actions started (Stop needs to know). */
+  private readonly turns = new TurnTracker();
   private lastEditor: vscode.TextEditor | undefined;
   private readonly disposables: vscode.Disposable[] = [];
   private readonly busyEmitter = new vscode.EventEmitter<boolean>();
@@ -220,6 +225,9 @@ export class ChatController implements vscode.Disposable {
     const cts = new vscode.CancellationTokenSource();
     this.promptCts = cts;
     const params: P.PromptParams = { text, sessionId: this.state.sessionId, attachments };
+    // A slash command is shown (and, after a resume, shown again) as typed, not as its expansion.
+    if (shown !== text) params.displayText = shown;
+    this.turns.promptStarted(params.sessionId ?? null);
     try {
       const result = await this.agent.request<P.PromptResult>(P.PROMPT, params, cts.token);
       this.dispatch({ type: "promptFinished", result });
@@ -236,27 +244,64 @@ export class ChatController implements vscode.Disposable {
     } finally {
       // The turn is over: nobody waits for its unanswered approvals any more.
       for (const [id, p] of [...this.approvals]) {
-        if (p.sessionId && p.sessionId === this.state.sessionId) this.answerApproval(id, "deny", false);
+        if (p.sessionId && p.sessionId === this.state.sessionId) this.withdrawApproval(id);
       }
-      if (this.promptCts === cts) this.promptCts = null;
+      if (this.promptCts === cts) {
+        this.promptCts = null;
+        this.turns.promptEnded();
+      }
       cts.dispose();
       void this.listSessions();
     }
   }
 
-  /** Cancels the running prompt: the language client sends `$/cancelRequest`. */
+  /**
+   * Stops the running turn. Our own prompt: the language client sends `$/cancelRequest`. A turn
+   * a code action started runs in the background on the server: `agent/cancel {sessionId}`.
+   */
   stop(): void {
-    if (this.promptCts) {
-      this.promptCts.cancel();
-    } else if (this.state.busy) {
-      // A turn started by a code action is not our request: just stop showing it as busy.
-      this.dispatch({ type: "busy", busy: false });
+    const action = this.turns.stopAction(this.state.sessionId, this.state.busy);
+    switch (action.kind) {
+      case "cancelRequest":
+        this.promptCts?.cancel();
+        return;
+      case "agentCancel":
+        void this.cancelTurn(action.sessionId);
+        return;
+      case "clearBusy":
+        this.dispatch({ type: "busy", busy: false });
+        return;
+      case "none":
+        return;
+    }
+  }
+
+  private async cancelTurn(sessionId: string): Promise<void> {
+    fact(`stop ${sessionId}`);
+    try {
+      const r = await this.agent.request<P.CancelResult>(P.CANCEL, { sessionId } satisfies P.CancelParams);
+      if (r.cancelled) {
+        this.dispatch({ type: "notice", text: "Stopped." });
+      } else {
+        // The server runs no turn there (it had ended; its turn_finished got lost): believe it.
+        this.turns.ended(sessionId);
+        if (this.state.busy && !this.promptCts) this.dispatch({ type: "busy", busy: false });
+      }
+    } catch (e) {
+      const old = errorCode(e) === P.METHOD_NOT_FOUND;
+      const text = old
+        ? "This agent-ls server cannot stop a turn a code action started (no agent/cancel); it ends on its own."
+        : `Stop failed: ${errorText(e)}`;
+      fact(`error ${text}`);
+      this.dispatch({ type: "notice", role: "error", text });
+      if (old) this.dispatch({ type: "busy", busy: false });
     }
   }
 
   private onEvent(params: P.EventParams): void {
     if (!params || typeof params !== "object" || !params.event || typeof params.event.type !== "string") return;
     fact(`event ${params.event.type}`);
+    this.turns.onEvent(params.sessionId, params.event);
     this.dispatch({ type: "event", sessionId: params.sessionId, event: params.event });
   }
 
@@ -287,13 +332,20 @@ export class ChatController implements vscode.Disposable {
   }
 
   // approvals, trust, elicitation ----------------------------------------------------------------
-  private onApprove(params: P.ApproveParams, token: vscode.CancellationToken): Promise<P.ApproveResult> {
-    const requestId = params.callId || `approval-${++this.counter}`;
+  /**
+   * `agent/approve`: shown in the chat until the user answers, or until the server withdraws
+   * the question (`$/cancelRequest` cancels `token`: the turn was stopped), which closes it.
+   */
+  onApprove(params: P.ApproveParams, token: vscode.CancellationToken): Promise<P.ApproveResult> {
+    // callIds are unique per turn, not across sessions and direct calls: never let a second
+    // question replace a pending one.
+    let requestId = params.callId || `approval-${++this.counter}`;
+    if (this.approvals.has(requestId)) requestId = `${requestId}#${++this.counter}`;
     return new Promise((resolve) => {
       this.approvals.set(requestId, { resolve, sessionId: params.sessionId ?? null });
       this.dispatch({ type: "approvalRequest", params: { ...params, callId: requestId } });
       this.showChat();
-      token.onCancellationRequested(() => this.answerApproval(requestId, "deny", false));
+      token.onCancellationRequested(() => this.withdrawApproval(requestId));
     });
   }
 
@@ -306,51 +358,64 @@ export class ChatController implements vscode.Disposable {
     pending.resolve({ answer });
   }
 
-  private onTrust(params: P.TrustServerParams, token: vscode.CancellationToken): Promise<P.TrustServerResult> {
+  /** Nobody waits for this answer any more: close the question (the server reads it as a deny). */
+  private withdrawApproval(requestId: string): void {
+    const pending = this.approvals.get(requestId);
+    if (!pending) return;
+    this.approvals.delete(requestId);
+    fact("approval withdrawn");
+    this.dispatch({ type: "approvalAnswered", requestId, answer: "deny", withdrawn: true });
+    pending.resolve({ answer: "deny" });
+  }
+
+  onTrust(params: P.TrustServerParams, token: vscode.CancellationToken): Promise<P.TrustServerResult> {
     const id = `trust-${++this.counter}`;
     return new Promise((resolve) => {
       this.trusts.set(id, { resolve });
       this.dispatch({ type: "trustRequest", id, params });
       this.showChat();
-      token.onCancellationRequested(() => this.answerTrust(id, null));
+      token.onCancellationRequested(() => this.answerTrust(id, null, true));
     });
   }
 
-  answerTrust(id: string, trusted: boolean | null): void {
+  answerTrust(id: string, trusted: boolean | null, withdrawn = false): void {
     const pending = this.trusts.get(id);
     if (!pending) return;
     this.trusts.delete(id);
-    fact(`trust ${trusted === null ? "dismissed" : trusted ? "trust" : "deny"}`);
-    this.dispatch({ type: "trustAnswered", id, answer: trusted === null ? "dismissed" : trusted ? "trust" : "deny" });
+    fact(`trust ${withdrawn ? "withdrawn" : trusted === null ? "dismissed" : trusted ? "trust" : "deny"}`);
+    const answer = trusted === null ? "dismissed" : trusted ? "trust" : "deny";
+    this.dispatch(withdrawn ? { type: "trustAnswered", id, answer, withdrawn } : { type: "trustAnswered", id, answer });
     pending.resolve({ trusted });
   }
 
-  private onElicit(params: P.ElicitParams, token: vscode.CancellationToken): Promise<P.ElicitResult> {
+  onElicit(params: P.ElicitParams, token: vscode.CancellationToken): Promise<P.ElicitResult> {
     const id = `elicit-${++this.counter}`;
     return new Promise((resolve) => {
       this.elicits.set(id, { resolve });
       this.dispatch({ type: "elicitRequest", id, params });
       this.showChat();
-      token.onCancellationRequested(() => this.answerElicit(id, "cancel"));
+      token.onCancellationRequested(() => this.answerElicit(id, "cancel", undefined, true));
     });
   }
 
-  answerElicit(id: string, action: P.ElicitResult["action"], content?: Record<string, unknown>): void {
+  answerElicit(id: string, action: P.ElicitResult["action"], content?: Record<string, unknown>, withdrawn = false): void {
     const pending = this.elicits.get(id);
     if (!pending) return;
     this.elicits.delete(id);
-    fact(`elicit ${action}`);
+    fact(`elicit ${withdrawn ? "withdrawn" : action}`);
     const result: P.ElicitResult = action === "accept" ? { action, content: content ?? {} } : { action };
-    this.dispatch({ type: "elicitAnswered", id, answer: action, content: result.content ?? null });
+    const answered: ChatAction = { type: "elicitAnswered", id, answer: action, content: result.content ?? null };
+    this.dispatch(withdrawn ? { ...answered, withdrawn } : answered);
     pending.resolve(result);
   }
 
   /** The server went away: answer everything it was waiting for (nobody will read it). */
   private failPending(): void {
     this.samplings.withdrawAll();
-    for (const id of [...this.approvals.keys()]) this.answerApproval(id, "deny", false);
-    for (const id of [...this.trusts.keys()]) this.answerTrust(id, null);
-    for (const id of [...this.elicits.keys()]) this.answerElicit(id, "cancel");
+    for (const id of [...this.approvals.keys()]) this.withdrawApproval(id);
+    for (const id of [...this.trusts.keys()]) this.answerTrust(id, null, true);
+    for (const id of [...this.elicits.keys()]) this.answerElicit(id, "cancel", undefined, true);
+    this.turns.reset();
     if (this.state.busy && !this.promptCts) this.dispatch({ type: "busy", busy: false });
   }
 
@@ -452,7 +517,14 @@ export class ChatController implements vscode.Disposable {
 
   // code actions ------------------------------------------------------------------------------------
   /** Shows what a server code action did (its command's result) in the chat. */
-  showCodeActionOutcome(title: string, command: string, result: unknown, toolCardsBefore: number): void {
+  showCodeActionOutcome(
+    title: string,
+    command: string,
+    result: unknown,
+    toolCardsBefore: number,
+    noticeId: string | null = null,
+    args: readonly unknown[] = [],
+  ): void {
     if (!result || typeof result !== "object") return;
     const r = result as Partial<P.ToolResultPayload> & Partial<P.AskResult> & { messages?: P.PromptMessage[] };
     if (command === P.CMD_RUN_TOOL_ACTION && typeof r.isError === "boolean") {
@@ -465,6 +537,11 @@ export class ChatController implements vscode.Disposable {
       if (r.applied === false) this.dispatch({ type: "notice", role: "error", text: `${r.title || title}: the editor did not apply the edit` });
     } else if (r.started === true) {
       // agent-ls.ask / agent-ls.runMcpPrompt: the turn streams as agent/event notifications.
+      // Its user message goes right after the "Code action" notice, as a resumed session shows it.
+      if (typeof r.text === "string" && r.text.trim()) {
+        const chips = command === P.CMD_ASK ? selectionChips(args) : [];
+        this.dispatch({ type: "codeActionPrompt", afterId: noticeId, text: r.text, attachments: chips });
+      }
     } else if (command === P.CMD_RUN_MCP_PROMPT && Array.isArray(r.messages)) {
       // Older servers returned the prompt's messages instead of starting a turn.
       const text = r.messages.map((m) => m.text).join("\n\n");
@@ -488,9 +565,11 @@ export class ChatController implements vscode.Disposable {
     return [{ ...(first as Record<string, unknown>), sessionId: this.state.sessionId }, ...args.slice(1)];
   }
 
-  noteCodeAction(title: string): void {
+  /** Notes a code action in the chat; returns the notice's item id. */
+  noteCodeAction(title: string): string | null {
     this.dispatch({ type: "notice", text: `Code action: ${title}` });
     this.showChat();
+    return this.state.items[this.state.items.length - 1]?.id ?? null;
   }
 
   notice(text: string, role: "notice" | "error" = "notice"): void {
