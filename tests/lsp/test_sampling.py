@@ -137,3 +137,38 @@ async def test_settings_reload_applies_and_a_turn_can_sample(setup: Setup) -> No
         assert len(consent.asked) == 1
     finally:
         await close_editor(ed)
+
+
+async def test_cancelling_the_tool_call_withdraws_the_consent_question(setup: Setup) -> None:
+    """The editor's question is withdrawn ($/cancelRequest) when the work that asked goes away:
+    the client cancels its mcp/callTool, the host cancels the MCP call, the MCP server cancels
+    its sampling request, and the language server cancels mcp/sample."""
+    asked = asyncio.Event()
+    withdrawn = asyncio.Event()
+
+    def configure(ed: Editor) -> None:
+        @ed.client.feature(P.SAMPLE)
+        async def on_sample(params: Any) -> Any:
+            asked.set()
+            try:
+                await asyncio.Event().wait()
+            except asyncio.CancelledError:
+                withdrawn.set()
+                raise
+            return {"answer": "allow_once"}
+
+    ed = await open_editor(setup, configure=configure)
+    try:
+        await ed.wait_state("knob", "connected")
+        msg_id, task = ed.start_request(P.MCP_CALL_TOOL, {"server": "knob", "tool": "sample",
+                                                          "arguments": {"prompt": "p"}})
+        await asyncio.wait_for(asked.wait(), 30)
+        ed.cancel(msg_id)
+        await asyncio.wait_for(withdrawn.wait(), 30)
+        with pytest.raises(Exception):  # noqa: B017 - the cancelled request's error
+            await asyncio.wait_for(task, 30)
+        assert sampling_requests(setup) == []
+        # The server is still fine: the next request is asked and answered.
+        assert (await ed.status())["knob"]["state"] == "connected"
+    finally:
+        await close_editor(ed)
