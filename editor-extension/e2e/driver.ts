@@ -471,29 +471,8 @@ async function scenario(page: Page, steps: Steps): Promise<void> {
     `select code, pick "${sc.codeActionTitle}" from the lightbulb menu, see the outcome in the chat`,
     ['activation', 'open-chat'],
     async (s) => {
-      const editor = await openFile(page, sc.codeActionFile, T);
-      await editor.locator('.view-lines').first().click();
-      await page.keyboard.press('Control+A');
       const mark = facts.mark();
-      const bulb = page.locator('.lightBulbWidget').first();
-      const shown = await until('the lightbulb next to the selection', async () => bulb.isVisible(), T).catch(() => false);
-      if (shown) {
-        await bulb.click();
-      } else {
-        s.note('the lightbulb did not show; opened the same menu with Ctrl+. (Quick Fix)');
-        await page.keyboard.press('Control+.');
-      }
-      // the action widget (VS Code's code action menu); its rows carry the action titles
-      const rows = page.locator('.action-widget .monaco-list-row');
-      await until('the code action menu', async () => (await rows.count()) > 0 && rows.first().isVisible(), T).catch(() => {
-        throw new Error(`no code action menu opened (${shown ? 'after clicking the lightbulb' : 'with Ctrl+.; no lightbulb either'})`);
-      });
-      const item = rows.filter({ hasText: new RegExp(`^\\s*${escapeRe(sc.codeActionTitle)}\\s*$`) }).first();
-      await item.waitFor({ state: 'visible', timeout: T }).catch(async () => {
-        throw new Error(`the code action menu has no "${sc.codeActionTitle}" (it has: ${JSON.stringify((await rows.allInnerTexts()).map(norm))})`);
-      });
-      s.note(`menu: ${JSON.stringify((await rows.allInnerTexts()).map(norm))}`);
-      await item.click();
+      const shown = await pickCodeAction(page, sc.codeActionTitle, s);
       await facts.waitFor(new RegExp(`^code-action ${escapeRe(sc.codeActionTitle)}`), T, mark);
       const f = await chatFrame();
       await until(
@@ -530,6 +509,67 @@ async function scenario(page: Page, steps: Steps): Promise<void> {
     ).catch(async (e: unknown) => {
       throw new Error(`${(e as Error).message}; the editor shows ${JSON.stringify(norm(await editor.locator('.view-lines').innerText()).slice(-200))}`);
     });
+  });
+
+  await steps.run(
+    'ask-agent',
+    '"Ask agent" from the lightbulb menu asks for the question (input box); the answer and the question with its selection chip show in the chat',
+    ['code-action'],
+    async (s) => {
+      const mark = facts.mark();
+      await pickCodeAction(page, 'Ask agent', s);
+      await facts.waitFor(/^code-action Ask agent/, T, mark);
+      const box = page.locator('.quick-input-widget').first();
+      const input = box.locator('input').first();
+      await input.waitFor({ state: 'visible', timeout: T }).catch(() => {
+        throw new Error(`no input box asked for the question; facts: ${factsSince(mark)}`);
+      });
+      s.note(`input box: ${JSON.stringify(norm((await box.innerText()).slice(0, 160)))}`);
+      await input.fill(sc.askQuestion);
+      await input.press('Enter');
+      await facts.waitFor(new RegExp(`^code-action-question ${escapeRe(sc.askQuestion)}`), T, mark);
+      const f = await chatFrame();
+      await waitAssistantText(f, sc.askAnswer);
+      const user = f.locator(`${tid('message')}[data-role="user"]`, { hasText: sc.askQuestion }).last();
+      await user.waitFor({ state: 'visible', timeout: T }).catch(async () => {
+        throw new Error(`the question is not shown as a user message; ${await chatSummary(f)}`);
+      });
+      const chips = (await user.locator('.chip').allTextContents()).map(norm);
+      s.note(`user message chips: ${JSON.stringify(chips)}`);
+      if (!chips.some((c) => c.startsWith(sc.askChipPrefix))) {
+        throw new Error(`the question's message has no "${sc.askChipPrefix}…" chip (it has ${JSON.stringify(chips)})`);
+      }
+      if (norm((await user.textContent()) ?? '').includes('Selection from')) throw new Error('the user message shows the rendered attachment text');
+      await until(`${tid('busy')} to disappear after the answer`, async () => (await f.locator(tid('busy')).count()) === 0, T);
+    },
+  );
+
+  await steps.run('stop-code-action', "Stop cancels a turn a code action started (agent/cancel)", ['ask-agent'], async (s) => {
+    const mark = facts.mark();
+    await pickCodeAction(page, 'Ask agent', s);
+    const input = page.locator('.quick-input-widget input').first();
+    await input.waitFor({ state: 'visible', timeout: T });
+    await input.fill(sc.stopPrompt);
+    await input.press('Enter');
+    const f = await chatFrame();
+    const assistant = f.locator(`${tid('message')}[data-role="assistant"]`).last();
+    await until('the slow answer of the code action to stream ("w0 w1 w2")', async () => norm((await assistant.textContent()) ?? '').includes('w0 w1 w2'), T)
+      .catch(async (e: unknown) => {
+        throw new Error(`${(e as Error).message}; ${await chatSummary(f)}; facts: ${factsSince(mark)}`);
+      });
+    const stop = f.locator(tid('stop'));
+    if (!(await stop.isEnabled())) throw new Error(`${tid('stop')} is disabled while the code action's answer streams`);
+    await stop.click();
+    await facts.waitFor(/^stop \S+/, 10_000, mark);
+    await until(`${tid('busy')} to disappear after Stop`, async () => (await f.locator(tid('busy')).count()) === 0, 10_000);
+    await until('the "Stopped." notice', async () => (await f.locator(tid('notice'), { hasText: 'Stopped.' }).count()) > 0, 10_000);
+    const words = async (): Promise<number> => (norm((await assistant.textContent()) ?? '').match(/\bw\d+\b/g) ?? []).length;
+    const before = await words();
+    await sleep(1200); // the stream sends a word every 0.15 s: a live stream would grow meanwhile
+    const after = await words();
+    s.note(`words before the stop took effect: ${before}; 1.2 s later: ${after}; facts: ${factsSince(mark)}`);
+    if (after > before) throw new Error(`the code action's answer kept growing after Stop (${before} -> ${after} words)`);
+    if (!facts.lines().slice(mark).some((l) => l === 'event turn_finished')) throw new Error('no turn_finished event after Stop');
   });
 
   await steps.run('attach-selection', 'attach the selection to a prompt; the model receives it', ['final-answer'], async (s) => {
@@ -587,6 +627,20 @@ async function scenario(page: Page, steps: Steps): Promise<void> {
       ).catch(() => false);
       if (resumed) {
         s.note(`resumed session ${id}`);
+        if (steps.passed('ask-agent')) {
+          // The resumed "Ask agent" message shows as it did live: the question and its chip,
+          // not the selection rendered into the text the model got.
+          const users = f.locator(`${tid('message')}[data-role="user"]`);
+          const asked = users.filter({ hasText: sc.askQuestion }).first();
+          await asked.waitFor({ state: 'visible', timeout: 5_000 }).catch(async () => {
+            throw new Error(`the resumed session does not show the question "${sc.askQuestion}"; ${await chatSummary(f)}`);
+          });
+          const chips = (await asked.locator('.chip').allTextContents()).map(norm);
+          const raw = (await users.allTextContents()).filter((t) => t.includes('Selection from'));
+          s.note(`resumed question chips: ${JSON.stringify(chips)}`);
+          if (!chips.some((c) => c.startsWith(sc.askChipPrefix))) throw new Error(`the resumed question has no selection chip (${JSON.stringify(chips)})`);
+          if (raw.length) throw new Error(`resumed user messages show the rendered attachment: ${JSON.stringify(raw[0].slice(0, 120))}`);
+        }
         return;
       }
     }
@@ -651,6 +705,36 @@ async function scenario(page: Page, steps: Steps): Promise<void> {
 
   await escape(page);
   await sleep(100);
+}
+
+/**
+ * Select the whole code action file and pick `title` from the lightbulb menu (Ctrl+. when no
+ * lightbulb shows). Returns whether the lightbulb showed.
+ */
+async function pickCodeAction(page: Page, title: string, s: { note(text: string): void }): Promise<boolean> {
+  const editor = await openFile(page, sc.codeActionFile, T);
+  await editor.locator('.view-lines').first().click();
+  await page.keyboard.press('Control+A');
+  const bulb = page.locator('.lightBulbWidget').first();
+  const shown = await until('the lightbulb next to the selection', async () => bulb.isVisible(), T).catch(() => false);
+  if (shown) {
+    await bulb.click();
+  } else {
+    s.note('the lightbulb did not show; opened the same menu with Ctrl+. (Quick Fix)');
+    await page.keyboard.press('Control+.');
+  }
+  // the action widget (VS Code's code action menu); its rows carry the action titles
+  const rows = page.locator('.action-widget .monaco-list-row');
+  await until('the code action menu', async () => (await rows.count()) > 0 && rows.first().isVisible(), T).catch(() => {
+    throw new Error(`no code action menu opened (${shown ? 'after clicking the lightbulb' : 'with Ctrl+.; no lightbulb either'})`);
+  });
+  const item = rows.filter({ hasText: new RegExp(`^\\s*${escapeRe(title)}\\s*$`) }).first();
+  await item.waitFor({ state: 'visible', timeout: T }).catch(async () => {
+    throw new Error(`the code action menu has no "${title}" (it has: ${JSON.stringify((await rows.allInnerTexts()).map(norm))})`);
+  });
+  s.note(`menu: ${JSON.stringify((await rows.allInnerTexts()).map(norm))}`);
+  await item.click();
+  return shown;
 }
 
 /** Every frame that holds a chat (the side bar view, editor panels). */

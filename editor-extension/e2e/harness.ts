@@ -73,6 +73,11 @@ export interface Scenario {
   attachSeen: string;
   /** An MCP prompt name that typing "/" must list. */
   slashPrompt: string;
+  /** The question typed into the input box of the "Ask agent" code action, and the answer. */
+  askQuestion: string;
+  askAnswer: string;
+  /** How the chip of the selection the code actions run on starts (`calc.py:1-`). */
+  askChipPrefix: string;
 }
 
 export function loadPlaywright(nodeModules: string): Playwright {

@@ -82,6 +82,8 @@ ATTACH_PROMPT = "What does the attached code do?"
 ATTACH_MARK = "def scale(xs, k):"  # a line of the attached selection
 ATTACH_SEEN = "The attached selection reached me."
 ATTACH_MISSING = "No attached selection reached me."
+ASK_QUESTION = "Which function here scales a list?"  # typed into the "Ask agent" input box
+ASK_ANSWER = "The function scale multiplies every item by k."
 
 STEP_TIMEOUT_MS = 45_000
 DRIVER_TIMEOUT_S = 300
@@ -112,7 +114,7 @@ class Model:
 
     def route(self, body: dict[str, Any]) -> Turn:
         msgs = body.get("messages") or []
-        markers = (EXPLAIN_QUESTION, ELICIT_PROMPT, STOP_PROMPT, ATTACH_PROMPT, PROMPT)
+        markers = (EXPLAIN_QUESTION, ASK_QUESTION, ELICIT_PROMPT, STOP_PROMPT, ATTACH_PROMPT, PROMPT)
         idx, asked = -1, ""
         for i in range(len(msgs) - 1, -1, -1):
             if msgs[i].get("role") == "user" and any(k in _content_text(msgs[i]) for k in markers):
@@ -132,6 +134,10 @@ class Model:
             pass
         elif EXPLAIN_QUESTION in asked and last_tool is None:
             what, answer = "explain", text(f"{CODE_ACTION_ANSWER}\n\n```python\n{INSERT_CODE}\n```\n", chunks=3, delay=0.05)
+        elif ASK_QUESTION in asked and last_tool is None:
+            seen = ATTACH_MARK in asked  # the selection came with the question
+            what, answer = f"ask agent ({'with' if seen else 'WITHOUT'} the selection)", text(
+                ASK_ANSWER if seen else ATTACH_MISSING, chunks=2, delay=0.05)
         elif ATTACH_PROMPT in asked and last_tool is None:
             seen = ATTACH_MARK in asked
             what, answer = f"attachment {'seen' if seen else 'missing'}", text(ATTACH_SEEN if seen else ATTACH_MISSING)
@@ -351,6 +357,7 @@ def test_extension_in_code_server(tmp_path: Path) -> None:
                     "elicitFinal": ELICIT_FINAL, "elicitDefaults": {"name": "anon", "count": "3", "color": "blue"},
                     "stopPrompt": STOP_PROMPT, "insertCode": INSERT_CODE, "attachPrompt": ATTACH_PROMPT,
                     "attachSeen": ATTACH_SEEN, "slashPrompt": "review",
+                    "askQuestion": ASK_QUESTION, "askAnswer": ASK_ANSWER, "askChipPrefix": f"{CODE_FILE}:1-",
                 },
             }
             config_file = run.root / "driver-config.json"
