@@ -51,6 +51,11 @@ export function authActions(s: P.ServerStatus): { signIn: boolean; signOut: bool
   };
 }
 
+/** Whether the servers view shows a server's last error as a row of its own (it is not connected). */
+export function serverErrorRow(s: P.ServerStatus): boolean {
+  return !!s.error && s.state !== "connected";
+}
+
 export function serverTooltip(s: P.ServerStatus): string {
   const lines = [`${s.name}: ${s.state}`];
   if (s.transport) lines.push(`transport: ${s.transport}${s.scope ? ` (${s.scope} scope)` : ""}`);

@@ -7,7 +7,7 @@ import type { LanguageClient } from "vscode-languageclient/node";
 import type { AgentClient } from "./client";
 import { errorCode, errorText } from "./errors";
 import { fact } from "./factLog";
-import { serverContextValue, serverDescription, serverTooltip } from "./format";
+import { serverContextValue, serverDescription, serverErrorRow, serverErrorText, serverTooltip } from "./format";
 import * as P from "./protocol";
 
 export class ServersModel implements vscode.Disposable {
@@ -84,7 +84,11 @@ export class ServersModel implements vscode.Disposable {
 
 export { serverDescription } from "./format";
 
-export type ServerNode = { kind: "server"; status: P.ServerStatus } | { kind: "tool"; server: string; tool: P.StatusTool };
+export type ServerNode =
+  | { kind: "server"; status: P.ServerStatus }
+  | { kind: "tool"; server: string; tool: P.StatusTool }
+  /** Why a server that is not connected failed (its last error), shown above its tools. */
+  | { kind: "error"; server: string; error: P.ServerError | string };
 
 const STATE_ICONS: Record<string, [string, string | undefined]> = {
   connected: ["pass", "testing.iconPassed"],
@@ -109,7 +113,9 @@ export class ServersTree implements vscode.TreeDataProvider<ServerNode> {
   getChildren(node?: ServerNode): ServerNode[] {
     if (!node) return this.model.list.map((status) => ({ kind: "server", status }));
     if (node.kind === "server") {
-      return (node.status.tools ?? []).map((tool) => ({ kind: "tool", server: node.status.name, tool }));
+      const s = node.status;
+      const tools: ServerNode[] = (s.tools ?? []).map((tool) => ({ kind: "tool", server: s.name, tool }));
+      return serverErrorRow(s) && s.error ? [{ kind: "error", server: s.name, error: s.error }, ...tools] : tools;
     }
     return [];
   }
@@ -120,7 +126,11 @@ export class ServersTree implements vscode.TreeDataProvider<ServerNode> {
       const hasTools = (s.tools?.length ?? 0) > 0;
       const item = new vscode.TreeItem(
         s.name,
-        hasTools ? vscode.TreeItemCollapsibleState.Collapsed : vscode.TreeItemCollapsibleState.None,
+        serverErrorRow(s)
+          ? vscode.TreeItemCollapsibleState.Expanded
+          : hasTools
+            ? vscode.TreeItemCollapsibleState.Collapsed
+            : vscode.TreeItemCollapsibleState.None,
       );
       item.id = `server:${s.name}`;
       item.description = serverDescription(s);
@@ -128,6 +138,15 @@ export class ServersTree implements vscode.TreeDataProvider<ServerNode> {
       item.contextValue = serverContextValue(s);
       const [icon, color] = STATE_ICONS[s.state] ?? ["circle-outline", undefined];
       item.iconPath = new vscode.ThemeIcon(icon, color ? new vscode.ThemeColor(color) : undefined);
+      return item;
+    }
+    if (node.kind === "error") {
+      const text = serverErrorText(node.error);
+      const item = new vscode.TreeItem(text.split("\n")[0], vscode.TreeItemCollapsibleState.None);
+      item.id = `error:${node.server}`;
+      item.tooltip = text;
+      item.contextValue = "server-error";
+      item.iconPath = new vscode.ThemeIcon("error", new vscode.ThemeColor("list.errorForeground"));
       return item;
     }
     const t = node.tool;
@@ -147,7 +166,7 @@ export async function pickServer(model: ServersModel, arg: unknown, placeHolder:
   if (arg && typeof arg === "object") {
     const node = arg as Partial<ServerNode>;
     if (node.kind === "server" && node.status) return node.status.name;
-    if (node.kind === "tool" && node.server) return node.server;
+    if ((node.kind === "tool" || node.kind === "error") && node.server) return node.server;
   }
   if (model.list.length === 0) {
     void vscode.window.showInformationMessage("No MCP servers are configured.");
