@@ -305,6 +305,35 @@ describe("code actions", () => {
   });
 });
 
+describe("attachments", () => {
+  it("MCP resource templates are offered too; the user fills in the variables", async () => {
+    agent.answer = async (method) =>
+      method === P.MCP_RESOURCES_LIST
+        ? ({
+            resources: [{ server: "knob", uri: "knob://readme", name: "readme" }],
+            templates: [{ server: "knob", uriTemplate: "knob://items/{id}", name: "item" }],
+          } satisfies P.ResourcesListResult)
+        : {};
+    const offered: unknown[] = [];
+    vscode.window.showQuickPick = async (items: unknown) => {
+      offered.push(...(items as unknown[]));
+      return (items as { template?: string }[]).find((i) => i.template);
+    };
+    let validate: ((v: string) => string | null) | undefined;
+    vscode.window.showInputBox = async (opts: unknown) => {
+      validate = (opts as { validateInput: (v: string) => string | null }).validateInput;
+      expect((opts as { value: string }).value).toBe("knob://items/{id}");
+      return "knob://items/7";
+    };
+    await chat.handle(surface, { type: "attach", kind: "resource" });
+    expect(offered).toHaveLength(2);
+    expect(validate!("knob://items/{id}")).toMatch(/Replace/);
+    expect(validate!("knob://items/7")).toBeNull();
+    expect(chat.snapshot.attachments).toEqual([{ kind: "resource", label: "knob: knob://items/7" }]);
+    expect(agent.sent[0]).toMatchObject({ method: P.MCP_RESOURCES_LIST, params: {} });
+  });
+});
+
 describe("sessions", () => {
   it("a slash command is sent expanded, with displayText as typed", async () => {
     agent.answer = async (method) => {

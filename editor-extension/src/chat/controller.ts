@@ -460,22 +460,44 @@ export class ChatController implements vscode.Disposable {
       }
       this.addAttachment({ kind: "file", uri: uri.toString(), text, languageId: languageId ?? null });
     } else {
-      const r = await this.agent.request<P.ResourcesListResult>(P.MCP_RESOURCES_LIST, {});
-      if (r.resources.length === 0) {
+      const r = await this.agent.request<P.ResourcesListResult>(P.MCP_RESOURCES_LIST, {} satisfies P.ResourcesListParams);
+      const templates = r.templates ?? [];
+      if (r.resources.length === 0 && templates.length === 0) {
         void vscode.window.showInformationMessage("No MCP server offers resources.");
         return;
       }
-      const pick = await vscode.window.showQuickPick(
-        r.resources.map((res) => ({
+      type Item = vscode.QuickPickItem & { server: string; uri?: string; template?: string };
+      const items: Item[] = [
+        ...r.resources.map((res) => ({
           label: res.name || res.uri,
           description: res.server,
           detail: res.description || res.uri,
-          res,
+          server: res.server,
+          uri: res.uri,
         })),
-        { placeHolder: "Attach an MCP resource" },
-      );
+        ...templates.map((t) => ({
+          label: t.name || t.uriTemplate,
+          description: `${t.server} · template`,
+          detail: t.description || t.uriTemplate,
+          server: t.server,
+          template: t.uriTemplate,
+        })),
+      ];
+      const pick = await vscode.window.showQuickPick(items, { placeHolder: "Attach an MCP resource" });
       if (!pick) return;
-      this.addAttachment({ kind: "resource", uri: pick.res.uri, server: pick.res.server, text: null });
+      let uri = pick.uri;
+      if (pick.template !== undefined) {
+        // A resource template: the user fills in its {variables}.
+        uri = await vscode.window.showInputBox({
+          title: `Attach ${pick.label}`,
+          prompt: `Fill in the template of ${pick.server} (replace each {…} part)`,
+          value: pick.template,
+          validateInput: (v) => (/\{[^}]*\}/.test(v) ? "Replace every {…} part of the template" : null),
+        });
+        if (!uri) return;
+      }
+      if (!uri) return;
+      this.addAttachment({ kind: "resource", uri, server: pick.server, text: null });
     }
   }
 
