@@ -86,6 +86,7 @@ let surface: Surface;
 
 beforeEach(() => {
   vscode.window.showInputBox = async () => undefined;
+  vscode.window.showQuickPick = async () => undefined;
   agent = new FakeAgent();
   chat = new ChatController(agent as unknown as AgentClient);
   surface = new Surface();
