@@ -281,6 +281,9 @@ async def start_prompt(ls: AgentLanguageServer, text: str, session_id: str | Non
                        attachments: list[P.Attachment]) -> P.AskResult:
     """Start a turn in the background (code actions): events stream as for ``agent/prompt``."""
     session = await get_session(ls, session_id, None)
+    lock = ls.session_locks.get(session.session_id)
+    if lock is not None and lock.locked():  # said now, not logged later by the background task
+        raise P.RequestFailed(f"session {session.session_id} is already answering a prompt")
     params = P.PromptParams(text=text, session_id=session.session_id, attachments=attachments)
     ls.run_task(prompt(ls, params), f"turn in {session.session_id}")
     return P.AskResult(session_id=session.session_id, started=True, text=text)

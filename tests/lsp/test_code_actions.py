@@ -211,6 +211,14 @@ async def test_agent_cancel_stops_a_code_action_turn(coder: Editor, setup: Setup
     started = await execute(coder, found["Explain with agent"])
     sid = started["sessionId"]
     await wait_for(lambda: "text" in coder.event_types(sid), what="the code action's turn to stream")
+    # Another code action in that session while it answers: a clear error, nothing started.
+    from pygls.exceptions import JsonRpcException
+
+    busy_args = {**found["Ask agent"].command.arguments[0], "sessionId": sid}  # type: ignore[index,union-attr]
+    with pytest.raises(JsonRpcException, match="already answering") as err:
+        await coder.client.workspace_execute_command_async(lsp.ExecuteCommandParams(
+            command=P.CMD_ASK, arguments=[busy_args]))
+    assert err.value.code == P.REQUEST_FAILED
     out = await coder.request(P.CANCEL, {"sessionId": sid})
     assert out == {"cancelled": True}
     # Its turn_finished arrived before the answer.
