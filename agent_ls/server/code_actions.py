@@ -245,7 +245,17 @@ def register(server: AgentLanguageServer) -> None:
     @server.feature(lsp.TEXT_DOCUMENT_CODE_ACTION, lsp.CodeActionOptions(
         code_action_kinds=[lsp.CodeActionKind.QuickFix, lsp.CodeActionKind.RefactorRewrite,
                            lsp.CodeActionKind.Empty]))
-    def code_action(ls: AgentLanguageServer, params: lsp.CodeActionParams) -> list[Any] | None:
+    async def code_action(ls: AgentLanguageServer, params: lsp.CodeActionParams) -> list[Any] | None:
+        if ls.settings is None:
+            # Asked right after start-up: the settings (tool actions) and the MCP prompts come
+            # with the host, which `initialized` is starting; wait for it rather than answer
+            # without them.
+            from agent_ls.server.features import ensure_manager
+
+            try:
+                await ensure_manager(ls)
+            except P.RequestFailed:  # shut down meanwhile
+                return None
         return code_actions_for(ls, params)
 
     @server.command(P.CMD_ASK)
