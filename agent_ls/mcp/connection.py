@@ -477,6 +477,11 @@ class ServerConnection:
     async def _list_all(self, client: Client) -> Listing:
         caps = client.server_capabilities
         listing = Listing()
+        # "protocol": "2026-07-28" adopts the modern protocol without server/discover, so the
+        # server's capabilities are unknown (all empty): probe every list, and read "method not
+        # found" as "this server has none" rather than as a failure.
+        probe = self.config.protocol == "2026-07-28" and caps.tools is None and caps.prompts is None \
+            and caps.resources is None
 
         async def grab(kind: str, fetch: Callable[[str | None], Awaitable[Any]], attr: str) -> list[Any]:
             out: list[Any] = []
@@ -490,15 +495,17 @@ class ServerConnection:
                         break
             except Exception as e:
                 inner = _unwrap(e)
+                if probe and isinstance(inner, MCPError) and inner.error.code == types.METHOD_NOT_FOUND:
+                    return out
                 listing.errors.append(f"{kind}/list failed: {type(inner).__name__}: {inner}")
                 self._maybe_lost(inner)
             return out
 
-        if caps.tools is not None:
+        if caps.tools is not None or probe:
             listing.tools = await grab("tools", lambda c: client.list_tools(cursor=c), "tools")
-        if caps.prompts is not None:
+        if caps.prompts is not None or probe:
             listing.prompts = await grab("prompts", lambda c: client.list_prompts(cursor=c), "prompts")
-        if caps.resources is not None:
+        if caps.resources is not None or probe:
             listing.resources = await grab("resources", lambda c: client.list_resources(cursor=c), "resources")
             listing.resource_templates = await grab(
                 "resources/templates", lambda c: client.list_resource_templates(cursor=c), "resource_templates"

@@ -285,6 +285,21 @@ async def test_resources_and_prompts(host: HostEnv) -> None:
     assert got.messages
 
 
+async def test_explicit_modern_protocol_lists_without_discovery(host: HostEnv) -> None:
+    """"protocol": "2026-07-28" adopts the modern protocol without server/discover, so the
+    server's capabilities are unknown: the host must still list tools, prompts and resources."""
+    m = await host.manager({"modern": {**knob_stdio_params(), "protocol": "2026-07-28"},
+                            "auto": {**knob_stdio_params(), "protocol": "auto"}})
+    st = {s.name: s for s in m.status()}
+    assert st["modern"].protocol_version == "2026-07-28", st["modern"]
+    assert st["modern"].state == "connected", st["modern"].error
+    assert st["modern"].tool_count == st["auto"].tool_count > 0
+    assert st["modern"].prompt_count == st["auto"].prompt_count > 0
+    assert st["modern"].resource_count == st["auto"].resource_count > 0
+    result = await m.call_tool("modern", "echo", {"text": "hi"})
+    assert result.content == "hi" and not result.is_error
+
+
 async def test_instructions_sorted_sections(host: HostEnv) -> None:
     m = await host.manager({
         "zeta": knob_stdio_params("--instructions", "Use zeta carefully."),
