@@ -25,6 +25,7 @@ import {
   log,
   norm,
   openFile,
+  quickInput,
   prefixShown,
   runCommand,
   sleep,
@@ -451,11 +452,7 @@ async function scenario(page: Page, steps: Steps): Promise<void> {
       'Agent: Open User Settings File',
       'Agent: Open Workspace Settings File',
     ]) {
-      await escape(page);
-      await page.keyboard.press('F1');
-      const input = page.locator('.quick-input-widget input').first();
-      await input.waitFor({ state: 'visible', timeout: T });
-      await input.fill(`>${title}`);
+      await quickInput(page, 'F1', `>${title}`, T);
       const row = page
         .locator('.quick-input-list .monaco-list-row')
         .filter({ has: page.locator('.label-name', { hasText: new RegExp(`^\\s*${escapeRe(title)}\\s*$`) }) });

@@ -277,13 +277,33 @@ export async function escape(page: Page, times = 2): Promise<void> {
   }
 }
 
+/**
+ * Open a quick input with `key` (F1, Control+P) and type `text` into it, as a user does.
+ * The workbench briefly makes the quick input inert while it opens or while another widget
+ * (a notification toast, a closing menu) still holds focus; a user just presses the key again,
+ * and so does this (up to 4 attempts, the last error is thrown).
+ */
+export async function quickInput(page: Page, key: string, text: string, timeoutMs = 15_000): Promise<Locator> {
+  const input = page.locator('.quick-input-widget input').first();
+  let last: unknown;
+  for (let attempt = 0; attempt < 4; attempt++) {
+    try {
+      await escape(page);
+      await page.keyboard.press(key);
+      await input.waitFor({ state: 'visible', timeout: timeoutMs });
+      await input.fill(text, { timeout: 5_000 });
+      return input;
+    } catch (e) {
+      last = e;
+      await page.waitForTimeout(500);
+    }
+  }
+  throw last instanceof Error ? last : new Error(String(last));
+}
+
 /** Run a command from the command palette by its exact label, as a user does (F1, type, pick). */
 export async function runCommand(page: Page, label: string, timeoutMs = 15_000): Promise<void> {
-  await escape(page);
-  await page.keyboard.press('F1');
-  const input = page.locator('.quick-input-widget input[type="text"], .quick-input-widget input').first();
-  await input.waitFor({ state: 'visible', timeout: timeoutMs });
-  await input.fill(`>${label}`);
+  await quickInput(page, 'F1', `>${label}`, timeoutMs);
   const row = page
     .locator('.quick-input-list .monaco-list-row')
     .filter({ has: page.locator('.label-name', { hasText: new RegExp(`^\\s*${escapeRe(label)}\\s*$`) }) })
@@ -303,11 +323,7 @@ export async function runCommand(page: Page, label: string, timeoutMs = 15_000):
 
 /** Open a workspace file with Quick Open (Ctrl+P), as a user does. Returns the editor. */
 export async function openFile(page: Page, relPath: string, timeoutMs = 15_000): Promise<Locator> {
-  await escape(page);
-  await page.keyboard.press('Control+P');
-  const input = page.locator('.quick-input-widget input').first();
-  await input.waitFor({ state: 'visible', timeout: timeoutMs });
-  await input.fill(relPath);
+  await quickInput(page, 'Control+P', relPath, timeoutMs);
   const base = path.basename(relPath);
   const row = page
     .locator('.quick-input-list .monaco-list-row')
