@@ -488,29 +488,25 @@ def _register_mcp(server: AgentLanguageServer) -> None:  # noqa: C901 - one regi
         await manager.wait_ready(60)
         return _status(ls, manager)
 
-    @server.feature(P.MCP_SIGN_IN)
-    @guarded
-    async def mcp_sign_in(ls: AgentLanguageServer, raw: Any) -> Any:
+    async def auth_action(ls: AgentLanguageServer, raw: Any, sign_in: bool) -> Any:
         p = P.parse(P.SignInParams, raw)
         manager = await ensure_manager(ls)
         _known(manager, p.server)
         try:
-            status = await manager.sign_in(p.server)
+            status = await (manager.sign_in(p.server) if sign_in else manager.sign_out(p.server))
         except ValueError as e:
             raise P.RequestFailed(str(e)) from None
         return P.dump(_one_status(manager, status.name))
 
+    @server.feature(P.MCP_SIGN_IN)
+    @guarded
+    async def mcp_sign_in(ls: AgentLanguageServer, raw: Any) -> Any:
+        return await auth_action(ls, raw, sign_in=True)
+
     @server.feature(P.MCP_SIGN_OUT)
     @guarded
     async def mcp_sign_out(ls: AgentLanguageServer, raw: Any) -> Any:
-        p = P.parse(P.SignInParams, raw)
-        manager = await ensure_manager(ls)
-        _known(manager, p.server)
-        try:
-            status = await manager.sign_out(p.server)
-        except ValueError as e:
-            raise P.RequestFailed(str(e)) from None
-        return P.dump(_one_status(manager, status.name))
+        return await auth_action(ls, raw, sign_in=False)
 
     @server.feature(P.MCP_RESOURCES_LIST)
     @guarded
