@@ -56,6 +56,7 @@ from urllib.parse import parse_qs, urlsplit
 
 import attrs
 import httpx2
+from filelock import Timeout
 from mcp.client.auth import OAuthClientProvider, OAuthFlowError, OAuthRegistrationError, OAuthTokenError
 from mcp.client.auth.extensions.client_credentials import (
     ClientCredentialsOAuthProvider,
@@ -83,6 +84,9 @@ log = logging.getLogger(__name__)
 
 CALLBACK_PATH = "/callback"
 LOOPBACK_HOST = "127.0.0.1"
+REFRESH_LOCK_TIMEOUT = 40.0
+"""Seconds a refresh waits for another process's refresh of the same server (beyond a token
+request's own timeout), then goes ahead without the lock."""
 _REJECTED_CLIENT_ERRORS = ("invalid_client", "unauthorized_client")
 
 
@@ -325,6 +329,11 @@ class _HostFlow:
 
     async def _auth_flow(self, request: httpx2.Request) -> AsyncGenerator[httpx2.Request, httpx2.Response]:
         session = self._session
+        context = getattr(self, "context", None)
+        if getattr(self, "_initialized", False) and context is not None and context.current_tokens is not None \
+                and not context.is_token_valid():
+            # Expired here: another host process may already hold a fresh pair.
+            session.adopt_newer(context)
         inner = super()._auth_flow(request)  # type: ignore[misc]
         first = True
         refreshed = False
@@ -372,6 +381,7 @@ class _HostFlow:
             raise
         finally:
             await inner.aclose()
+            await session.release_refresh_lock()
 
     def _refresh_first(self) -> bool:
         """Mark the access token expired so the next flow refreshes it, if it can."""
@@ -392,14 +402,29 @@ class _StoredState:
     _initialized: bool
 
     async def _initialize(self) -> None:
+        self._session.adopt_newer(None)
         await super()._initialize()  # type: ignore[misc]
         self._session.restore_context(self.context)
 
+    async def _refresh_token(self) -> httpx2.Request:
+        # Hold the record's inter-process lock until the answer is saved, and refresh with the
+        # newest stored refresh token (another process may have rotated ours meanwhile).
+        await self._session.acquire_refresh_lock()
+        try:
+            self._session.adopt_newer(self.context)
+            return await super()._refresh_token()  # type: ignore[misc,no-any-return]
+        except BaseException:
+            await self._session.release_refresh_lock()
+            raise
+
     async def _handle_refresh_response(self, response: httpx2.Response) -> bool:
-        if response.status_code != 200:
-            error = await _oauth_error_code(response)
-            self._session.refresh_failed(response.status_code, error, self.context)
-        return bool(await super()._handle_refresh_response(response))  # type: ignore[misc]
+        try:
+            if response.status_code != 200:
+                error = await _oauth_error_code(response)
+                self._session.refresh_failed(response.status_code, error, self.context)
+            return bool(await super()._handle_refresh_response(response))  # type: ignore[misc]
+        finally:
+            await self._session.release_refresh_lock()
 
     async def _handle_token_response(self, response: httpx2.Response) -> None:
         if response.status_code not in (200, 201):
@@ -484,6 +509,7 @@ class OAuthSession:
         self._hooks = AuthHooks(pause_deadline=no_pause, ready=lambda: False)
         self._pause: contextlib.AbstractContextManager[None] | None = None
         self._listener: LoopbackListener | None = None
+        self._refresh_lock: Any = None
         self.record = store.load(self.name, self.url) or AuthRecord(server=self.name, url=self.url)
         self._learn_secrets()
         if self.record.tokens:
@@ -675,6 +701,49 @@ class OAuthSession:
             self.record.redirect_port = port
         self.store.save(self.record)
 
+    # sharing the record with other host processes -------------------------------------------
+    def adopt_newer(self, context: Any) -> bool:
+        """Take the stored tokens when another host process (a second editor window, the
+        terminal chat) saved newer ones since this one read the record: spending our copy of a
+        rotated refresh token would fail, and the failure used to wipe the good tokens."""
+        disk = self.store.load(self.name, self.url)
+        if disk is None or not disk.tokens or disk.tokens == self.record.tokens \
+                or disk.updated_at <= self.record.updated_at:
+            return False
+        log.info("MCP server %s: using the tokens another agent-ls process saved", self.name)
+        client_changed = disk.client != self.record.client
+        self.record.tokens, self.record.expires_at = disk.tokens, disk.expires_at
+        if not self.oauth.client_id and disk.client:
+            self.record.client, self.record.client_source = disk.client, disk.client_source
+        self.record.updated_at = disk.updated_at
+        self._learn_secrets()
+        if context is not None:
+            context.current_tokens = self.stored_tokens()
+            context.token_expiry_time = disk.expires_at
+            if client_changed:
+                context.client_info = self.client_info()
+        if self.state is not AuthState.SIGNED_IN:
+            self._set(AuthState.SIGNED_IN)
+        return True
+
+    async def acquire_refresh_lock(self) -> None:
+        if self._refresh_lock is not None:
+            return
+        lock = self.store.refresh_lock(self.name, self.url)
+        try:
+            await lock.acquire(timeout=REFRESH_LOCK_TIMEOUT)
+        except Timeout:
+            log.warning("MCP server %s: another agent-ls process held the token lock for %.0f s; refreshing "
+                        "without it", self.name, REFRESH_LOCK_TIMEOUT)
+            return
+        self._refresh_lock = lock
+
+    async def release_refresh_lock(self) -> None:
+        lock, self._refresh_lock = self._refresh_lock, None
+        if lock is not None:
+            with contextlib.suppress(Exception):
+                await lock.release()
+
     def restore_context(self, context: Any) -> None:
         """After the SDK loaded tokens: the absolute expiry and the discovered metadata."""
         self._provider_context = context
@@ -704,6 +773,15 @@ class OAuthSession:
 
     def refresh_failed(self, status: int, error: str | None, context: Any) -> None:
         log.info("MCP server %s: token refresh failed: HTTP %s %s", self.name, status, error or "")
+        disk = self.store.load(self.name, self.url)
+        if disk is not None and disk.tokens and disk.tokens != self.record.tokens:
+            # Another process saved other tokens (it refreshed without the lock, or signed in
+            # again): they are not the ones refused, so keep them on disk for the next attempt.
+            self.record.tokens = self.record.expires_at = None
+            self.record.updated_at = 0.0
+            self._set(AuthState.NEEDS_SIGN_IN if self.oauth.interactive else None,
+                      f"the refresh token was not accepted ({error or f'HTTP {status}'})")
+            return
         self.record.tokens = None
         self.record.expires_at = None
         if error in _REJECTED_CLIENT_ERRORS:

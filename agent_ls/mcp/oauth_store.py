@@ -17,6 +17,11 @@ What a record holds:
 - ``metadata``: the discovered authorization server and protected resource metadata, so a
   refresh after a restart goes to the right token endpoint without a new discovery;
 - ``redirectPort``: the loopback port of the registered redirect URI.
+
+Several host processes share the records (two editor windows, the terminal chat): a token
+refresh holds the record's lock file (``<key>.lock``, an OS file lock through ``filelock``)
+from reading the stored refresh token until the rotated one is saved, so no process spends a
+refresh token that another one has already rotated.
 """
 
 from __future__ import annotations
@@ -34,6 +39,7 @@ from pathlib import Path
 from typing import Any
 
 import attrs
+from filelock import AsyncFileLock
 
 log = logging.getLogger(__name__)
 
@@ -143,6 +149,12 @@ class OAuthStore:
                 with contextlib.suppress(OSError):
                     os.unlink(tmp)
                 raise
+
+    def refresh_lock(self, name: str, url: str) -> AsyncFileLock:
+        """The inter-process lock of one record (not reentrant; one per refresh)."""
+        self._ensure_dir()
+        return AsyncFileLock(self.root / f"{record_key(name, url)}.lock", mode=FILE_MODE,
+                             preserve_lock_file=True)
 
     def delete(self, name: str, url: str) -> bool:
         with self._lock:

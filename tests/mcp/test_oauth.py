@@ -9,10 +9,13 @@ the step-up cap, and a server waiting for sign-in next to a healthy stdio server
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import json
 import logging
 import os
 import stat
+import sys
 import time
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -373,3 +376,88 @@ def test_store_path_is_outside_settings(tmp_path: Path) -> None:
     store = OAuthStore(tmp_path / "oauth")
     assert store.path_for("a", "http://x/mcp") != store.path_for("a", "http://y/mcp")
     assert store.path_for("a", "http://x/mcp") != store.path_for("b", "http://x/mcp")
+
+
+# Two host processes on one OAuth store (two editor windows, the terminal chat) --------------
+
+
+async def test_a_second_host_takes_the_rotated_tokens_instead_of_spending_its_own(
+        host: HostEnv, servers: OAuthTestServers) -> None:
+    """Window A refreshes (the refresh token rotates); window B, whose access token expired
+    too, must not send its spent copy of the refresh token (invalid_grant, and the failure used
+    to wipe the good tokens from disk): it takes A's fresh pair from the store."""
+    servers.state.access_ttl = 1
+    a = await oauth_manager(host, servers, Opener())
+    assert (await a.sign_in("remote")).state == "connected"
+    rt1 = record_of(host, "remote", servers.mcp_url)["tokens"]["refresh_token"]
+    b = await oauth_manager(host, servers, refuse_to_open)  # started later: reads the stored pair
+    assert status_of(b, "remote").state == "connected"
+    servers.state.access_ttl = 3600
+    await asyncio.sleep(1.2)  # both copies of the access token expire
+
+    assert (await a.call_tool("remote", "echo", {"text": "from a"})).content == "from a"
+    assert servers.state.counts["refresh"] == 1 and not servers.state.refresh_tokens[rt1].active
+
+    res = await b.call_tool("remote", "echo", {"text": "from b"})
+    assert not res.is_error and res.content == "from b"
+    assert servers.state.counts.get("refresh_reuse", 0) == 0
+    assert servers.state.counts["refresh"] == 1  # B used A's fresh access token, no second refresh
+    rec = record_of(host, "remote", servers.mcp_url)
+    assert servers.state.refresh_tokens[rec["tokens"]["refresh_token"]].active
+    assert status_of(b, "remote").auth["state"] == "signed-in"
+    assert servers.state.counts["authorize"] == 1  # nobody had to sign in again
+
+
+async def test_two_processes_refreshing_at_once_take_turns(host: HostEnv, servers: OAuthTestServers) -> None:
+    """A real second process on the same store: both hosts get a 401 at the same moment and
+    refresh; the record's lock makes the second wait for the first's rotated token, so no
+    refresh token is spent twice and both calls succeed."""
+    a = await oauth_manager(host, servers, Opener())
+    assert (await a.sign_in("remote")).state == "connected"
+    rt1 = record_of(host, "remote", servers.mcp_url)["tokens"]["refresh_token"]
+    peer = await asyncio.create_subprocess_exec(
+        sys.executable, str(Path(__file__).parents[1] / "servers" / "oauth_peer.py"),
+        "--store", str(store_of(host).root), "--settings", str(host.user_file),
+        "--workspace", str(host.workspace),
+        stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+        env={**os.environ, "PYTHONPATH": str(Path(__file__).parents[2])},
+    )
+    assert peer.stdin is not None and peer.stdout is not None and peer.stderr is not None
+    try:
+        ready = (await asyncio.wait_for(peer.stdout.readline(), 60)).decode()
+        assert ready.startswith("READY") and "remote=connected" in ready, ready
+        servers.state.expire_access_tokens()  # both processes' access token is refused from now on
+        servers.state.refresh_delay = 1.0  # the first refresh is still in flight when the second starts
+
+        async def peer_call() -> dict[str, Any]:
+            assert peer.stdin is not None and peer.stdout is not None
+            peer.stdin.write(b'call remote echo {"text": "from the peer"}\n')
+            await peer.stdin.drain()
+            return json.loads(await asyncio.wait_for(peer.stdout.readline(), 60))  # type: ignore[no-any-return]
+
+        theirs, ours = await asyncio.gather(peer_call(), a.call_tool("remote", "echo", {"text": "from a"}))
+        assert theirs == {"isError": False, "content": "from the peer"}
+        assert not ours.is_error and ours.content == "from a"
+        assert servers.state.counts.get("refresh_reuse", 0) == 0
+        assert 1 <= servers.state.counts["refresh"] <= 2 and not servers.state.refresh_tokens[rt1].active
+        rec = record_of(host, "remote", servers.mcp_url)
+        assert servers.state.refresh_tokens[rec["tokens"]["refresh_token"]].active
+        peer.stdin.write(b"status remote\n")
+        await peer.stdin.drain()
+        status = json.loads(await asyncio.wait_for(peer.stdout.readline(), 30))
+        assert status["state"] == "connected" and status["auth"]["state"] == "signed-in"
+        assert status_of(a, "remote").auth["state"] == "signed-in"
+        assert servers.state.counts["authorize"] == 1
+    finally:
+        if peer.returncode is None:
+            with contextlib.suppress(Exception):
+                peer.stdin.write(b"quit\n")
+                await peer.stdin.drain()
+            try:
+                await asyncio.wait_for(peer.wait(), 20)
+            except TimeoutError:
+                peer.kill()
+                await peer.wait()
+        err = (await peer.stderr.read()).decode(errors="replace")
+        for secret in servers.state.all_token_values():
+            assert secret not in err  # the peer's log stays free of tokens too

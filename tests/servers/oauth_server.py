@@ -15,7 +15,8 @@
   the ``mcp:admin`` scope (a 403 ``insufficient_scope`` challenge for that tool only).
 
 Knobs and inspection for tests (in-process): :class:`AuthServerState` holds every client,
-code and token, counters, ``access_ttl`` (seconds an access token lives), ``refuse_scopes``
+code and token, counters, ``access_ttl`` (seconds an access token lives), ``refresh_delay``
+(seconds a refresh answer takes, after the old refresh token is spent), ``refuse_scopes``
 (scopes the server never grants) and ``revoke_client(client_id)``.
 
     async with OAuthTestServers() as servers:
@@ -78,6 +79,7 @@ class Grant:
 class AuthServerState:
     issuer: str = ""
     access_ttl: int = 3600
+    refresh_delay: float = 0.0
     refuse_scopes: set[str] = attrs.field(factory=set)
     clients: dict[str, Client] = attrs.field(factory=dict)
     codes: dict[str, dict[str, Any]] = attrs.field(factory=dict)
@@ -230,6 +232,8 @@ def authorization_server(state: AuthServerState) -> Starlette:
                 return _error("invalid_grant", "refresh token already used or revoked")
             grant.active = False  # rotation: one use only
             state.count("refresh")
+            if state.refresh_delay:
+                await asyncio.sleep(state.refresh_delay)  # a slow token endpoint
             return JSONResponse(state.issue(client.client_id, grant.scopes, grant.resource),
                                 headers={"Cache-Control": "no-store"})
         return _error("unsupported_grant_type", f"grant_type {grant_type!r} is not supported")
