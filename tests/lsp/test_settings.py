@@ -152,7 +152,9 @@ async def test_invalid_entry_diagnostic_at_the_value_keeps_last_valid_entry(edit
     diags = await wait_diagnostics(editor, setup.user_file, lambda d: len(d) >= 2, "entry diagnostics")
     by_msg = {d.message: d for d in diags}
     args = next(d for m, d in by_msg.items() if "args" in m)
-    start = position_of(body, "42")
+    # The value after "args": (a bare "42" may also occur earlier, in the scripted LLM's port).
+    key = position_of(body, '"args": 42')
+    start = lsp.Position(key.line, key.character + len('"args": '))
     assert args.range == lsp.Range(start, lsp.Position(start.line, start.character + 2))
     bad = next(d for m, d in by_msg.items() if "carrier-pigeon" in m or "type" in m)
     start = position_of(body, '"carrier-pigeon"')
