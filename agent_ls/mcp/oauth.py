@@ -774,17 +774,14 @@ class OAuthSession:
     def refresh_failed(self, status: int, error: str | None, context: Any) -> None:
         log.info("MCP server %s: token refresh failed: HTTP %s %s", self.name, status, error or "")
         disk = self.store.load(self.name, self.url)
-        if disk is not None and disk.tokens and disk.tokens != self.record.tokens:
-            # Another process saved other tokens (it refreshed without the lock, or signed in
-            # again): they are not the ones refused, so keep them on disk for the next attempt.
-            self.record.tokens = self.record.expires_at = None
-            self.record.updated_at = 0.0
-            self._set(AuthState.NEEDS_SIGN_IN if self.oauth.interactive else None,
-                      f"the refresh token was not accepted ({error or f'HTTP {status}'})")
-            return
+        others = disk is not None and disk.tokens and disk.tokens != self.record.tokens
         self.record.tokens = None
         self.record.expires_at = None
-        if error in _REJECTED_CLIENT_ERRORS:
+        if others:
+            # Another process saved other tokens (it refreshed without the lock, or signed in
+            # again): not the refused ones, so they stay on disk and the next attempt takes them.
+            self.record.updated_at = 0.0
+        elif error in _REJECTED_CLIENT_ERRORS:
             self.drop_registration(context, error)
         else:
             self.store.save(self.record)
