@@ -34,6 +34,10 @@ MCP_PROMPTS_GET = "mcp/prompts/get"
 MCP_CALL_TOOL = "mcp/callTool"
 MCP_SIGN_IN = "mcp/signIn"
 MCP_SIGN_OUT = "mcp/signOut"
+SET_WORKSPACE_TRUST = "agent/setWorkspaceTrust"
+
+# client -> server notifications -----------------------------------------------------------
+EDITOR_TRUST = "agent/editorTrust"
 
 # server -> client notifications -----------------------------------------------------------
 EVENT = "agent/event"
@@ -42,6 +46,7 @@ MCP_STATUS_CHANGED = "mcp/statusChanged"
 # server -> client requests ----------------------------------------------------------------
 APPROVE = "agent/approve"
 TRUST_SERVER = "mcp/trustServer"
+TRUST_WORKSPACE = "agent/trustWorkspace"
 ELICIT = "mcp/elicit"
 SAMPLE = "mcp/sample"
 
@@ -54,9 +59,10 @@ COMMANDS = (CMD_ASK, CMD_RUN_TOOL_ACTION, CMD_RUN_MCP_PROMPT)
 CLIENT_REQUESTS = (
     PROMPT, CANCEL, SESSIONS_LIST, SESSIONS_NEW, SESSIONS_RESUME, SESSIONS_DELETE, SERVER_INFO, MCP_STATUS,
     MCP_RESTART, MCP_SET_ENABLED, MCP_TRUST, MCP_RESOURCES_LIST, MCP_RESOURCES_READ, MCP_PROMPTS_LIST,
-    MCP_PROMPTS_GET, MCP_CALL_TOOL, MCP_SIGN_IN, MCP_SIGN_OUT,
+    MCP_PROMPTS_GET, MCP_CALL_TOOL, MCP_SIGN_IN, MCP_SIGN_OUT, SET_WORKSPACE_TRUST,
 )
-SERVER_REQUESTS = (APPROVE, TRUST_SERVER, ELICIT, SAMPLE)
+CLIENT_NOTIFICATIONS = (EDITOR_TRUST,)
+SERVER_REQUESTS = (APPROVE, TRUST_SERVER, TRUST_WORKSPACE, ELICIT, SAMPLE)
 SERVER_NOTIFICATIONS = (EVENT, MCP_STATUS_CHANGED)
 
 # JSON-RPC / LSP error codes the custom methods answer with --------------------------------
@@ -73,6 +79,7 @@ INTERNAL_ERROR = -32603
 APPROVAL_ANSWERS = ("allow_once", "allow_session", "deny")
 ELICIT_ACTIONS = ("accept", "decline", "cancel")
 SAMPLING_ANSWERS = ("allow_once", "allow_session", "deny")
+WORKSPACE_TRUST_STATES = ("trusted", "restricted", "declined", "editor-restricted", "nothing-to-trust")
 EVENT_TYPES = ("turn_started", "text", "tool_call_started", "approval_requested", "tool_call_finished",
                "usage", "error", "turn_finished")
 
@@ -341,9 +348,30 @@ class SignInParams:
 @_register
 @attrs.define
 class TrustParams:
-    """``mcp/trust``: the user's decision about a workspace-defined stdio server."""
+    """``mcp/trust``: the user's decision about a workspace-defined MCP server."""
 
     server: str
+    trusted: bool
+
+
+@_register
+@attrs.define
+class SetWorkspaceTrustParams:
+    """``agent/setWorkspaceTrust``: the user trusts a workspace folder (its settings and the MCP
+    servers its files define now) or restricts it again."""
+
+    trusted: bool
+    folder: str | None = None
+    """A workspace folder path; absent: every workspace folder."""
+
+
+@_register
+@attrs.define
+class EditorTrustParams:
+    """``agent/editorTrust`` (client -> server notification): the editor's own workspace trust
+    changed (VS Code's ``onDidGrantWorkspaceTrust``). The initial value is the
+    ``workspaceTrusted`` initialization option (absent: the editor has no such notion)."""
+
     trusted: bool
 
 
@@ -534,12 +562,47 @@ class ServerStatusPayload:
 
 @_register
 @attrs.define
+class WorkspaceSettingPayload:
+    """One setting of a workspace file that needs the user's trust (shown as written)."""
+
+    source: str
+    """The settings file."""
+    key: str
+    """Where in the file, as a JSON path (``apiBase``, ``permissions.allow[0]``, ``toolActions``)."""
+    value: str
+    """The value as written (compact JSON), never clipped."""
+    why: str
+    """Why it needs trust, one sentence (``the model endpoint receives your API key and the chat``)."""
+
+
+@_register
+@attrs.define
+class WorkspaceStatusPayload:
+    """The trust state of one workspace folder."""
+
+    folder: str
+    state: str
+    """``trusted``; ``restricted`` (waiting for the user's decision); ``declined`` (the user kept it
+    restricted: not asked again until its settings change); ``editor-restricted`` (the editor's
+    own workspace trust is not granted); ``nothing-to-trust`` (its files ask for nothing that
+    needs trust)."""
+    message: str
+    """One sentence for the user."""
+    ignored: list[WorkspaceSettingPayload] = attrs.field(factory=list)
+    """Settings ignored while the folder is not trusted (its MCP servers show ``awaiting-trust``)."""
+
+
+@_register
+@attrs.define
 class StatusResult:
-    """Result of ``mcp/status``, ``mcp/restart``, ``mcp/setEnabled``, ``mcp/trust``."""
+    """Result of ``mcp/status``, ``mcp/restart``, ``mcp/setEnabled``, ``mcp/trust``,
+    ``agent/setWorkspaceTrust``."""
 
     servers: list[ServerStatusPayload]
     diagnostics: list[str] = attrs.field(factory=list)
     """Problems in the settings files, one line each (also published as LSP diagnostics)."""
+    workspaces: list[WorkspaceStatusPayload] = attrs.field(factory=list)
+    """The trust state of each workspace folder."""
 
 
 @_register
@@ -548,6 +611,7 @@ class StatusChangedParams:
     """``mcp/statusChanged`` (server -> client notification)."""
 
     servers: list[ServerStatusPayload]
+    workspaces: list[WorkspaceStatusPayload] = attrs.field(factory=list)
 
 
 @_register
@@ -682,14 +746,28 @@ class ApproveResult:
 @_register
 @attrs.define
 class TrustServerParams:
-    """``mcp/trustServer`` (server -> client)."""
+    """``mcp/trustServer`` (server -> client): may this workspace-defined MCP server run?
+
+    Everything that decides what runs or where data goes, as written in the file (variables
+    unexpanded; literal values of secret-looking env variables and headers masked).
+    """
 
     server: str
     command: str
+    """Empty for an HTTP server."""
     args: list[str]
     source: str
     """The workspace file that defines the server."""
     cwd: str | None = None
+    transport: str = "stdio"
+    """``stdio``, ``http`` or ``sse``."""
+    env: dict[str, str] = attrs.field(factory=dict)
+    url: str | None = None
+    headers: dict[str, str] = attrs.field(factory=dict)
+    variables: list[str] = attrs.field(factory=list)
+    """Environment variables whose values the server would receive (in env, args, URL, headers)."""
+    changes: list[str] = attrs.field(factory=list)
+    """What changed since the user last trusted this entry (one line each); empty for a new entry."""
 
 
 @_register
@@ -697,6 +775,31 @@ class TrustServerParams:
 class TrustServerResult:
     trusted: bool | None = None
     """True / False is remembered per workspace and entry; null asks again later."""
+
+
+@_register
+@attrs.define
+class TrustWorkspaceParams:
+    """``agent/trustWorkspace`` (server -> client): the folder's settings files ask for things
+    that need trust; until the user trusts it they are ignored."""
+
+    folder: str
+    servers: list[TrustServerParams] = attrs.field(factory=list)
+    """Every MCP server its files define (trusting the workspace trusts these entries)."""
+    settings: list[WorkspaceSettingPayload] = attrs.field(factory=list)
+    """Every other setting that needs trust."""
+    changes: list[str] = attrs.field(factory=list)
+    """What changed in those settings since the user last trusted this folder."""
+    previously_trusted: bool = False
+    """The folder was trusted before, with different settings."""
+
+
+@_register
+@attrs.define
+class TrustWorkspaceResult:
+    trusted: bool | None = None
+    """True: trust the folder (its settings and the servers listed); false: keep it restricted
+    (not asked again until those settings change); null: no decision (asked again later)."""
 
 
 @_register
@@ -748,6 +851,8 @@ class SampleParams:
     """What the MCP server asked for."""
     omitted_messages: int = 0
     """Earlier messages not in ``messages``."""
+    endpoint: str | None = None
+    """The API base URL the request goes to (null: the provider's default endpoint)."""
 
 
 @_register
