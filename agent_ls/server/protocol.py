@@ -589,7 +589,10 @@ class WorkspaceStatusPayload:
     message: str
     """One sentence for the user."""
     ignored: list[WorkspaceSettingPayload] = attrs.field(factory=list)
-    """Settings ignored while the folder is not trusted (its MCP servers show ``awaiting-trust``)."""
+    """Settings ignored while the folder is not trusted."""
+    servers: list[TrustServerParams] = attrs.field(factory=list)
+    """The MCP servers its files define, as the trust prompt shows them (while not trusted; they
+    show ``awaiting-trust`` in ``servers``)."""
 
 
 @_register
