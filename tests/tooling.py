@@ -94,3 +94,22 @@ def env_with_node22(base: dict[str, str] | None = None) -> dict[str, str]:
     env = dict(os.environ if base is None else base)
     env["PATH"] = os.pathsep.join([str(require_node22().parent), env.get("PATH", "")])
     return env
+
+
+class TrustAll:
+    """A trust policy under which every workspace folder is trusted (tests whose subject is not
+    workspace trust; tests/unit/test_trust.py and the adversarial tests cover restricted mode)."""
+
+    store = None
+    editor_trusted = True
+
+    def explicit(self, folder: Path) -> bool:
+        return True
+
+    def evaluate(self, request: object) -> object:
+        from agent_ls.config.trust import TrustState, WorkspaceTrustInfo
+
+        return WorkspaceTrustInfo(request, TrustState.TRUSTED)  # type: ignore[arg-type]
+
+
+TRUST_ALL = TrustAll()

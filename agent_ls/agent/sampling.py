@@ -71,6 +71,8 @@ class SamplingRequest:
     """What the server asked for."""
     omitted_messages: int = 0
     """Earlier messages left out of ``messages`` (only the most recent are previewed)."""
+    endpoint: str | None = None
+    """The API base the request goes to (None: the provider's default endpoint)."""
 
 
 ConsentCallback = Callable[[SamplingRequest], Awaitable[SamplingAnswer | str]]
@@ -254,7 +256,7 @@ class Sampler:
         previews, omitted = preview_messages(params)
         request = SamplingRequest(server=server, messages=previews, system_prompt=params.system_prompt,
                                   max_tokens=max_tokens, model=model, requested_max_tokens=params.max_tokens,
-                                  omitted_messages=omitted)
+                                  omitted_messages=omitted, endpoint=policy.api_base)
         if not policy.auto_approve:
             await self._ask(request)
         config = LLMConfig(model=model, api_base=policy.api_base, max_retries=agent.max_retries,

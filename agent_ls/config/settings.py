@@ -28,6 +28,15 @@ import platformdirs
 
 from agent_ls.config import jsonc
 from agent_ls.config.expand import ExpansionContext, ExpansionError, expand, variables_in
+from agent_ls.config.trust import (
+    EntryView,
+    TrustItem,
+    TrustPolicy,
+    WorkspaceRequest,
+    WorkspaceTrustInfo,
+    entry_trust_key,
+    split_settings,
+)
 
 APP_NAME = "agent-ls"
 
@@ -46,6 +55,9 @@ WORKSPACE_FILES: tuple[tuple[Scope, str, str], ...] = (
     (Scope.MCP_JSON, ".mcp.json", "mcpServers"),
     (Scope.WORKSPACE, ".agent-ls/settings.json", "mcpServers"),
 )
+
+MAX_SETTINGS_BYTES = 1024 * 1024
+"""Settings files larger than this are refused with a diagnostic (a settings file is a few KB)."""
 
 DEFAULT_CONNECT_TIMEOUT = 30.0
 DEFAULT_CALL_TIMEOUT = 300.0
@@ -165,7 +177,7 @@ class ConfigDiagnostic:
     json_path: jsonc.JsonPath
     message: str
     severity: str = "error"
-    """``error`` or ``warning``."""
+    """``error``, ``warning`` or ``information``."""
     span: jsonc.Span | None = None
     server: str | None = None
 
@@ -206,6 +218,9 @@ class ServerConfig:
     """OAuth for an HTTP server; None when off (stdio, ``"oauth": false``, an Authorization header)."""
     raw: Mapping[str, Any] = attrs.field(factory=dict, eq=False)
     """The entry as written (unexpanded), for the trust key."""
+    restricted: bool = False
+    """Defined by a workspace folder the user has not trusted: it does not start, and its
+    variables are not expanded (so no secret is read into it)."""
     expanded_secrets: tuple[str, ...] = attrs.field(default=(), eq=False, repr=False)
     """Values of secret-looking variables (``*TOKEN*``, ``*KEY*``...) expanded into any field."""
 
@@ -218,8 +233,9 @@ class ServerConfig:
 
     @property
     def needs_trust(self) -> bool:
-        """A stdio server defined by a workspace file runs a command on the user's machine."""
-        return self.transport == "stdio" and self.source.scope is not Scope.USER
+        """Defined by a workspace file: it runs a command on the user's machine or sends data
+        (and the values of the variables it names) to a URL, so it runs only once trusted."""
+        return self.source.scope is not Scope.USER
 
     def fingerprint(self) -> str:
         """Identity of the effective configuration (what a restart would change)."""
@@ -235,22 +251,20 @@ class ServerConfig:
             "ct": self.connect_timeout,
             "to": self.call_timeout,
             "p": self.protocol,
+            "r": self.restricted,
         }
         if self.oauth is not None:
             data["o"] = self.oauth.fingerprint_data()
         return hashlib.sha256(json.dumps(data, sort_keys=True).encode()).hexdigest()[:16]
 
     def trust_key(self) -> str:
-        """What the user approves: command, args, env keys and cwd as written in the file."""
-        raw = self.raw
-        data = {
-            "name": self.name,
-            "command": raw.get("command"),
-            "args": raw.get("args"),
-            "env": sorted(raw.get("env", {}) or {}) if isinstance(raw.get("env"), dict) else None,
-            "cwd": raw.get("cwd"),
-        }
-        return hashlib.sha256(json.dumps(data, sort_keys=True).encode()).hexdigest()[:24]
+        """What the user approves: the entry as written (command, args, cwd, env names and
+        values, url, headers, OAuth settings), see :func:`agent_ls.config.trust.entry_trust_key`."""
+        return entry_trust_key(self.name, self.raw)
+
+    def view(self) -> EntryView:
+        """The entry as the trust prompts show it (as written, literal secrets masked)."""
+        return EntryView.from_raw(self.name, self.raw, self.source.file)
 
 
 @attrs.frozen
@@ -273,7 +287,10 @@ class LoadedSettings:
     """Non-MCP top-level settings merged across agent-ls files (workspace over user)."""
     layers: list[tuple[Scope, Path, dict[str, Any]]] = attrs.field(factory=list)
     """Each agent-ls settings file's top-level object, highest precedence first (for settings
-    that combine across scopes, such as permission rules)."""
+    that combine across scopes, such as permission rules). An untrusted folder's layer holds
+    only what an untrusted folder may set."""
+    workspaces: dict[Path, WorkspaceTrustInfo] = attrs.field(factory=dict)
+    """The trust state of each workspace folder, in folder order."""
 
     def diagnostics_for(self, file: Path) -> list[ConfigDiagnostic]:
         return [d for d in self.diagnostics if d.file == file]
@@ -308,6 +325,8 @@ def _parse_entry(
     source: ConfigSource,
     problems: _Problems,
     ctx: ExpansionContext,
+    *,
+    restricted: bool = False,
 ) -> ServerConfig | FailedEntry:
     path = source.json_path
 
@@ -433,14 +452,19 @@ def _parse_entry(
     expanded_secrets: list[str] = []
 
     def x(value: str, p: jsonc.JsonPath) -> str:
+        if restricted:
+            return value  # not trusted: no variable (no secret) is read into it
         try:
             out = expand(value, ctx, jsonc.format_path(p))
         except ExpansionError as e:
             errors.append(problems.add(p, str(e), server=name))
             return value
+        # Every variable that reaches a URL, a header or the environment is a secret for the logs;
+        # elsewhere, the ones whose names say so.
+        carries = len(p) > len(path) and p[len(path)] in ("url", "headers", "env")
         for body in variables_in(value):
             var = body.partition(":-")[0].removeprefix("env:")
-            if _SECRET_VAR.search(var) and ctx.environ.get(var):
+            if (carries or _SECRET_VAR.search(var)) and ctx.environ.get(var):
                 expanded_secrets.append(ctx.environ[var])
         return out
 
@@ -453,9 +477,10 @@ def _parse_entry(
         if not os.path.isabs(cwd) and source.workspace_folder is not None:
             cwd = str(source.workspace_folder / cwd)
     if url is not None:
+        written = url
         url = x(url, (*path, "url"))
-        if not url.startswith(("http://", "https://")):
-            errors.append(problems.add((*path, "url"), f"url must start with http:// or https:// (got {url!r})",
+        if not restricted and not url.startswith(("http://", "https://")):
+            errors.append(problems.add((*path, "url"), f"url must start with http:// or https:// (got {written!r})",
                                        server=name))
     headers = {k: x(v, (*path, "headers", k)) for k, v in headers.items()}
     oauth: OAuthConfig | None = None
@@ -480,6 +505,7 @@ def _parse_entry(
         oauth=oauth,
         raw=entry,
         expanded_secrets=tuple(expanded_secrets),
+        restricted=restricted,
     )
 
 
@@ -579,7 +605,7 @@ def _parse_oauth(
         else:
             values["max_step_ups"] = step_ups
     url = values.get("client_metadata_url")
-    if url is not None:
+    if url is not None and "${" not in url:  # (unexpanded in an untrusted folder's entry)
         from urllib.parse import urlparse
 
         parsed = urlparse(url)
@@ -587,7 +613,7 @@ def _parse_oauth(
             err((*opath, "clientMetadataUrl"),
                 '"clientMetadataUrl" must be an https URL with a path (the client ID metadata document)')
     issuer = values.get("issuer")
-    if issuer is not None and not issuer.startswith(("http://", "https://")):
+    if issuer is not None and "${" not in issuer and not issuer.startswith(("http://", "https://")):
         err((*opath, "issuer"), '"issuer" must be the authorization server\'s http(s) issuer URL')
     if grant == "client_credentials":
         if not values.get("client_id"):
@@ -608,12 +634,28 @@ def _parse_oauth(
 
 
 def _read_file(file: Path, problems_out: list[ConfigDiagnostic]) -> jsonc.Document | None:
+    """The parsed file, None when absent or unusable (with a diagnostic naming the file).
+
+    Never raises: one bad file (unreadable, too large, too deep, not JSON) must not stop the
+    other scopes' servers.
+    """
     try:
-        text = file.read_text(encoding="utf-8")
+        with open(file, "rb") as f:
+            data = f.read(MAX_SETTINGS_BYTES + 1)
     except FileNotFoundError:
         return None
-    except (OSError, UnicodeDecodeError) as e:
+    except OSError as e:
         problems_out.append(ConfigDiagnostic(file, (), f"cannot read the file: {e}"))
+        return None
+    if len(data) > MAX_SETTINGS_BYTES:
+        problems_out.append(ConfigDiagnostic(
+            file, (), f"the file is larger than {MAX_SETTINGS_BYTES // 1024} KiB, the limit for a settings file; "
+                      "it is ignored"))
+        return None
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        problems_out.append(ConfigDiagnostic(file, (), f"cannot read the file: it is not UTF-8 ({e})"))
         return None
     if not text.strip():
         return jsonc.Document(value={}, spans={}, key_spans={})
@@ -625,18 +667,56 @@ def _read_file(file: Path, problems_out: list[ConfigDiagnostic]) -> jsonc.Docume
         span = jsonc.Span(e.pos, jsonc.Pos(e.pos.line, e.pos.column + 1))
         problems_out.append(ConfigDiagnostic(file, (), f"invalid JSON: {e.message}", span=span))
         return None
+    except (RecursionError, MemoryError, ValueError) as e:  # belt and braces: the parser's own limits come first
+        problems_out.append(ConfigDiagnostic(file, (), f"cannot parse the file: {type(e).__name__}: {e}"))
+        return None
+
+
+_KNOWN_TOP_LEVEL = {"mcpServers", "model", "apiBase", "permissions", "agent", "toolActions", "mcp", "$schema"}
+
+
+@attrs.frozen
+class _FileRead:
+    scope: Scope
+    file: Path
+    key: str
+    """The key that holds the server entries."""
+    doc: jsonc.Document | None
+
+
+def _read_folder(folder: Path, loaded: LoadedSettings) -> tuple[list[_FileRead], WorkspaceRequest]:
+    """A folder's workspace files (highest scope first) and what they ask for that needs trust."""
+    reads: list[_FileRead] = []
+    items: list[TrustItem] = []
+    entries: list[EntryView] = []
+    for scope, rel, key in reversed(WORKSPACE_FILES):
+        file = folder / rel
+        loaded.files.append(file)
+        doc = _read_file(file, loaded.diagnostics)
+        reads.append(_FileRead(scope, file, key, doc))
+        root = doc.value if doc is not None else None
+        if not isinstance(root, dict):
+            continue
+        if scope is Scope.WORKSPACE:
+            items += split_settings(root, file)[1]
+        servers = root.get(key)
+        if isinstance(servers, dict):
+            entries += [EntryView.from_raw(n, e, file) for n, e in servers.items() if isinstance(n, str) and n.strip()]
+    return reads, WorkspaceRequest(folder, tuple(items), tuple(entries))
 
 
 def _servers_in(
-    file: Path,
-    scope: Scope,
-    key: str,
+    read: _FileRead,
     workspace_folder: Path | None,
     ctx: ExpansionContext,
     loaded: LoadedSettings,
-    other_key_check: bool,
+    *,
+    agent_settings_file: bool,
+    trust: WorkspaceTrustInfo | None = None,
 ) -> list[ServerConfig | FailedEntry]:
-    doc = _read_file(file, loaded.diagnostics)
+    """The server entries of one file; for an agent-ls settings file, also its other settings
+    (into ``loaded.other`` and ``loaded.layers``). ``trust`` None: the user scope."""
+    doc, file, key = read.doc, read.file, read.key
     if doc is None:
         return []
     problems = _Problems(file, doc)
@@ -646,15 +726,23 @@ def _servers_in(
         problems.add((), f"the settings file must contain a JSON object, not {_type_name(root)}")
         loaded.diagnostics.extend(problems.items)
         return []
+    restricted = trust is not None and not trust.trusted
     servers = root.get(key, {})
-    if other_key_check:
+    if agent_settings_file:
         for k in root:
             if k not in _KNOWN_TOP_LEVEL:
                 problems.add((k,), f"unknown setting {k!r} is ignored", severity="warning", key=True)
-        for k, v in root.items():
+        layer: dict[str, Any] = root
+        if restricted:
+            layer, ignored = split_settings(root, file)
+            layer["mcpServers"] = servers
+            for item in ignored:
+                problems.add(item.path, f"ignored until you trust this workspace: {item.why}",
+                             severity="information", key=True)
+        for k, v in layer.items():
             if k != key and k in _KNOWN_TOP_LEVEL:
                 loaded.other.setdefault(k, v)
-        loaded.layers.append((scope, file, root))
+        loaded.layers.append((read.scope, file, layer))
     if not isinstance(servers, dict):
         problems.add((key,), f'"{key}" must be an object mapping server names to entries')
         servers = {}
@@ -662,13 +750,10 @@ def _servers_in(
         if not isinstance(name, str) or not name.strip():
             problems.add((key, name), "server names must be non-empty", key=True)
             continue
-        source = ConfigSource(scope, file, workspace_folder, (key, name))
-        out.append(_parse_entry(name, entry, source, problems, ctx))
+        source = ConfigSource(read.scope, file, workspace_folder, (key, name))
+        out.append(_parse_entry(name, entry, source, problems, ctx, restricted=restricted))
     loaded.diagnostics.extend(problems.items)
     return out
-
-
-_KNOWN_TOP_LEVEL = {"mcpServers", "model", "apiBase", "permissions", "agent", "toolActions", "mcp", "$schema"}
 
 
 def load_settings(
@@ -676,25 +761,44 @@ def load_settings(
     *,
     user_settings: Path | None = None,
     environ: Mapping[str, str] | None = None,
+    trust: TrustPolicy | None = None,
 ) -> LoadedSettings:
-    """Read every scope and merge server entries by name (higher scope replaces lower)."""
+    """Read every scope and merge server entries by name (higher scope replaces lower).
+
+    ``trust`` decides which workspace folders are trusted (see :mod:`agent_ls.config.trust`);
+    without one, every folder that asks for something is restricted. A restricted folder's
+    servers are listed (``restricted``, not started) unless a user-scope server has the same
+    name, and its settings that need trust are ignored, each with a diagnostic.
+    """
     env = dict(os.environ if environ is None else environ)
+    policy = trust or TrustPolicy()
     loaded = LoadedSettings()
     user_file = user_settings or user_settings_path()
     primary = workspace_folders[0] if workspace_folders else None
     candidates: list[tuple[int, int, ServerConfig | FailedEntry]] = []
+    docs: dict[Path, jsonc.Document] = {}
 
     # Workspace scopes first so that their non-MCP settings win in ``other`` (setdefault).
     for folder_index, folder in enumerate(workspace_folders):
         ctx = ExpansionContext(environ=env, workspace_folder=folder)
-        for scope, rel, key in reversed(WORKSPACE_FILES):
-            file = folder / rel
-            loaded.files.append(file)
-            entries = _servers_in(file, scope, key, folder, ctx, loaded, other_key_check=scope is Scope.WORKSPACE)
-            candidates.extend((SCOPE_RANK[scope], -folder_index, e) for e in entries)
+        reads, request = _read_folder(folder, loaded)
+        info = policy.evaluate(request)
+        if not info.trusted:
+            info = attrs.evolve(info, ignored=request.settings)
+        loaded.workspaces[folder] = info
+        for read in reads:
+            if read.doc is not None:
+                docs[read.file] = read.doc
+            entries = _servers_in(read, folder, ctx, loaded, agent_settings_file=read.scope is Scope.WORKSPACE,
+                                  trust=info)
+            # An untrusted folder's entries rank below the user scope: a user server of the same
+            # name runs instead of them.
+            rank = SCOPE_RANK[read.scope] if info.trusted else -1
+            candidates.extend((rank, -folder_index, e) for e in entries)
     loaded.files.append(user_file)
     ctx = ExpansionContext(environ=env, workspace_folder=primary)
-    for e in _servers_in(user_file, Scope.USER, "mcpServers", primary, ctx, loaded, other_key_check=True):
+    user_read = _FileRead(Scope.USER, user_file, "mcpServers", _read_file(user_file, loaded.diagnostics))
+    for e in _servers_in(user_read, primary, ctx, loaded, agent_settings_file=True):
         candidates.append((SCOPE_RANK[Scope.USER], 0, e))
 
     # Highest (scope rank, folder order) wins per name.
@@ -703,10 +807,25 @@ def load_settings(
         name = cand[2].name
         if name not in best or (cand[0], cand[1]) > (best[name][0], best[name][1]):
             best[name] = cand
+    for rank, _order, entry in candidates:
+        if rank < 0 and best[entry.name][2] is not entry and best[entry.name][0] == SCOPE_RANK[Scope.USER]:
+            loaded.diagnostics.append(ConfigDiagnostic(
+                entry.source.file, entry.source.json_path,
+                f"ignored until you trust this workspace: your user-scope server '{entry.name}' runs instead",
+                "information", docs[entry.source.file].span(entry.source.json_path, key=True), entry.name))
+    # Where a stdio server starts when its entry has no "cwd": a workspace entry in its folder; a
+    # user entry in the first folder once the user trusts it, else in the home directory (a
+    # folder's .npmrc, uv.toml or .env must not steer npx, uvx or the server before that).
+    user_cwd = str(primary) if primary is not None and policy.explicit(primary) else str(Path.home())
     for name in sorted(best):
         entry = best[name][2]
         if isinstance(entry, ServerConfig):
+            if entry.transport == "stdio" and entry.cwd is None:
+                where = entry.source.workspace_folder
+                cwd = user_cwd if entry.source.scope is Scope.USER or where is None else str(where)
+                entry = attrs.evolve(entry, cwd=cwd)
             loaded.servers[name] = entry
         else:
             loaded.failed[name] = entry
     return loaded
+

@@ -11,10 +11,11 @@ from pathlib import Path
 from typing import Any
 
 from agent_ls.config.settings import LoadedSettings, load_settings, user_data_dir
+from agent_ls.config.state import HostState
+from agent_ls.config.trust import TrustPolicy
 from agent_ls.mcp.manager import MCPManager
 from agent_ls.mcp.oauth_store import OAuthStore
 from agent_ls.mcp.results import DEFAULT_MAX_OUTPUT_CHARS
-from agent_ls.mcp.state import HostState
 
 
 def host_state_path() -> Path:
@@ -45,9 +46,12 @@ def create_manager(folders: Sequence[Path], settings: LoadedSettings, **kwargs: 
     return MCPManager(roots=list(folders), **kwargs)
 
 
-async def start_host(folders: Sequence[Path], **kwargs: Any) -> tuple[MCPManager, LoadedSettings]:
-    """Load settings for ``folders`` and start every server in the background."""
-    settings = load_settings(list(folders))
+async def start_host(folders: Sequence[Path], *, trust: TrustPolicy | None = None,
+                     **kwargs: Any) -> tuple[MCPManager, LoadedSettings]:
+    """Load settings for ``folders`` and start every server in the background. ``trust``
+    defaults to the user's remembered decisions (a folder never trusted is restricted)."""
+    state = kwargs.setdefault("state", HostState(host_state_path()))
+    settings = load_settings(list(folders), trust=trust or TrustPolicy(state))
     manager = create_manager(folders, settings, **kwargs)
     await manager.apply(settings)
     return manager, settings

@@ -23,6 +23,7 @@ import mcp_types as types
 
 from agent_ls.agent.tools import ToolResult
 from agent_ls.config.settings import FailedEntry, LoadedSettings, ServerConfig
+from agent_ls.config.state import HostState
 from agent_ls.mcp import naming
 from agent_ls.mcp.adapter import MCPTool, make_spec
 from agent_ls.mcp.connection import (
@@ -38,16 +39,18 @@ from agent_ls.mcp.connection import (
 )
 from agent_ls.mcp.oauth import AuthOpener, OAuthSession
 from agent_ls.mcp.oauth_store import OAuthStore
-from agent_ls.mcp.redact import install_log_redaction
+from agent_ls.mcp.redact import add_secrets, install_log_redaction
 from agent_ls.mcp.results import DEFAULT_MAX_OUTPUT_CHARS
-from agent_ls.mcp.state import HostState
 
 log = logging.getLogger(__name__)
+
+WAITING_FOR_WORKSPACE_TRUST = "waiting until you trust this workspace (its settings files define this server)"
 
 
 class TrustHandler(Protocol):
     async def __call__(self, config: ServerConfig) -> bool | None:
-        """Ask the user whether a workspace-defined stdio server may run (None: no answer)."""
+        """Ask the user whether a workspace-defined MCP server may run (None: no answer).
+        :meth:`MCPManager.trust_changes` says what changed since the entry was last trusted."""
         ...
 
 
@@ -173,6 +176,8 @@ class MCPManager:
         new servers connect in the background."""
         self._failed = dict(settings.failed)
         wanted = settings.servers
+        for cfg in wanted.values():
+            add_secrets(*cfg.secrets)  # masked in every log record from now on
         to_close: list[ServerConnection] = []
         to_start: list[ServerConnection] = []
         for name, conn in list(self._conns.items()):
@@ -208,6 +213,11 @@ class MCPManager:
         if override is None and self.state_store is not None:
             override = self.state_store.enabled_override(ws, cfg.name)
         disabled = cfg.disabled if override is None else not override
+        if cfg.restricted:
+            conn.state = State.AWAITING_TRUST
+            conn.error = ServerError(Phase.TRUST, WAITING_FOR_WORKSPACE_TRUST)
+            self._changed(cfg.name)
+            return
         if disabled:
             conn.state = State.DISABLED
             conn.error = None
@@ -324,11 +334,23 @@ class MCPManager:
             return
         await self.set_trust(conn.name, answer)
 
+    def trust_changes(self, config: ServerConfig) -> list[str]:
+        """What changed in a workspace server's entry since the user last trusted a version of it
+        (empty: never trusted)."""
+        if self.state_store is None:
+            return []
+        before = self.state_store.last_trusted_entry(config.source.workspace_folder, config.name)
+        return config.view().changes_since(before)
+
     async def set_trust(self, name: str, trusted: bool) -> None:
         conn = self._get(name)
         cfg = conn.config
+        if cfg.restricted and trusted:
+            raise ValueError(f"MCP server {name!r} is defined by a workspace you have not trusted: trust the "
+                             "workspace first (its settings and servers are decided together)")
         if self.state_store is not None:
-            self.state_store.set_trust(cfg.source.workspace_folder, cfg.trust_key(), trusted)
+            self.state_store.set_trust(cfg.source.workspace_folder, cfg.trust_key(), trusted, name=cfg.name,
+                                       entry=cfg.view().snapshot())
         if trusted:
             if conn.state in (State.AWAITING_TRUST, State.UNTRUSTED):
                 conn.error = None

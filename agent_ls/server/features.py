@@ -8,6 +8,7 @@ Prompting and sessions live in :mod:`agent_ls.server.chat`, code actions in
 from __future__ import annotations
 
 import asyncio
+import functools
 import importlib
 import logging
 import os
@@ -60,10 +61,11 @@ def register(server: AgentLanguageServer) -> None:
     _register_settings(server)
     _register_mcp(server)
 
-    from agent_ls.server import chat, code_actions
+    from agent_ls.server import chat, code_actions, trust
 
     chat.register(server)
     code_actions.register(server)
+    trust.register(server)
 
 
 def _expected_errors(record: logging.LogRecord) -> bool:
@@ -82,8 +84,11 @@ HEAVY_MODULES = ("litellm", "mcp")
 def _register_lifecycle(server: AgentLanguageServer) -> None:
     @server.feature(lsp.INITIALIZE)
     def initialize(ls: AgentLanguageServer, params: lsp.InitializeParams) -> None:
+        from agent_ls.server.trust import editor_trust_from
+
         # Evidence for the "initialize stays light" promise (reported by agent/serverInfo).
         ls.modules_at_initialize = {m: m in sys.modules for m in HEAVY_MODULES}
+        ls.editor_trusted = editor_trust_from(params.initialization_options)
 
     @server.feature(lsp.INITIALIZED)
     async def initialized(ls: AgentLanguageServer, params: lsp.InitializedParams) -> None:
@@ -155,13 +160,15 @@ async def start_host(ls: AgentLanguageServer) -> None:
         # requests keep being answered meanwhile.
         host = await asyncio.to_thread(importlib.import_module, "agent_ls.mcp.host")
         from agent_ls.config.settings import load_settings
+        from agent_ls.server.trust import ask_pending_workspaces, ask_server_trust, host_state, policy
 
         folders = ls.folders()
-        settings = await asyncio.to_thread(load_settings, folders)
+        settings = await asyncio.to_thread(functools.partial(load_settings, folders, trust=policy(ls)))
         ls.settings = settings
         manager = host.create_manager(
             folders, settings,
-            trust_handler=lambda cfg: ask_trust(ls, cfg),
+            state=host_state(ls),
+            trust_handler=lambda cfg: ask_server_trust(ls, cfg),
             elicitation_handler=lambda server, params: ask_elicit(ls, server, params),
             on_change=ls.notify_status_soon,
         )
@@ -176,6 +183,7 @@ async def start_host(ls: AgentLanguageServer) -> None:
         for d in settings.diagnostics:
             log.warning("settings: %s", d)
         ls.run_task(connect_progress(ls, manager), "MCP connect progress")
+        ask_pending_workspaces(ls)
 
 
 async def connect_progress(ls: AgentLanguageServer, manager: Any) -> None:
@@ -239,19 +247,6 @@ async def open_auth_url(ls: AgentLanguageServer, server: str, url: str) -> None:
     ls.show(lsp.MessageType.Info, f"agent-ls: open this URL to sign in to the MCP server '{server}': {url}")
 
 
-async def ask_trust(ls: AgentLanguageServer, cfg: Any) -> bool | None:
-    params = P.TrustServerParams(server=cfg.name, command=cfg.command or "", args=list(cfg.args),
-                                 source=str(cfg.source.file), cwd=cfg.cwd)
-    try:
-        raw = await ls.ask_client(P.TRUST_SERVER, P.dump(params))
-        return P.parse(P.TrustServerResult, raw).trusted
-    except asyncio.CancelledError:
-        raise
-    except Exception as e:
-        log.info("no trust decision for %s from the editor (%s); it stays awaiting-trust", cfg.name, e)
-        return None
-
-
 async def ask_elicit(ls: AgentLanguageServer, server: str, params: Any) -> Any:
     """An MCP server asks the user for input: the form goes to the editor, the answer back."""
     import mcp_types as types
@@ -306,6 +301,7 @@ async def reload_settings(ls: AgentLanguageServer) -> None:
     Diagnostics always show the current problems.
     """
     from agent_ls.config.settings import load_settings
+    from agent_ls.server.trust import ask_pending_workspaces, policy
 
     if ls.manager is None:
         return
@@ -314,7 +310,7 @@ async def reload_settings(ls: AgentLanguageServer) -> None:
         if manager is None:
             return
         folders = ls.folders()
-        new = await asyncio.to_thread(load_settings, folders)
+        new = await asyncio.to_thread(functools.partial(load_settings, folders, trust=policy(ls)))
         old = ls.settings
         broken = sorted(_unparsable_files(new) - (_unparsable_files(old) if old is not None else set()))
         if old is not None:
@@ -328,7 +324,9 @@ async def reload_settings(ls: AgentLanguageServer) -> None:
         await manager.apply(new)
         publish_config_diagnostics(ls)
         ls.sessions.clear()  # new sessions pick up model and permission changes
+        ls.notify_status_soon()  # the workspaces' trust may have changed with no server changing
         log.info("settings reloaded: %d servers, %d problems", len(new.servers), len(new.diagnostics))
+        ask_pending_workspaces(ls)
 
 
 def _keep_last_valid(old: Any, new: Any) -> None:
@@ -389,7 +387,8 @@ def publish_config_diagnostics(ls: AgentLanguageServer, force: bool = False) -> 
                             client_pos(d.file, d.span.end.line, d.span.end.column))
         else:
             rng = lsp.Range(lsp.Position(0, 0), lsp.Position(0, 0))
-        sev = lsp.DiagnosticSeverity.Error if d.severity == "error" else lsp.DiagnosticSeverity.Warning
+        sev = {"error": lsp.DiagnosticSeverity.Error, "information": lsp.DiagnosticSeverity.Information}.get(
+            d.severity, lsp.DiagnosticSeverity.Warning)
         message = f"{format_path(d.json_path)}: {d.message}" if d.json_path else d.message
         by_file.setdefault(uri, []).append(lsp.Diagnostic(range=rng, message=message, severity=sev,
                                                           source="agent-ls"))
@@ -421,9 +420,14 @@ async def watch_settings_files(ls: AgentLanguageServer) -> None:
 
 # MCP methods -------------------------------------------------------------------------------------------------
 
-def _status(ls: AgentLanguageServer, manager: Any) -> Any:
+def status_result(ls: AgentLanguageServer, manager: Any) -> Any:
+    from agent_ls.server.trust import workspaces_payload
+
     diags = [str(d) for d in (ls.settings.diagnostics if ls.settings else [])]
-    return P.dump(P.StatusResult(servers=status_payload(manager), diagnostics=diags))
+    if ls.host_state is not None and ls.host_state.problem:
+        diags.append(ls.host_state.problem)
+    return P.dump(P.StatusResult(servers=status_payload(manager), diagnostics=diags,
+                                 workspaces=workspaces_payload(ls)))
 
 
 def _one_status(manager: Any, name: str) -> P.ServerStatusPayload:
@@ -448,7 +452,7 @@ def _register_mcp(server: AgentLanguageServer) -> None:  # noqa: C901 - one regi
     @guarded
     async def mcp_status(ls: AgentLanguageServer, raw: Any) -> Any:
         P.parse(P.NoParams, raw)
-        return _status(ls, await ensure_manager(ls))
+        return status_result(ls, await ensure_manager(ls))
 
     @server.feature(P.MCP_RESTART)
     @guarded
@@ -461,7 +465,7 @@ def _register_mcp(server: AgentLanguageServer) -> None:  # noqa: C901 - one regi
                 raise P.RequestFailed(f"MCP server {p.server!r} has a configuration error; fix the settings file")
         await manager.restart(p.server)
         await manager.wait_ready(60)
-        return _status(ls, manager)
+        return status_result(ls, manager)
 
     @server.feature(P.MCP_SET_ENABLED)
     @guarded
@@ -473,7 +477,7 @@ def _register_mcp(server: AgentLanguageServer) -> None:  # noqa: C901 - one regi
             raise P.RequestFailed(f"MCP server {p.server!r} has a configuration error; fix the settings file")
         await manager.set_enabled(p.server, p.enabled)
         await manager.wait_ready(60)
-        return _status(ls, manager)
+        return status_result(ls, manager)
 
     @server.feature(P.MCP_TRUST)
     @guarded
@@ -483,10 +487,13 @@ def _register_mcp(server: AgentLanguageServer) -> None:  # noqa: C901 - one regi
         _known(manager, p.server)
         conn = manager.connection(p.server)
         if conn is None or not conn.config.needs_trust:
-            raise P.RequestFailed(f"MCP server {p.server!r} is not a workspace stdio server: it needs no trust")
-        await manager.set_trust(p.server, p.trusted)
+            raise P.RequestFailed(f"MCP server {p.server!r} is not defined by a workspace file: it needs no trust")
+        try:
+            await manager.set_trust(p.server, p.trusted)
+        except ValueError as e:
+            raise P.RequestFailed(str(e)) from None
         await manager.wait_ready(60)
-        return _status(ls, manager)
+        return status_result(ls, manager)
 
     async def auth_action(ls: AgentLanguageServer, raw: Any, sign_in: bool) -> Any:
         p = P.parse(P.SignInParams, raw)

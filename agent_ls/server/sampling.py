@@ -27,6 +27,7 @@ async def ask_sampling_consent(ls: AgentLanguageServer, request: Any) -> str:
         system_prompt=request.system_prompt,
         requested_max_tokens=request.requested_max_tokens,
         omitted_messages=request.omitted_messages,
+        endpoint=getattr(request, "endpoint", None),
     )
     raw = await ls.ask_client(P.SAMPLE, P.dump(params))
     try:

@@ -154,6 +154,14 @@ class AgentLanguageServer(LanguageServer):
         self._request_counter = 0
         self.modules_at_initialize: dict[str, bool] = {}
         self._last_states: dict[str, str] = {}
+        self.editor_trusted = True
+        """The editor's own workspace trust (``workspaceTrusted`` option, ``agent/editorTrust``)."""
+        self.host_state: Any = None
+        """The user's remembered decisions (:class:`agent_ls.config.state.HostState`)."""
+        self.workspace_prompts: dict[Path, tuple[str, asyncio.Task[Any]]] = {}
+        """Pending ``agent/trustWorkspace`` prompts: folder -> (digest asked about, task)."""
+        self.workspace_prompt_unsupported = False
+        """The client answered ``agent/trustWorkspace`` with method-not-found."""
 
     def shutdown(self) -> None:
         """pygls calls this when the connection ends (exit, or the editor went away)."""
@@ -214,8 +222,11 @@ class AgentLanguageServer(LanguageServer):
         def send() -> None:
             self._status_pending = False
             if self.manager is not None:
+                from agent_ls.server.trust import workspaces_payload
+
                 servers = status_payload(self.manager)
-                self.protocol.notify(P.MCP_STATUS_CHANGED, P.dump(P.StatusChangedParams(servers=servers)))
+                self.protocol.notify(P.MCP_STATUS_CHANGED, P.dump(P.StatusChangedParams(
+                    servers=servers, workspaces=workspaces_payload(self))))
                 self._announce_failures(servers)
 
         try:

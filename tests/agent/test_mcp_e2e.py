@@ -16,6 +16,7 @@ from agent_ls.mcp.manager import MCPManager
 from tests.agent.conftest import Recorder, make_session
 from tests.llm.scripted_server import ScriptedLLM, text, tool_calls
 from tests.servers.launch import knob_stdio_params
+from tests.tooling import TRUST_ALL
 
 pytestmark = pytest.mark.filterwarnings("ignore:.*ReadOnly.*:UserWarning")
 
@@ -24,7 +25,7 @@ async def start_manager(tmp: Path, ws: Path, servers: dict) -> MCPManager:  # ty
     user = tmp / "user.json"
     user.write_text(json.dumps({"mcpServers": servers}))
     m = MCPManager(roots=[ws])
-    await m.apply(load_settings([ws], user_settings=user))
+    await m.apply(load_settings([ws], user_settings=user, trust=TRUST_ALL))
     await m.wait_ready(30)
     return m
 
@@ -197,7 +198,7 @@ async def test_permissions_from_settings_and_annotations_in_a_real_turn(llm: Scr
     user = tmp_path / "user.json"
     user.write_text(json.dumps({"mcpServers": {"knob": knob_stdio_params()},
                                 "permissions": {"allow": ["mcp__knob__delete_*"]}}))
-    settings = load_settings([ws], user_settings=user, environ={})
+    settings = load_settings([ws], user_settings=user, environ={}, trust=TRUST_ALL)
     agent = agent_settings(settings, environ={})
     m = MCPManager(roots=[ws])
     await m.apply(settings)

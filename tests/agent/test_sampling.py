@@ -19,6 +19,7 @@ from agent_ls.mcp.manager import MCPManager
 from tests.agent.conftest import Recorder, make_session
 from tests.llm.scripted_server import ScriptedLLM, auth_error, text, tool_calls
 from tests.servers.launch import knob_stdio_params
+from tests.tooling import TRUST_ALL
 
 pytestmark = pytest.mark.filterwarnings("ignore:.*ReadOnly.*:UserWarning")
 
@@ -50,7 +51,7 @@ class Host:
             user["agent"]["sampling"] = sampling
         file = self.tmp / "user.json"
         file.write_text(json.dumps(user))
-        settings = load_settings([self.ws], user_settings=file, environ={})
+        settings = load_settings([self.ws], user_settings=file, environ={}, trust=TRUST_ALL)
         self.agent = agent_settings(settings, environ={})
         assert self.agent.problems == ()
         self.manager = MCPManager(roots=[self.ws])

@@ -64,6 +64,10 @@ class Setup:
         }
         self.ws_settings: dict[str, Any] | None = None
         self.extra_env: dict[str, str] = {}
+        self.pretrusted: list[Path] = [self.ws]
+        """Folders whose settings (not their MCP servers) the user trusted before the server starts,
+        as remembered in the data folder: the tests of other features see the workspace settings
+        in effect, and workspace servers still ask one by one. Empty: a folder never trusted."""
 
     @property
     def user_file(self) -> Path:
@@ -77,6 +81,23 @@ class Setup:
         self.user_file.write_text(json.dumps(self.user_settings, indent=2))
         if self.ws_settings is not None:
             self.ws_file.write_text(json.dumps(self.ws_settings, indent=2))
+        for folder in self.pretrusted:
+            self.trust_settings(folder)
+
+    @property
+    def state_file(self) -> Path:
+        return self.data / "host-state.json"
+
+    def trust_settings(self, folder: Path) -> None:
+        """Remember that the user trusts the folder's current settings (the real decision record)."""
+        from agent_ls.config.settings import load_settings
+        from agent_ls.config.state import HostState
+        from agent_ls.config.trust import TrustPolicy
+
+        state = HostState(self.state_file)
+        request = load_settings([folder], user_settings=self.user_file, environ={},
+                                trust=TrustPolicy(state)).workspaces[folder].request
+        state.set_workspace_decision(folder, request.digest, True, request.settings_snapshot())
 
     def env(self) -> dict[str, str]:
         e = dict(os.environ)
@@ -153,6 +174,13 @@ class Editor:
         self.cancelled_approvals: list[dict[str, Any]] = []
         self.trust_answer: bool | None = True
         self.trust_requests: list[dict[str, Any]] = []
+        self.workspace_trust_answer: bool | None = True
+        self.workspace_trust_requests: list[dict[str, Any]] = []
+        self.hold_workspace_trust = False
+        """When set, workspace trust prompts wait until the server withdraws them."""
+        self.withdrawn_workspace_trust: list[dict[str, Any]] = []
+        self.initialization_options: dict[str, Any] | None = None
+        self.workspace_changes: list[list[dict[str, Any]]] = []
         self.elicitations: list[dict[str, Any]] = []
         self.elicit_answer: dict[str, Any] = {"action": "accept", "content": {}}
         self.applied_edits: list[Any] = []
@@ -249,6 +277,7 @@ async def open_editor(setup: Setup, folders: list[Path] | None = None,
     @client.feature(P.MCP_STATUS_CHANGED)
     def on_status(params: Any) -> None:
         ed.status_changes.append(params["servers"])
+        ed.workspace_changes.append(params.get("workspaces", []))
 
     @client.feature(P.APPROVE)
     async def on_approve(params: Any) -> dict[str, Any]:
@@ -266,6 +295,17 @@ async def open_editor(setup: Setup, folders: list[Path] | None = None,
     def on_trust(params: Any) -> dict[str, Any]:
         ed.trust_requests.append(params)
         return {"trusted": ed.trust_answer}
+
+    @client.feature(P.TRUST_WORKSPACE)
+    async def on_trust_workspace(params: Any) -> dict[str, Any]:
+        ed.workspace_trust_requests.append(params)
+        if ed.hold_workspace_trust:
+            try:
+                await asyncio.Event().wait()
+            except asyncio.CancelledError:
+                ed.withdrawn_workspace_trust.append(params)
+                raise
+        return {"trusted": ed.workspace_trust_answer}
 
     @client.feature(P.ELICIT)
     def on_elicit(params: Any) -> dict[str, Any]:
@@ -302,6 +342,7 @@ async def open_editor(setup: Setup, folders: list[Path] | None = None,
                 did_change_watched_files=lsp.DidChangeWatchedFilesClientCapabilities(dynamic_registration=True)),
         ),
         workspace_folders=[lsp.WorkspaceFolder(uri=f.as_uri(), name=f.name) for f in (folders or [setup.ws])],
+        initialization_options=ed.initialization_options,
     ))
     return ed
 

@@ -299,7 +299,11 @@ async def test_workspace_folders_change_roots_and_scopes(setup: Setup) -> None:
                                                   removed=[])))
         status = await ed.wait_state("otherknob", "connected")
         assert status["source"] == str(other / ".agent-ls" / "settings.json")
-        assert [t["server"] for t in ed.trust_requests] == ["otherknob"]
+        # the new folder was never trusted: one workspace prompt lists its server, and trusting the
+        # folder trusts that entry (no second, per-server question)
+        asked = [r for r in ed.workspace_trust_requests if r["folder"] == str(other)]
+        assert [[e["server"] for e in r["servers"]] for r in asked] == [["otherknob"]]
+        assert ed.trust_requests == []
         assert await changed() == 1
         assert await roots() == [setup.ws.as_uri(), other.as_uri()]
         info = await ed.request(P.SERVER_INFO)

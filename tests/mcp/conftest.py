@@ -11,9 +11,10 @@ from typing import Any
 import pytest
 
 from agent_ls.config.settings import LoadedSettings, load_settings
+from agent_ls.config.state import HostState
 from agent_ls.mcp.connection import RestartPolicy
 from agent_ls.mcp.manager import MCPManager
-from agent_ls.mcp.state import HostState
+from tests.tooling import TRUST_ALL
 
 
 class HostEnv:
@@ -40,7 +41,8 @@ class HostEnv:
         return path
 
     def load(self) -> LoadedSettings:
-        return load_settings([self.workspace], user_settings=self.user_file, environ=self.environ)
+        return load_settings([self.workspace], user_settings=self.user_file, environ=self.environ,
+                             trust=TRUST_ALL)
 
     async def manager(self, servers: dict[str, Any] | None = None, *, wait: float = 30.0,
                       **kwargs: Any) -> MCPManager:

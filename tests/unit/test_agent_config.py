@@ -10,6 +10,7 @@ from agent_ls.agent.config import AgentSettings, agent_settings
 from agent_ls.agent.permissions import Decision, PermissionRules, decide
 from agent_ls.agent.tools import Capability, ToolSpec
 from agent_ls.config.settings import load_settings
+from tests.tooling import TRUST_ALL
 
 
 def load(tmp_path: Path, user: dict[str, Any] | None, workspace: dict[str, Any] | None,
@@ -21,7 +22,7 @@ def load(tmp_path: Path, user: dict[str, Any] | None, workspace: dict[str, Any] 
     if workspace is not None:
         (ws / ".agent-ls" / "settings.json").write_text(json.dumps(workspace))
     env = env or {}
-    return agent_settings(load_settings([ws], user_settings=user_file, environ=env), environ=env)
+    return agent_settings(load_settings([ws], user_settings=user_file, environ=env, trust=TRUST_ALL), environ=env)
 
 
 def test_defaults(tmp_path: Path) -> None:

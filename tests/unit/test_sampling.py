@@ -24,6 +24,7 @@ from agent_ls.agent.sampling import (
     to_litellm_messages,
 )
 from agent_ls.config.settings import load_settings
+from tests.tooling import TRUST_ALL
 
 PNG = "iVBORw0KGgoAAAANSUhEUgAAAAIAAAACCAIAAAD91JpzAAAAFklEQVR4nGP4z8DwHwyBNIQBJhgYAAAtnQr2W6f2qwAAAABJRU5ErkJggg=="
 
@@ -48,7 +49,7 @@ def load(tmp_path: Path, user: dict[str, Any] | None, workspace: dict[str, Any] 
     user_file.write_text(json.dumps(user or {}))
     if workspace is not None:
         (ws / ".agent-ls" / "settings.json").write_text(json.dumps(workspace))
-    return agent_settings(load_settings([ws], user_settings=user_file, environ={}), environ={})
+    return agent_settings(load_settings([ws], user_settings=user_file, environ={}, trust=TRUST_ALL), environ={})
 
 
 # settings --------------------------------------------------------------------------------------

@@ -25,6 +25,7 @@ from agent_ls.config.settings import (
     user_settings_path,
 )
 from agent_ls.mcp.redact import MASK, redact, redact_mapping
+from tests.tooling import TRUST_ALL
 
 ENV = {"GH_TOKEN": "ghp_abcdef123456", "HOME": "/home/alice", "API_KEY": "key-9876543210", "EMPTY": ""}
 
@@ -66,7 +67,8 @@ def load(
     user_file = tmp_path / "user-config" / "settings.json"
     if user is not None:
         write(user_file, user)
-    return load_settings(folders or [], user_settings=user_file, environ=ENV if environ is None else environ)
+    return load_settings(folders or [], user_settings=user_file, environ=ENV if environ is None else environ,
+                         trust=TRUST_ALL)
 
 
 def errors(loaded: LoadedSettings) -> list[ConfigDiagnostic]:
@@ -757,7 +759,7 @@ def test_environ_argument_replaces_the_process_environment(tmp_path: Path, monke
     folder = ws(tmp_path)
     agent_ls_file(folder, {"s": {"command": "${ONLY_IN_PROCESS}"}})
     assert "s" in load(tmp_path, [folder], environ={}).failed
-    assert load_settings([folder], user_settings=tmp_path / "none.json").servers["s"].command == "p"
+    assert load_settings([folder], user_settings=tmp_path / "none.json", trust=TRUST_ALL).servers["s"].command == "p"
 
 
 # cwd ---------------------------------------------------------------------
@@ -778,8 +780,9 @@ def test_absolute_cwd_is_kept(tmp_path: Path) -> None:
     assert loaded.servers["s"].cwd == "/opt/server"
 
 
-def test_no_cwd(tmp_path: Path) -> None:
-    assert single_server(tmp_path, {"command": "x"}).servers["s"].cwd is None
+def test_no_cwd_is_the_entrys_workspace_folder(tmp_path: Path) -> None:
+    # explicit, not inherited from wherever the language server was started
+    assert single_server(tmp_path, {"command": "x"}).servers["s"].cwd == str(ws(tmp_path))
 
 
 # trust -----------------------------------------------------------------
@@ -793,7 +796,8 @@ def test_needs_trust(tmp_path: Path) -> None:
     user = {"mcpServers": {"u": {"command": "x"}, "uh": {"url": "https://h"}}}
     loaded = load(tmp_path, [folder], user=user)
     trust = {name: cfg.needs_trust for name, cfg in loaded.servers.items()}
-    assert trust == {"v": True, "m": True, "w": True, "u": False, "vh": False, "ms": False, "wh": False,
+    # a workspace HTTP server receives whatever its URL and headers name: it needs trust too
+    assert trust == {"v": True, "m": True, "w": True, "u": False, "vh": True, "ms": True, "wh": True,
                      "uh": False}
 
 
@@ -818,10 +822,15 @@ BASE = {"command": "npx", "args": ["-y", "srv"], "env": {"A": "1", "B": "2"}, "c
         {"env": {"A": "1", "B": "2", "C": "3"}},
         {"env": {"A": "1"}},
         {"env": {"A": "1", "X": "2"}},
+        {"env": {"A": "changed", "B": "also changed"}},
+        {"env": {"A": "1", "B": "2", "BASH_ENV": "./x.sh"}},
         {"cwd": "other"},
+        {"url": "http://elsewhere"},
+        {"headers": {"Authorization": "Bearer ${env:T}"}},
+        {"protocol": "auto"},
     ],
 )
-def test_trust_key_changes_with_command_args_env_keys_and_cwd(tmp_path: Path, change: dict[str, Any]) -> None:
+def test_trust_key_changes_with_everything_that_decides_what_runs(tmp_path: Path, change: dict[str, Any]) -> None:
     before = _one(tmp_path / "1", BASE)
     after = _one(tmp_path / "2", {**BASE, **change})
     assert before.trust_key() != after.trust_key()
@@ -830,7 +839,6 @@ def test_trust_key_changes_with_command_args_env_keys_and_cwd(tmp_path: Path, ch
 @pytest.mark.parametrize(
     "change",
     [
-        {"env": {"A": "changed", "B": "also changed"}},
         {"env": {"B": "2", "A": "1"}},  # key order
         {"disabled": True},
         {"callTimeout": 5},
@@ -838,7 +846,7 @@ def test_trust_key_changes_with_command_args_env_keys_and_cwd(tmp_path: Path, ch
         {"description": "something else"},
     ],
 )
-def test_trust_key_is_stable_for_env_values_and_other_settings(tmp_path: Path, change: dict[str, Any]) -> None:
+def test_trust_key_is_stable_for_cosmetic_settings(tmp_path: Path, change: dict[str, Any]) -> None:
     before = _one(tmp_path / "1", BASE)
     after = _one(tmp_path / "2", {**BASE, **change})
     assert before.trust_key() == after.trust_key()
