@@ -8,13 +8,17 @@ the same host code.
     agent-ls mcp doctor [SERVER]            resolved argv/cwd/env (secrets redacted), PATH
                                             lookup, the phase that failed, stderr tail
     agent-ls mcp trust SERVER [--deny]      remember the trust decision for a workspace server
+    agent-ls trust [--revoke | --show]      what the workspace's settings ask for; trust it
     agent-ls mcp login SERVER               sign in to an OAuth server (opens the browser or
                                             prints the URL; waits for the redirect)
     agent-ls mcp logout SERVER              forget its tokens and client registration
     agent-ls chat [--model M] [PROMPT]      chat with the agent (one-shot or interactive)
     agent-ls demo                           the first-run demo on the workspace in demo/
 
-Every command takes ``--workspace DIR`` (repeatable; default: the current directory).
+Every command takes ``--workspace DIR`` (repeatable; default: the current directory). A folder
+whose settings files ask for something that needs trust (MCP servers, model, endpoint, allow
+rules, ...) is restricted until you trust it: at the prompt (on a terminal), with
+``--trust-workspace``, with ``agent-ls trust``, or in the editor.
 """
 
 from __future__ import annotations
@@ -70,31 +74,28 @@ def _status_line(s: ServerStatus) -> str:
     return line
 
 
-async def _cli_trust_handler_factory(assume_yes: bool) -> Any:
-    async def handler(cfg: ServerConfig) -> bool | None:
-        from agent_ls.mcp.redact import redact
+async def _settle(args: argparse.Namespace) -> tuple[Any, Any, LoadedSettings]:
+    """The trust decisions for the folders (trust, ask on a terminal, or say they are restricted)
+    and the settings after them: ``(state store, policy, settings)``."""
+    from agent_ls.config.state import HostState
+    from agent_ls.config.trust import TrustPolicy
+    from agent_ls.mcp.host import host_state_path
+    from agent_ls.trust_cli import settle_workspaces
 
-        if assume_yes:
-            return True
-        if not sys.stdin.isatty():
-            return None
-        argv = " ".join([cfg.command or "", *cfg.args])
-        prompt = (
-            f"The workspace file {cfg.source.file} defines the MCP server '{cfg.name}', which runs:\n"
-            f"  {redact(argv, cfg.secrets)}\nTrust it and start it? [y/N] "
-        )
-        answer = await asyncio.to_thread(input, prompt)
-        return answer.strip().lower() in ("y", "yes")
-
-    return handler
+    state = HostState(host_state_path())
+    policy = TrustPolicy(state)
+    trust = bool(getattr(args, "trust_workspace", False) or getattr(args, "yes", False))
+    settings = await settle_workspaces(_folders(args), policy, trust=trust, ask=sys.stdin.isatty())
+    return state, policy, settings
 
 
 async def _open(args: argparse.Namespace) -> tuple[MCPManager, LoadedSettings]:
     from agent_ls.mcp.host import start_host
+    from agent_ls.trust_cli import server_trust_handler
 
-    folders = _folders(args)
-    handler = await _cli_trust_handler_factory(getattr(args, "yes", False))
-    manager, settings = await start_host(folders, trust_handler=handler)
+    state, policy, _ = await _settle(args)
+    handler = server_trust_handler(getattr(args, "yes", False), state)
+    manager, settings = await start_host(_folders(args), trust=policy, state=state, trust_handler=handler)
     await manager.wait_ready(timeout=args.wait)
     return manager, settings
 
@@ -273,10 +274,7 @@ def _doctor_config(cfg: ServerConfig) -> list[str]:
 
 
 async def cmd_doctor(args: argparse.Namespace) -> int:
-    from agent_ls.config.settings import load_settings
-
-    folders = _folders(args)
-    settings = load_settings(folders)
+    manager, settings = await _open(args)
     print("Settings files:")
     for f in settings.files:
         print(f"  {'found  ' if f.exists() else 'missing'} {f}")
@@ -284,7 +282,8 @@ async def cmd_doctor(args: argparse.Namespace) -> int:
         print("Problems in settings:")
         for d in settings.diagnostics:
             print(f"  {d}")
-    manager, _ = await _open(args)
+    for folder, info in settings.workspaces.items():
+        print(f"Workspace {folder}: {info.message}")
     bad = 0
     try:
         statuses = {s.name: s for s in manager.status()}
@@ -307,7 +306,9 @@ async def cmd_doctor(args: argparse.Namespace) -> int:
                 print(f"  server: {s.server_info or '?'}, protocol {s.protocol_version}, "
                       f"{s.tool_count} tools, {s.prompt_count} prompts, {s.resource_count} resources")
             elif s.state == "awaiting-trust":
-                print(f"  waiting for your trust: run `agent-ls mcp trust {name}` (or answer the editor's prompt)")
+                restricted = cfg is not None and cfg.restricted
+                how = "`agent-ls trust` (the workspace)" if restricted else f"`agent-ls mcp trust {name}`"
+                print(f"  waiting for your trust: run {how} (or answer the editor's prompt)")
             auth = _auth_text(s.auth)
             if auth:
                 print(f"  auth: {auth}")
@@ -325,20 +326,28 @@ async def cmd_doctor(args: argparse.Namespace) -> int:
 
 
 async def cmd_trust(args: argparse.Namespace) -> int:
-    from agent_ls.config.settings import load_settings
-    from agent_ls.mcp.host import create_manager
-
-    folders = _folders(args)
-    settings = load_settings(folders)
+    state, _policy, settings = await _settle(args)
     cfg = settings.servers.get(args.server)
     if cfg is None:
         print(f"error: no MCP server named {args.server!r} is configured", file=sys.stderr)
         return EXIT_FAIL
-    manager = create_manager(folders, settings)
-    assert manager.state_store is not None
-    manager.state_store.set_trust(cfg.source.workspace_folder, cfg.trust_key(), not args.deny)
+    if not cfg.needs_trust:
+        print(f"error: '{args.server}' is defined in your user settings: it needs no trust", file=sys.stderr)
+        return EXIT_FAIL
+    if cfg.restricted and not args.deny:
+        print(f"error: '{args.server}' is defined by a workspace you have not trusted; run `agent-ls trust` "
+              "to see what the workspace asks for and trust it", file=sys.stderr)
+        return EXIT_FAIL
+    state.set_trust(cfg.source.workspace_folder, cfg.trust_key(), not args.deny, name=cfg.name,
+                    entry=cfg.view().snapshot())
     print(f"{'Denied' if args.deny else 'Trusted'} '{args.server}' from {cfg.source.file}")
     return EXIT_OK
+
+
+async def cmd_trust_workspace(args: argparse.Namespace) -> int:
+    from agent_ls.trust_cli import cmd_trust_workspace as run
+
+    return await run(args, _folders(args))
 
 
 def _cli_opener(open_browser: bool) -> Any:
@@ -355,11 +364,13 @@ def _cli_opener(open_browser: bool) -> Any:
 
 async def cmd_login(args: argparse.Namespace) -> int:
     from agent_ls.mcp.host import start_host
+    from agent_ls.trust_cli import server_trust_handler
 
     folders = _folders(args)
-    handler = await _cli_trust_handler_factory(getattr(args, "yes", False))
-    manager, settings = await start_host(folders, trust_handler=handler, auth_opener=_cli_opener(not args.no_browser),
-                                         sign_in_timeout=args.timeout)
+    state, policy, _ = await _settle(args)
+    manager, settings = await start_host(folders, trust=policy, state=state,
+                                         trust_handler=server_trust_handler(getattr(args, "yes", False), state),
+                                         auth_opener=_cli_opener(not args.no_browser), sign_in_timeout=args.timeout)
     try:
         if args.server not in manager.server_names():
             _print_diagnostics(settings)
@@ -384,7 +395,8 @@ async def cmd_logout(args: argparse.Namespace) -> int:
     from agent_ls.mcp.host import start_host
 
     folders = _folders(args)
-    manager, settings = await start_host(folders)
+    state, policy, _ = await _settle(args)
+    manager, settings = await start_host(folders, trust=policy, state=state)
     try:
         if args.server not in manager.server_names():
             _print_diagnostics(settings)
@@ -421,10 +433,10 @@ async def cmd_chat(args: argparse.Namespace) -> int:
     from agent_ls.agent.session import Session
     from agent_ls.agent.store import SessionStore
     from agent_ls.agent.workspace import Workspace
-    from agent_ls.config.settings import load_settings, user_data_dir
+    from agent_ls.config.settings import user_data_dir
 
     folders = _folders(args)
-    settings = load_settings(folders)
+    _state, _policy, settings = await _settle(args)
     agent = agent_settings(settings)
     for problem in agent.problems:
         print(f"settings: {problem}", file=sys.stderr)
@@ -524,7 +536,8 @@ def _attach_terminal_sampling(manager: MCPManager, agent: Any, model: str) -> No
 
     async def consent(request: SamplingRequest) -> SamplingAnswer:
         lines = [f"\n[sampling] MCP server '{request.server}' asks the model {request.model} "
-                 f"(at most {request.max_tokens} tokens)"]
+                 f"(at most {request.max_tokens} tokens)"
+                 + (f" at {request.endpoint}" if request.endpoint else "")]
         if request.system_prompt:
             lines.append(f"  system: {request.system_prompt[:300]}")
         if request.omitted_messages:
@@ -583,7 +596,10 @@ def build_parser() -> argparse.ArgumentParser:
     def common(p: argparse.ArgumentParser) -> None:
         p.add_argument("--workspace", "-w", action="append", help="workspace folder (repeatable)")
         p.add_argument("--wait", type=float, default=60.0, help="seconds to wait for servers (default 60)")
-        p.add_argument("--yes", "-y", action="store_true", help="trust workspace servers without asking")
+        p.add_argument("--yes", "-y", action="store_true",
+                       help="answer yes to trust questions (the workspace and its servers)")
+        p.add_argument("--trust-workspace", action="store_true",
+                       help="trust the workspace folders (their settings and the MCP servers they define now)")
 
     mcp = sub.add_parser("mcp", help="inspect and use the configured MCP servers")
     msub = mcp.add_subparsers(dest="mcp_command", required=True)
@@ -633,6 +649,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--list-sessions", action="store_true", help="list this workspace's sessions")
     p.add_argument("--delete-session", metavar="ID", help="delete a session and its messages")
     p.set_defaults(func=cmd_chat)
+
+    p = sub.add_parser("trust", help="show what the workspace's settings ask for and trust it (or --revoke)")
+    p.add_argument("--workspace", "-w", action="append", help="workspace folder (repeatable)")
+    p.add_argument("--revoke", action="store_true", help="restrict the workspace again")
+    p.add_argument("--show", action="store_true", help="only show what it asks for and its state")
+    p.set_defaults(func=cmd_trust_workspace)
 
     sub.add_parser("serve", help="serve the language server on stdio (the default)")
 

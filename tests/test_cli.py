@@ -105,15 +105,29 @@ def test_workspace_server_waits_for_trust_then_trust_command(env: dict[str, str]
     ws = tmp_path / "ws"
     (ws / ".mcp.json").write_text(json.dumps({"mcpServers": {"wsk": knob_stdio_params()}}))
     first = run(env, "mcp", "status", "--json", "-w", str(ws))
-    assert json.loads(first.stdout)["servers"][0]["state"] == "awaiting-trust"
-    trusted = run(env, "mcp", "trust", "wsk", "-w", str(ws))
-    assert trusted.returncode == 0 and "Trusted 'wsk'" in trusted.stdout
+    server = json.loads(first.stdout)["servers"][0]
+    assert server["state"] == "awaiting-trust" and "trust this workspace" in server["error"]["message"]
+    assert "restricted" in first.stderr and "agent-ls trust" in first.stderr
+    # a server of a folder never trusted cannot be trusted on its own
+    refused = run(env, "mcp", "trust", "wsk", "-w", str(ws))
+    assert refused.returncode == 1 and "agent-ls trust" in refused.stderr
+    shown = run(env, "trust", "--show", "-w", str(ws))
+    assert "wsk (stdio)" in shown.stdout and "runs: " in shown.stdout and "Trusted" not in shown.stdout
+    trusted = run(env, "trust", "-w", str(ws))
+    assert trusted.returncode == 0 and f"Trusted {ws} and its 1 MCP server entry" in trusted.stdout
     second = run(env, "mcp", "status", "--json", "-w", str(ws))
     assert json.loads(second.stdout)["servers"][0]["state"] == "connected"
     denied = run(env, "mcp", "trust", "wsk", "--deny", "-w", str(ws))
     assert denied.returncode == 0
     third = run(env, "mcp", "status", "--json", "-w", str(ws))
     assert json.loads(third.stdout)["servers"][0]["state"] == "untrusted"
+    # a changed entry of a trusted folder asks on its own, and `mcp trust` answers it
+    (ws / ".mcp.json").write_text(json.dumps({"mcpServers": {"wsk": knob_stdio_params("--name", "wsk2")}}))
+    fourth = run(env, "mcp", "status", "--json", "-w", str(ws))
+    assert json.loads(fourth.stdout)["servers"][0]["state"] == "awaiting-trust"
+    assert run(env, "mcp", "trust", "wsk", "-w", str(ws)).returncode == 0
+    fifth = run(env, "mcp", "status", "--json", "-w", str(ws))
+    assert json.loads(fifth.stdout)["servers"][0]["state"] == "connected"
 
 
 def test_demo_runs_on_the_demo_workspace(env: dict[str, str]) -> None:
