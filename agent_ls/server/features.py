@@ -181,7 +181,7 @@ async def start_host(ls: AgentLanguageServer) -> None:
         await manager.apply(settings)
         publish_config_diagnostics(ls)
         for d in settings.diagnostics:
-            log.warning("settings: %s", d)
+            log.log(logging.INFO if d.severity == "information" else logging.WARNING, "settings: %s", d)
         ls.run_task(connect_progress(ls, manager), "MCP connect progress")
         ask_pending_workspaces(ls)
 

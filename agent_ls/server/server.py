@@ -63,6 +63,8 @@ class AgentLsProtocol(LanguageServerProtocol):
     def get_message_type(self, method: str) -> Any:  # type: ignore[override]
         if method in P.CLIENT_REQUESTS:
             return P.RawRequest
+        if method in P.CLIENT_NOTIFICATIONS:
+            return P.RawNotification
         return super().get_message_type(method)
 
     def get_result_type(self, method: str) -> Any:  # type: ignore[override]
