@@ -256,3 +256,27 @@ def test_entry_trust_key_ignores_cosmetics_only() -> None:
                                                                "connectTimeout": 5, "callTimeout": 9})
     assert entry_trust_key("s", base) != entry_trust_key("s", {**base, "env": {"A": "2"}})
     assert entry_trust_key("s", base) != entry_trust_key("t", base)
+
+
+# one bad workspace file never stops the user's servers ------------------------------------------------
+
+
+def test_broken_workspace_files_are_reported_and_the_user_servers_still_load(tmp_path: Path,
+                                                                             state: HostState) -> None:
+    folder = tmp_path / "bad"
+    (folder / ".agent-ls").mkdir(parents=True)
+    (folder / ".vscode").mkdir()
+    huge = folder / ".mcp.json"
+    with open(huge, "w") as f:  # 35 MB: refused at the size limit, not parsed
+        f.write('{"mcpServers": {"x": {"command": "' + "a" * (35 * 1024 * 1024) + '"}}}')
+    deep = folder / ".agent-ls" / "settings.json"
+    deep.write_text("[" * 200_000 + "]" * 200_000)
+    not_utf8 = folder / ".vscode" / "mcp.json"
+    not_utf8.write_bytes(b'{"servers": {"\xff\xfe": {}}}')
+    loaded = load(tmp_path, [folder], TrustPolicy(state))
+    assert {"knob", "plain"} <= set(loaded.servers)
+    by_file = {d.file: d.message for d in loaded.diagnostics if d.severity == "error"}
+    assert "larger than 1024 KiB" in by_file[huge]
+    assert deep in by_file and not_utf8 in by_file and "UTF-8" in by_file[not_utf8]
+    for d in loaded.diagnostics:
+        assert str(d).startswith(str(d.file))  # every message names its file
