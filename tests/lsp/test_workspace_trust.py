@@ -220,3 +220,41 @@ async def test_a_server_started_inside_a_folder_with_json_py_and_numbers_py(setu
         assert not attack.import_marker.exists()
     finally:
         await close_editor(ed)
+
+
+async def test_two_language_servers_on_one_workspace_keep_each_others_decisions(setup: Setup) -> None:
+    """Two editor windows (two server processes, one data folder) record decisions at the same
+    time: every one of them is in host-state.json afterwards, and each window sees the other's."""
+    import asyncio
+
+    from agent_ls.config.state import HostState
+
+    mine = {"a": [f"a{i}" for i in range(10)], "b": [f"b{i}" for i in range(10)]}
+    for name in mine["a"] + mine["b"]:
+        setup.user_settings["mcpServers"][name] = {"command": "agent-ls-test-no-such-command"}
+    setup.ws_settings = {"apiBase": "http://127.0.0.1:9/v1"}
+    setup.pretrusted = []
+    a = await open_editor(setup, configure=lambda e: setattr(e, "workspace_trust_answer", None))
+    b = await open_editor(setup, configure=lambda e: setattr(e, "workspace_trust_answer", None))
+    try:
+        await a.wait_state("a0", "failed")
+        await b.wait_state("a0", "failed")
+
+        async def turn_off(ed: Editor, names: list[str]) -> None:
+            for name in names:
+                await ed.request(P.MCP_SET_ENABLED, {"server": name, "enabled": False})
+
+        await asyncio.gather(turn_off(a, mine["a"]), turn_off(b, mine["b"]),
+                             a.request(P.SET_WORKSPACE_TRUST, {"trusted": True}))
+        state = HostState(setup.state_file)
+        for name in mine["a"] + mine["b"]:
+            assert state.enabled_override(setup.ws, name) is False, name
+        decision = state.workspace_decision(setup.ws)
+        assert decision is not None and decision["trusted"] is True
+        # the other window sees the trust decision at its next settings load
+        changed(b, setup.ws_file)
+        await wait_for(lambda: b.workspace_changes and b.workspace_changes[-1][0]["state"] == "trusted",
+                       what="window b to see window a's trust decision")
+    finally:
+        await close_editor(a)
+        await close_editor(b)
