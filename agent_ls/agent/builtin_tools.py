@@ -176,18 +176,36 @@ def _kind_of(mode: int) -> str:
     return "not a regular file"
 
 
-def _open_regular(path: Path, *, write: bool = False) -> BinaryIO:
-    """Open a regular file without ever blocking on a FIFO or device.
+def _open_regular(
+    workspace: Workspace,
+    path: Path,
+    *,
+    write: bool = False,
+    create_parents: bool = False,
+    opener: Callable[[Path, int, int], int] | None = None,
+) -> BinaryIO:
+    """Open a regular file at an already resolved path, never through a symlink or on a FIFO.
+
+    The open goes through :meth:`Workspace.open_file`: every directory from the root down
+    and the file itself are opened relative to their parent with ``O_NOFOLLOW``, so a
+    symlink swapped in after :meth:`Workspace.resolve` raises
+    :class:`~agent_ls.agent.workspace.SymlinkInPath` instead of leading outside.
+    ``create_parents`` (with ``write``) makes the missing directories the same way.
+    ``opener`` (from :meth:`Workspace.file_opener`, for reading many files) replaces
+    ``open_file``.
 
     The file is opened with ``O_NONBLOCK`` (so a FIFO with no writer, or no reader, does not
     hang the worker thread) and checked with ``fstat`` on the open descriptor; anything but a
     regular file raises :class:`NotRegularFile`. For ``write`` the file is created if needed
-    and truncated only after the check.
+    (mode 0o666 less the umask) and truncated only after the check; an existing file is
+    rewritten in place, so it keeps its mode, owner and inode.
     """
     flags = (os.O_WRONLY | os.O_CREAT if write else os.O_RDONLY) | getattr(os, "O_NONBLOCK", 0)
-    flags |= getattr(os, "O_CLOEXEC", 0)
     try:
-        fd = os.open(path, flags, 0o666)
+        if opener is not None:
+            fd = opener(path, flags, 0o666)
+        else:
+            fd = workspace.open_file(path, flags, 0o666, create_parents=write and create_parents)
     except OSError as exc:
         if exc.errno == errno.ENXIO:  # a FIFO opened for writing with no reader
             raise NotRegularFile(errno.ENXIO, "a named pipe (FIFO)", str(path)) from None
@@ -206,13 +224,13 @@ def _open_regular(path: Path, *, write: bool = False) -> BinaryIO:
         raise
 
 
-def _read_regular(path: Path) -> bytes:
-    with _open_regular(path) as f:
+def _read_regular(workspace: Workspace, path: Path) -> bytes:
+    with _open_regular(workspace, path) as f:
         return f.read()
 
 
-def _write_regular(path: Path, data: bytes) -> None:
-    with _open_regular(path, write=True) as f:
+def _write_regular(workspace: Workspace, path: Path, data: bytes, *, create_parents: bool = False) -> None:
+    with _open_regular(workspace, path, write=True, create_parents=create_parents) as f:
         f.write(data)
 
 
@@ -333,10 +351,10 @@ class ReadFileTool(_BuiltinTool):
                 return ToolResult.error(f"{shown} is a directory, not a file (use glob to list files)")
             if not path.exists():
                 return ToolResult.error(f"File not found: {shown}")
-            with _open_regular(path) as f:
+            with _open_regular(self.workspace, path) as f:
                 sample = f.read(BINARY_SNIFF_BYTES)
                 if _is_binary(sample):
-                    size = path.stat().st_size
+                    size = os.fstat(f.fileno()).st_size
                     return ToolResult.error(
                         f"{shown} is a binary file ({size} bytes); read_file only reads text files"
                     )
@@ -401,9 +419,8 @@ class WriteFileTool(_BuiltinTool):
             if path.is_dir():
                 return ToolResult.error(f"{shown} is a directory; give a file path")
             existed = path.exists()
-            path.parent.mkdir(parents=True, exist_ok=True)
             data = content.encode("utf-8", errors="surrogateescape")
-            _write_regular(path, data)
+            _write_regular(self.workspace, path, data, create_parents=True)
             lines = content.count("\n") + (1 if content and not content.endswith("\n") else 0)
             verb = "Overwrote" if existed else "Created"
             return ToolResult(content=f"{verb} {shown} ({lines} lines, {len(data)} bytes)")
@@ -451,7 +468,7 @@ class EditFileTool(_BuiltinTool):
                 return ToolResult.error(f"{shown} is a directory, not a file")
             if not path.exists():
                 return ToolResult.error(f"File not found: {shown} (use write_file to create it)")
-            data = _read_regular(path)
+            data = _read_regular(self.workspace, path)
             if _is_binary(data[:BINARY_SNIFF_BYTES]):
                 return ToolResult.error(f"{shown} is a binary file; edit_file only edits text files")
             # surrogateescape round-trips bytes that are not valid UTF-8 unchanged.
@@ -475,7 +492,7 @@ class EditFileTool(_BuiltinTool):
                 )
             first_line = text.count("\n", 0, text.index(o)) + 1
             updated = text.replace(o, n) if replace_all else text.replace(o, n, 1)
-            _write_regular(path, updated.encode("utf-8", errors="surrogateescape"))
+            _write_regular(self.workspace, path, updated.encode("utf-8", errors="surrogateescape"))
             replaced = count if replace_all else 1
             plural = "s" if replaced != 1 else ""
             where = f"first at line {first_line}" if replaced > 1 else f"at line {first_line}"
@@ -574,12 +591,13 @@ def _check_pattern(pattern: str) -> str | None:
     return None
 
 
-def _walk_files(workspace: Workspace, base: Path, stop: threading.Event) -> Iterator[tuple[Path, str]]:
-    """Files under ``base`` as (path, posix path relative to base), in sorted walk order.
+def _walk_files(workspace: Workspace, base: Path, stop: threading.Event) -> Iterator[tuple[Path, str, Path]]:
+    """Files under ``base`` as (path, posix path relative to base, resolved path), in sorted
+    walk order (``base`` itself is already resolved).
 
     Skips :data:`SKIP_DIRS`, does not follow directory symlinks, drops file symlinks that
     point outside the workspace, and yields regular files only (never FIFOs, sockets or
-    devices).
+    devices). The resolved path is the one to open (for a symlink, its target).
     """
     for dirpath, dirnames, filenames in os.walk(base, followlinks=False):
         if stop.is_set():
@@ -590,6 +608,7 @@ def _walk_files(workspace: Workspace, base: Path, stop: threading.Event) -> Iter
         prefix = "" if rel_dir == "." else rel_dir + "/"
         for name in sorted(filenames):
             file = current / name
+            target = file
             try:
                 mode = os.lstat(file).st_mode
                 if stat.S_ISLNK(mode):
@@ -601,7 +620,7 @@ def _walk_files(workspace: Workspace, base: Path, stop: threading.Event) -> Iter
                 continue
             if not stat.S_ISREG(mode):  # FIFOs, sockets and devices could block a reader forever
                 continue
-            yield file, prefix + name
+            yield file, prefix + name, target
 
 
 class GlobTool(_BuiltinTool):
@@ -640,7 +659,7 @@ class GlobTool(_BuiltinTool):
                 return ToolResult.error(f"{shown_base} is not a directory")
             matches = [
                 self.workspace.display(file)
-                for file, rel in _walk_files(self.workspace, base, stop)
+                for file, rel, _real in _walk_files(self.workspace, base, stop)
                 if regex.fullmatch(rel)
             ]
             if not matches:
@@ -714,30 +733,31 @@ class GrepTool(_BuiltinTool):
         base = self.workspace.resolve(args.get("path", "."))
         shown_base = self.workspace.display(base)
 
-        def work(stop: threading.Event) -> ToolResult:
+        def search(stop: threading.Event, opener: Callable[[Path, int, int], int]) -> ToolResult:
             if not base.exists():
                 return ToolResult.error(f"Not found: {shown_base}")
             if not base.is_dir():
-                files: Iterator[tuple[Path, str]] = iter([(base, base.name)])
+                files: Iterator[tuple[Path, str, Path]] = iter([(base, base.name, base)])
                 single = True
             else:
                 files = (
-                    (f, rel)
-                    for f, rel in _walk_files(self.workspace, base, stop)
+                    (f, rel, real)
+                    for f, rel, real in _walk_files(self.workspace, base, stop)
                     if name_filter is None or name_filter(rel)
                 )
                 single = False
             out: list[str] = []
             capped = False
             searched = 0
-            for file, _rel in files:
+            for file, _rel, real in files:
                 if stop.is_set() or capped:
                     break
                 try:
-                    if file.stat().st_size > GREP_MAX_FILE_BYTES:
-                        continue
-                    data = _read_regular(file)
-                except OSError:
+                    with _open_regular(self.workspace, real, opener=opener) as f:
+                        if os.fstat(f.fileno()).st_size > GREP_MAX_FILE_BYTES:
+                            continue
+                        data = f.read()
+                except (OSError, WorkspacePathError):
                     if single:
                         raise
                     continue
@@ -766,6 +786,10 @@ class GrepTool(_BuiltinTool):
                     "Narrow the pattern, path or glob ...]\n"
                 )
             return _result(body, self.output_cap_chars)
+
+        def work(stop: threading.Event) -> ToolResult:
+            with self.workspace.file_opener() as opener:
+                return search(stop, opener)
 
         return await _in_thread(work)
 
