@@ -9,7 +9,8 @@ So the server keeps that display metadata next to the sessions, in its own table
 workspace's session database (``message_display``; the agent's tables are untouched, rows
 go away with their session through the foreign key), keyed by session and a digest of the
 model-facing text. ``agent/sessions/resume`` adds it to the user messages it returns as
-``display: {text, attachments}``. Nothing of it is ever sent to the model.
+``display: {text, attachments}``. Nothing of it is ever sent to the model. The file is
+opened like the session store opens it: 0600 in a 0700 folder (``make_private_db``).
 """
 
 from __future__ import annotations
@@ -21,6 +22,8 @@ import sqlite3
 import threading
 from pathlib import Path
 from typing import Any
+
+from agent_ls.agent.store import make_private_db
 
 log = logging.getLogger("agent_ls.server")
 
@@ -46,6 +49,7 @@ class DisplayStore:
 
     def __init__(self, path: str | Path, *, busy_timeout: float = 5.0) -> None:
         self.path = Path(path)
+        make_private_db(self.path)
         self._lock = threading.Lock()
         self._conn = sqlite3.connect(self.path, timeout=busy_timeout, check_same_thread=False,
                                      isolation_level=None)

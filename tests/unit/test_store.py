@@ -268,3 +268,90 @@ def test_two_stores_on_one_file(tmp_path: Path):
         for i in range(10):
             (one if i % 2 else two).append_message(s.id, {"role": "user", "content": i})
         assert [m["content"] for m in two.load_messages(s.id)] == list(range(10))
+
+
+# --- permissions: 0600 files in a 0700 folder -------------------------------------------------
+
+
+@pytest.fixture
+def loose_umask():
+    old = os.umask(0o022)
+    try:
+        yield
+    finally:
+        os.umask(old)
+
+
+def mode(path: Path) -> int:
+    return os.stat(path).st_mode & 0o777
+
+
+def test_new_store_is_private_with_its_wal_and_shm(tmp_path: Path, loose_umask: None, monkeypatch):
+    from agent_ls.agent import store as store_mod
+    from agent_ls.server.display import DisplayStore
+
+    data = tmp_path / "data"
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    seen_at_connect: list[tuple[int, int]] = []
+    real_connect = sqlite3.connect
+
+    def connect(path, *args, **kwargs):  # the modes SQLite finds when it opens the file
+        seen_at_connect.append((mode(Path(path).parent), mode(Path(path))))
+        return real_connect(path, *args, **kwargs)
+
+    monkeypatch.setattr(store_mod.sqlite3, "connect", connect)
+    s = SessionStore.for_workspace(data, ws)
+    try:
+        assert seen_at_connect == [(0o700, 0o600)]
+        info = s.create_session("t")
+        s.append_message(info.id, {"role": "user", "content": "secret conversation"})
+        display = DisplayStore(s.path)
+        try:
+            display.put(info.id, "secret conversation", {"text": "x"})
+            folder = s.path.parent
+            assert folder.name == "sessions" and mode(folder) == 0o700
+            assert mode(data) == 0o700  # created by us as a parent: private too
+            assert mode(s.path) == 0o600
+            for suffix in ("-wal", "-shm"):
+                companion = s.path.with_name(s.path.name + suffix)
+                assert companion.exists() and mode(companion) == 0o600, suffix
+        finally:
+            display.close()
+    finally:
+        s.close()
+
+
+def test_existing_loose_folder_db_wal_and_shm_are_tightened(tmp_path: Path, loose_umask: None):
+    from agent_ls.server.display import DisplayStore
+
+    folder = tmp_path / "sessions"
+    folder.mkdir(mode=0o755)
+    os.chmod(folder, 0o755)
+    db = folder / "s.sqlite3"
+    # an older version left a 0644 database with live 0644 -wal and -shm files
+    old = sqlite3.connect(db, isolation_level=None)
+    try:
+        old.execute("PRAGMA journal_mode=WAL")
+        old.execute("CREATE TABLE t (x)")
+        old.execute("INSERT INTO t VALUES (1)")
+        companions = [db.with_name(db.name + suffix) for suffix in ("-wal", "-shm")]
+        assert [mode(p) for p in [db, *companions]] == [0o644, 0o644, 0o644]
+        assert mode(folder) == 0o755
+        s = SessionStore(db)
+        try:
+            s.append_message(s.create_session().id, {"role": "user", "content": "x"})
+            assert mode(folder) == 0o700
+            assert [mode(p) for p in [db, *companions]] == [0o600, 0o600, 0o600]
+        finally:
+            s.close()
+    finally:
+        old.close()
+    # the display store tightens the same file on its own too
+    os.chmod(folder, 0o750)
+    os.chmod(db, 0o640)
+    d = DisplayStore(db)
+    try:
+        assert mode(folder) == 0o700 and mode(db) == 0o600
+    finally:
+        d.close()
