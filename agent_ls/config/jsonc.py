@@ -13,6 +13,7 @@ indices within the line), which is what LSP ranges want for BMP text.
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import attrs
@@ -83,16 +84,37 @@ def format_path(path: JsonPath) -> str:
 EMPTY_DOCUMENT = "the file is empty (expected a JSON object)"
 """The message of the error for a document that has nothing but whitespace and comments."""
 
+MAX_DEPTH = 128
+"""Objects and arrays nested deeper than this are a :class:`JsoncError` (not a RecursionError)."""
+
 _HEX = frozenset("0123456789abcdefABCDEF")
 _ESCAPES = {'"': '"', "\\": "\\", "/": "/", "b": "\b", "f": "\f", "n": "\n", "r": "\r", "t": "\t"}
 
+# Whitespace (a BOM counts as whitespace anywhere), // line comments and /* block */ comments.
+# A "/*" left right after a match is an unterminated block comment.
+_SKIP = re.compile(r"(?:[ \t\r\n\ufeff]+|//[^\n]*|/\*.*?\*/)+", re.DOTALL)
+_SKIP_START = frozenset(" \t\r\n\ufeff/")
+# The characters a string can hold as they are; it stops at a quote, a backslash or a line break.
+_STRING_RUN = re.compile(r'[^"\\\n]+')
+# What is taken as a number before converting it (int() or float() decides if it is valid).
+_NUMBER = re.compile(r"-?[0-9.eE+\-]*")
+
+
+def _shorten(raw: str, limit: int = 40) -> str:
+    return raw if len(raw) <= limit else raw[:limit] + "..."
+
 
 class _Parser:
+    # Regular expressions do the scanning (whitespace and comments, runs of string characters,
+    # numbers), so that a large file is not walked one character at a time in Python; the
+    # line count is kept up to date by counting the line breaks in what was skipped.
+
     def __init__(self, text: str) -> None:
         self.text = text
         self.i = 0
         self.line = 0
         self.line_start = 0
+        self.depth = 0
         self.spans: dict[JsonPath, Span] = {}
         self.key_spans: dict[JsonPath, Span] = {}
 
@@ -103,31 +125,26 @@ class _Parser:
     def error(self, message: str) -> JsoncError:
         return JsoncError(message, self.pos())
 
+    def advance_to(self, j: int) -> None:
+        text = self.text
+        breaks = text.count("\n", self.i, j)
+        if breaks:
+            self.line += breaks
+            self.line_start = text.rindex("\n", self.i, j) + 1
+        self.i = j
+
     def advance(self, n: int = 1) -> None:
-        for _ in range(n):
-            if self.i < len(self.text) and self.text[self.i] == "\n":
-                self.line += 1
-                self.line_start = self.i + 1
-            self.i += 1
+        self.advance_to(min(self.i + n, len(self.text)))
 
     # lexing --------------------------------------------------------------
     def skip_ws(self) -> None:
-        text = self.text
-        while self.i < len(text):
-            c = text[self.i]
-            if c in " \t\r\n\ufeff":
-                self.advance()
-            elif text.startswith("//", self.i):
-                while self.i < len(text) and text[self.i] != "\n":
-                    self.advance()
-            elif text.startswith("/*", self.i):
-                start = self.pos()
-                end = text.find("*/", self.i + 2)
-                if end < 0:
-                    raise JsoncError("unterminated /* comment", start)
-                self.advance(end + 2 - self.i)
-            else:
-                return
+        if self.text[self.i : self.i + 1] not in _SKIP_START:
+            return  # the common case between tokens: nothing to skip
+        m = _SKIP.match(self.text, self.i)
+        if m:
+            self.advance_to(m.end())
+        if self.text.startswith("/*", self.i):
+            raise self.error("unterminated /* comment")
 
     def peek(self) -> str:
         return self.text[self.i] if self.i < len(self.text) else ""
@@ -152,16 +169,16 @@ class _Parser:
             v = self.arr(path)
         elif c == '"':
             v = self.string()
-        elif c == "-" or c.isdigit():
+        elif c == "-" or "0" <= c <= "9":
             v = self.number()
         elif self.text.startswith("true", self.i):
-            self.advance(4)
+            self.i += 4
             v = True
         elif self.text.startswith("false", self.i):
-            self.advance(5)
+            self.i += 5
             v = False
         elif self.text.startswith("null", self.i):
-            self.advance(4)
+            self.i += 4
             v = None
         elif not c:
             raise self.error("unexpected end of file (expected a value)")
@@ -170,17 +187,26 @@ class _Parser:
         self.spans[path] = Span(start, self.pos())
         return v
 
+    def enter(self) -> None:
+        """Step into an object or array (at its opening bracket), within :data:`MAX_DEPTH`."""
+        if self.depth >= MAX_DEPTH:
+            raise self.error(f"objects and arrays nested deeper than {MAX_DEPTH} levels")
+        self.depth += 1
+        self.i += 1
+
     def obj(self, path: JsonPath) -> dict[str, Any]:
-        self.advance()  # {
+        self.enter()  # {
         out: dict[str, Any] = {}
         self.skip_ws()
         if self.peek() == "}":
-            self.advance()
+            self.i += 1
+            self.depth -= 1
             return out
         while True:
             self.skip_ws()
             if self.peek() == "}":  # trailing comma
-                self.advance()
+                self.i += 1
+                self.depth -= 1
                 return out
             if self.peek() != '"':
                 raise self.error("expected a property name in double quotes")
@@ -189,16 +215,17 @@ class _Parser:
             self.key_spans[(*path, key)] = Span(kstart, self.pos())
             self.skip_ws()
             if self.peek() != ":":
-                raise self.error(f"expected ':' after property name {key!r}")
-            self.advance()
+                raise self.error(f"expected ':' after property name {_shorten(key)!r}")
+            self.i += 1
             self.skip_ws()
             out[key] = self.value((*path, key))
             self.skip_ws()
             c = self.peek()
             if c == ",":
-                self.advance()
+                self.i += 1
             elif c == "}":
-                self.advance()
+                self.i += 1
+                self.depth -= 1
                 return out
             elif not c:
                 raise self.error("unexpected end of file (expected ',' or '}')")
@@ -206,24 +233,27 @@ class _Parser:
                 raise self.error(f"expected ',' or '}}' but found {c!r}")
 
     def arr(self, path: JsonPath) -> list[Any]:
-        self.advance()  # [
+        self.enter()  # [
         out: list[Any] = []
         self.skip_ws()
         if self.peek() == "]":
-            self.advance()
+            self.i += 1
+            self.depth -= 1
             return out
         while True:
             self.skip_ws()
             if self.peek() == "]":  # trailing comma
-                self.advance()
+                self.i += 1
+                self.depth -= 1
                 return out
             out.append(self.value((*path, len(out))))
             self.skip_ws()
             c = self.peek()
             if c == ",":
-                self.advance()
+                self.i += 1
             elif c == "]":
-                self.advance()
+                self.i += 1
+                self.depth -= 1
                 return out
             elif not c:
                 raise self.error("unexpected end of file (expected ',' or ']')")
@@ -231,69 +261,80 @@ class _Parser:
                 raise self.error(f"expected ',' or ']' but found {c!r}")
 
     def string(self) -> str:
+        # Nothing inside a string moves to another line (a line break is an error), so the
+        # position only moves along the line: self.i is set directly.
         start = self.pos()
-        self.advance()  # opening quote
-        parts: list[str] = []
         text = self.text
+        i = self.i + 1  # after the opening quote
+        end = text.find('"', i)
+        if end >= 0:
+            run = text[i:end]
+            if "\\" not in run and "\n" not in run:  # the common case: no escapes
+                self.i = end + 1
+                return run
+        parts: list[str] = []
         while True:
-            if self.i >= len(text):
+            m = _STRING_RUN.match(text, i)
+            if m:
+                parts.append(m.group())
+                i = m.end()
+            if i >= len(text):
                 raise JsoncError("unterminated string", start)
-            c = text[self.i]
+            c = text[i]
             if c == '"':
-                self.advance()
+                self.i = i + 1
                 return "".join(parts)
+            self.i = i  # errors below point here
             if c == "\n":
                 raise self.error("line break inside a string")
-            if c == "\\":
-                esc = text[self.i + 1 : self.i + 2]
-                if not esc:
-                    raise JsoncError("unterminated string", start)
-                if esc in _ESCAPES:
-                    parts.append(_ESCAPES[esc])
-                    self.advance(2)
-                elif esc == "u":
-                    hexdigits = text[self.i + 2 : self.i + 6]
-                    if len(hexdigits) != 4 or any(h not in _HEX for h in hexdigits):
-                        raise self.error("invalid \\u escape")
-                    code = int(hexdigits, 16)
-                    self.advance(6)
-                    low_hex = text[self.i + 2 : self.i + 6]
-                    if (
-                        0xD800 <= code < 0xDC00
-                        and text.startswith("\\u", self.i)
-                        and len(low_hex) == 4
-                        and all(h in _HEX for h in low_hex)
-                    ):
-                        low = int(low_hex, 16)
-                        if 0xDC00 <= low < 0xE000:
-                            code = 0x10000 + ((code - 0xD800) << 10) + (low - 0xDC00)
-                            self.advance(6)
-                    parts.append(chr(code))
-                else:
-                    raise self.error(f"invalid escape '\\{esc}'")
+            # a backslash
+            esc = text[i + 1 : i + 2]
+            if not esc:
+                raise JsoncError("unterminated string", start)
+            if esc in _ESCAPES:
+                parts.append(_ESCAPES[esc])
+                i += 2
+            elif esc == "u":
+                hexdigits = text[i + 2 : i + 6]
+                if len(hexdigits) != 4 or any(h not in _HEX for h in hexdigits):
+                    raise self.error("invalid \\u escape")
+                code = int(hexdigits, 16)
+                i += 6
+                low_hex = text[i + 2 : i + 6]
+                if (
+                    0xD800 <= code < 0xDC00
+                    and text.startswith("\\u", i)
+                    and len(low_hex) == 4
+                    and all(h in _HEX for h in low_hex)
+                ):
+                    low = int(low_hex, 16)
+                    if 0xDC00 <= low < 0xE000:
+                        code = 0x10000 + ((code - 0xD800) << 10) + (low - 0xDC00)
+                        i += 6
+                parts.append(chr(code))
             else:
-                parts.append(c)
-                self.advance()
+                raise self.error(f"invalid escape '\\{esc}'")
 
     def number(self) -> int | float:
-        start = self.i
-        text = self.text
-        j = self.i
-        if j < len(text) and text[j] == "-":
-            j += 1
-        while j < len(text) and (text[j].isdigit() or text[j] in ".eE+-"):
-            j += 1
-        raw = text[start:j]
+        m = _NUMBER.match(self.text, self.i)
+        raw = m.group() if m else ""
         try:
             value: int | float = float(raw) if any(ch in raw for ch in ".eE") else int(raw)
-        except ValueError:
-            raise self.error(f"invalid number {raw!r}") from None
-        self.advance(j - start)
+        except ValueError:  # also a number too long for int() (sys.set_int_max_str_digits)
+            raise self.error(f"invalid number {_shorten(raw)!r}") from None
+        self.i += len(raw)
         return value
 
 
 def parse(text: str) -> Document:
-    """Parse JSONC text; raises :class:`JsoncError` with a position on bad syntax."""
+    """Parse JSONC text; raises :class:`JsoncError` with a position on bad syntax.
+
+    Nothing else is raised for any text (objects and arrays nested deeper than
+    :data:`MAX_DEPTH` are an error too), short of running out of memory.
+    """
     p = _Parser(text)
-    value = p.document()
+    try:
+        value = p.document()
+    except RecursionError:  # only if the caller is already deep in the stack: MAX_DEPTH is low
+        raise p.error("nested too deeply to parse") from None
     return Document(value=value, spans=p.spans, key_spans=p.key_spans)
