@@ -96,6 +96,8 @@ MALFORMED: list[tuple[str, Any, str]] = [
     (P.MCP_CALL_TOOL, {"tool": "echo"}, "server"),
     (P.MCP_SIGN_IN, {}, "server"),
     (P.MCP_SIGN_OUT, {"server": False}, "server"),
+    (P.SET_WORKSPACE_TRUST, {"trusted": "yes"}, "trusted"),
+    (P.SET_WORKSPACE_TRUST, {"trusted": True, "folder": 3}, "folder"),
 ]
 
 

@@ -59,7 +59,7 @@ async def test_allow_once_asks_every_time_and_the_answer_comes_from_the_model(se
         first = consent.asked[0]
         assert first == {"server": "knob", "messages": [{"role": "user", "text": "meaning of life?"}],
                          "systemPrompt": KNOB_SYSTEM_PROMPT, "maxTokens": 200, "model": "openai/scripted",
-                         "requestedMaxTokens": 200, "omittedMessages": 0}
+                         "requestedMaxTokens": 200, "omittedMessages": 0, "endpoint": setup.llm.openai_base}
         req = sampling_requests(setup)[0]
         assert req.body["messages"] == [{"role": "system", "content": KNOB_SYSTEM_PROMPT},
                                         {"role": "user", "content": "meaning of life?"}]
