@@ -168,3 +168,13 @@ def test_yes_at_the_terminal_trusts(cli: Env, sink: Sink) -> None:
     asked = _run_on_a_terminal(cli, "y", "mcp", "status", "-w", str(cli.ws))
     assert "[y/N]" in asked
     assert cli.attack.stdio_marker.exists() and SECRET in sink.seen()
+
+
+def test_secrets_in_urls_and_headers_never_reach_the_log(cli: Env, sink: Sink) -> None:
+    """A trusted workspace's HTTP servers carry secrets in the URL and a header: at DEBUG, every
+    log line (the SDK's, httpx's, ours) shows them masked, while the listener did get them."""
+    out = cli.run("--log-level", "DEBUG", "mcp", "status", "--trust-workspace", "-w", str(cli.ws))
+    assert SECRET in sink.seen() and USER_KEY in sink.seen()
+    assert "/mcp?t=" in out.stderr  # the URL is logged...
+    assert SECRET not in out.stderr and USER_KEY not in out.stderr  # ...with the values masked
+    assert SECRET not in out.stdout and USER_KEY not in out.stdout

