@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The whole test suite: setup (fast when already done), lint, types, every test tier.
 #
-#   bash scripts/test.sh [extra pytest args]
+#   bash scripts/test.sh [pytest args]   (no args: the whole suite, in parallel, then the editor e2e)
 #
 # Exits non-zero on any failure, and when pytest collects no test at all (pytest's exit 5).
 set -uo pipefail
@@ -16,11 +16,33 @@ echo "[test] ruff"
 echo "[test] mypy"
 "$ROOT/.venv/bin/mypy" || exit 1
 
-echo "[test] pytest"
-"$PY" -m pytest -q -p no:cacheprovider --durations=15 "$@"
-rc=$?
-if [[ $rc -eq 5 ]]; then
-  echo "[test] pytest collected no tests: that is a failure" >&2
-  exit 1
+# pytest exit 5 (no test collected) is a failure, never green.
+run_pytest() {
+  "$PY" -m pytest -q -p no:cacheprovider "$@"
+  local rc=$?
+  if [[ $rc -eq 5 ]]; then
+    echo "[test] pytest collected no tests: that is a failure" >&2
+    return 1
+  fi
+  return $rc
+}
+
+if [[ $# -gt 0 ]]; then
+  echo "[test] pytest $*"
+  run_pytest "$@"
+  exit $?
 fi
-exit $rc
+
+# The whole suite in parallel (pytest-xdist; whole files per worker, so module fixtures stay
+# shared), then the editor end-to-end test alone (a real code-server and Chromium want the
+# machine to themselves). Most tests wait on subprocesses, so one worker more than cores pays.
+E2E=tests/extension/test_e2e.py
+WORKERS="${AGENT_LS_TEST_WORKERS:-$(( $(nproc) + 1 ))}"
+echo "[test] pytest: everything but $E2E, $WORKERS workers"
+run_pytest -n "$WORKERS" --dist loadfile --durations=15 --deselect "$E2E"
+rc=$?
+echo "[test] pytest: $E2E"
+run_pytest --durations=5 "$E2E"
+rc2=$?
+[[ $rc -eq 0 && $rc2 -eq 0 ]] || exit 1
+exit 0
