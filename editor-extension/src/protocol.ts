@@ -26,6 +26,12 @@ export const MCP_CALL_TOOL = "mcp/callTool";
 /** OAuth (issue 7); a server without it answers "method not found". */
 export const MCP_SIGN_IN = "mcp/signIn";
 export const MCP_SIGN_OUT = "mcp/signOut";
+/** Trust or restrict a workspace folder (issue 14). */
+export const SET_WORKSPACE_TRUST = "agent/setWorkspaceTrust";
+
+// client -> server notifications ------------------------------------------------------------
+/** The editor's own workspace trust changed (VS Code: onDidGrantWorkspaceTrust). */
+export const EDITOR_TRUST = "agent/editorTrust";
 
 // server -> client notifications ------------------------------------------------------------
 export const EVENT = "agent/event";
@@ -34,6 +40,8 @@ export const MCP_STATUS_CHANGED = "mcp/statusChanged";
 // server -> client requests -----------------------------------------------------------------
 export const APPROVE = "agent/approve";
 export const TRUST_SERVER = "mcp/trustServer";
+/** A workspace folder's settings ask for things that need trust. */
+export const TRUST_WORKSPACE = "agent/trustWorkspace";
 export const ELICIT = "mcp/elicit";
 /** MCP sampling consent (a server without it never sends it). */
 export const SAMPLE = "mcp/sample";
@@ -48,9 +56,10 @@ export const COMMANDS = [CMD_ASK, CMD_RUN_TOOL_ACTION, CMD_RUN_MCP_PROMPT] as co
 export const CLIENT_REQUESTS = [
   PROMPT, CANCEL, SESSIONS_LIST, SESSIONS_NEW, SESSIONS_RESUME, SESSIONS_DELETE, SERVER_INFO, MCP_STATUS,
   MCP_RESTART, MCP_SET_ENABLED, MCP_TRUST, MCP_RESOURCES_LIST, MCP_RESOURCES_READ, MCP_PROMPTS_LIST,
-  MCP_PROMPTS_GET, MCP_CALL_TOOL, MCP_SIGN_IN, MCP_SIGN_OUT,
+  MCP_PROMPTS_GET, MCP_CALL_TOOL, MCP_SIGN_IN, MCP_SIGN_OUT, SET_WORKSPACE_TRUST,
 ] as const;
-export const SERVER_REQUESTS = [APPROVE, TRUST_SERVER, ELICIT, SAMPLE] as const;
+export const CLIENT_NOTIFICATIONS = [EDITOR_TRUST] as const;
+export const SERVER_REQUESTS = [APPROVE, TRUST_SERVER, TRUST_WORKSPACE, ELICIT, SAMPLE] as const;
 export const SERVER_NOTIFICATIONS = [EVENT, MCP_STATUS_CHANGED] as const;
 
 // JSON-RPC / LSP error codes the custom methods answer with ----------------------------------
@@ -69,6 +78,8 @@ export const INTERNAL_ERROR = -32603;
 export const APPROVAL_ANSWERS = ["allow_once", "allow_session", "deny"] as const;
 export const ELICIT_ACTIONS = ["accept", "decline", "cancel"] as const;
 export const SAMPLING_ANSWERS = ["allow_once", "allow_session", "deny"] as const;
+export const WORKSPACE_TRUST_STATES = ["trusted", "restricted", "declined", "editor-restricted", "nothing-to-trust"] as const;
+export type WorkspaceTrustState = (typeof WORKSPACE_TRUST_STATES)[number];
 export const EVENT_TYPES = [
   "turn_started",
   "text",
@@ -414,13 +425,39 @@ export interface ServerStatus {
   auth?: AuthStatus | null;
 }
 
+/** One setting of a workspace file that needs the user's trust (shown as written). */
+export interface WorkspaceSettingPayload {
+  /** The settings file. */
+  source: string;
+  /** Where in the file, as a JSON path (`apiBase`, `permissions.allow`). */
+  key: string;
+  /** The value as written (compact JSON), never clipped. */
+  value: string;
+  /** Why it needs trust, one sentence. */
+  why: string;
+}
+
+/** The trust state of one workspace folder. */
+export interface WorkspaceStatusPayload {
+  folder: string;
+  state: WorkspaceTrustState;
+  /** One sentence for the user. */
+  message: string;
+  /** Settings ignored while the folder is not trusted. */
+  ignored?: WorkspaceSettingPayload[];
+  /** The MCP servers its files define, as the trust prompt shows them (while not trusted). */
+  servers?: TrustServerParams[];
+}
+
 export interface StatusResult {
   servers: ServerStatus[];
   diagnostics?: string[];
+  workspaces?: WorkspaceStatusPayload[];
 }
 
 export interface StatusChangedParams {
   servers: ServerStatus[];
+  workspaces?: WorkspaceStatusPayload[];
 }
 
 export interface McpResource {
@@ -499,16 +536,56 @@ export interface ApproveResult {
 /** `mcp/trustServer` (server -> client). */
 export interface TrustServerParams {
   server: string;
+  /** Empty for an HTTP server. */
   command: string;
   args: string[];
   /** The workspace file that defines the server. */
   source: string;
   cwd?: string | null;
+  /** `stdio`, `http` or `sse`. */
+  transport?: string;
+  /** As written (literal values of secret-looking names masked). */
+  env?: Record<string, string>;
+  url?: string | null;
+  headers?: Record<string, string>;
+  /** Environment variables whose values the server would receive. */
+  variables?: string[];
+  /** What changed since the user last trusted this entry; empty for a new one. */
+  changes?: string[];
 }
 
 export interface TrustServerResult {
   /** true / false remembers the decision; null asks again later. */
   trusted: boolean | null;
+}
+
+/** `agent/trustWorkspace` (server -> client). */
+export interface TrustWorkspaceParams {
+  folder: string;
+  /** Every MCP server its files define (trusting the workspace trusts these entries). */
+  servers?: TrustServerParams[];
+  /** Every other setting that needs trust. */
+  settings?: WorkspaceSettingPayload[];
+  /** What changed in those settings since the folder was last trusted. */
+  changes?: string[];
+  previouslyTrusted?: boolean;
+}
+
+export interface TrustWorkspaceResult {
+  /** true: trust; false: keep restricted (remembered); null: no decision. */
+  trusted: boolean | null;
+}
+
+/** `agent/setWorkspaceTrust` (client -> server). */
+export interface SetWorkspaceTrustParams {
+  trusted: boolean;
+  /** A workspace folder; absent: every folder. */
+  folder?: string | null;
+}
+
+/** `agent/editorTrust` (client -> server notification). */
+export interface EditorTrustParams {
+  trusted: boolean;
 }
 
 /** `mcp/elicit` (server -> client). */
@@ -545,6 +622,8 @@ export interface SampleParams {
   requestedMaxTokens?: number | null;
   /** Earlier messages not in `messages`. */
   omittedMessages?: number;
+  /** The API base the request goes to (null: the provider's default endpoint). */
+  endpoint?: string | null;
 }
 
 export type SamplingAnswer = (typeof SAMPLING_ANSWERS)[number];

@@ -38,7 +38,7 @@ CLIENT_SENT = {
     "PromptParams", "CancelParams", "SessionParams", "NewSessionParams", "ServerParams", "SetEnabledParams",
     "SignInParams", "TrustParams", "ResourcesListParams", "ReadResourceParams", "PromptsListParams",
     "GetPromptParams", "CallToolParams", "Attachment", "Range", "ApproveResult", "TrustServerResult",
-    "ElicitResultPayload",
+    "ElicitResultPayload", "SetWorkspaceTrustParams", "EditorTrustParams", "TrustWorkspaceResult",
 }
 
 
@@ -92,7 +92,7 @@ def py_payloads() -> list[type]:
 
 def test_method_names_commands_and_values_match() -> None:
     consts = ts_consts()
-    methods = {*P.CLIENT_REQUESTS, *P.SERVER_REQUESTS, *P.SERVER_NOTIFICATIONS, *P.COMMANDS}
+    methods = {*P.CLIENT_REQUESTS, *P.CLIENT_NOTIFICATIONS, *P.SERVER_REQUESTS, *P.SERVER_NOTIFICATIONS, *P.COMMANDS}
     py_names = {k: v for k, v in vars(P).items() if k.isupper() and isinstance(v, str) and v in methods}
     assert set(py_names.values()) == methods
     mismatched = {k: (v, consts.get(k)) for k, v in py_names.items() if consts.get(k) != v}
@@ -102,12 +102,14 @@ def test_method_names_commands_and_values_match() -> None:
     assert ts_list("CLIENT_REQUESTS") == list(P.CLIENT_REQUESTS)
     assert ts_list("SERVER_REQUESTS") == list(P.SERVER_REQUESTS)
     assert ts_list("SERVER_NOTIFICATIONS") == list(P.SERVER_NOTIFICATIONS)
+    assert ts_list("CLIENT_NOTIFICATIONS") == list(P.CLIENT_NOTIFICATIONS)
     assert ts_list("COMMANDS") == list(P.COMMANDS)
     for name in ("INVALID_PARAMS", "REQUEST_FAILED", "REQUEST_CANCELLED", "INTERNAL_ERROR"):
         assert consts.get(name) == getattr(P, name), name
     assert ts_list("EVENT_TYPES") == list(P.EVENT_TYPES)
     assert ts_list("APPROVAL_ANSWERS") == list(P.APPROVAL_ANSWERS)
     assert ts_list("ELICIT_ACTIONS") == list(P.ELICIT_ACTIONS)
+    assert ts_list("WORKSPACE_TRUST_STATES") == list(P.WORKSPACE_TRUST_STATES)
 
 
 def test_every_payload_has_an_interface_with_the_same_fields() -> None:
