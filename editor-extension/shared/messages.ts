@@ -6,7 +6,9 @@ import type { ChatAction, ChatState } from "./state";
 export type ToWebview =
   | { type: "state"; state: ChatState }
   | { type: "action"; action: ChatAction }
-  | { type: "setInput"; text: string; focus?: boolean };
+  | { type: "setInput"; text: string; focus?: boolean }
+  /** Scroll to an item and focus its first button (a pending prompt the user asked to see). */
+  | { type: "focusItem"; id: string };
 
 /** Webview -> host. */
 export type FromWebview =
@@ -18,6 +20,9 @@ export type FromWebview =
   | { type: "resumeSession"; sessionId: string }
   | { type: "approve"; requestId: string; answer: ApprovalAnswer }
   | { type: "trust"; id: string; answer: "trust" | "deny" }
+  | { type: "workspaceTrust"; id: string; answer: "trust" | "restricted" }
+  /** The banner's button: run "Trust Workspace Settings". */
+  | { type: "trustWorkspaceCommand" }
   | { type: "elicit"; id: string; action: "accept" | "decline" | "cancel"; content?: Record<string, unknown> }
   | { type: "sample"; id: string; answer: SamplingAnswer }
   | { type: "attach"; kind: "selection" | "file" | "resource" }
@@ -28,7 +33,7 @@ export type FromWebview =
 
 const FROM_TYPES = new Set([
   "ready", "send", "stop", "newSession", "listSessions", "resumeSession", "approve", "trust", "elicit",
-  "attach", "removeAttachment", "copy", "insert", "listPrompts", "sample",
+  "attach", "removeAttachment", "copy", "insert", "listPrompts", "sample", "workspaceTrust", "trustWorkspaceCommand",
 ]);
 
 /** A webview message as a typed value, or null when it is not one (the webview is untrusted input). */
@@ -50,6 +55,8 @@ export function parseFromWebview(raw: unknown): FromWebview | null {
       return str("id") && ["allow_once", "allow_session", "deny"].includes(m.answer as string) ? (m as FromWebview) : null;
     case "trust":
       return str("id") && ["trust", "deny"].includes(m.answer as string) ? (m as FromWebview) : null;
+    case "workspaceTrust":
+      return str("id") && ["trust", "restricted"].includes(m.answer as string) ? (m as FromWebview) : null;
     case "elicit":
       if (m.content !== undefined && (typeof m.content !== "object" || m.content === null || Array.isArray(m.content))) return null;
       return str("id") && ["accept", "decline", "cancel"].includes(m.action as string) ? (m as FromWebview) : null;

@@ -15,6 +15,9 @@ import type {
   StoredMessage,
   ToolResultPayload,
   TrustServerParams,
+  TrustWorkspaceParams,
+  WorkspaceSettingPayload,
+  WorkspaceStatusPayload,
 } from "../src/protocol";
 import { attachmentLabel } from "./labels";
 
@@ -63,16 +66,73 @@ export interface ApprovalItem extends ItemBase {
   withdrawn?: boolean;
 }
 
-export interface TrustItem extends ItemBase {
-  kind: "trust";
+/** An MCP server entry of a workspace file as the trust prompts show it: everything that
+ * decides what runs or where data goes, as written. */
+export interface TrustEntry {
   server: string;
+  /** `stdio`, `http` or `sse`. */
+  transport: string;
   command: string;
   args: string[];
   source: string;
-  /** The directory the server would run in (null: the language server's). */
+  /** The directory the server would run in (null: its workspace folder). */
   cwd: string | null;
+  env: Record<string, string>;
+  url: string | null;
+  headers: Record<string, string>;
+  /** Environment variables whose values it would receive. */
+  variables: string[];
+  /** What changed since the user trusted it (empty: new). */
+  changes: string[];
+}
+
+export function trustEntry(p: TrustServerParams): TrustEntry {
+  const strings = (v: unknown): string[] => (Array.isArray(v) ? v.map((x) => String(x)) : []);
+  const map = (v: unknown): Record<string, string> =>
+    v && typeof v === "object" && !Array.isArray(v)
+      ? Object.fromEntries(Object.entries(v as Record<string, unknown>).map(([k, x]) => [k, String(x)]))
+      : {};
+  return {
+    server: String(p.server),
+    transport: p.transport ?? (p.url ? "http" : "stdio"),
+    command: p.command ?? "",
+    args: strings(p.args),
+    source: String(p.source ?? ""),
+    cwd: p.cwd ?? null,
+    env: map(p.env),
+    url: p.url ?? null,
+    headers: map(p.headers),
+    variables: strings(p.variables),
+    changes: strings(p.changes),
+  };
+}
+
+export interface TrustItem extends ItemBase, TrustEntry {
+  kind: "trust";
   answer: "trust" | "deny" | "dismissed" | null;
   withdrawn?: boolean;
+}
+
+export type WorkspaceTrustAnswer = "trust" | "restricted" | "dismissed";
+
+/** A workspace folder's settings ask for things that need trust (agent/trustWorkspace). */
+export interface WorkspaceTrustItem extends ItemBase {
+  kind: "workspaceTrust";
+  folder: string;
+  servers: TrustEntry[];
+  settings: WorkspaceSettingPayload[];
+  /** What changed in those settings since the folder was last trusted. */
+  changes: string[];
+  previouslyTrusted: boolean;
+  answer: WorkspaceTrustAnswer | null;
+  withdrawn?: boolean;
+}
+
+/** A workspace folder whose settings are not in effect (the chat's banner). */
+export interface RestrictedWorkspace {
+  folder: string;
+  state: string;
+  message: string;
 }
 
 export interface ElicitItem extends ItemBase {
@@ -94,12 +154,14 @@ export interface SamplingItem extends ItemBase {
   systemPrompt: string | null;
   messages: { role: string; text: string }[];
   omittedMessages: number;
+  /** The API base the request goes to (null: the provider's default). */
+  endpoint: string | null;
   answer: SamplingAnswer | null;
   /** The server withdrew the question ($/cancelRequest) or went away. */
   withdrawn?: boolean;
 }
 
-export type ChatItem = MessageItem | ToolItem | ApprovalItem | TrustItem | ElicitItem | SamplingItem;
+export type ChatItem = MessageItem | ToolItem | ApprovalItem | TrustItem | WorkspaceTrustItem | ElicitItem | SamplingItem;
 
 export interface AttachmentChip {
   kind: "selection" | "file" | "resource";
@@ -120,6 +182,8 @@ export interface ChatState {
   /** Id of the assistant message that text deltas append to (null: the next delta starts one). */
   streamingId: string | null;
   nextId: number;
+  /** Workspace folders whose settings are not in effect (restricted), for the banner. */
+  restricted?: RestrictedWorkspace[];
 }
 
 export type ChatAction =
@@ -132,6 +196,10 @@ export type ChatAction =
   | { type: "approvalAnswered"; requestId: string; answer: ApprovalAnswer; withdrawn?: boolean }
   | { type: "trustRequest"; id: string; params: TrustServerParams }
   | { type: "trustAnswered"; id: string; answer: "trust" | "deny" | "dismissed"; withdrawn?: boolean }
+  | { type: "workspaceTrustRequest"; id: string; params: TrustWorkspaceParams }
+  | { type: "workspaceTrustAnswered"; id: string; answer: WorkspaceTrustAnswer; withdrawn?: boolean }
+  /** The trust state of the workspace folders changed (from mcp/status, mcp/statusChanged). */
+  | { type: "workspaces"; workspaces: WorkspaceStatusPayload[] }
   | { type: "elicitRequest"; id: string; params: ElicitParams }
   | { type: "samplingRequest"; id: string; params: SampleParams }
   | { type: "samplingAnswered"; id: string; answer: SamplingAnswer; withdrawn?: boolean }
@@ -160,8 +228,12 @@ export function initialState(): ChatState {
     serverError: null,
     streamingId: null,
     nextId: 1,
+    restricted: [],
   };
 }
+
+/** The states in which a folder's settings are not in effect. */
+export const RESTRICTED_STATES = ["restricted", "declined", "editor-restricted"];
 
 function newId(state: ChatState, prefix: string): [string, number] {
   return [`${prefix}-${state.nextId}`, state.nextId + 1];
@@ -421,20 +493,37 @@ export function reduce(state: ChatState, action: ChatAction): ChatState {
         () => (action.withdrawn ? { answer: action.answer, withdrawn: true } : { answer: action.answer }),
       );
     case "trustRequest": {
+      const item: TrustItem = { kind: "trust", id: action.id, rev: 0, ...trustEntry(action.params), answer: null };
+      return { ...state, items: [...state.items, item], streamingId: null };
+    }
+    case "workspaceTrustRequest": {
       const p = action.params;
-      const item: TrustItem = {
-        kind: "trust",
+      const item: WorkspaceTrustItem = {
+        kind: "workspaceTrust",
         id: action.id,
         rev: 0,
-        server: p.server,
-        command: p.command,
-        args: p.args ?? [],
-        source: p.source,
-        cwd: p.cwd ?? null,
+        folder: String(p.folder),
+        servers: (p.servers ?? []).map(trustEntry),
+        settings: (p.settings ?? []).map((x) => ({ source: String(x.source), key: String(x.key), value: String(x.value), why: String(x.why) })),
+        changes: (p.changes ?? []).map(String),
+        previouslyTrusted: p.previouslyTrusted === true,
         answer: null,
       };
       return { ...state, items: [...state.items, item], streamingId: null };
     }
+    case "workspaceTrustAnswered":
+      return updateItem(
+        state,
+        (it): it is WorkspaceTrustItem => it.kind === "workspaceTrust" && it.id === action.id && it.answer === null,
+        () => (action.withdrawn ? { answer: action.answer, withdrawn: true } : { answer: action.answer }),
+      );
+    case "workspaces":
+      return {
+        ...state,
+        restricted: action.workspaces
+          .filter((w) => RESTRICTED_STATES.includes(w.state))
+          .map((w) => ({ folder: w.folder, state: w.state, message: w.message })),
+      };
     case "trustAnswered":
       return updateItem(
         state,
@@ -482,6 +571,7 @@ export function reduce(state: ChatState, action: ChatAction): ChatState {
         systemPrompt: p.systemPrompt ?? null,
         messages: Array.isArray(p.messages) ? p.messages.map((m) => ({ role: String(m.role), text: String(m.text) })) : [],
         omittedMessages: p.omittedMessages ?? 0,
+        endpoint: p.endpoint ?? null,
         answer: null,
       };
       return { ...state, items: [...state.items, item], streamingId: null };
@@ -535,6 +625,8 @@ export function reduce(state: ChatState, action: ChatAction): ChatState {
 /** Items that wait for the user (approval, trust, elicitation) and are still unanswered. */
 export function pendingItems(state: ChatState): ChatItem[] {
   return state.items.filter(
-    (it) => (it.kind === "approval" || it.kind === "trust" || it.kind === "elicit" || it.kind === "sampling") && it.answer === null,
+    (it) =>
+      (it.kind === "approval" || it.kind === "trust" || it.kind === "workspaceTrust" || it.kind === "elicit" || it.kind === "sampling") &&
+      it.answer === null,
   );
 }

@@ -3,6 +3,8 @@
  * restarts (on any `agentLs.server.*` change) and stops it, logs every state change to the
  * output channel, and re-binds the features' handlers to each new client.
  */
+import * as fs from "fs";
+import * as os from "os";
 import * as vscode from "vscode";
 import {
   LanguageClient,
@@ -35,11 +37,20 @@ export class AgentClient implements vscode.Disposable {
   private readonly disposables: vscode.Disposable[] = [];
   private traceChannel: vscode.LogOutputChannel | null = null;
 
-  constructor() {
+  /**
+   * @param storageDir where the server process starts (the extension's global storage), never
+   *   a workspace folder: nothing in a repository may be picked up by the server's start-up.
+   */
+  constructor(private readonly storageDir: string = os.tmpdir()) {
     this.output = vscode.window.createOutputChannel("Agent (agent-ls)", { log: true });
     this.disposables.push(
       this.output,
       this.stateEmitter,
+      // VS Code's own workspace trust was granted: the server may now ask about the workspace.
+      vscode.workspace.onDidGrantWorkspaceTrust(() => {
+        this.output.info("VS Code now trusts this workspace: telling the agent-ls server");
+        void this.running?.sendNotification(P.EDITOR_TRUST, { trusted: true } satisfies P.EditorTrustParams);
+      }),
       vscode.workspace.onDidChangeConfiguration((e) => {
         if (e.affectsConfiguration("agentLs.server")) {
           this.output.info("agentLs.server settings changed: restarting the language server");
@@ -141,12 +152,22 @@ export class AgentClient implements vscode.Disposable {
     }
   }
 
+  /** The server's working directory: the extension's storage folder (created), else the temp dir. */
+  serverCwd(): string {
+    try {
+      fs.mkdirSync(this.storageDir, { recursive: true });
+      return this.storageDir;
+    } catch (e) {
+      this.output.warn(`cannot create ${this.storageDir} (${errorText(e)}); the server starts in ${os.tmpdir()}`);
+      return os.tmpdir();
+    }
+  }
+
   private create(cmd: ResolvedCommand, env: NodeJS.ProcessEnv): LanguageClient {
-    const folder = vscode.workspace.workspaceFolders?.[0]?.uri.fsPath;
     const serverOptions: ServerOptions = {
       command: cmd.command,
       args: cmd.args,
-      options: folder ? { env, cwd: folder } : { env },
+      options: { env, cwd: this.serverCwd() },
     };
     if (!this.traceChannel) {
       this.traceChannel = vscode.window.createOutputChannel("Agent (agent-ls) LSP Trace", { log: true });
@@ -157,6 +178,8 @@ export class AgentClient implements vscode.Disposable {
       outputChannel: this.output,
       traceOutputChannel: this.traceChannel,
       middleware: mergeMiddleware(this.middleware),
+      // The editor's own workspace trust (restricted mode): read at each start.
+      initializationOptions: () => ({ workspaceTrusted: vscode.workspace.isTrusted }),
       initializationFailedHandler: (error) => {
         this.output.error(`initialize failed: ${errorText(error)}`);
         fact(`error initialize failed: ${errorText(error)}`);

@@ -8,7 +8,7 @@ import { needsQuestion, withQuestion } from "./codeActions";
 import { errorText } from "./errors";
 import { fact } from "./factLog";
 import * as P from "./protocol";
-import { serverErrorText } from "./format";
+import { serverErrorText, workspaceRestricted, workspaceTrustDetail } from "./format";
 import { pickServer, serverAction, serverDescription, type ServersModel } from "./servers";
 import { openSettingsFile, serverEnv, userSettingsPath, workspaceSettingsPath } from "./settingsFiles";
 
@@ -195,9 +195,16 @@ export function registerCommands(
       const name = await pickServer(servers, arg, "Disable which MCP server?");
       if (name) await serverAction(agent, servers, P.MCP_SET_ENABLED, { server: name, enabled: false } satisfies P.SetEnabledParams, `Disabling ${name}`);
     }),
+    reg("agentLs.trustWorkspace", () => trustWorkspace(agent, chat, servers)),
+    reg("agentLs.restrictWorkspace", () =>
+      serverAction(agent, servers, P.SET_WORKSPACE_TRUST, { trusted: false } satisfies P.SetWorkspaceTrustParams, "Restricting the workspace"),
+    ),
     reg("agentLs.trustServer", async (arg) => {
       const name = await pickServer(servers, arg, "Trust which MCP server?");
-      if (name) await serverAction(agent, servers, P.MCP_TRUST, { server: name, trusted: true } satisfies P.TrustParams, `Trusting ${name}`);
+      if (!name) return;
+      // A server of a folder that is not trusted is decided with its folder (settings and servers together).
+      if (heldByRestrictedFolder(servers, name)) return trustWorkspace(agent, chat, servers);
+      await serverAction(agent, servers, P.MCP_TRUST, { server: name, trusted: true } satisfies P.TrustParams, `Trusting ${name}`);
     }),
     reg("agentLs.signIn", async (arg) => {
       const name = await pickServer(servers, arg, "Sign in to which MCP server?");
@@ -227,4 +234,39 @@ export function registerCommands(
       }
     }),
   ];
+}
+
+/**
+ * "Agent: Trust Workspace Settings": VS Code's own trust first (its restricted mode); then the
+ * pending trust card if there is one; else a modal that lists everything the restricted folders
+ * ask for (from the last status) and, on "Trust", `agent/setWorkspaceTrust` for each.
+ */
+export async function trustWorkspace(agent: AgentClient, chat: ChatController, servers: ServersModel): Promise<void> {
+  const restricted = servers.workspaces.filter(workspaceRestricted);
+  if (restricted.some((w) => w.state === "editor-restricted") || vscode.workspace.isTrusted === false) {
+    await vscode.commands.executeCommand("workbench.trust.manage");
+    return;
+  }
+  if (chat.revealWorkspaceTrust()) return;
+  if (restricted.length === 0) {
+    void vscode.window.showInformationMessage("This workspace's agent settings are in effect: nothing waits for your trust.");
+    return;
+  }
+  const pick = await vscode.window.showWarningMessage(
+    "Trust this workspace's agent settings? Its MCP servers will start and the settings below take effect.",
+    { modal: true, detail: workspaceTrustDetail(restricted) },
+    "Trust",
+  );
+  if (pick !== "Trust") return;
+  for (const w of restricted) {
+    await serverAction(agent, servers, P.SET_WORKSPACE_TRUST, { trusted: true, folder: w.folder } satisfies P.SetWorkspaceTrustParams, "Trusting the workspace");
+  }
+  fact("workspace-trust command");
+}
+
+/** Whether a server is listed but held because its workspace folder is not trusted. */
+export function heldByRestrictedFolder(servers: ServersModel, name: string): boolean {
+  return servers.workspaces
+    .filter(workspaceRestricted)
+    .some((w) => (w.servers ?? []).some((e) => e.server === name) && servers.get(name)?.scope !== "user");
 }

@@ -11,12 +11,15 @@ import { createStatusBar } from "./statusBar";
 let agent: AgentClient | undefined;
 
 export async function activate(context: vscode.ExtensionContext): Promise<void> {
-  agent = new AgentClient();
+  agent = new AgentClient(context.globalStorageUri.fsPath);
   agent.addMiddleware(codeActionMiddleware());
   const chat = new ChatController(agent);
   const views = new ChatViews(context.extensionUri, chat);
   const servers = new ServersModel(agent);
-  servers.onDidChange(() => chat.refreshPromptsSoon());
+  servers.onDidChange(() => {
+    chat.refreshPromptsSoon();
+    chat.setWorkspaces(servers.workspaces);
+  });
   const tree = vscode.window.createTreeView("agentLs.servers", { treeDataProvider: new ServersTree(servers), showCollapseAll: true });
   context.subscriptions.push(
     agent,

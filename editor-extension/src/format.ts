@@ -84,3 +84,56 @@ export function userSettingsPath(env: NodeJS.ProcessEnv, platform = process.plat
   return path.join(dir, "settings.json");
 }
 
+
+/** Whether a folder's settings are not in effect (the servers view and the chat show it). */
+export function workspaceRestricted(w: P.WorkspaceStatusPayload): boolean {
+  return w.state === "restricted" || w.state === "declined" || w.state === "editor-restricted";
+}
+
+const WORKSPACE_STATE_TEXT: Record<string, string> = {
+  trusted: "trusted",
+  restricted: "waiting for your decision",
+  declined: "you kept it restricted",
+  "editor-restricted": "VS Code has not trusted this folder",
+  "nothing-to-trust": "nothing needs trust",
+};
+
+/** A workspace trust state in words (the raw state goes in the tooltip only). */
+export function workspaceStateText(state: string): string {
+  return WORKSPACE_STATE_TEXT[state] ?? state;
+}
+
+export function workspaceRowLabel(w: P.WorkspaceStatusPayload): string {
+  return `Workspace restricted: ${path.basename(w.folder) || w.folder}`;
+}
+
+/** One MCP server entry as lines of text: the full command line or URL, cwd, env, headers. */
+export function trustEntryLines(e: P.TrustServerParams): string[] {
+  const lines = [`${e.server} (${e.transport ?? "stdio"}) from ${e.source}`];
+  if (e.command) lines.push(`  runs: ${[e.command, ...(e.args ?? [])].join(" ")}`);
+  if (e.cwd) lines.push(`  in: ${e.cwd}`);
+  if (e.url) lines.push(`  connects to: ${e.url}`);
+  for (const [k, v] of Object.entries(e.env ?? {})) lines.push(`  env: ${k}=${v}`);
+  for (const [k, v] of Object.entries(e.headers ?? {})) lines.push(`  header: ${k}: ${v}`);
+  if (e.variables?.length) lines.push(`  receives the values of: ${e.variables.join(", ")}`);
+  for (const c of e.changes ?? []) lines.push(`  changed since you trusted it: ${c}`);
+  return lines;
+}
+
+/** The detail of the "Trust the workspace?" dialog: everything the folders ask for. */
+export function workspaceTrustDetail(workspaces: readonly P.WorkspaceStatusPayload[]): string {
+  const out: string[] = [];
+  for (const w of workspaces) {
+    out.push(`${w.folder}: ${w.message}`);
+    if (w.servers?.length) {
+      out.push("", "MCP servers it defines (they start when you trust it):");
+      for (const e of w.servers) out.push(...trustEntryLines(e));
+    }
+    if (w.ignored?.length) {
+      out.push("", "Settings that need your trust:");
+      for (const s of w.ignored) out.push(`  ${s.key} = ${s.value} (${s.why})`);
+    }
+    out.push("");
+  }
+  return out.join("\n").trim();
+}

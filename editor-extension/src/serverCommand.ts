@@ -1,7 +1,7 @@
 /**
  * Which command starts the language server (pure, so it can be unit tested):
  * 1. `agentLs.server.command` when non-empty;
- * 2. else `agentLs.server.pythonPath -m agent_ls serve` when pythonPath is set;
+ * 2. else `agentLs.server.pythonPath -P -m agent_ls serve` when pythonPath is set;
  * 3. else `agent-ls` found on PATH.
  */
 import * as fs from "fs";
@@ -83,7 +83,8 @@ export function resolveServerCommand(
     }
     return {
       ok: true,
-      value: { command: settings.pythonPath, args: ["-m", "agent_ls", "serve"], source: "agentLs.server.pythonPath" },
+      // -P: no unsafe sys.path entry (the current directory is never searched for modules)
+      value: { command: settings.pythonPath, args: ["-P", "-m", "agent_ls", "serve"], source: "agentLs.server.pythonPath" },
     };
   }
   const found = findOnPath("agent-ls", pathVar, isExecutable);

@@ -7,12 +7,22 @@ import type { LanguageClient } from "vscode-languageclient/node";
 import type { AgentClient } from "./client";
 import { errorCode, errorText } from "./errors";
 import { fact } from "./factLog";
-import { serverContextValue, serverDescription, serverErrorRow, serverErrorText, serverTooltip } from "./format";
+import {
+  serverContextValue,
+  serverDescription,
+  serverErrorRow,
+  serverErrorText,
+  serverTooltip,
+  workspaceRestricted,
+  workspaceRowLabel,
+  workspaceStateText,
+} from "./format";
 import * as P from "./protocol";
 
 export class ServersModel implements vscode.Disposable {
   private servers: P.ServerStatus[] = [];
   private diagnostics: string[] = [];
+  private folders: P.WorkspaceStatusPayload[] = [];
   private readonly emitter = new vscode.EventEmitter<void>();
   readonly onDidChange = this.emitter.event;
   private readonly disposables: vscode.Disposable[] = [];
@@ -27,7 +37,7 @@ export class ServersModel implements vscode.Disposable {
     );
     agent.addBinder((client: LanguageClient) => [
       client.onNotification(P.MCP_STATUS_CHANGED, (p: P.StatusChangedParams) => {
-        if (p && Array.isArray(p.servers)) this.update(p.servers);
+        if (p && Array.isArray(p.servers)) this.update(p.servers, undefined, p.workspaces);
       }),
     ]);
   }
@@ -40,13 +50,19 @@ export class ServersModel implements vscode.Disposable {
     return this.diagnostics;
   }
 
+  /** The trust state of each workspace folder. */
+  get workspaces(): readonly P.WorkspaceStatusPayload[] {
+    return this.folders;
+  }
+
   get(name: string): P.ServerStatus | undefined {
     return this.servers.find((s) => s.name === name);
   }
 
-  update(servers: P.ServerStatus[], diagnostics?: string[]): void {
+  update(servers: P.ServerStatus[], diagnostics?: string[], workspaces?: P.WorkspaceStatusPayload[]): void {
     this.servers = [...servers].sort((a, b) => a.name.localeCompare(b.name));
     if (diagnostics) this.diagnostics = diagnostics;
+    if (Array.isArray(workspaces)) this.folders = workspaces;
     fact(`status ${this.servers.length} servers`);
     this.emitter.fire();
   }
@@ -54,7 +70,7 @@ export class ServersModel implements vscode.Disposable {
   async refresh(): Promise<void> {
     try {
       const r = await this.agent.request<P.StatusResult>(P.MCP_STATUS, {});
-      this.update(r.servers, r.diagnostics ?? []);
+      this.update(r.servers, r.diagnostics ?? [], r.workspaces ?? []);
     } catch (e) {
       this.agent.output.warn(`mcp/status: ${errorText(e)}`);
     }
@@ -65,7 +81,7 @@ export class ServersModel implements vscode.Disposable {
     if (r && typeof r === "object") {
       const o = r as Partial<P.StatusResult> & Partial<P.ServerStatus>;
       if (Array.isArray(o.servers)) {
-        this.update(o.servers);
+        this.update(o.servers, o.diagnostics, o.workspaces);
       } else if (typeof o.name === "string" && typeof o.state === "string") {
         const entry = o as P.ServerStatus;
         this.update([...this.servers.filter((s) => s.name !== entry.name), entry]);
@@ -85,6 +101,9 @@ export class ServersModel implements vscode.Disposable {
 export { serverDescription } from "./format";
 
 export type ServerNode =
+  /** A workspace folder whose settings are not in effect, above the servers. */
+  | { kind: "workspace"; workspace: P.WorkspaceStatusPayload }
+  | { kind: "ignored"; folder: string; setting: P.WorkspaceSettingPayload }
   | { kind: "server"; status: P.ServerStatus }
   | { kind: "tool"; server: string; tool: P.StatusTool }
   /** Why a server that is not connected failed (its last error), shown above its tools. */
@@ -111,7 +130,15 @@ export class ServersTree implements vscode.TreeDataProvider<ServerNode> {
   }
 
   getChildren(node?: ServerNode): ServerNode[] {
-    if (!node) return this.model.list.map((status) => ({ kind: "server", status }));
+    if (!node) {
+      const restricted: ServerNode[] = this.model.workspaces
+        .filter(workspaceRestricted)
+        .map((workspace) => ({ kind: "workspace", workspace }));
+      return [...restricted, ...this.model.list.map((status): ServerNode => ({ kind: "server", status }))];
+    }
+    if (node.kind === "workspace") {
+      return (node.workspace.ignored ?? []).map((setting) => ({ kind: "ignored", folder: node.workspace.folder, setting }));
+    }
     if (node.kind === "server") {
       const s = node.status;
       const tools: ServerNode[] = (s.tools ?? []).map((tool) => ({ kind: "tool", server: s.name, tool }));
@@ -121,6 +148,28 @@ export class ServersTree implements vscode.TreeDataProvider<ServerNode> {
   }
 
   getTreeItem(node: ServerNode): vscode.TreeItem {
+    if (node.kind === "workspace") {
+      const w = node.workspace;
+      const item = new vscode.TreeItem(
+        workspaceRowLabel(w),
+        (w.ignored?.length ?? 0) > 0 ? vscode.TreeItemCollapsibleState.Expanded : vscode.TreeItemCollapsibleState.None,
+      );
+      item.id = `workspace:${w.folder}`;
+      item.description = workspaceStateText(w.state);
+      item.tooltip = `${w.folder}\n${w.message}\n(state: ${w.state})`;
+      item.contextValue = `workspace.${w.state}`;
+      item.iconPath = new vscode.ThemeIcon("shield", new vscode.ThemeColor("list.warningForeground"));
+      return item;
+    }
+    if (node.kind === "ignored") {
+      const item = new vscode.TreeItem(node.setting.key, vscode.TreeItemCollapsibleState.None);
+      item.id = `ignored:${node.folder}:${node.setting.source}:${node.setting.key}`;
+      item.description = `ignored: ${node.setting.why}`;
+      item.tooltip = `${node.setting.key} = ${node.setting.value}\n${node.setting.why}\n(${node.setting.source})`;
+      item.contextValue = "workspace-ignored";
+      item.iconPath = new vscode.ThemeIcon("circle-slash");
+      return item;
+    }
     if (node.kind === "server") {
       const s = node.status;
       const hasTools = (s.tools?.length ?? 0) > 0;

@@ -14,9 +14,9 @@ describe("server command", () => {
     expect(r).toEqual({ ok: true, value: { command: "/x/agent-ls", args: ["serve"], source: "agentLs.server.command" } });
   });
 
-  it("then pythonPath -m agent_ls serve", () => {
+  it("then pythonPath -P -m agent_ls serve", () => {
     const r = resolveServerCommand({ ...base, pythonPath: "/v/bin/python" }, "/bin", exe(["/v/bin/python"]));
-    expect(r).toEqual({ ok: true, value: { command: "/v/bin/python", args: ["-m", "agent_ls", "serve"], source: "agentLs.server.pythonPath" } });
+    expect(r).toEqual({ ok: true, value: { command: "/v/bin/python", args: ["-P", "-m", "agent_ls", "serve"], source: "agentLs.server.pythonPath" } });
     const missing = resolveServerCommand({ ...base, pythonPath: "/nope/python" }, "/bin", exe([]));
     expect(missing.ok).toBe(false);
   });

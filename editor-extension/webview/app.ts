@@ -15,7 +15,9 @@ import {
   type MessageItem,
   type SamplingItem,
   type ToolItem,
+  type TrustEntry,
   type TrustItem,
+  type WorkspaceTrustItem,
 } from "../shared/state";
 import { renderMarkdown } from "./markdown";
 import { buildFields, collectValues, readFields, schemaFields } from "./schemaForm";
@@ -85,6 +87,7 @@ export class ChatApp {
   private readonly slashList: HTMLElement;
   private readonly serverLine: HTMLElement;
   private readonly emptyHint: HTMLElement;
+  private readonly banner: HTMLElement;
 
   constructor(
     root: HTMLElement,
@@ -109,6 +112,7 @@ export class ChatApp {
     sessionsBox.append(sessionsSummary, this.sessionsList);
     sessionsBox.open = true;
 
+    this.banner = el(d, "div", { "data-testid": "restricted-banner", class: "banner", role: "status" });
     this.transcript = el(d, "div", { class: "transcript", role: "log", "aria-live": "polite" });
     this.emptyHint = el(d, "div", { class: "empty" }, "Ask the agent anything. Type / for MCP prompts.");
     this.busyHost = el(d, "div", { class: "busy-host" });
@@ -132,7 +136,7 @@ export class ChatApp {
     row.append(attachSel, attachFile, attachRes, spacer, this.stopButton, this.sendButton);
     composer.append(this.attachmentsBox, this.slashList, this.input, row);
 
-    root.append(top, sessionsBox, this.transcript, this.busyHost, composer);
+    root.append(top, this.banner, sessionsBox, this.transcript, this.busyHost, composer);
 
     newSession.addEventListener("click", () => this.host.post({ type: "newSession" }));
     sessionsBox.addEventListener("toggle", () => {
@@ -170,6 +174,10 @@ export class ChatApp {
       if (message.focus) this.input.focus();
       this.renderSlash();
       this.save();
+    } else if (message.type === "focusItem") {
+      const node = this.rendered.get(message.id)?.el;
+      node?.scrollIntoView?.({ block: "nearest" });
+      (node?.querySelector("button:not(:disabled)") as HTMLButtonElement | null)?.focus();
     }
   }
 
@@ -244,6 +252,13 @@ export class ChatApp {
     if (item && item.kind === "approval" && answer && item.answer === null) {
       if (answer === "allow_once" || answer === "allow_session" || answer === "deny") {
         this.host.post({ type: "approve", requestId: item.requestId, answer });
+        this.disableButtons(itemEl);
+      }
+    } else if (testid === "banner-trust") {
+      this.host.post({ type: "trustWorkspaceCommand" });
+    } else if (item && item.kind === "workspaceTrust" && answer && item.answer === null) {
+      if (answer === "trust" || answer === "restricted") {
+        this.host.post({ type: "workspaceTrust", id: item.id, answer });
         this.disableButtons(itemEl);
       }
     } else if (item && item.kind === "trust" && answer && item.answer === null) {
@@ -340,6 +355,8 @@ export class ChatApp {
     this.stopButton.disabled = !s.busy;
     this.sendButton.disabled = s.busy || s.server !== "running";
 
+    this.renderBanner();
+
     // server line
     const serverText =
       s.server === "running" ? "" : s.server === "starting" ? "Starting the agent-ls server…" : s.serverError || "The agent-ls server is not running.";
@@ -350,6 +367,21 @@ export class ChatApp {
     this.renderAttachments();
     this.renderSlash();
     this.save();
+  }
+
+  /** While a folder's settings are not in effect: one line per folder, with a way to trust it. */
+  private renderBanner(): void {
+    const box = this.banner;
+    box.textContent = "";
+    const restricted = this.state.restricted ?? [];
+    box.hidden = restricted.length === 0;
+    for (const w of restricted) {
+      const line = el(this.doc, "div", { class: "banner-line", "data-state": w.state, title: `${w.folder} (${w.state})` });
+      line.append(el(this.doc, "span", { class: "banner-text" }, w.message));
+      const label = w.state === "editor-restricted" ? "Manage workspace trust" : "Review and trust";
+      line.append(el(this.doc, "button", { "data-testid": "banner-trust", class: "secondary" }, label));
+      box.append(line);
+    }
   }
 
   private renderSessions(): void {
@@ -438,6 +470,9 @@ export class ChatApp {
         break;
       case "trust":
         node = this.renderTrust(item);
+        break;
+      case "workspaceTrust":
+        node = this.renderWorkspaceTrust(item);
         break;
       case "elicit":
         node = this.renderElicit(item);
@@ -545,14 +580,49 @@ export class ChatApp {
     return box;
   }
 
+  /** An MCP server entry in full: what runs (wrapped, never clipped), where, with what, and
+   * what changed since the user trusted it. */
+  private renderEntry(entry: TrustEntry, withHead: boolean): HTMLElement {
+    const d = this.doc;
+    const box = el(d, "div", { class: "entry", "data-testid": "trust-entry", "data-server": entry.server });
+    if (withHead) {
+      const head = el(d, "div", { class: "entry-head" });
+      head.append(el(d, "b", {}, entry.server), d.createTextNode(` (${entry.transport}) from ${entry.source}`));
+      box.append(head);
+    }
+    if (entry.command) {
+      box.append(el(d, "div", { class: "label" }, "Runs:"), el(d, "pre", { class: "args", "data-testid": "trust-command" }, [entry.command, ...entry.args].join(" ")));
+    }
+    if (entry.cwd) box.append(el(d, "div", { class: "reason", "data-testid": "trust-cwd" }, `in ${entry.cwd}`));
+    if (entry.url) {
+      box.append(el(d, "div", { class: "label" }, "Connects to:"), el(d, "pre", { class: "args", "data-testid": "trust-url" }, entry.url));
+    }
+    const pairs = (title: string, testid: string, values: Record<string, string>, sep: string) => {
+      const keys = Object.keys(values);
+      if (!keys.length) return;
+      box.append(el(d, "div", { class: "label" }, title), el(d, "pre", { class: "args", "data-testid": testid }, keys.map((k) => `${k}${sep}${values[k]}`).join("\n")));
+    };
+    pairs("Environment:", "trust-env", entry.env, "=");
+    pairs("Headers:", "trust-headers", entry.headers, ": ");
+    if (entry.variables.length) {
+      box.append(el(d, "div", { class: "reason", "data-testid": "trust-variables" }, `Receives the values of: ${entry.variables.join(", ")}`));
+    }
+    if (entry.changes.length) {
+      const list = el(d, "ul", { class: "changes", "data-testid": "trust-changes", "aria-label": "Changed since you trusted it" });
+      for (const c of entry.changes) list.append(el(d, "li", {}, c));
+      box.append(el(d, "div", { class: "label" }, "Changed since you trusted it:"), list);
+    }
+    return box;
+  }
+
   private renderTrust(item: TrustItem): HTMLElement {
     const d = this.doc;
-    const box = el(d, "div", { "data-testid": "trust-prompt", class: "approval trust" });
+    const box = el(d, "div", { "data-testid": "trust-prompt", class: "approval trust", role: "group", "aria-label": `Start the MCP server ${item.server}?` });
     if (item.answer) box.dataset.answered = item.answer;
     const head = el(d, "div", { class: "head" });
-    head.append(d.createTextNode("Start the MCP server "), el(d, "b", {}, item.server), d.createTextNode(` defined by ${item.source}? It runs:`));
-    box.append(head, el(d, "pre", { class: "args" }, [item.command, ...item.args].join(" ")));
-    if (item.cwd) box.append(el(d, "div", { class: "reason", "data-testid": "trust-cwd" }, `in ${item.cwd}`));
+    const verb = item.changes.length ? "changed" : "defined";
+    head.append(d.createTextNode("Start the MCP server "), el(d, "b", {}, item.server), d.createTextNode(` (${item.transport}) ${verb} by ${item.source}?`));
+    box.append(head, this.renderEntry(item, false));
     if (item.answer === null) {
       const row = el(d, "div", { class: "buttons" });
       row.append(
@@ -568,6 +638,52 @@ export class ChatApp {
     return box;
   }
 
+  /** A workspace folder asks for trust: every server it defines and every setting that needs it. */
+  private renderWorkspaceTrust(item: WorkspaceTrustItem): HTMLElement {
+    const d = this.doc;
+    const title = "Trust this workspace's agent settings?";
+    const box = el(d, "div", { "data-testid": "workspace-trust-prompt", "data-folder": item.folder, class: "approval trust workspace-trust", role: "group", "aria-label": title });
+    if (item.answer) box.dataset.answered = item.answer;
+    const head = el(d, "div", { class: "head" });
+    head.append(el(d, "b", {}, title), d.createTextNode(` ${item.folder}`));
+    box.append(head);
+    if (item.answer !== null) {
+      if (item.withdrawn) box.dataset.withdrawn = "true";
+      const text = item.withdrawn
+        ? "Withdrawn (the settings changed, or the question is no longer needed)"
+        : item.answer === "trust" ? "Trusted" : item.answer === "restricted" ? "Kept restricted" : "No answer";
+      box.append(el(d, "div", { class: "answer" }, text));
+      return box;
+    }
+    box.append(el(d, "div", { class: "reason" }, "Until you trust it, its settings files can only tighten: the MCP servers and settings below are ignored."));
+    if (item.previouslyTrusted && item.changes.length) {
+      const list = el(d, "ul", { class: "changes", "data-testid": "workspace-changes" });
+      for (const c of item.changes) list.append(el(d, "li", {}, c));
+      box.append(el(d, "div", { class: "label" }, "Changed since you trusted it:"), list);
+    }
+    if (item.servers.length) {
+      box.append(el(d, "div", { class: "label" }, `MCP servers it defines (they start when you trust it):`));
+      for (const entry of item.servers) box.append(this.renderEntry(entry, true));
+    }
+    if (item.settings.length) {
+      box.append(el(d, "div", { class: "label" }, "Settings that need your trust:"));
+      const list = el(d, "ul", { class: "settings", "data-testid": "workspace-settings" });
+      for (const s of item.settings) {
+        const li = el(d, "li", { "data-key": s.key });
+        li.append(el(d, "code", {}, `${s.key} = ${s.value}`), el(d, "div", { class: "reason" }, `${s.why} (${s.source})`));
+        list.append(li);
+      }
+      box.append(list);
+    }
+    const row = el(d, "div", { class: "buttons" });
+    row.append(
+      el(d, "button", { "data-answer": "trust" }, "Trust workspace"),
+      el(d, "button", { "data-answer": "restricted", class: "secondary" }, "Keep restricted"),
+    );
+    box.append(row);
+    return box;
+  }
+
   /** MCP sampling consent: which server, which model, how much, and what it would send. */
   private renderSampling(item: SamplingItem): HTMLElement {
     const d = this.doc;
@@ -579,6 +695,7 @@ export class ChatApp {
       el(d, "code", {}, item.model),
       d.createTextNode(` (at most ${item.maxTokens} tokens)`),
     );
+    if (item.endpoint) head.append(d.createTextNode(" at "), el(d, "code", { "data-testid": "sampling-endpoint" }, item.endpoint));
     box.append(head);
     if (item.answer !== null) {
       box.dataset.answered = item.answer;

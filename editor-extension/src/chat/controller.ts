@@ -35,6 +35,7 @@ export class ChatController implements vscode.Disposable {
   private promptCts: vscode.CancellationTokenSource | null = null;
   private readonly approvals = new Map<string, Pending<P.ApproveResult>>();
   private readonly trusts = new Map<string, Pending<P.TrustServerResult>>();
+  private readonly workspaceTrusts = new Map<string, Pending<P.TrustWorkspaceResult>>();
   private readonly elicits = new Map<string, Pending<P.ElicitResult>>();
   /** MCP sampling consent cards (mcp/sample). */
   private readonly samplings = new SamplingConsent((a) => this.dispatch(a), () => this.showChat());
@@ -85,6 +86,9 @@ export class ChatController implements vscode.Disposable {
       ),
       client.onRequest(P.TRUST_SERVER, (params: P.TrustServerParams, token: vscode.CancellationToken) =>
         this.onTrust(params, token),
+      ),
+      client.onRequest(P.TRUST_WORKSPACE, (params: P.TrustWorkspaceParams, token: vscode.CancellationToken) =>
+        this.onTrustWorkspace(params, token),
       ),
       client.onRequest(P.ELICIT, (params: P.ElicitParams, token: vscode.CancellationToken) =>
         this.onElicit(params, token),
@@ -160,6 +164,12 @@ export class ChatController implements vscode.Disposable {
         return;
       case "trust":
         this.answerTrust(msg.id, msg.answer === "trust");
+        return;
+      case "workspaceTrust":
+        this.answerWorkspaceTrust(msg.id, msg.answer === "trust");
+        return;
+      case "trustWorkspaceCommand":
+        await vscode.commands.executeCommand("agentLs.trustWorkspace");
         return;
       case "elicit":
         this.answerElicit(msg.id, msg.action, msg.content);
@@ -388,6 +398,46 @@ export class ChatController implements vscode.Disposable {
     pending.resolve({ trusted });
   }
 
+  /**
+   * `agent/trustWorkspace`: a card listing everything the folder asks for, until the user
+   * answers or the server withdraws it (the settings changed under it).
+   */
+  onTrustWorkspace(params: P.TrustWorkspaceParams, token: vscode.CancellationToken): Promise<P.TrustWorkspaceResult> {
+    const id = `workspace-trust-${++this.counter}`;
+    return new Promise((resolve) => {
+      this.workspaceTrusts.set(id, { resolve });
+      this.dispatch({ type: "workspaceTrustRequest", id, params });
+      this.showChat();
+      token.onCancellationRequested(() => this.answerWorkspaceTrust(id, null, true));
+    });
+  }
+
+  answerWorkspaceTrust(id: string, trusted: boolean | null, withdrawn = false): void {
+    const pending = this.workspaceTrusts.get(id);
+    if (!pending) return;
+    this.workspaceTrusts.delete(id);
+    const answer = trusted === null ? "dismissed" : trusted ? "trust" : "restricted";
+    fact(`workspace-trust ${withdrawn ? "withdrawn" : answer}`);
+    this.dispatch(
+      withdrawn ? { type: "workspaceTrustAnswered", id, answer, withdrawn } : { type: "workspaceTrustAnswered", id, answer },
+    );
+    pending.resolve({ trusted });
+  }
+
+  /** Shows the pending workspace trust card, if there is one (true), with its first button focused. */
+  revealWorkspaceTrust(): boolean {
+    const id = [...this.workspaceTrusts.keys()].pop();
+    if (id === undefined) return false;
+    this.reveal(false);
+    for (const s of this.surfaces) s.post({ type: "focusItem", id });
+    return true;
+  }
+
+  /** The trust state of the workspace folders (the chat's banner while one is restricted). */
+  setWorkspaces(workspaces: readonly P.WorkspaceStatusPayload[]): void {
+    this.dispatch({ type: "workspaces", workspaces: [...workspaces] });
+  }
+
   onElicit(params: P.ElicitParams, token: vscode.CancellationToken): Promise<P.ElicitResult> {
     const id = `elicit-${++this.counter}`;
     return new Promise((resolve) => {
@@ -414,6 +464,7 @@ export class ChatController implements vscode.Disposable {
     this.samplings.withdrawAll();
     for (const id of [...this.approvals.keys()]) this.withdrawApproval(id);
     for (const id of [...this.trusts.keys()]) this.answerTrust(id, null, true);
+    for (const id of [...this.workspaceTrusts.keys()]) this.answerWorkspaceTrust(id, null, true);
     for (const id of [...this.elicits.keys()]) this.answerElicit(id, "cancel", undefined, true);
     this.turns.reset();
     if (this.state.busy && !this.promptCts) this.dispatch({ type: "busy", busy: false });

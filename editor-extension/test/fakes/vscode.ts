@@ -140,6 +140,8 @@ export const env = {
 
 export const workspace = {
   workspaceFolders: undefined as unknown,
+  isTrusted: true,
+  onDidGrantWorkspaceTrust: new EventEmitter<void>().event,
   openTextDocument: async (..._args: unknown[]): Promise<unknown> => undefined,
   getConfiguration: () => ({ get: () => undefined }),
   onDidChangeConfiguration: new EventEmitter<unknown>().event,

@@ -1,0 +1,360 @@
+/**
+ * Workspace trust in the extension (issue 14): the server start never runs workspace code
+ * (machine-scoped settings, -P), the trust cards show everything that is decided on, the
+ * restricted state is visible (chat banner, servers view row), and the commands.
+ * `vscode` is test/fakes/vscode.ts (vitest.config.ts).
+ */
+import { readFileSync } from "fs";
+import * as path from "path";
+import { beforeEach, describe, expect, it } from "vitest";
+import { parseFromWebview, type ToWebview } from "../shared/messages";
+import { initialState, reduce, type ChatAction, type WorkspaceTrustItem } from "../shared/state";
+import { ChatController, type ChatSurface } from "../src/chat/controller";
+import type { AgentClient } from "../src/client";
+import { heldByRestrictedFolder, trustWorkspace } from "../src/commands";
+import { workspaceStateText, workspaceTrustDetail } from "../src/format";
+import * as P from "../src/protocol";
+import { resolveServerCommand } from "../src/serverCommand";
+import { ServersModel, ServersTree } from "../src/servers";
+import { ChatApp } from "../webview/app";
+import * as vscode from "./fakes/vscode";
+
+const LONG_ARGS = ["-y", "@acme/database-mcp-server@1.2.3", "--connection", "postgres://reader@db.internal.example:5432/analytics_warehouse_production", "--read-only", "--schema=public,reporting,finance_2026"];
+
+const entry: P.TrustServerParams = {
+  server: "db",
+  command: "npx",
+  args: LONG_ARGS,
+  source: "/w/.mcp.json",
+  cwd: "/w/tools",
+  transport: "stdio",
+  env: { BASH_ENV: "./x.sh", DB_PASSWORD: "***", TOKEN: "${env:GH_TOKEN}" },
+  url: null,
+  headers: {},
+  variables: ["GH_TOKEN"],
+  changes: ["env: BASH_ENV=./x.sh added"],
+};
+const http: P.TrustServerParams = {
+  server: "leak",
+  command: "",
+  args: [],
+  source: "/w/.mcp.json",
+  transport: "http",
+  url: "http://10.0.0.5/mcp?t=${SECRET_TOKEN}",
+  headers: { Authorization: "Bearer ${env:SECRET_TOKEN}" },
+  variables: ["SECRET_TOKEN"],
+  changes: [],
+};
+const params: P.TrustWorkspaceParams = {
+  folder: "/w",
+  servers: [entry, http],
+  settings: [
+    { source: "/w/.agent-ls/settings.json", key: "apiBase", value: '"http://10.0.0.5/v1"', why: "the endpoint receives your API key and your conversation" },
+    { source: "/w/.agent-ls/settings.json", key: "permissions.allow", value: '["*"]', why: "allow rules let tools run without asking you" },
+  ],
+  changes: ['apiBase: "http://a" -> "http://10.0.0.5/v1"'],
+  previouslyTrusted: true,
+};
+const restricted: P.WorkspaceStatusPayload = {
+  folder: "/w",
+  state: "restricted",
+  message: "This workspace is restricted: its agent-ls settings and MCP servers are ignored until you trust it.",
+  ignored: params.settings,
+  servers: params.servers,
+};
+
+describe("starting the server", () => {
+  it("the pythonPath form runs python -P (the current directory is never searched)", () => {
+    const r = resolveServerCommand({ command: [], pythonPath: "/v/bin/python", env: {} }, "/bin", (p) => p === "/v/bin/python");
+    expect(r).toEqual({ ok: true, value: { command: "/v/bin/python", args: ["-P", "-m", "agent_ls", "serve"], source: "agentLs.server.pythonPath" } });
+  });
+
+  it("the server settings are machine-scoped and untrusted workspaces are supported in a limited way", () => {
+    const pkg = JSON.parse(readFileSync(path.join(__dirname, "..", "package.json"), "utf-8"));
+    const props = pkg.contributes.configuration.properties;
+    for (const key of ["agentLs.server.command", "agentLs.server.pythonPath", "agentLs.server.env"]) {
+      expect(props[key].scope, key).toBe("machine");
+    }
+    expect(pkg.capabilities.untrustedWorkspaces.supported).toBe("limited");
+    const ids = pkg.contributes.commands.map((c: { command: string }) => c.command);
+    expect(ids).toEqual(expect.arrayContaining(["agentLs.trustWorkspace", "agentLs.restrictWorkspace"]));
+  });
+
+  it("the client starts the server outside the workspace and tells it the editor's trust", () => {
+    const src = readFileSync(path.join(__dirname, "..", "src", "client.ts"), "utf-8");
+    expect(src).toContain("cwd: this.serverCwd()");
+    expect(src).not.toMatch(/cwd:\s*folder/);
+    expect(src).toContain("workspaceTrusted: vscode.workspace.isTrusted");
+    expect(src).toContain("onDidGrantWorkspaceTrust");
+  });
+});
+
+// the chat ----------------------------------------------------------------------------------------
+
+class FakeHost {
+  sent: unknown[] = [];
+  saved: unknown = undefined;
+  post(m: unknown): void {
+    this.sent.push(m);
+  }
+  getState(): unknown {
+    return this.saved;
+  }
+  setState(s: unknown): void {
+    this.saved = JSON.parse(JSON.stringify(s));
+  }
+}
+
+let root: HTMLElement;
+let host: FakeHost;
+let app: ChatApp;
+const q = (sel: string) => root.querySelector(sel) as HTMLElement | null;
+const act = (action: ChatAction) => app.receive({ type: "action", action } satisfies ToWebview);
+
+beforeEach(() => {
+  document.body.innerHTML = '<div id="app"></div>';
+  root = document.getElementById("app")!;
+  host = new FakeHost();
+  app = new ChatApp(root, host);
+  app.receive({ type: "state", state: { ...initialState(), server: "running" } });
+});
+
+describe("the workspace trust card", () => {
+  it("shows every server in full (never clipped) and every setting with why", () => {
+    act({ type: "workspaceTrustRequest", id: "w1", params });
+    const card = q('[data-testid="workspace-trust-prompt"]')!;
+    expect(card.getAttribute("role")).toBe("group");
+    expect(card.getAttribute("aria-label")).toBe("Trust this workspace's agent settings?");
+    const entries = Array.from(card.querySelectorAll('[data-testid="trust-entry"]')) as HTMLElement[];
+    expect(entries.map((e) => e.dataset.server)).toEqual(["db", "leak"]);
+    expect(entries[0].querySelector('[data-testid="trust-command"]')!.textContent).toBe(["npx", ...LONG_ARGS].join(" "));
+    expect(entries[0].querySelector('[data-testid="trust-cwd"]')!.textContent).toBe("in /w/tools");
+    expect(entries[0].querySelector('[data-testid="trust-env"]')!.textContent).toBe("BASH_ENV=./x.sh\nDB_PASSWORD=***\nTOKEN=${env:GH_TOKEN}");
+    expect(entries[0].querySelector('[data-testid="trust-variables"]')!.textContent).toBe("Receives the values of: GH_TOKEN");
+    expect(entries[0].querySelector('[data-testid="trust-changes"]')!.textContent).toContain("env: BASH_ENV=./x.sh added");
+    expect(entries[1].querySelector('[data-testid="trust-url"]')!.textContent).toBe("http://10.0.0.5/mcp?t=${SECRET_TOKEN}");
+    expect(entries[1].querySelector('[data-testid="trust-headers"]')!.textContent).toBe("Authorization: Bearer ${env:SECRET_TOKEN}");
+    const settings = Array.from(card.querySelectorAll('[data-testid="workspace-settings"] li')) as HTMLElement[];
+    expect(settings.map((s) => s.dataset.key)).toEqual(["apiBase", "permissions.allow"]);
+    expect(settings[0].textContent).toContain('apiBase = "http://10.0.0.5/v1"');
+    expect(settings[0].textContent).toContain("the endpoint receives your API key");
+    expect(q('[data-testid="workspace-changes"]')!.textContent).toContain('apiBase: "http://a" -> "http://10.0.0.5/v1"');
+    // wrapped, never clipped: the CSS wraps long command lines
+    const css = readFileSync(path.join(__dirname, "..", "webview", "style.css"), "utf-8");
+    expect(css).toMatch(/\.entry pre[^{]*\{[^}]*white-space: pre-wrap[^}]*overflow-wrap: anywhere/);
+  });
+
+  it("answers with the buttons, and shows how it ended", () => {
+    act({ type: "workspaceTrustRequest", id: "w1", params });
+    const buttons = Array.from(root.querySelectorAll('[data-testid="workspace-trust-prompt"] button')) as HTMLButtonElement[];
+    expect(buttons.map((b) => b.textContent)).toEqual(["Trust workspace", "Keep restricted"]);
+    buttons[0].click();
+    expect(host.sent).toContainEqual({ type: "workspaceTrust", id: "w1", answer: "trust" });
+    expect(buttons.every((b) => b.disabled)).toBe(true);
+    act({ type: "workspaceTrustAnswered", id: "w1", answer: "trust" });
+    expect(q('[data-testid="workspace-trust-prompt"]')!.dataset.answered).toBe("trust");
+    expect(q('[data-testid="workspace-trust-prompt"] .answer')!.textContent).toBe("Trusted");
+    act({ type: "workspaceTrustRequest", id: "w2", params });
+    act({ type: "workspaceTrustAnswered", id: "w2", answer: "dismissed", withdrawn: true });
+    const withdrawn = root.querySelectorAll('[data-testid="workspace-trust-prompt"]')[1] as HTMLElement;
+    expect(withdrawn.dataset.withdrawn).toBe("true");
+    expect(withdrawn.textContent).toContain("Withdrawn");
+  });
+
+  it("the per-server card shows the same entry, and says when it changed", () => {
+    act({ type: "trustRequest", id: "t1", params: entry });
+    const card = q('[data-testid="trust-prompt"]')!;
+    expect(card.querySelector(".head")!.textContent).toBe("Start the MCP server db (stdio) changed by /w/.mcp.json?");
+    expect(card.querySelector('[data-testid="trust-command"]')!.textContent).toBe(["npx", ...LONG_ARGS].join(" "));
+    expect(card.querySelector('[data-testid="trust-changes"]')!.textContent).toContain("BASH_ENV");
+  });
+
+  it("only valid answers come back from the webview", () => {
+    expect(parseFromWebview({ type: "workspaceTrust", id: "w1", answer: "trust" })).not.toBeNull();
+    expect(parseFromWebview({ type: "workspaceTrust", id: "w1", answer: "always" })).toBeNull();
+    expect(parseFromWebview({ type: "workspaceTrust", answer: "trust" })).toBeNull();
+    expect(parseFromWebview({ type: "trustWorkspaceCommand" })).not.toBeNull();
+  });
+});
+
+describe("the restricted banner", () => {
+  it("is shown while a folder is restricted, with a button that asks the host to trust it", () => {
+    const banner = q('[data-testid="restricted-banner"]')!;
+    expect(banner.hidden).toBe(true);
+    act({ type: "workspaces", workspaces: [restricted, { folder: "/other", state: "trusted", message: "ok" }] });
+    expect(banner.hidden).toBe(false);
+    expect(banner.getAttribute("role")).toBe("status");
+    expect(banner.textContent).toContain("This workspace is restricted");
+    expect(banner.textContent).not.toContain("restricted\u0020(");
+    (banner.querySelector('[data-testid="banner-trust"]') as HTMLButtonElement).click();
+    expect(host.sent).toContainEqual({ type: "trustWorkspaceCommand" });
+    act({ type: "workspaces", workspaces: [{ ...restricted, state: "trusted" }] });
+    expect(banner.hidden).toBe(true);
+  });
+
+  it("in VS Code's restricted mode the button manages VS Code's trust", () => {
+    act({ type: "workspaces", workspaces: [{ ...restricted, state: "editor-restricted" }] });
+    expect(q('[data-testid="banner-trust"]')!.textContent).toBe("Manage workspace trust");
+  });
+
+  it("sampling consent shows the endpoint", () => {
+    act({ type: "samplingRequest", id: "s1", params: { server: "k", messages: [], maxTokens: 9, model: "m", endpoint: "http://127.0.0.1:1/v1" } });
+    expect(q('[data-testid="sampling-endpoint"]')!.textContent).toBe("http://127.0.0.1:1/v1");
+  });
+});
+
+// the controller ---------------------------------------------------------------------------------
+
+type Handler = (params: unknown, token: vscode.CancellationToken) => unknown;
+
+class FakeAgent {
+  readonly sent: { method: string; params: unknown }[] = [];
+  readonly requests = new Map<string, Handler>();
+  readonly onDidChangeState = new vscode.EventEmitter<{ state: string }>().event;
+  readonly output = { info: () => undefined, warn: () => undefined, error: () => undefined };
+  running: unknown = {};
+  addBinder(binder: (client: unknown) => unknown): void {
+    binder({
+      onNotification: () => new vscode.Disposable(),
+      onRequest: (method: string, fn: Handler) => {
+        this.requests.set(method, fn);
+        return new vscode.Disposable();
+      },
+    });
+  }
+  async request<R>(method: string, params?: unknown): Promise<R> {
+    this.sent.push({ method, params });
+    return { servers: [], workspaces: [{ ...restricted, state: "trusted" }] } as R;
+  }
+}
+
+class Surface implements ChatSurface {
+  readonly messages: ToWebview[] = [];
+  readonly visible = true;
+  post(message: ToWebview): void {
+    this.messages.push(message);
+  }
+}
+
+describe("the controller", () => {
+  let agent: FakeAgent;
+  let chat: ChatController;
+  let surface: Surface;
+  beforeEach(() => {
+    agent = new FakeAgent();
+    chat = new ChatController(agent as unknown as AgentClient);
+    surface = new Surface();
+    chat.attach(surface);
+  });
+
+  it("shows agent/trustWorkspace as a card and answers with the user's choice", async () => {
+    const cts = new vscode.CancellationTokenSource();
+    const answer = agent.requests.get(P.TRUST_WORKSPACE)!(params, cts.token) as Promise<P.TrustWorkspaceResult>;
+    const card = chat.snapshot.items.find((i): i is WorkspaceTrustItem => i.kind === "workspaceTrust")!;
+    expect(card.servers.map((s) => s.server)).toEqual(["db", "leak"]);
+    expect(chat.revealWorkspaceTrust()).toBe(true);
+    expect(surface.messages).toContainEqual({ type: "focusItem", id: card.id });
+    await chat.handle(surface, { type: "workspaceTrust", id: card.id, answer: "restricted" });
+    expect(await answer).toEqual({ trusted: false });
+    expect(chat.revealWorkspaceTrust()).toBe(false);
+  });
+
+  it("a withdrawn prompt answers null and closes the card", async () => {
+    const cts = new vscode.CancellationTokenSource();
+    const answer = agent.requests.get(P.TRUST_WORKSPACE)!(params, cts.token) as Promise<P.TrustWorkspaceResult>;
+    cts.cancel();
+    expect(await answer).toEqual({ trusted: null });
+    const card = chat.snapshot.items.find((i): i is WorkspaceTrustItem => i.kind === "workspaceTrust")!;
+    expect(card.withdrawn).toBe(true);
+  });
+
+  it("the workspaces' state reaches the banner", () => {
+    chat.setWorkspaces([restricted]);
+    expect(chat.snapshot.restricted).toEqual([{ folder: "/w", state: "restricted", message: restricted.message }]);
+  });
+
+  function model(workspaces: P.WorkspaceStatusPayload[], servers: P.ServerStatus[] = []): ServersModel {
+    const a = { onDidChangeState: new vscode.EventEmitter<unknown>().event, addBinder: () => undefined, output: { warn: () => undefined } };
+    const m = new ServersModel(a as unknown as AgentClient);
+    m.update(servers, [], workspaces);
+    return m;
+  }
+
+  it("Trust Workspace Settings: the pending card first, else a modal listing everything, then setWorkspaceTrust", async () => {
+    const m = model([restricted]);
+    agent.requests.get(P.TRUST_WORKSPACE)!(params, new vscode.CancellationTokenSource().token);
+    surface.messages.length = 0;
+    await trustWorkspace(agent as unknown as AgentClient, chat, m);
+    expect(surface.messages.some((x) => x.type === "focusItem")).toBe(true);
+    expect(agent.sent).toEqual([]);
+    // answered: now the modal
+    const card = chat.snapshot.items.find((i) => i.kind === "workspaceTrust")!;
+    chat.answerWorkspaceTrust(card.id, null);
+    let shown: unknown[] = [];
+    vscode.window.showWarningMessage = async (...args: unknown[]) => {
+      shown = args;
+      return "Trust";
+    };
+    await trustWorkspace(agent as unknown as AgentClient, chat, m);
+    const detail = (shown[1] as { modal: boolean; detail: string }).detail;
+    expect((shown[1] as { modal: boolean }).modal).toBe(true);
+    expect(detail).toContain(`runs: npx ${LONG_ARGS.join(" ")}`);
+    expect(detail).toContain("connects to: http://10.0.0.5/mcp?t=${SECRET_TOKEN}");
+    expect(detail).toContain('apiBase = "http://10.0.0.5/v1"');
+    expect(agent.sent).toEqual([{ method: P.SET_WORKSPACE_TRUST, params: { trusted: true, folder: "/w" } }]);
+    expect(m.workspaces[0].state).toBe("trusted"); // the result's status was applied
+  });
+
+  it("in VS Code's restricted mode it opens VS Code's trust editor instead", async () => {
+    const ran: unknown[] = [];
+    vscode.commands.executeCommand = async (...args: unknown[]) => ran.push(args[0]);
+    await trustWorkspace(agent as unknown as AgentClient, chat, model([{ ...restricted, state: "editor-restricted" }]));
+    expect(ran).toEqual(["workbench.trust.manage"]);
+    expect(agent.sent).toEqual([]);
+  });
+
+  it("a server held by a restricted folder is trusted with its folder", () => {
+    const held: P.ServerStatus = { name: "db", state: "awaiting-trust", scope: "mcp.json", toolCount: 0 };
+    expect(heldByRestrictedFolder(model([restricted], [held]), "db")).toBe(true);
+    expect(heldByRestrictedFolder(model([{ ...restricted, state: "trusted" }], [held]), "db")).toBe(false);
+  });
+});
+
+describe("the servers view", () => {
+  it("a restricted folder is the first row, in words, with what it ignores", () => {
+    const a = { onDidChangeState: new vscode.EventEmitter<unknown>().event, addBinder: () => undefined, output: { warn: () => undefined } };
+    const m = new ServersModel(a as unknown as AgentClient);
+    m.update([{ name: "knob", state: "connected", toolCount: 1 }], [], [{ ...restricted, state: "declined" }]);
+    const t = new ServersTree(m);
+    const [row, knob] = t.getChildren();
+    expect(row.kind).toBe("workspace");
+    expect(knob.kind).toBe("server");
+    const item = t.getTreeItem(row) as unknown as vscode.TreeItem;
+    expect(item.label).toBe("Workspace restricted: w");
+    expect(item.description).toBe("you kept it restricted");
+    expect(item.description).not.toContain("declined");
+    expect(item.tooltip).toContain("(state: declined)");
+    expect(item.contextValue).toBe("workspace.declined");
+    const children = t.getChildren(row).map((n) => t.getTreeItem(n) as unknown as vscode.TreeItem);
+    expect(children.map((c) => c.label)).toEqual(["apiBase", "permissions.allow"]);
+    expect(children[0].description).toBe("ignored: the endpoint receives your API key and your conversation");
+    // a trusted folder has no row
+    m.update([{ name: "knob", state: "connected", toolCount: 1 }], [], [{ ...restricted, state: "trusted" }]);
+    expect(t.getChildren().map((n) => n.kind)).toEqual(["server"]);
+  });
+
+  it("every state has words", () => {
+    for (const s of P.WORKSPACE_TRUST_STATES) expect(workspaceStateText(s)).not.toBe(s === "trusted" ? "" : s);
+    expect(workspaceTrustDetail([restricted])).toContain("receives the values of: GH_TOKEN");
+  });
+});
+
+describe("the reducer", () => {
+  it("keeps the banner list to folders whose settings are not in effect", () => {
+    const s = reduce(initialState(), {
+      type: "workspaces",
+      workspaces: [restricted, { folder: "/b", state: "nothing-to-trust", message: "" }, { folder: "/c", state: "editor-restricted", message: "m" }],
+    });
+    expect(s.restricted!.map((w) => w.folder)).toEqual(["/w", "/c"]);
+  });
+});
