@@ -106,24 +106,36 @@ async function scenario(page: Page, steps: Steps): Promise<void> {
 
   await steps.run(
     'trust-workspace-server',
-    'a trust prompt for the server the workspace defines; "Trust and start"',
+    'the workspace trust card lists the server the workspace defines, in full; "Trust workspace"',
     ['open-chat', 'activation'],
     async (s) => {
       const f = await chatFrame();
-      const prompt = f.locator(tid('trust-prompt'), { hasText: sc.workspaceServer }).first();
-      await prompt.waitFor({ state: 'visible', timeout: T }).catch(async () => {
-        throw new Error(`no ${tid('trust-prompt')} for "${sc.workspaceServer}" in the chat; ${await chatSummary(f)}; facts: ${factsSince(0)}`);
+      const banner = f.locator(tid('restricted-banner'));
+      const card = f.locator(tid('workspace-trust-prompt'), { hasText: sc.workspaceServer }).first();
+      await card.waitFor({ state: 'visible', timeout: T }).catch(async () => {
+        throw new Error(`no ${tid('workspace-trust-prompt')} listing "${sc.workspaceServer}" in the chat; ${await chatSummary(f)}; facts: ${factsSince(0)}`);
       });
-      s.note(`prompt: ${JSON.stringify(norm((await prompt.textContent()) ?? '').slice(0, 160))}`);
-      for (const answer of ['trust', 'deny']) {
-        if ((await prompt.locator(`[data-answer="${answer}"]`).count()) === 0) {
-          throw new Error(`the trust prompt has no button data-answer="${answer}"`);
+      const bannerText = norm((await banner.innerText().catch(() => '')) ?? '');
+      s.note(`banner: ${JSON.stringify(bannerText.slice(0, 120))}`);
+      if (!/restricted/i.test(bannerText)) throw new Error(`the chat shows no "restricted" banner while the workspace waits for trust (it shows ${JSON.stringify(bannerText)})`);
+      const command = norm((await card.locator(tid('trust-command')).first().textContent()) ?? '');
+      s.note(`command shown: ${JSON.stringify(command.slice(0, 160))}`);
+      if (!command.includes('knob_server') && !command.includes('python')) throw new Error(`the card does not show the server's command line (${JSON.stringify(command)})`);
+      for (const answer of ['trust', 'restricted']) {
+        if ((await card.locator(`[data-answer="${answer}"]`).count()) === 0) {
+          throw new Error(`the workspace trust card has no button data-answer="${answer}"`);
         }
       }
+      await card.screenshot({ path: `${cfg.artifacts}/workspace-trust-card.png` }).catch(() => undefined);
       const mark = facts.mark();
-      await prompt.locator('[data-answer="trust"]').click();
-      await facts.waitFor(/^trust trust\b/, T, mark).catch(() => s.note('no "trust trust" fact (not in the contract)'));
-      await until('the trust prompt to show it was answered', async () => (await prompt.locator('[data-answer]').count()) === 0, T);
+      await card.locator('[data-answer="trust"]').click();
+      await facts.waitFor(/^workspace-trust trust\b/, T, mark);
+      await until('the workspace trust card to show it was answered', async () => (await card.locator('[data-answer]').count()) === 0, T);
+      await until('the restricted banner to go away', async () => !(await banner.isVisible()), T);
+      // trusting the folder trusted the servers it listed: no second, per-server question
+      if ((await f.locator(tid('trust-prompt'), { hasText: sc.workspaceServer }).count()) > 0) {
+        throw new Error(`a per-server trust prompt for "${sc.workspaceServer}" appeared after the workspace was trusted`);
+      }
     },
   );
 

@@ -182,6 +182,7 @@ class Run:
         self.fact_log = root / "facts.log"
         self.cs_log = root / "code-server.log"
         self.driver_log = root / "driver.log"
+        self.import_marker = root / "json_py.imported"
         for d in (self.ws / ".agent-ls", self.config, self.data, self.user_data / "User", self.extensions,
                   self.home, self.profile):
             d.mkdir(parents=True, exist_ok=True)
@@ -224,6 +225,9 @@ def write_settings(run: Run, llm: ScriptedLLM) -> None:
     (run.config / "settings.json").write_text(json.dumps(user, indent=2))
     workspace = {"mcpServers": {WS_SERVER: knob_stdio_params("--name", WS_SERVER)}}
     (run.ws / ".agent-ls" / "settings.json").write_text(json.dumps(workspace, indent=2))
+    # a repository that tries to run code when it is opened: the server must never import these
+    (run.ws / "json.py").write_text(f"open({str(run.import_marker)!r}, 'w').write('imported')\n")
+    (run.ws / "numbers.py").write_text("raise SystemExit('numbers.py from the workspace was imported')\n")
     (run.ws / CODE_FILE).write_text(CODE)
     editor = {
         "workbench.startupEditor": "none",
@@ -240,6 +244,10 @@ def write_settings(run: Run, llm: ScriptedLLM) -> None:
         "agentLs.server.command": [sys.executable, "-m", "agent_ls", "serve"],
     }
     (run.user_data / "User" / "settings.json").write_text(json.dumps(editor, indent=2))
+    # agentLs.server.* are machine-scoped: code-server reads those from its Machine settings
+    (run.user_data / "Machine").mkdir(exist_ok=True)
+    machine = {"agentLs.server.command": editor["agentLs.server.command"]}
+    (run.user_data / "Machine" / "settings.json").write_text(json.dumps(machine, indent=2))
 
 
 def install_vsix(tools: E2ETools, run: Run, env: dict[str, str]) -> None:
@@ -406,6 +414,8 @@ def test_extension_in_code_server(tmp_path: Path) -> None:
         problems.append(f"processes left behind after killing code-server: {leftovers}")
     if model.unexpected:
         problems.append(f"the scripted model got requests it had no answer for: {model.unexpected}")
+    if run.import_marker.exists():
+        problems.append("the language server imported the workspace's json.py (it must start outside the folder)")
     if problems:
         ext_logs = "\n".join(f"--- {p.name} (last 25 lines) ---\n{tail(p, 25)}" for p in run.extension_logs()[-3:])
         pytest.fail(
