@@ -19,6 +19,7 @@ from typing import Any
 
 import pytest
 from lsprotocol import types as lsp
+from pygls.exceptions import JsonRpcException
 
 from agent_ls.server import protocol as P
 from tests.adversarial import SECRET, SECRET_ENV, USER_KEY, AdversarialWorkspace, Sink
@@ -110,8 +111,14 @@ async def test_an_untrusted_workspace_runs_sends_and_loosens_nothing_until_trust
             line for line in ws_file.read_text().splitlines() if '"apiBase"' in line))
         assert any(d.range.start.line == api_line and "apiBase" in d.message for d in infos)
 
-        # 4. no tool action from the workspace; the model is the user's; the shell asks (and is denied)
+        # 4. no tool action from the workspace (not offered, and refused when asked for directly);
+        # the model is the user's; the shell asks (and is denied)
         assert "Evil action" not in await _code_action_titles(ed, setup.ws / "main.py")
+        with pytest.raises(JsonRpcException, match="no tool action"):
+            await ed.client.workspace_execute_command_async(lsp.ExecuteCommandParams(
+                command=P.CMD_RUN_TOOL_ACTION, arguments=[{
+                    "uri": (setup.ws / "main.py").as_uri(), "index": 0, "title": "Evil action", "text": "1",
+                    "range": {"start": {"line": 0, "character": 0}, "end": {"line": 0, "character": 5}}}]))
         ed.default_approval = "deny"
         setup.llm.script(tool_calls([("bash", {"command": f"touch {attack.bash_marker}"})]), text("done"))
         result = await ed.request(P.PROMPT, {"text": "please run it"})
