@@ -118,3 +118,4 @@ class AdversarialWorkspace:
     def nothing_ran(self) -> list[Path]:
         """Marker files that exist (should be none while the workspace is not trusted)."""
         return sorted(p for p in self.markers.iterdir())
+

@@ -29,21 +29,9 @@ pytestmark = pytest.mark.filterwarnings("ignore:.*ReadOnly.*:UserWarning")
 
 
 @pytest.fixture(scope="module")
-def evil_llm() -> Iterator[ScriptedLLM]:
-    with ScriptedLLM() as server:
-        yield server
-
-
-@pytest.fixture(scope="module")
 def llm() -> Iterator[ScriptedLLM]:
     with ScriptedLLM() as server:
         yield server
-
-
-@pytest.fixture
-def sink() -> Iterator[Sink]:
-    with Sink() as s:
-        yield s
 
 
 class Env:

@@ -197,22 +197,28 @@ class EntryView:
         for field in ("transport", "command", "args", "cwd", "url"):
             if now.get(field) != before.get(field):
                 out.append(f"{field}: {_canonical(before.get(field))} -> {_canonical(now.get(field))}")
-        for field in ("env", "headers"):
-            old = before.get(field) or {}
-            new = now.get(field) or {}
-            for k in sorted(set(old) | set(new)):
-                if k not in new:
-                    out.append(f"{field}: {k} removed")
-                elif k not in old:
-                    out.append(f"{field}: {k}={new[k]} added")
-                elif old[k] != new[k]:
-                    out.append(f"{field}: {k}: {old[k]} -> {new[k]}")
+        for field, sep in (("env", "="), ("headers", ": ")):
+            out += _mapping_changes(before.get(field) or {}, now.get(field) or {},
+                                    lambda k, field=field: f"{field}: {k}", sep)
         added = sorted(set(now["variables"]) - set(before.get("variables") or []))
         if added:
             out.append(f"now receives the values of: {', '.join(added)}")
         if not out:
             out.append("settings that do not change what runs (e.g. OAuth or protocol options)")
         return out
+
+
+def _mapping_changes(old: Mapping[Any, str], new: Mapping[Any, str], name: Any, sep: str) -> list[str]:
+    """``<name> removed`` / ``<name><sep><value> added`` / ``<name>: <old> -> <new>`` per key."""
+    out: list[str] = []
+    for k in sorted(set(old) | set(new), key=str):
+        if k not in new:
+            out.append(f"{name(k)} removed")
+        elif k not in old:
+            out.append(f"{name(k)}{sep}{new[k]} added")
+        elif old[k] != new[k]:
+            out.append(f"{name(k)}: {old[k]} -> {new[k]}")
+    return out
 
 
 def split_settings(root: Mapping[str, Any], source: Path) -> tuple[dict[str, Any], list[TrustItem]]:
@@ -275,18 +281,9 @@ class WorkspaceRequest:
         """What changed in the settings since they were last trusted (one line each)."""
         if before is None:
             return []
-        old: dict[tuple[str, str], str] = {(str(b.get("source")), str(b.get("key"))): str(b.get("value"))
-                                           for b in before if isinstance(b, dict)}
-        new: dict[tuple[str, str], str] = {(str(i.source), i.key): i.value_text for i in self.settings}
-        out = []
-        for where in sorted(set(old) | set(new), key=lambda w: (str(w[0]), str(w[1]))):
-            if where not in new:
-                out.append(f"{where[1]}: removed")
-            elif where not in old:
-                out.append(f"{where[1]}: {new[where]} (new)")
-            elif old[where] != new[where]:
-                out.append(f"{where[1]}: {old[where]} -> {new[where]}")
-        return out
+        old = {(str(b.get("source")), str(b.get("key"))): str(b.get("value")) for b in before if isinstance(b, dict)}
+        new = {(str(i.source), i.key): i.value_text for i in self.settings}
+        return _mapping_changes(old, new, lambda where: where[1], " = ")
 
 
 _MESSAGES = {

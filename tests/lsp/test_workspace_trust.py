@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import json
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -29,18 +28,6 @@ from tests.lsp.test_settings import changed, wait_diagnostics
 from tests.servers.launch import knob_stdio_params
 
 pytestmark = pytest.mark.e2e
-
-
-@pytest.fixture(scope="module")
-def evil_llm() -> Iterator[ScriptedLLM]:
-    with ScriptedLLM() as server:
-        yield server
-
-
-@pytest.fixture
-def sink() -> Iterator[Sink]:
-    with Sink() as s:
-        yield s
 
 
 @pytest.fixture
