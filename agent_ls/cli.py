@@ -38,7 +38,8 @@ from typing import TYPE_CHECKING, Any
 # Only what `serve` needs is imported at module level: the language server must answer
 # `initialize` fast, and the MCP SDK alone costs ~0.8 s to import. Commands import lazily.
 if TYPE_CHECKING:
-    from agent_ls.config.settings import LoadedSettings, ServerConfig
+    from agent_ls.config.entries import ServerConfig
+    from agent_ls.config.settings import LoadedSettings
     from agent_ls.mcp.manager import MCPManager, ServerStatus
 
 EXIT_OK = 0
@@ -433,7 +434,7 @@ async def cmd_chat(args: argparse.Namespace) -> int:
     from agent_ls.agent.session import Session
     from agent_ls.agent.store import SessionStore
     from agent_ls.agent.workspace import Workspace
-    from agent_ls.config.settings import user_data_dir
+    from agent_ls.config.paths import user_data_dir
 
     folders = _folders(args)
     _state, _policy, settings = await _settle(args)

@@ -15,7 +15,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from agent_ls.config.settings import LoadedSettings, ServerConfig
+    from agent_ls.config.entries import ServerConfig
+    from agent_ls.config.settings import LoadedSettings
     from agent_ls.config.state import HostState
     from agent_ls.config.trust import EntryView, TrustPolicy, WorkspaceTrustInfo
 

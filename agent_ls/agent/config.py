@@ -21,7 +21,8 @@ from typing import Any
 import attrs
 
 from agent_ls.agent.llm import LLMConfig
-from agent_ls.config.settings import LoadedSettings, Scope
+from agent_ls.config.entries import Scope
+from agent_ls.config.settings import LoadedSettings
 
 DEFAULT_SAMPLING_MAX_TOKENS = 4096
 """Cap on the ``maxTokens`` an MCP server may ask for when ``agent.sampling.maxTokens`` is not set."""

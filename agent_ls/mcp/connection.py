@@ -39,7 +39,7 @@ from mcp.shared.dispatcher import ProgressFnT
 from mcp.shared.exceptions import MCPError
 from pydantic import FileUrl
 
-from agent_ls.config.settings import ServerConfig
+from agent_ls.config.entries import ServerConfig
 from agent_ls.mcp.redact import redact_live
 
 if TYPE_CHECKING:

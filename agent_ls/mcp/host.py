@@ -10,7 +10,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from agent_ls.config.settings import LoadedSettings, load_settings, user_data_dir
+from agent_ls.config.paths import user_data_dir
+from agent_ls.config.settings import LoadedSettings, load_settings
 from agent_ls.config.state import HostState
 from agent_ls.config.trust import TrustPolicy
 from agent_ls.mcp.manager import MCPManager

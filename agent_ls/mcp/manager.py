@@ -22,7 +22,8 @@ import attrs
 import mcp_types as types
 
 from agent_ls.agent.tools import ToolResult
-from agent_ls.config.settings import FailedEntry, LoadedSettings, ServerConfig
+from agent_ls.config.entries import FailedEntry, ServerConfig
+from agent_ls.config.settings import LoadedSettings
 from agent_ls.config.state import HostState
 from agent_ls.mcp import naming
 from agent_ls.mcp.adapter import MCPTool, make_spec
@@ -165,7 +166,7 @@ class MCPManager:
     @property
     def oauth_store(self) -> OAuthStore:
         if self._oauth_store is None:
-            from agent_ls.config.settings import user_data_dir
+            from agent_ls.config.paths import user_data_dir
 
             self._oauth_store = OAuthStore(user_data_dir() / "oauth")
         return self._oauth_store

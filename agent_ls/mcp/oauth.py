@@ -76,7 +76,8 @@ from mcp.shared.auth import (
 )
 from pydantic import AnyUrl, ValidationError
 
-from agent_ls.config.settings import OAuthConfig, ServerConfig
+from agent_ls.config.entries import ServerConfig
+from agent_ls.config.oauth_config import OAuthConfig
 from agent_ls.mcp.oauth_store import AuthRecord, OAuthStore
 from agent_ls.mcp.redact import add_secrets, redact_live
 

@@ -87,7 +87,7 @@ def direct_gate(ls: AgentLanguageServer) -> Any:
 async def ensure_store(ls: AgentLanguageServer) -> Any:
     if ls.store is None:
         from agent_ls.agent.store import SessionStore
-        from agent_ls.config.settings import user_data_dir
+        from agent_ls.config.paths import user_data_dir
 
         folders = ls.folders()
         root = folders[0] if folders else Path.cwd()

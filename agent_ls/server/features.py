@@ -37,7 +37,7 @@ def is_settings_file(path: str | None) -> bool:
 
 
 def _is_user_settings(p: Path) -> bool:
-    from agent_ls.config.settings import user_settings_path
+    from agent_ls.config.paths import user_settings_path
 
     try:
         return p.resolve() == user_settings_path().resolve()
@@ -404,7 +404,7 @@ async def watch_settings_files(ls: AgentLanguageServer) -> None:
     ws = caps.workspace
     if ws is None or ws.did_change_watched_files is None or not ws.did_change_watched_files.dynamic_registration:
         return
-    from agent_ls.config.settings import user_settings_path
+    from agent_ls.config.paths import user_settings_path
 
     watchers = [lsp.FileSystemWatcher(glob_pattern=g) for g in SETTINGS_GLOBS]
     user = user_settings_path()

@@ -24,7 +24,7 @@ from agent_ls.server import protocol as P
 from agent_ls.server.server import AgentLanguageServer, guarded
 
 if TYPE_CHECKING:
-    from agent_ls.config.settings import ServerConfig
+    from agent_ls.config.entries import ServerConfig
     from agent_ls.config.trust import EntryView, TrustPolicy, WorkspaceRequest, WorkspaceTrustInfo
 
 log = logging.getLogger("agent_ls.server")

@@ -12,18 +12,10 @@ from typing import Any
 import pytest
 
 from agent_ls.config import jsonc
-from agent_ls.config.settings import (
-    DEFAULT_CALL_TIMEOUT,
-    DEFAULT_CONNECT_TIMEOUT,
-    ConfigDiagnostic,
-    LoadedSettings,
-    Scope,
-    ServerConfig,
-    load_settings,
-    user_config_dir,
-    user_data_dir,
-    user_settings_path,
-)
+from agent_ls.config.diagnostics import ConfigDiagnostic
+from agent_ls.config.entries import DEFAULT_CALL_TIMEOUT, DEFAULT_CONNECT_TIMEOUT, Scope, ServerConfig
+from agent_ls.config.paths import user_config_dir, user_data_dir, user_settings_path
+from agent_ls.config.settings import LoadedSettings, load_settings
 from agent_ls.mcp.redact import MASK, redact, redact_mapping
 from tests.tooling import TRUST_ALL
 
