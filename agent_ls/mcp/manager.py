@@ -343,6 +343,22 @@ class MCPManager:
         before = self.state_store.last_trusted_entry(config.source.workspace_folder, config.name)
         return config.view().changes_since(before)
 
+    async def recheck_trust(self) -> None:
+        """Servers waiting for a trust decision that another process has made since: start them
+        (trusted) or mark them untrusted."""
+        if self.state_store is None:
+            return
+        for conn in list(self._conns.values()):
+            cfg = conn.config
+            if conn.state is not State.AWAITING_TRUST or cfg.restricted or not cfg.needs_trust:
+                continue
+            decision = self.state_store.trust(cfg.source.workspace_folder, cfg.trust_key())
+            if decision is not None:
+                log.info("MCP server %s: trust decided in another process (%s)", cfg.name,
+                         "trusted" if decision else "not trusted")
+                self._activate(conn)
+        self.dirty = True
+
     async def set_trust(self, name: str, trusted: bool) -> None:
         conn = self._get(name)
         cfg = conn.config

@@ -36,6 +36,16 @@ def is_settings_file(path: str | None) -> bool:
         p.name == "mcp.json" and p.parent.name == ".vscode") or _is_user_settings(p)
 
 
+def _is_host_state(path: str | None) -> bool:
+    """The user's remembered decisions (another window, or `agent-ls trust`, wrote them)."""
+    from agent_ls.mcp.host import host_state_path
+
+    try:
+        return path is not None and Path(path).resolve() == host_state_path().resolve()
+    except OSError:
+        return False
+
+
 def _is_user_settings(p: Path) -> bool:
     from agent_ls.config.paths import user_settings_path
 
@@ -274,8 +284,13 @@ async def ask_elicit(ls: AgentLanguageServer, server: str, params: Any) -> Any:
 def _register_settings(server: AgentLanguageServer) -> None:
     @server.feature(lsp.WORKSPACE_DID_CHANGE_WATCHED_FILES)
     async def watched(ls: AgentLanguageServer, params: lsp.DidChangeWatchedFilesParams) -> None:
-        if any(is_settings_file(to_fs_path(c.uri)) for c in params.changes):
+        paths = [to_fs_path(c.uri) for c in params.changes]
+        if any(is_settings_file(p) for p in paths):
             await reload_settings(ls)
+        elif any(_is_host_state(p) for p in paths):
+            from agent_ls.server.trust import decisions_changed
+
+            await decisions_changed(ls)
 
     @server.feature(lsp.TEXT_DOCUMENT_DID_SAVE)
     async def did_save(ls: AgentLanguageServer, params: lsp.DidSaveTextDocumentParams) -> None:
@@ -407,9 +422,11 @@ async def watch_settings_files(ls: AgentLanguageServer) -> None:
     from agent_ls.config.paths import user_settings_path
 
     watchers = [lsp.FileSystemWatcher(glob_pattern=g) for g in SETTINGS_GLOBS]
-    user = user_settings_path()
-    watchers.append(lsp.FileSystemWatcher(glob_pattern=lsp.RelativePattern(
-        base_uri=user.parent.as_uri(), pattern=user.name)))
+    from agent_ls.mcp.host import host_state_path
+
+    for file in (user_settings_path(), host_state_path()):
+        watchers.append(lsp.FileSystemWatcher(glob_pattern=lsp.RelativePattern(
+            base_uri=file.parent.as_uri(), pattern=file.name)))
     try:
         await ls.client_register_capability_async(lsp.RegistrationParams(registrations=[lsp.Registration(
             id="agent-ls-settings", method=lsp.WORKSPACE_DID_CHANGE_WATCHED_FILES,

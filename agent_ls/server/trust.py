@@ -14,6 +14,7 @@
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -188,6 +189,24 @@ def register(server: AgentLanguageServer) -> None:
         await reload_settings(ls)
         await manager.wait_ready(60)
         return status_result(ls, manager)
+
+
+async def decisions_changed(ls: AgentLanguageServer) -> None:
+    """``host-state.json`` changed (another window, or the terminal, decided something): a
+    folder whose trust state differs now reloads the settings; servers that waited for a
+    decision another process made start (or stay stopped) without a reload."""
+    from agent_ls.config.settings import load_settings
+    from agent_ls.server.features import reload_settings
+
+    if ls.settings is None or ls.manager is None:
+        return
+    fresh = await asyncio.to_thread(functools.partial(load_settings, ls.folders(), trust=policy(ls)))
+    before = {f: i.state for f, i in ls.settings.workspaces.items()}
+    if {f: i.state for f, i in fresh.workspaces.items()} != before:
+        log.info("workspace trust changed in another process: reloading the settings")
+        await reload_settings(ls)
+        return
+    await ls.manager.recheck_trust()
 
 
 async def ask_server_trust(ls: AgentLanguageServer, cfg: ServerConfig) -> bool | None:

@@ -245,10 +245,30 @@ async def test_two_language_servers_on_one_workspace_keep_each_others_decisions(
             assert state.enabled_override(setup.ws, name) is False, name
         decision = state.workspace_decision(setup.ws)
         assert decision is not None and decision["trusted"] is True
-        # the other window sees the trust decision at its next settings load
-        changed(b, setup.ws_file)
+        # the other window sees the trust decision as soon as its editor reports the file changed
+        # (the server asks the editor to watch host-state.json)
+        await wait_for(lambda: any(
+            isinstance(w["globPattern"], dict) and w["globPattern"]["pattern"] == "host-state.json"
+            for r in b.registrations for w in r.register_options["watchers"]), what="a watcher for host-state.json")
+        changed(b, setup.state_file)
         await wait_for(lambda: b.workspace_changes and b.workspace_changes[-1][0]["state"] == "trusted",
                        what="window b to see window a's trust decision")
+    finally:
+        await close_editor(a)
+        await close_editor(b)
+
+
+async def test_a_server_trusted_in_another_window_starts_here_too(setup: Setup) -> None:
+    setup.ws_settings = {"mcpServers": {"wsknob": knob_stdio_params("--name", "wsknob")}}
+    a = await open_editor(setup, configure=lambda e: setattr(e, "trust_answer", None))
+    b = await open_editor(setup, configure=lambda e: setattr(e, "trust_answer", None))
+    try:
+        await a.wait_state("wsknob", "awaiting-trust")
+        await b.wait_state("wsknob", "awaiting-trust")
+        await a.request(P.MCP_TRUST, {"server": "wsknob", "trusted": True})
+        await a.wait_state("wsknob", "connected")
+        changed(b, setup.state_file)
+        await b.wait_state("wsknob", "connected")
     finally:
         await close_editor(a)
         await close_editor(b)
