@@ -47,10 +47,7 @@ export class AgentClient implements vscode.Disposable {
       this.output,
       this.stateEmitter,
       // VS Code's own workspace trust was granted: the server may now ask about the workspace.
-      vscode.workspace.onDidGrantWorkspaceTrust(() => {
-        this.output.info("VS Code now trusts this workspace: telling the agent-ls server");
-        void this.running?.sendNotification(P.EDITOR_TRUST, { trusted: true } satisfies P.EditorTrustParams);
-      }),
+      vscode.workspace.onDidGrantWorkspaceTrust(() => this.editorTrustGranted()),
       vscode.workspace.onDidChangeConfiguration((e) => {
         if (e.affectsConfiguration("agentLs.server")) {
           this.output.info("agentLs.server settings changed: restarting the language server");
@@ -58,6 +55,20 @@ export class AgentClient implements vscode.Disposable {
         }
       }),
     );
+  }
+
+  /**
+   * VS Code's own workspace trust was granted: the server may now ask about the workspace. A
+   * client still starting sends it once initialized (its initialization options may have been
+   * read before the grant); a stopped one reads `isTrusted` again when it starts.
+   */
+  private editorTrustGranted(): void {
+    const client = this.client;
+    if (!client || (this.current !== "running" && this.current !== "starting")) return;
+    this.output.info("VS Code now trusts this workspace: telling the agent-ls server");
+    client.sendNotification(P.EDITOR_TRUST, { trusted: true } satisfies P.EditorTrustParams).catch((e: unknown) => {
+      this.output.warn(`${P.EDITOR_TRUST}: ${errorText(e)}`);
+    });
   }
 
   get state(): ClientState {

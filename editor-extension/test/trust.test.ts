@@ -80,13 +80,7 @@ describe("starting the server", () => {
     expect(ids).toEqual(expect.arrayContaining(["agentLs.trustWorkspace", "agentLs.restrictWorkspace"]));
   });
 
-  it("the client starts the server outside the workspace and tells it the editor's trust", () => {
-    const src = readFileSync(path.join(__dirname, "..", "src", "client.ts"), "utf-8");
-    expect(src).toContain("cwd: this.serverCwd()");
-    expect(src).not.toMatch(/cwd:\s*folder/);
-    expect(src).toContain("workspaceTrusted: vscode.workspace.isTrusted");
-    expect(src).toContain("onDidGrantWorkspaceTrust");
-  });
+  // cwd, initializationOptions and agent/editorTrust: test/client.test.ts
 });
 
 // the chat ----------------------------------------------------------------------------------------

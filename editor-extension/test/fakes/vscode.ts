@@ -138,12 +138,15 @@ export const env = {
   clipboard: { text: "", writeText: async (t: string) => void (env.clipboard.text = t) },
 };
 
+/** Fire to play VS Code granting its workspace trust (`workspace.onDidGrantWorkspaceTrust`). */
+export const trustGranted = new EventEmitter<void>();
+
 export const workspace = {
   workspaceFolders: undefined as unknown,
   isTrusted: true,
-  onDidGrantWorkspaceTrust: new EventEmitter<void>().event,
+  onDidGrantWorkspaceTrust: trustGranted.event,
   openTextDocument: async (..._args: unknown[]): Promise<unknown> => undefined,
-  getConfiguration: () => ({ get: () => undefined }),
+  getConfiguration: (..._args: unknown[]) => ({ get: (_key: string): unknown => undefined }),
   onDidChangeConfiguration: new EventEmitter<unknown>().event,
 };
 
