@@ -452,7 +452,8 @@ function contentText(content: unknown): string {
 export function reduce(state: ChatState, action: ChatAction): ChatState {
   switch (action.type) {
     case "reset":
-      return { ...state, sessionId: action.sessionId, items: [], busy: false, streamingId: null };
+      // Questions still waiting for the user stay: the server waits for their answers.
+      return { ...state, sessionId: action.sessionId, items: pendingItems(state), busy: false, streamingId: null };
     case "userPrompt":
       return { ...addMessage(state, "user", action.text, action.attachments), busy: true };
     case "event":
@@ -584,7 +585,7 @@ export function reduce(state: ChatState, action: ChatAction): ChatState {
       );
     case "history": {
       const [items, nextId] = historyItems(action.messages, state.nextId);
-      return { ...state, sessionId: action.sessionId, items, nextId, busy: false, streamingId: null };
+      return { ...state, sessionId: action.sessionId, items: [...items, ...pendingItems(state)], nextId, busy: false, streamingId: null };
     }
     case "sessions":
       return { ...state, sessions: action.sessions };
@@ -622,7 +623,7 @@ export function reduce(state: ChatState, action: ChatAction): ChatState {
   }
 }
 
-/** Items that wait for the user (approval, trust, elicitation) and are still unanswered. */
+/** Items that wait for the user (approval, trust, workspace trust, elicitation, sampling) and are still unanswered. */
 export function pendingItems(state: ChatState): ChatItem[] {
   return state.items.filter(
     (it) =>

@@ -9,7 +9,7 @@ import { errorText } from "./errors";
 import { fact } from "./factLog";
 import * as P from "./protocol";
 import { serverErrorText, workspaceRestricted, workspaceTrustDetail } from "./format";
-import { pickServer, serverAction, serverDescription, type ServersModel } from "./servers";
+import { pickServer, serverAction, serverDescription, type ServerNode, type ServersModel } from "./servers";
 import { openSettingsFile, serverEnv, userSettingsPath, workspaceSettingsPath } from "./settingsFiles";
 
 export const RUN_CODE_ACTION = "agentLs.runCodeAction";
@@ -195,7 +195,7 @@ export function registerCommands(
       const name = await pickServer(servers, arg, "Disable which MCP server?");
       if (name) await serverAction(agent, servers, P.MCP_SET_ENABLED, { server: name, enabled: false } satisfies P.SetEnabledParams, `Disabling ${name}`);
     }),
-    reg("agentLs.trustWorkspace", () => trustWorkspace(agent, chat, servers)),
+    reg("agentLs.trustWorkspace", (arg) => trustWorkspace(agent, chat, servers, arg)),
     reg("agentLs.restrictWorkspace", () =>
       serverAction(agent, servers, P.SET_WORKSPACE_TRUST, { trusted: false } satisfies P.SetWorkspaceTrustParams, "Restricting the workspace"),
     ),
@@ -240,14 +240,16 @@ export function registerCommands(
  * "Agent: Trust Workspace Settings": VS Code's own trust first (its restricted mode); then the
  * pending trust card if there is one; else a modal that lists everything the restricted folders
  * ask for (from the last status) and, on "Trust", `agent/setWorkspaceTrust` for each.
+ * Run from a folder's row in the servers view (`arg`), it is about that folder only.
  */
-export async function trustWorkspace(agent: AgentClient, chat: ChatController, servers: ServersModel): Promise<void> {
-  const restricted = servers.workspaces.filter(workspaceRestricted);
+export async function trustWorkspace(agent: AgentClient, chat: ChatController, servers: ServersModel, arg?: unknown): Promise<void> {
+  const folder = workspaceFolderArg(arg);
+  const restricted = servers.workspaces.filter((w) => workspaceRestricted(w) && (folder === undefined || w.folder === folder));
   if (restricted.some((w) => w.state === "editor-restricted") || vscode.workspace.isTrusted === false) {
     await vscode.commands.executeCommand("workbench.trust.manage");
     return;
   }
-  if (chat.revealWorkspaceTrust()) return;
+  if (chat.revealWorkspaceTrust(folder)) return;
   if (restricted.length === 0) {
     void vscode.window.showInformationMessage("This workspace's agent settings are in effect: nothing waits for your trust.");
     return;
@@ -262,6 +264,13 @@ export async function trustWorkspace(agent: AgentClient, chat: ChatController, s
     await serverAction(agent, servers, P.SET_WORKSPACE_TRUST, { trusted: true, folder: w.folder } satisfies P.SetWorkspaceTrustParams, "Trusting the workspace");
   }
   fact("workspace-trust command");
+}
+
+/** The folder of a servers-view row the command was run on (its inline action), if any. */
+function workspaceFolderArg(arg: unknown): string | undefined {
+  if (!arg || typeof arg !== "object") return undefined;
+  const node = arg as Partial<ServerNode>;
+  return node.kind === "workspace" && node.workspace && typeof node.workspace.folder === "string" ? node.workspace.folder : undefined;
 }
 
 /** Whether a server is listed but held because its workspace folder is not trusted. */

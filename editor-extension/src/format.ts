@@ -1,6 +1,7 @@
 /** Pure formatting helpers (no vscode import, so unit tests can load them). */
 import * as os from "os";
 import * as path from "path";
+import { commandLine, pairLines, visible } from "../shared/commandLine";
 import type * as P from "./protocol";
 
 export { attachmentLabel } from "../shared/labels";
@@ -109,14 +110,14 @@ export function workspaceRowLabel(w: P.WorkspaceStatusPayload): string {
 
 /** One MCP server entry as lines of text: the full command line or URL, cwd, env, headers. */
 export function trustEntryLines(e: P.TrustServerParams): string[] {
-  const lines = [`${e.server} (${e.transport ?? "stdio"}) from ${e.source}`];
-  if (e.command) lines.push(`  runs: ${[e.command, ...(e.args ?? [])].join(" ")}`);
-  if (e.cwd) lines.push(`  in: ${e.cwd}`);
-  if (e.url) lines.push(`  connects to: ${e.url}`);
-  for (const [k, v] of Object.entries(e.env ?? {})) lines.push(`  env: ${k}=${v}`);
-  for (const [k, v] of Object.entries(e.headers ?? {})) lines.push(`  header: ${k}: ${v}`);
-  if (e.variables?.length) lines.push(`  receives the values of: ${e.variables.join(", ")}`);
-  for (const c of e.changes ?? []) lines.push(`  changed since you trusted it: ${c}`);
+  const lines = [`${visible(e.server)} (${visible(e.transport ?? "stdio")}) from ${visible(e.source)}`];
+  if (e.command) lines.push(`  runs: ${commandLine(e.command, e.args ?? [])}`);
+  if (e.cwd) lines.push(`  in: ${visible(e.cwd)}`);
+  if (e.url) lines.push(`  connects to: ${visible(e.url)}`);
+  for (const line of pairLines(e.env ?? {}, "=")) lines.push(`  env: ${line}`);
+  for (const line of pairLines(e.headers ?? {}, ": ")) lines.push(`  header: ${line}`);
+  if (e.variables?.length) lines.push(`  receives the values of: ${e.variables.map(visible).join(", ")}`);
+  for (const c of e.changes ?? []) lines.push(`  changed since you trusted it: ${visible(c)}`);
   return lines;
 }
 
@@ -124,14 +125,14 @@ export function trustEntryLines(e: P.TrustServerParams): string[] {
 export function workspaceTrustDetail(workspaces: readonly P.WorkspaceStatusPayload[]): string {
   const out: string[] = [];
   for (const w of workspaces) {
-    out.push(`${w.folder}: ${w.message}`);
+    out.push(`${visible(w.folder)}: ${w.message}`);
     if (w.servers?.length) {
       out.push("", "MCP servers it defines (they start when you trust it):");
       for (const e of w.servers) out.push(...trustEntryLines(e));
     }
     if (w.ignored?.length) {
       out.push("", "Settings that need your trust:");
-      for (const s of w.ignored) out.push(`  ${s.key} = ${s.value} (${s.why})`);
+      for (const s of w.ignored) out.push(`  ${visible(s.key)} = ${visible(s.value)} (${s.why}; ${visible(s.source)})`);
     }
     out.push("");
   }

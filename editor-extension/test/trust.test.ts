@@ -6,12 +6,14 @@
  */
 import { readFileSync } from "fs";
 import * as path from "path";
-import { beforeEach, describe, expect, it } from "vitest";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { commandLine, pairLines, visible } from "../shared/commandLine";
 import { parseFromWebview, type ToWebview } from "../shared/messages";
 import { initialState, reduce, type ChatAction, type WorkspaceTrustItem } from "../shared/state";
 import { ChatController, type ChatSurface } from "../src/chat/controller";
 import type { AgentClient } from "../src/client";
-import { heldByRestrictedFolder, trustWorkspace } from "../src/commands";
+import type { ChatViews } from "../src/chat/views";
+import { heldByRestrictedFolder, registerCommands, trustWorkspace } from "../src/commands";
 import { workspaceStateText, workspaceTrustDetail } from "../src/format";
 import * as P from "../src/protocol";
 import { resolveServerCommand } from "../src/serverCommand";
@@ -350,5 +352,219 @@ describe("the reducer", () => {
       workspaces: [restricted, { folder: "/b", state: "nothing-to-trust", message: "" }, { folder: "/c", state: "editor-restricted", message: "m" }],
     });
     expect(s.restricted!.map((w) => w.folder)).toEqual(["/w", "/c"]);
+  });
+});
+
+// what is shown is what runs -----------------------------------------------------------------------
+
+describe("an entry reads exactly as it runs", () => {
+  it("arguments keep their boundaries; hidden characters are written as escapes", () => {
+    expect(commandLine("npx", ["-y", "@acme/srv@1.2.3", "--out=/tmp/a,b"])).toBe("npx -y @acme/srv@1.2.3 --out=/tmp/a,b");
+    expect(commandLine("/opt/my tools/run", ["--name", "a b", "", "it's", "${env:TOKEN}"])).toBe(
+      "'/opt/my tools/run' --name 'a b' '' 'it'\\''s' '${env:TOKEN}'",
+    );
+    // a right-to-left override would show "...exe.txt" for "...txt.exe"; a newline would fake a line
+    expect(commandLine("run", ["evil\u202Etxt.exe", "a\nb", "x\\y'z\u200B"])).toBe("run $'evil\\u202Etxt.exe' $'a\\nb' $'x\\\\y\\'z\\u200B'");
+    expect(visible("plain ünïcode / 日本")).toBe("plain ünïcode / 日本");
+    expect(pairLines({ SAFE: "1\nINJECTED=2", "B\u202EA": "v" }, "=")).toEqual(["SAFE=1\\nINJECTED=2", "B\\u202EA=v"]);
+  });
+
+  it("the card and the modal show arguments as shell words, and no line a value did not have", () => {
+    const odd: P.TrustServerParams = {
+      ...entry,
+      args: ["--config", "my file.json", "--x=\u202Eexe.txt"],
+      env: { SAFE: "1\nBASH_ENV=./evil.sh" },
+      headers: { "X-A": "b\r\nX-Injected: 1" },
+    };
+    act({ type: "trustRequest", id: "t1", params: odd });
+    const card = q('[data-testid="trust-prompt"]')!;
+    expect(card.querySelector('[data-testid="trust-command"]')!.textContent).toBe("npx --config 'my file.json' $'--x=\\u202Eexe.txt'");
+    expect(card.querySelector('[data-testid="trust-env"]')!.textContent).toBe("SAFE=1\\nBASH_ENV=./evil.sh");
+    expect(card.querySelector('[data-testid="trust-headers"]')!.textContent).toBe("X-A: b\\r\\nX-Injected: 1");
+    const detail = workspaceTrustDetail([{ ...restricted, servers: [odd] }]);
+    expect(detail).toContain("runs: npx --config 'my file.json' $'--x=\\u202Eexe.txt'");
+    expect(detail).toContain("env: SAFE=1\\nBASH_ENV=./evil.sh");
+    expect(detail).not.toContain("\nBASH_ENV");
+  });
+
+  it("a long command line is wrapped in full, never clipped", () => {
+    const long = Array.from({ length: 40 }, (_, i) => `--option-${i}=${"v".repeat(30)}`);
+    act({ type: "workspaceTrustRequest", id: "w1", params: { ...params, servers: [{ ...entry, args: long }] } });
+    const pre = q('[data-testid="trust-command"]')!;
+    expect(pre.textContent).toBe(["npx", ...long].join(" "));
+    expect(pre.tagName).toBe("PRE");
+    expect(pre.closest(".entry")).not.toBeNull();
+    const css = readFileSync(path.join(__dirname, "..", "webview", "style.css"), "utf-8");
+    expect(css).toMatch(/\.entry pre[^{]*\{[^}]*white-space: pre-wrap/);
+    expect(css).not.toMatch(/\.entry[^{]*\{[^}]*(text-overflow|max-height|overflow: hidden)/);
+  });
+});
+
+// the servers view row, per state, and the commands ------------------------------------------------
+
+function statusModel(workspaces: P.WorkspaceStatusPayload[], servers: P.ServerStatus[] = []): ServersModel {
+  const a = { onDidChangeState: new vscode.EventEmitter<unknown>().event, addBinder: () => undefined, output: { warn: () => undefined } };
+  const m = new ServersModel(a as unknown as AgentClient);
+  m.update(servers, [], workspaces);
+  return m;
+}
+
+describe("the servers view, per state", () => {
+  const pkg = JSON.parse(readFileSync(path.join(__dirname, "..", "package.json"), "utf-8"));
+  /** The commands package.json offers inline on a tree item with this contextValue. */
+  const inlineCommands = (contextValue: string): string[] =>
+    (pkg.contributes.menus["view/item/context"] as { command: string; when: string; group: string }[])
+      .filter((m) => m.group.startsWith("inline"))
+      .filter((m) => {
+        const re = /viewItem =~ \/(.*?)\/(?:\s|$)/.exec(m.when);
+        return m.when.includes("view == agentLs.servers") && !!re && new RegExp(re[1].replace(/\\\\/g, "\\")).test(contextValue);
+      })
+      .map((m) => m.command);
+
+  for (const state of P.WORKSPACE_TRUST_STATES) {
+    const shown = state === "restricted" || state === "declined" || state === "editor-restricted";
+    it(`${state}: ${shown ? "a first row with the trust action" : "no row"}`, () => {
+      const m = statusModel([{ ...restricted, state }], [{ name: "knob", state: "connected", toolCount: 1 }]);
+      const t = new ServersTree(m);
+      const rows = t.getChildren();
+      if (!shown) {
+        expect(rows.map((r) => r.kind)).toEqual(["server"]);
+        return;
+      }
+      expect(rows.map((r) => r.kind)).toEqual(["workspace", "server"]);
+      const item = t.getTreeItem(rows[0]) as unknown as vscode.TreeItem;
+      expect(item.label).toBe("Workspace restricted: w");
+      expect(item.description).toBe(workspaceStateText(state));
+      expect(item.description).not.toContain(state);
+      expect(item.tooltip).toContain(restricted.message);
+      expect(inlineCommands(item.contextValue!)).toEqual(["agentLs.trustWorkspace"]);
+      expect(inlineCommands(`server.connected`)).not.toContain("agentLs.trustWorkspace");
+    });
+  }
+});
+
+describe("the commands", () => {
+  let agent: FakeAgent;
+  let chat: ChatController;
+  let surface: Surface;
+  const saved = { warn: vscode.window.showWarningMessage, exec: vscode.commands.executeCommand, isTrusted: vscode.workspace.isTrusted };
+  let modal: unknown[] | null;
+  let ran: unknown[];
+  beforeEach(() => {
+    agent = new FakeAgent();
+    chat = new ChatController(agent as unknown as AgentClient);
+    surface = new Surface();
+    chat.attach(surface);
+    modal = null;
+    ran = [];
+    vscode.workspace.isTrusted = true;
+    vscode.window.showWarningMessage = async (...args: unknown[]) => {
+      modal = args;
+      return "Trust";
+    };
+    vscode.commands.executeCommand = async (...args: unknown[]) => ran.push(args[0]);
+  });
+  afterEach(() => {
+    vscode.window.showWarningMessage = saved.warn;
+    vscode.commands.executeCommand = saved.exec;
+    vscode.workspace.isTrusted = saved.isTrusted;
+  });
+
+  const other: P.WorkspaceStatusPayload = { folder: "/b", state: "declined", message: "You kept /b restricted.", ignored: [], servers: [http] };
+
+  it("Trust Workspace Settings on a folder's row is about that folder only", async () => {
+    await trustWorkspace(agent as unknown as AgentClient, chat, statusModel([restricted, other]), { kind: "workspace", workspace: other });
+    const detail = (modal![1] as { detail: string }).detail;
+    expect(detail).toContain("/b: You kept /b restricted.");
+    expect(detail).not.toContain("apiBase");
+    expect(agent.sent).toEqual([{ method: P.SET_WORKSPACE_TRUST, params: { trusted: true, folder: "/b" } }]);
+  });
+
+  it("from the palette it lists every restricted folder; Cancel sends nothing", async () => {
+    vscode.window.showWarningMessage = async (...args: unknown[]) => {
+      modal = args;
+      return undefined;
+    };
+    await trustWorkspace(agent as unknown as AgentClient, chat, statusModel([restricted, other]));
+    const [message, options] = modal as [string, { modal: boolean; detail: string }];
+    expect(message).toContain("Trust this workspace's agent settings?");
+    expect(options.modal).toBe(true);
+    expect(options.detail).toContain("/w: ");
+    expect(options.detail).toContain("/b: ");
+    expect(options.detail).toContain("permissions.allow = [\"*\"]");
+    expect(agent.sent).toEqual([]);
+  });
+
+  it("a pending card of the row's folder is revealed instead of the modal", async () => {
+    agent.requests.get(P.TRUST_WORKSPACE)!(params, new vscode.CancellationTokenSource().token);
+    await trustWorkspace(agent as unknown as AgentClient, chat, statusModel([restricted, other]), { kind: "workspace", workspace: other });
+    expect(modal).not.toBeNull(); // the card is about /w, the row about /b
+    modal = null;
+    agent.sent.length = 0;
+    surface.messages.length = 0;
+    await trustWorkspace(agent as unknown as AgentClient, chat, statusModel([restricted, other]), { kind: "workspace", workspace: restricted });
+    expect(modal).toBeNull();
+    expect(agent.sent).toEqual([]);
+    expect(surface.messages.filter((x) => x.type === "focusItem")).toHaveLength(1);
+  });
+
+  it("for an editor-restricted row it opens VS Code's trust editor", async () => {
+    const editor: P.WorkspaceStatusPayload = { ...restricted, state: "editor-restricted" };
+    await trustWorkspace(agent as unknown as AgentClient, chat, statusModel([editor]), { kind: "workspace", workspace: editor });
+    expect(ran).toEqual(["workbench.trust.manage"]);
+    expect(modal).toBeNull();
+    expect(agent.sent).toEqual([]);
+  });
+
+  it("registered: Trust and Restrict Workspace Settings send agent/setWorkspaceTrust", async () => {
+    const views = {} as unknown as ChatViews;
+    const m = statusModel([restricted]);
+    const disposables = registerCommands(agent as unknown as AgentClient, chat, views, m);
+    try {
+      await vscode.commands.registered.get("agentLs.restrictWorkspace")!();
+      expect(agent.sent).toEqual([{ method: P.SET_WORKSPACE_TRUST, params: { trusted: false } }]);
+      agent.sent.length = 0;
+      m.update([], [], [restricted]); // (the fake server answered "trusted")
+      await vscode.commands.registered.get("agentLs.trustWorkspace")!();
+      expect(agent.sent).toEqual([{ method: P.SET_WORKSPACE_TRUST, params: { trusted: true, folder: "/w" } }]);
+    } finally {
+      for (const d of disposables) d.dispose();
+    }
+  });
+});
+
+describe("the pending card survives the chat around it", () => {
+  it("a new session or a resumed one keeps a card that still waits (and drops answered ones)", () => {
+    let s = reduce(initialState(), { type: "workspaceTrustRequest", id: "w1", params });
+    s = reduce(s, { type: "trustRequest", id: "t1", params: entry });
+    s = reduce(s, { type: "trustAnswered", id: "t1", answer: "deny" });
+    s = reduce(s, { type: "userPrompt", text: "hi" });
+    s = reduce(s, { type: "reset", sessionId: "new" });
+    expect(s.items.map((i) => i.id)).toEqual(["w1"]);
+    s = reduce(s, { type: "history", sessionId: "old", messages: [{ role: "user", content: "earlier" }] });
+    expect(s.items.map((i) => i.kind)).toEqual(["message", "workspaceTrust"]);
+    s = reduce(s, { type: "workspaceTrustAnswered", id: "w1", answer: "trust" });
+    expect(s.items.find((i) => i.id === "w1")).toMatchObject({ answer: "trust" });
+  });
+
+  it("revealing it focuses the card itself (not a button), also in a chat that only now loads", async () => {
+    const agent = new FakeAgent();
+    const chat = new ChatController(agent as unknown as AgentClient);
+    agent.requests.get(P.TRUST_WORKSPACE)!(params, new vscode.CancellationTokenSource().token);
+    const id = chat.snapshot.items[0].id;
+    expect(chat.revealWorkspaceTrust()).toBe(true); // no chat open yet
+    const late = new Surface();
+    chat.attach(late);
+    await chat.handle(late, { type: "ready" });
+    expect(late.messages.map((m) => m.type)).toEqual(["state", "focusItem"]);
+    // the webview applies it
+    app.receive(late.messages[0]);
+    app.receive(late.messages[1]);
+    const card = q('[data-testid="workspace-trust-prompt"]')!;
+    expect(document.activeElement).toBe(card);
+    expect(card.dataset.itemId).toBe(id);
+    // once is enough
+    await chat.handle(late, { type: "ready" });
+    expect(late.messages.map((m) => m.type)).toEqual(["state", "focusItem", "state"]);
   });
 });

@@ -3,6 +3,7 @@
  * user's clicks into messages for the extension host. DOM hooks (data-testid) follow
  * editor-extension/CONTRACT.md.
  */
+import { commandLine, pairLines, visible } from "../shared/commandLine";
 import type { FromWebview, ToWebview } from "../shared/messages";
 import { matchPrompts, slashName } from "../shared/slash";
 import {
@@ -175,9 +176,13 @@ export class ChatApp {
       this.renderSlash();
       this.save();
     } else if (message.type === "focusItem") {
+      // The prompt itself takes the focus (a screen reader reads its label; Tab reaches its
+      // buttons): never a button, so that a stray Enter cannot answer it.
       const node = this.rendered.get(message.id)?.el;
-      node?.scrollIntoView?.({ block: "nearest" });
-      (node?.querySelector("button:not(:disabled)") as HTMLButtonElement | null)?.focus();
+      if (!node) return;
+      node.tabIndex = -1;
+      node.scrollIntoView?.({ block: "start" });
+      node.focus();
     }
   }
 
@@ -587,29 +592,29 @@ export class ChatApp {
     const box = el(d, "div", { class: "entry", "data-testid": "trust-entry", "data-server": entry.server });
     if (withHead) {
       const head = el(d, "div", { class: "entry-head" });
-      head.append(el(d, "b", {}, entry.server), d.createTextNode(` (${entry.transport}) from ${entry.source}`));
+      head.append(el(d, "b", {}, visible(entry.server)), d.createTextNode(` (${visible(entry.transport)}) from ${visible(entry.source)}`));
       box.append(head);
     }
     if (entry.command) {
-      box.append(el(d, "div", { class: "label" }, "Runs:"), el(d, "pre", { class: "args", "data-testid": "trust-command" }, [entry.command, ...entry.args].join(" ")));
+      box.append(el(d, "div", { class: "label" }, "Runs:"), el(d, "pre", { class: "args", "data-testid": "trust-command" }, commandLine(entry.command, entry.args)));
     }
-    if (entry.cwd) box.append(el(d, "div", { class: "reason", "data-testid": "trust-cwd" }, `in ${entry.cwd}`));
+    if (entry.cwd) box.append(el(d, "div", { class: "reason", "data-testid": "trust-cwd" }, `in ${visible(entry.cwd)}`));
     if (entry.url) {
-      box.append(el(d, "div", { class: "label" }, "Connects to:"), el(d, "pre", { class: "args", "data-testid": "trust-url" }, entry.url));
+      box.append(el(d, "div", { class: "label" }, "Connects to:"), el(d, "pre", { class: "args", "data-testid": "trust-url" }, visible(entry.url)));
     }
     const pairs = (title: string, testid: string, values: Record<string, string>, sep: string) => {
-      const keys = Object.keys(values);
-      if (!keys.length) return;
-      box.append(el(d, "div", { class: "label" }, title), el(d, "pre", { class: "args", "data-testid": testid }, keys.map((k) => `${k}${sep}${values[k]}`).join("\n")));
+      const lines = pairLines(values, sep);
+      if (!lines.length) return;
+      box.append(el(d, "div", { class: "label" }, title), el(d, "pre", { class: "args", "data-testid": testid }, lines.join("\n")));
     };
     pairs("Environment:", "trust-env", entry.env, "=");
     pairs("Headers:", "trust-headers", entry.headers, ": ");
     if (entry.variables.length) {
-      box.append(el(d, "div", { class: "reason", "data-testid": "trust-variables" }, `Receives the values of: ${entry.variables.join(", ")}`));
+      box.append(el(d, "div", { class: "reason", "data-testid": "trust-variables" }, `Receives the values of: ${entry.variables.map(visible).join(", ")}`));
     }
     if (entry.changes.length) {
       const list = el(d, "ul", { class: "changes", "data-testid": "trust-changes", "aria-label": "Changed since you trusted it" });
-      for (const c of entry.changes) list.append(el(d, "li", {}, c));
+      for (const c of entry.changes) list.append(el(d, "li", {}, visible(c)));
       box.append(el(d, "div", { class: "label" }, "Changed since you trusted it:"), list);
     }
     return box;
@@ -621,7 +626,7 @@ export class ChatApp {
     if (item.answer) box.dataset.answered = item.answer;
     const head = el(d, "div", { class: "head" });
     const verb = item.changes.length ? "changed" : "defined";
-    head.append(d.createTextNode("Start the MCP server "), el(d, "b", {}, item.server), d.createTextNode(` (${item.transport}) ${verb} by ${item.source}?`));
+    head.append(d.createTextNode("Start the MCP server "), el(d, "b", {}, visible(item.server)), d.createTextNode(` (${visible(item.transport)}) ${verb} by ${visible(item.source)}?`));
     box.append(head, this.renderEntry(item, false));
     if (item.answer === null) {
       const row = el(d, "div", { class: "buttons" });
@@ -645,7 +650,7 @@ export class ChatApp {
     const box = el(d, "div", { "data-testid": "workspace-trust-prompt", "data-folder": item.folder, class: "approval trust workspace-trust", role: "group", "aria-label": title });
     if (item.answer) box.dataset.answered = item.answer;
     const head = el(d, "div", { class: "head" });
-    head.append(el(d, "b", {}, title), d.createTextNode(` ${item.folder}`));
+    head.append(el(d, "b", {}, title), d.createTextNode(` ${visible(item.folder)}`));
     box.append(head);
     if (item.answer !== null) {
       if (item.withdrawn) box.dataset.withdrawn = "true";
@@ -658,7 +663,7 @@ export class ChatApp {
     box.append(el(d, "div", { class: "reason" }, "Until you trust it, its settings files can only tighten: the MCP servers and settings below are ignored."));
     if (item.previouslyTrusted && item.changes.length) {
       const list = el(d, "ul", { class: "changes", "data-testid": "workspace-changes" });
-      for (const c of item.changes) list.append(el(d, "li", {}, c));
+      for (const c of item.changes) list.append(el(d, "li", {}, visible(c)));
       box.append(el(d, "div", { class: "label" }, "Changed since you trusted it:"), list);
     }
     if (item.servers.length) {
@@ -670,7 +675,7 @@ export class ChatApp {
       const list = el(d, "ul", { class: "settings", "data-testid": "workspace-settings" });
       for (const s of item.settings) {
         const li = el(d, "li", { "data-key": s.key });
-        li.append(el(d, "code", {}, `${s.key} = ${s.value}`), el(d, "div", { class: "reason" }, `${s.why} (${s.source})`));
+        li.append(el(d, "code", {}, `${visible(s.key)} = ${visible(s.value)}`), el(d, "div", { class: "reason" }, `${s.why} (${visible(s.source)})`));
         list.append(li);
       }
       box.append(list);

@@ -26,6 +26,8 @@ interface Pending<T> {
   resolve: (value: T) => void;
   /** For approvals: the session whose turn asks (null for direct calls). */
   sessionId?: string | null;
+  /** For workspace trust: the folder it is about. */
+  folder?: string;
 }
 
 export class ChatController implements vscode.Disposable {
@@ -40,6 +42,8 @@ export class ChatController implements vscode.Disposable {
   /** MCP sampling consent cards (mcp/sample). */
   private readonly samplings = new SamplingConsent((a) => this.dispatch(a), () => this.showChat());
   private counter = 0;
+  /** A prompt to focus once a chat surface (re)loads: revealing the chat may create it. */
+  private focusOnReady: string | null = null;
   /** Running turns: ours (agent/prompt) and those code actions started (Stop needs to know). */
   private readonly turns = new TurnTracker();
   private lastEditor: vscode.TextEditor | undefined;
@@ -143,6 +147,10 @@ export class ChatController implements vscode.Disposable {
     switch (msg.type) {
       case "ready":
         surface.post({ type: "state", state: this.state });
+        if (this.focusOnReady !== null && [...this.workspaceTrusts.keys()].includes(this.focusOnReady)) {
+          surface.post({ type: "focusItem", id: this.focusOnReady });
+        }
+        this.focusOnReady = null;
         return;
       case "send":
         await this.send(msg.text);
@@ -405,7 +413,7 @@ export class ChatController implements vscode.Disposable {
   onTrustWorkspace(params: P.TrustWorkspaceParams, token: vscode.CancellationToken): Promise<P.TrustWorkspaceResult> {
     const id = `workspace-trust-${++this.counter}`;
     return new Promise((resolve) => {
-      this.workspaceTrusts.set(id, { resolve });
+      this.workspaceTrusts.set(id, { resolve, folder: String(params.folder) });
       this.dispatch({ type: "workspaceTrustRequest", id, params });
       this.showChat();
       token.onCancellationRequested(() => this.answerWorkspaceTrust(id, null, true));
@@ -424,10 +432,15 @@ export class ChatController implements vscode.Disposable {
     pending.resolve({ trusted });
   }
 
-  /** Shows the pending workspace trust card, if there is one (true), with its first button focused. */
-  revealWorkspaceTrust(): boolean {
-    const id = [...this.workspaceTrusts.keys()].pop();
+  /**
+   * Shows the pending workspace trust card (of `folder`, when given), if there is one (true),
+   * and moves the focus to it (a chat that is only now created focuses it once loaded).
+   */
+  revealWorkspaceTrust(folder?: string): boolean {
+    const id = [...this.workspaceTrusts.entries()].filter(([, p]) => folder === undefined || p.folder === folder).map(([k]) => k).pop();
     if (id === undefined) return false;
+    // A hidden chat drops messages and loads again when shown: then it asks for the focus on "ready".
+    this.focusOnReady = this.anyVisible() ? null : id;
     this.reveal(false);
     for (const s of this.surfaces) s.post({ type: "focusItem", id });
     return true;
