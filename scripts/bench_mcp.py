@@ -7,6 +7,10 @@
 2. Connecting N stdio servers in parallel through the manager vs one after another
    (target ratio <= 0.6 at 20 servers on 2 cores).
 3. Resident memory of this host process with 20 servers connected.
+4. Connect time of a legacy-only server (the knob server with ``--era legacy``, and the npm
+   reference server-memory when installed) with ``"protocol": "auto"``: the first start (it
+   probes ``server/discover``, then falls back) and later starts (the remembered era, no probe)
+   vs ``"protocol": "legacy"`` (target <= 1.1x after the first start).
 
 Servers are the demo workspace's notes server (a small mcp SDK server), run as real
 subprocesses. Medians are printed; rounds alternate between the two sides so that machine
@@ -132,17 +136,64 @@ async def bench_memory(n: int, tmp: Path) -> None:
           f"({tools} tools): +{after - before:.1f} MiB, {(after - before) / max(1, connected) * 1024:.0f} KiB/server")
 
 
+async def connect_once(entry: dict[str, object], tmp: Path, state: object) -> tuple[float, str | None]:
+    import json
+
+    user = tmp / "era-user.json"
+    user.write_text(json.dumps({"mcpServers": {"s": entry}}))
+    manager = MCPManager(roots=[tmp], state=state)  # type: ignore[arg-type]
+    started = time.perf_counter()
+    await manager.apply(load_settings([], user_settings=user))
+    await manager.wait_ready(60)
+    took = time.perf_counter() - started
+    version = next(s.protocol_version for s in manager.status() if s.name == "s")
+    await manager.close()
+    return took, version
+
+
+async def bench_eras(tmp: Path, rounds: int) -> None:
+    from agent_ls.config.state import HostState
+
+    knob = REPO / "tests" / "servers" / "knob_server.py"
+    memory = REPO / ".tools" / "npm" / "node_modules" / "@modelcontextprotocol" / "server-memory" / "dist" / "index.js"
+    servers = {"knob --era legacy": {"command": sys.executable, "args": [str(knob), "--era", "legacy"]}}
+    if memory.exists():
+        servers["npm server-memory"] = {"command": "node", "args": [str(memory)], "env": {
+            "MEMORY_FILE_PATH": str(tmp / "memory.json")}}
+    for label, base in servers.items():
+        firsts, remembered, legacy = [], [], []
+        for r in range(rounds):
+            state = HostState(tmp / f"eras-{label.replace(' ', '_')}-{r}.json")
+            first, v1 = await connect_once({**base, "protocol": "auto"}, tmp, state)
+            firsts.append(first)
+            for _ in range(2):  # alternate: remembered auto, then legacy
+                took, v2 = await connect_once({**base, "protocol": "auto"}, tmp, state)
+                remembered.append(took)
+                took, v3 = await connect_once({**base, "protocol": "legacy"}, tmp, state)
+                legacy.append(took)
+        mf, mr, ml = (statistics.median(x) for x in (firsts, remembered, legacy))
+        print(f"connect {label} ({v1}): auto first start median {mf * 1e3:.0f} ms | auto remembered median "
+              f"{mr * 1e3:.0f} ms | protocol legacy median {ml * 1e3:.0f} ms | ratio remembered/legacy "
+              f"{mr / ml:.2f} (target <= 1.1), first/legacy {mf / ml:.2f}")
+
+
 async def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--calls", type=int, default=400)
     ap.add_argument("--servers", default="1,5,20")
     ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--only", choices=["memory", "call", "connect", "eras"], default=None)
     args = ap.parse_args()
     with tempfile.TemporaryDirectory() as d:
         tmp = Path(d)
-        await bench_memory(20, tmp)
-        await bench_call(args.calls, tmp)
-        await bench_connect([int(x) for x in args.servers.split(",")], tmp, args.rounds)
+        if args.only in (None, "memory"):
+            await bench_memory(20, tmp)
+        if args.only in (None, "call"):
+            await bench_call(args.calls, tmp)
+        if args.only in (None, "connect"):
+            await bench_connect([int(x) for x in args.servers.split(",")], tmp, args.rounds)
+        if args.only in (None, "eras"):
+            await bench_eras(tmp, max(args.rounds, 5))
 
 
 if __name__ == "__main__":

@@ -5,7 +5,9 @@
 - entry trust: a workspace-defined MCP server runs only once approved; keyed by workspace
   folder and the entry's trust key (a hash of everything that decides what runs or where data
   goes), so a changed entry asks again; the last trusted version is kept to show what changed;
-- enabled/disabled overrides made from the editor (persistent per-project on/off).
+- enabled/disabled overrides made from the editor (persistent per-project on/off);
+- the protocol era each MCP server entry negotiated (``protocol: auto``), so a legacy server is
+  not probed with ``server/discover`` on every start and a modern one skips the probe too.
 
 Several processes share the file (two editor windows, the terminal chat): every change is a
 read-modify-write under an inter-process file lock (``filelock``), written atomically, so a
@@ -190,6 +192,31 @@ class HostState:
                     table[key] = {"trusted": True, "at": now, "name": name, "entry": entry}
 
         self._update(change)
+
+    # negotiated protocol eras ---------------------------------------------------------------------
+    MAX_ERAS = 500
+
+    def era(self, key: str) -> dict[str, Any] | None:
+        """``{"mode": "legacy" | "<modern version>", "discover": {...} | None}`` for an entry key."""
+        record = self._read("eras", key)
+        return record if isinstance(record, dict) and isinstance(record.get("mode"), str) else None
+
+    def set_era(self, key: str, name: str, mode: str, discover: dict[str, Any] | None) -> None:
+        """Remember what an entry negotiated (the oldest records go beyond ``MAX_ERAS``)."""
+        record = {"mode": mode, "discover": discover, "name": name, "at": time.time()}
+
+        def change(data: dict[str, Any]) -> None:
+            table = data.setdefault("eras", {})
+            table[key] = record
+            if len(table) > self.MAX_ERAS:
+                for old in sorted(table, key=lambda k: table[k].get("at", 0))[: len(table) - self.MAX_ERAS]:
+                    del table[old]
+
+        self._update(change)
+
+    def forget_era(self, key: str) -> None:
+        if self.era(key) is not None:
+            self._update(lambda data: data.get("eras", {}).pop(key, None))
 
     # enabled overrides -----------------------------------------------------------------------
     def enabled_override(self, workspace: Path | None, server: str) -> bool | None:

@@ -37,7 +37,8 @@ from mcp.client.session import ClientRequestContext
 from mcp.client.stdio import StdioServerParameters, get_default_environment, stdio_client
 from mcp.shared.dispatcher import ProgressFnT
 from mcp.shared.exceptions import MCPError
-from pydantic import FileUrl
+from mcp_types.version import MODERN_PROTOCOL_VERSIONS
+from pydantic import FileUrl, ValidationError
 
 from agent_ls.config.entries import ServerConfig
 from agent_ls.mcp.redact import redact_live
@@ -121,6 +122,18 @@ class HostCallbacks:
     """Called with the server name whenever its state or lists change."""
     on_dirty: Callable[[str], None] = lambda _name: None
     """Called with the server name on any list_changed notification."""
+    eras: EraMemory | None = None
+    """Where the protocol era each entry negotiated is remembered (``protocol: auto``)."""
+
+
+class EraMemory(Protocol):
+    """The protocol era an entry negotiated, by entry key (:class:`agent_ls.config.state.HostState`)."""
+
+    def era(self, key: str) -> dict[str, Any] | None: ...
+
+    def set_era(self, key: str, name: str, mode: str, discover: dict[str, Any] | None) -> None: ...
+
+    def forget_era(self, key: str) -> None: ...
 
 
 def fill_schema_defaults(content: dict[str, Any] | None, schema: dict[str, Any] | None) -> dict[str, Any]:
@@ -296,6 +309,7 @@ class ServerConnection:
         self._closing = False
         self._deadline_scope: anyio.CancelScope | None = None
         self._got_ready = False
+        self._probe_again = False
 
     # public ---------------------------------------------------------------------------
     @property
@@ -572,6 +586,9 @@ class ServerConnection:
         while not self._closing:
             started = time.monotonic()
             was_ready = await self._connect_once()
+            if not was_ready and self._probe_again and not self._closing:
+                self._probe_again = False  # a remembered era no longer holds: negotiate afresh, once
+                continue
             self._mark_ready()
             if self._closing:
                 break
@@ -675,16 +692,54 @@ class ServerConnection:
             if self._deadline_scope is scope and not self._got_ready:
                 scope.deadline = anyio.current_time() + remaining
 
+    def _era_for_attempt(self) -> tuple[str, types.DiscoverResult | None, bool]:
+        """``(mode, prior discover result, recalled)``: with ``protocol: auto`` an era this entry
+        negotiated before is used directly (no ``server/discover`` probe for a legacy server, no
+        round trip for a modern one); otherwise the configured mode."""
+        cfg = self.config
+        eras = self.callbacks.eras
+        if cfg.protocol != "auto" or eras is None:
+            return cfg.protocol, None, False
+        record = eras.era(cfg.fingerprint())
+        mode = record.get("mode") if record else None
+        if mode == "legacy":
+            return "legacy", None, True
+        if mode in MODERN_PROTOCOL_VERSIONS and record is not None and isinstance(record.get("discover"), dict):
+            try:
+                return str(mode), types.DiscoverResult.model_validate(record["discover"]), True
+            except ValidationError:
+                pass
+        return "auto", None, False
+
+    def _remember_era(self, client: Client) -> None:
+        cfg = self.config
+        eras = self.callbacks.eras
+        if cfg.protocol != "auto" or eras is None:
+            return
+        version = client.protocol_version
+        discover = client.session.discover_result if version in MODERN_PROTOCOL_VERSIONS else None
+        mode = version if discover is not None else "legacy"
+        dumped = discover.model_dump(mode="json", by_alias=True, exclude_none=True) if discover is not None else None
+        key = cfg.fingerprint()
+        known = eras.era(key)
+        if known is None or known.get("mode") != mode or known.get("discover") != dumped:
+            try:
+                eras.set_era(key, cfg.name, mode, dumped)
+            except Exception as e:  # remembering is an optimisation: never a reason to fail
+                log.info("MCP server %s: could not remember its protocol era: %s", cfg.name, e)
+
     async def _connect_once(self) -> bool:
         """One connection attempt and, if it succeeds, its whole life. Returns whether it got ready."""
         cfg = self.config
+        mode, prior_discover, recalled = self._era_for_attempt()
         self._lost = asyncio.Event()
         phase = Phase.SPAWN if cfg.transport == "stdio" else Phase.HANDSHAKE
         got_ready = False
         transport = self._stdio_transport() if cfg.transport == "stdio" else self._http_transport()
         client = Client(
             transport,
-            mode=cfg.protocol,
+            mode=mode,  # type: ignore[arg-type]
+            prior_discover=prior_discover,
             client_info=CLIENT_INFO,
             list_roots_callback=self._list_roots,
             elicitation_callback=self._elicit,
@@ -710,11 +765,15 @@ class ServerConnection:
                     self.server_info = client.server_info
                     self.protocol_version = client.protocol_version
                     self.capabilities = client.server_capabilities
+                    self._remember_era(client)
                     self._client = client
                     self.dirty = False
                     listing = await self._list_all(client)
                     if self.auth is not None and self.auth.challenge_pending:
                         raise _AuthRequired()
+                    if recalled and listing.errors and not (listing.tools or listing.prompts or listing.resources):
+                        # nothing listed in the era it negotiated before: the server changed era
+                        raise MCPError(types.INVALID_REQUEST, "; ".join(listing.errors))
                     deadline_scope.deadline = math.inf
                     phase = Phase.RUNNING
                     self.listing = listing
@@ -748,6 +807,12 @@ class ServerConnection:
             if got_ready:
                 await self._record_death(e)
                 return True
+            if recalled and self.callbacks.eras is not None:
+                log.info("MCP server %s: the %s protocol it negotiated before failed (%s); negotiating again",
+                         cfg.name, mode, type(_unwrap(e)).__name__)
+                self.callbacks.eras.forget_era(cfg.fingerprint())
+                self._probe_again = True
+                return False
             if self.auth is not None and self.auth.challenge_pending:
                 reason = self.auth.needs_sign_in_reason() or "sign-in required"
                 self._set_state(State.NEEDS_SIGN_IN, ServerError(

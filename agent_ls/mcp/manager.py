@@ -141,6 +141,7 @@ class MCPManager:
             sampling=sampling_handler,
             on_change=self._changed,
             on_dirty=self._mark_dirty,
+            eras=state,
         )
         self._conns: dict[str, ServerConnection] = {}
         self._failed: dict[str, FailedEntry] = {}

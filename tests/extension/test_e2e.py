@@ -7,9 +7,13 @@ the browser and acts as a user. The test:
    with a script that answers by request content (see ``Model``);
 2. writes user settings (AGENT_LS_CONFIG_DIR) with that model and the knob MCP server
    (tests/servers/knob_server.py over stdio, on this venv's python), and a workspace
-   .agent-ls/settings.json defining a second knob server, which must be trusted first;
-3. installs the built .vsix into a fresh code-server user-data/extensions dir whose settings
-   point ``agentLs.server.command`` at this venv's ``python -m agent_ls serve``;
+   .agent-ls/settings.json defining a second knob server, which must be trusted first; the
+   workspace also holds a json.py and a numbers.py that must never be imported, and a
+   .vscode/settings.json that tries to choose the server command, python and env (ignored:
+   machine-scoped);
+3. installs the built .vsix into a fresh code-server user-data/extensions dir whose Machine
+   settings (where code-server reads machine-scoped settings) point ``agentLs.server.pythonPath``
+   at this venv's python (``<python> -P -m agent_ls serve``);
 4. starts code-server on 127.0.0.1 (a free port), with AGENT_LS_EXTENSION_LOG naming the fact
    log, and runs the driver. Its steps, as a user: activation; "Agent: Open Chat"; trust the
    workspace server; send a prompt, see streamed text and a tool card, approve the destructive
@@ -20,7 +24,7 @@ the browser and acts as a user. The test:
    at the cursor; attach the selection to a prompt (the model sees it); "/" lists the MCP
    prompts; new session, resume the first; disable and enable the workspace server from its
    context menu; the contract's commands are in the palette; the chat as an editor panel;
-   changing agentLs.server.env restarts the client. One screenshot per step in artifacts/e2e/ (with result.json, summary.txt, logs);
+   changing agentLs.server.env in the Remote (Machine) settings restarts the client with it. One screenshot per step in artifacts/e2e/ (with result.json, summary.txt, logs);
 5. kills code-server and every process it started, and checks none is left.
 
 A failure names the step that failed, with the tails of the fact log, code-server's log and
@@ -32,6 +36,7 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import shutil
 import subprocess
 import sys
@@ -86,6 +91,8 @@ ASK_QUESTION = "Which function here scales a list?"  # typed into the "Ask agent
 ASK_ANSWER = "The function scale multiplies every item by k."
 
 STEP_TIMEOUT_MS = 45_000
+WORKSPACE_ENV = "AGENT_LS_E2E_FROM_WORKSPACE"  # set by the workspace's .vscode/settings.json: must be ignored
+RESTART_ENV = "AGENT_LS_E2E_RESTART"  # the driver adds it to the Machine settings (settings-restart)
 DRIVER_TIMEOUT_S = 300
 
 
@@ -182,7 +189,9 @@ class Run:
         self.fact_log = root / "facts.log"
         self.cs_log = root / "code-server.log"
         self.driver_log = root / "driver.log"
+        self.machine_settings = self.user_data / "Machine" / "settings.json"
         self.import_marker = root / "json_py.imported"
+        self.workspace_command_marker = root / "workspace_command.ran"
         for d in (self.ws / ".agent-ls", self.config, self.data, self.user_data / "User", self.extensions,
                   self.home, self.profile):
             d.mkdir(parents=True, exist_ok=True)
@@ -228,6 +237,16 @@ def write_settings(run: Run, llm: ScriptedLLM) -> None:
     # a repository that tries to run code when it is opened: the server must never import these
     (run.ws / "json.py").write_text(f"open({str(run.import_marker)!r}, 'w').write('imported')\n")
     (run.ws / "numbers.py").write_text("raise SystemExit('numbers.py from the workspace was imported')\n")
+    # ... nor may its .vscode/settings.json choose how the server starts (machine-scoped settings)
+    evil = run.ws / "evil-python"
+    evil.write_text(f"#!/bin/sh\necho \"$@\" > {shlex.quote(str(run.workspace_command_marker))}\nexit 3\n")
+    evil.chmod(0o755)
+    (run.ws / ".vscode").mkdir(exist_ok=True)
+    (run.ws / ".vscode" / "settings.json").write_text(json.dumps({
+        "agentLs.server.command": [str(evil), "command"],
+        "agentLs.server.pythonPath": str(evil),
+        "agentLs.server.env": {WORKSPACE_ENV: "1"},
+    }, indent=2))
     (run.ws / CODE_FILE).write_text(CODE)
     editor = {
         "workbench.startupEditor": "none",
@@ -241,13 +260,12 @@ def write_settings(run: Run, llm: ScriptedLLM) -> None:
         "security.workspace.trust.enabled": False,
         "chat.disableAIFeatures": True,
         "editor.lightbulb.enabled": "on",
-        "agentLs.server.command": [sys.executable, "-m", "agent_ls", "serve"],
     }
     (run.user_data / "User" / "settings.json").write_text(json.dumps(editor, indent=2))
-    # agentLs.server.* are machine-scoped: code-server reads those from its Machine settings
-    (run.user_data / "Machine").mkdir(exist_ok=True)
-    machine = {"agentLs.server.command": editor["agentLs.server.command"]}
-    (run.user_data / "Machine" / "settings.json").write_text(json.dumps(machine, indent=2))
+    # agentLs.server.* are machine-scoped: code-server ignores them in User/settings.json and reads
+    # them from its Machine settings. The README's first option: <python> -P -m agent_ls serve.
+    run.machine_settings.parent.mkdir(exist_ok=True)
+    run.machine_settings.write_text(json.dumps({"agentLs.server.pythonPath": sys.executable}, indent=2))
 
 
 def install_vsix(tools: E2ETools, run: Run, env: dict[str, str]) -> None:
@@ -355,7 +373,7 @@ def test_extension_in_code_server(tmp_path: Path) -> None:
                 "url": url, "workspace": str(run.ws), "factLog": str(run.fact_log), "artifacts": str(ARTIFACTS),
                 "chromium": str(tools.chromium), "browserProfile": str(run.profile),
                 "nodeModules": str(E2E_NODE_MODULES), "stepTimeoutMs": STEP_TIMEOUT_MS,
-                "userSettings": str(run.user_data / "User" / "settings.json"),
+                "machineSettings": str(run.machine_settings),
                 "scenario": {
                     "prompt": PROMPT, "introText": INTRO, "approvalTool": APPROVAL_TOOL, "server": SERVER,
                     "toolResult": TOOL_RESULT, "finalAnswer": FINAL, "expectTools": ["delete_item", "echo"],
@@ -416,6 +434,18 @@ def test_extension_in_code_server(tmp_path: Path) -> None:
         problems.append(f"the scripted model got requests it had no answer for: {model.unexpected}")
     if run.import_marker.exists():
         problems.append("the language server imported the workspace's json.py (it must start outside the folder)")
+    if run.workspace_command_marker.exists():
+        problems.append("the workspace's .vscode/settings.json chose the server command (agentLs.server.* must be "
+                        f"machine-scoped): it ran with {run.workspace_command_marker.read_text().strip()!r}")
+    starts = [line for p in run.extension_logs() if p.name.startswith("Agent (agent-ls)")
+              for line in p.read_text(errors="replace").splitlines() if "] starting the language server (" in line]
+    if starts and not all("agentLs.server.pythonPath" in line and " -P -m agent_ls serve" in line for line in starts):
+        problems.append(f"the server was not started as <pythonPath> -P -m agent_ls serve: {starts}")
+    if any(WORKSPACE_ENV in line for line in starts):
+        problems.append(f"agentLs.server.env from the workspace's .vscode/settings.json reached the server: {starts}")
+    restarted = any(s["name"] == "settings-restart" and s["status"] == "passed" for s in (result or {}).get("steps", []))
+    if restarted and not any(RESTART_ENV in line for line in starts):
+        problems.append(f"the Machine settings' agentLs.server.env did not take effect after the restart: {starts}")
     if problems:
         ext_logs = "\n".join(f"--- {p.name} (last 25 lines) ---\n{tail(p, 25)}" for p in run.extension_logs()[-3:])
         pytest.fail(

@@ -34,6 +34,14 @@ Options (knobs)
 --stderr-line TEXT        write TEXT as one line to stderr at start.
 --cancel-file PATH        file where cancel_probe() appends "started <id>" and
                           "cancelled <id>" lines.
+--era both|legacy|modern  which protocol eras it speaks (default both): "legacy" answers
+                          ``server/discover`` with "method not found" (like an mcp 1.x or
+                          TypeScript reference server); "modern" answers ``initialize`` with
+                          -32022 unsupported protocol version (supported: 2026-07-28).
+--era-file PATH           read the era from PATH at start (overrides --era): the same command
+                          line can speak another era on its next start.
+--handshake-log PATH      append the method of every handshake request (initialize,
+                          server/discover) to PATH, one per line.
 
 Tools that are always present
 -----------------------------
@@ -93,8 +101,9 @@ from mcp.server.lowlevel.server import NotificationOptions
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.prompts.base import Prompt
 from mcp.server.mcpserver.resources.types import TextResource
+from mcp.server.runner import serve_loop
 from mcp.server.stdio import stdio_server
-from mcp.shared.exceptions import MCPDeprecationWarning
+from mcp.shared.exceptions import MCPDeprecationWarning, MCPError
 from mcp.shared.message import ServerMessageMetadata
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from pydantic import BaseModel
@@ -164,6 +173,9 @@ def build_parser() -> argparse.ArgumentParser:
     add("stderr-flood", type=int, default=0, help="noise lines written to stderr at start")
     add("stderr-line", default=None, help="a line written to stderr at start")
     add("cancel-file", default=None, help="file cancel_probe() records into")
+    add("era", choices=["both", "legacy", "modern"], default="both", help="protocol eras it speaks")
+    add("era-file", default=None, help="file holding the era (overrides --era)")
+    add("handshake-log", default=None, help="file the handshake methods are appended to")
     return parser
 
 
@@ -173,6 +185,11 @@ def parse_options(argv: list[str] | None = None) -> argparse.Namespace:
     opts.port = int(opts.port)
     opts.tools = int(opts.tools)
     opts.slow_handshake = float(opts.slow_handshake)
+    if opts.era_file:
+        with open(opts.era_file, encoding="utf-8") as f:
+            opts.era = f.read().strip()
+        if opts.era not in ("both", "legacy", "modern"):
+            raise SystemExit(f"knob: --era-file {opts.era_file}: unknown era {opts.era!r}")
     opts.stderr_flood = int(opts.stderr_flood)
     if opts.exit_during_handshake is not None:
         opts.exit_during_handshake = int(opts.exit_during_handshake)
@@ -276,8 +293,19 @@ def build_server(opts: argparse.Namespace) -> MCPServer:
     state: dict[str, Any] = {"roots_changed": 0, "dynamic_prompts": 0, "dynamic_resources": 0}
 
     async def handshake_knobs(ctx: ServerRequestContext[Any, Any], call_next: Any) -> Any:
-        """Middleware: delay or die on the handshake request (initialize / server/discover)."""
+        """Middleware: delay or die on the handshake request (initialize / server/discover); speak
+        one era only (--era)."""
+        if ctx.method in HANDSHAKE_METHODS and opts.handshake_log:
+            with open(opts.handshake_log, "a", encoding="utf-8") as f:
+                f.write(ctx.method + "\n")
+        if opts.era == "legacy" and ctx.method != "initialize" and ctx.protocol_version in MODERN_PROTOCOL_VERSIONS:
+            # (HTTP: each request is its own; stdio serves the handshake era only, see serve_stdio)
+            raise MCPError(types.METHOD_NOT_FOUND, f"Method not found: {ctx.method} (this server speaks only the "
+                           "initialize handshake era)")
         if ctx.method in HANDSHAKE_METHODS:
+            if opts.era == "modern" and ctx.method == "initialize":
+                raise MCPError(types.UNSUPPORTED_PROTOCOL_VERSION, "this server speaks only 2026-07-28",
+                               {"supported": list(MODERN_PROTOCOL_VERSIONS)})
             if opts.exit_during_handshake is not None:
                 err(
                     f"knob: exiting with code {opts.exit_during_handshake} on {ctx.method} (--exit-during-handshake)"
@@ -719,7 +747,14 @@ async def serve_stdio(mcp: MCPServer, opts: argparse.Namespace) -> None:
         low.middleware.append(garbage_around_tool_calls)
 
     async with stdio_server(stdout=wire) as (read_stream, write_stream):  # type: ignore[arg-type]
-        await low.run(read_stream, write_stream, low.create_initialization_options())
+        if opts.era == "legacy":
+            # handshake era only (what mcp 1.x servers do): a request before initialize is an error,
+            # so a 2026-07-28 client's server/discover probe falls back to initialize
+            async with low.lifespan(low) as state:
+                await serve_loop(low, read_stream, write_stream, lifespan_state=state,
+                                 init_options=low.create_initialization_options())
+        else:
+            await low.run(read_stream, write_stream, low.create_initialization_options())
 
 
 async def serve_http(mcp: MCPServer, opts: argparse.Namespace, announce: Callable[[], None]) -> None:
