@@ -126,7 +126,10 @@ async function scenario(page: Page, steps: Steps): Promise<void> {
           throw new Error(`the workspace trust card has no button data-answer="${answer}"`);
         }
       }
-      await card.screenshot({ path: `${cfg.artifacts}/workspace-trust-card.png` }).catch(() => undefined);
+      // the card in full as text (a sidebar shows only part of it), and as the user sees it
+      fs.writeFileSync(`${cfg.artifacts}/workspace-trust-card.txt`, `${(await card.innerText()).trim()}\n`);
+      await card.locator('[data-answer="trust"]').scrollIntoViewIfNeeded();
+      await page.locator('.part.sidebar').first().screenshot({ path: `${cfg.artifacts}/workspace-trust-card.png` }).catch(() => undefined);
       const mark = facts.mark();
       await card.locator('[data-answer="trust"]').click();
       await facts.waitFor(/^workspace-trust trust\b/, T, mark);
@@ -671,10 +674,11 @@ async function scenario(page: Page, steps: Steps): Promise<void> {
   });
 
   await steps.run('settings-restart', 'changing agentLs.server.env restarts the language client', ['activation'], async (s) => {
-    // as a user: open the user settings.json in the editor, change it, save
-    const settings = JSON.parse(fs.readFileSync(cfg.userSettings, 'utf8')) as Record<string, unknown>;
+    // as a user: agentLs.server.* are machine-scoped, so in code-server they live in the Remote
+    // (Machine) settings: open that settings.json in the editor, change it, save
+    const settings = JSON.parse(fs.readFileSync(cfg.machineSettings, 'utf8')) as Record<string, unknown>;
     settings['agentLs.server.env'] = { AGENT_LS_E2E_RESTART: '1' };
-    await runCommand(page, 'Preferences: Open User Settings (JSON)');
+    await runCommand(page, 'Preferences: Open Remote Settings (JSON)', 15_000, 'prefix');
     const editor = page.locator('.editor-group-container.active .monaco-editor[data-uri$="settings.json"]').first();
     await editor.waitFor({ state: 'visible', timeout: T });
     await editor.locator('.view-lines').first().click();
@@ -687,7 +691,7 @@ async function scenario(page: Page, steps: Steps): Promise<void> {
     await page.keyboard.press('Control+V');
     await page.keyboard.press('Control+S');
     const saved = await until('settings.json to be saved with the change', () => {
-      const now = fs.readFileSync(cfg.userSettings, 'utf8');
+      const now = fs.readFileSync(cfg.machineSettings, 'utf8');
       return now.includes('AGENT_LS_E2E_RESTART') ? now : undefined;
     }, T);
     try {

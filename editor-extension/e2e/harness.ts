@@ -26,8 +26,9 @@ export interface Config {
   browserProfile: string;
   /** <repo>/.tools/e2e/node_modules (playwright-core lives there). */
   nodeModules: string;
-  /** code-server's user settings.json (the driver edits it to change an agentLs setting). */
-  userSettings: string;
+  /** code-server's Machine settings.json: where it reads the machine-scoped agentLs.server.*
+   * settings (the driver edits it, as "Preferences: Open Remote Settings (JSON)", to change one). */
+  machineSettings: string;
   /** Default timeout of one step, in milliseconds. */
   stepTimeoutMs: number;
   scenario: Scenario;
@@ -302,11 +303,13 @@ export async function quickInput(page: Page, key: string, text: string, timeoutM
 }
 
 /** Run a command from the command palette by its exact label, as a user does (F1, type, pick). */
-export async function runCommand(page: Page, label: string, timeoutMs = 15_000): Promise<void> {
+export async function runCommand(page: Page, label: string, timeoutMs = 15_000, match: 'exact' | 'prefix' = 'exact'): Promise<void> {
   await quickInput(page, 'F1', `>${label}`, timeoutMs);
+  // 'prefix': titles VS Code completes, e.g. "Preferences: Open Remote Settings (JSON) (<remote>)"
+  const name = new RegExp(`^\\s*${escapeRe(label)}${match === 'exact' ? '\\s*$' : ''}`);
   const row = page
     .locator('.quick-input-list .monaco-list-row')
-    .filter({ has: page.locator('.label-name', { hasText: new RegExp(`^\\s*${escapeRe(label)}\\s*$`) }) })
+    .filter({ has: page.locator('.label-name', { hasText: name }) })
     .first();
   try {
     await row.waitFor({ state: 'visible', timeout: timeoutMs });

@@ -148,7 +148,10 @@ export class AgentClient implements vscode.Disposable {
     );
     this.setState("starting");
     const shown = [resolved.value.command, ...resolved.value.args].join(" ");
-    this.output.info(`starting the language server (${resolved.value.source}): ${shown}`);
+    const extra = Object.keys(settings.env);
+    // the names only: agentLs.server.env may hold secrets
+    const envNote = extra.length ? `; agentLs.server.env sets ${extra.join(", ")}` : "";
+    this.output.info(`starting the language server (${resolved.value.source}): ${shown}${envNote}`);
     try {
       await client.start();
     } catch (e) {

@@ -149,3 +149,23 @@ describe("VS Code's workspace trust", () => {
     expect(first.notifications).toEqual([]);
   });
 });
+
+describe("the output channel", () => {
+  it("names the variables agentLs.server.env sets, never their values", async () => {
+    const lines: string[] = [];
+    const saved = vscode.window.createOutputChannel;
+    vscode.window.createOutputChannel = () => ({ ...saved(), info: (...args: unknown[]) => void lines.push(String(args[0])) });
+    vscode.workspace.getConfiguration = () => ({
+      get: (key: string): unknown =>
+        key === "pythonPath" ? process.execPath : key === "env" ? { OPENAI_API_KEY: "sk-secret", AGENT_LS_MODEL: "m" } : undefined,
+    });
+    try {
+      await newClient(path.join(tmp, "s")).start();
+    } finally {
+      vscode.window.createOutputChannel = saved;
+    }
+    const start = lines.find((l) => l.startsWith("starting the language server"))!;
+    expect(start).toBe(`starting the language server (agentLs.server.pythonPath): ${process.execPath} -P -m agent_ls serve; agentLs.server.env sets OPENAI_API_KEY, AGENT_LS_MODEL`);
+    expect(lines.join("\n")).not.toContain("sk-secret");
+  });
+});

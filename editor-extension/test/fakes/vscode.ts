@@ -107,9 +107,9 @@ export class CodeAction {
 }
 
 const outputChannel = () => ({
-  info: () => undefined,
-  warn: () => undefined,
-  error: () => undefined,
+  info: (..._args: unknown[]): void => undefined,
+  warn: (..._args: unknown[]): void => undefined,
+  error: (..._args: unknown[]): void => undefined,
   appendLine: () => undefined,
   clear: () => undefined,
   show: () => undefined,
