@@ -381,7 +381,8 @@ export class ChatApp {
     const restricted = this.state.restricted ?? [];
     box.hidden = restricted.length === 0;
     for (const w of restricted) {
-      const line = el(this.doc, "div", { class: "banner-line", "data-state": w.state, title: `${w.folder} (${w.state})` });
+      // one line (the sidebar is short): the whole message in the tooltip, and for screen readers
+      const line = el(this.doc, "div", { class: "banner-line", "data-state": w.state, title: `${w.message}\n${visible(w.folder)} (state: ${w.state})` });
       line.append(el(this.doc, "span", { class: "banner-text" }, w.message));
       const label = w.state === "editor-restricted" ? "Manage workspace trust" : "Review and trust";
       line.append(el(this.doc, "button", { "data-testid": "banner-trust", class: "secondary" }, label));
