@@ -203,7 +203,8 @@ export function registerCommands(
       const name = await pickServer(servers, arg, "Trust which MCP server?");
       if (!name) return;
       // A server of a folder that is not trusted is decided with its folder (settings and servers together).
-      if (heldByRestrictedFolder(servers, name)) return trustWorkspace(agent, chat, servers);
+      const folder = heldByRestrictedFolder(servers, name);
+      if (folder) return trustWorkspace(agent, chat, servers, { kind: "workspace", workspace: folder } satisfies ServerNode);
       await serverAction(agent, servers, P.MCP_TRUST, { server: name, trusted: true } satisfies P.TrustParams, `Trusting ${name}`);
     }),
     reg("agentLs.signIn", async (arg) => {
@@ -273,9 +274,8 @@ function workspaceFolderArg(arg: unknown): string | undefined {
   return node.kind === "workspace" && node.workspace && typeof node.workspace.folder === "string" ? node.workspace.folder : undefined;
 }
 
-/** Whether a server is listed but held because its workspace folder is not trusted. */
-export function heldByRestrictedFolder(servers: ServersModel, name: string): boolean {
-  return servers.workspaces
-    .filter(workspaceRestricted)
-    .some((w) => (w.servers ?? []).some((e) => e.server === name) && servers.get(name)?.scope !== "user");
+/** The folder (not trusted) that holds a listed server back, if any. */
+export function heldByRestrictedFolder(servers: ServersModel, name: string): P.WorkspaceStatusPayload | undefined {
+  if (servers.get(name)?.scope === "user") return undefined;
+  return servers.workspaces.filter(workspaceRestricted).find((w) => (w.servers ?? []).some((e) => e.server === name));
 }

@@ -317,8 +317,9 @@ describe("the controller", () => {
 
   it("a server held by a restricted folder is trusted with its folder", () => {
     const held: P.ServerStatus = { name: "db", state: "awaiting-trust", scope: "mcp.json", toolCount: 0 };
-    expect(heldByRestrictedFolder(model([restricted], [held]), "db")).toBe(true);
-    expect(heldByRestrictedFolder(model([{ ...restricted, state: "trusted" }], [held]), "db")).toBe(false);
+    expect(heldByRestrictedFolder(model([restricted], [held]), "db")?.folder).toBe("/w");
+    expect(heldByRestrictedFolder(model([{ ...restricted, state: "trusted" }], [held]), "db")).toBeUndefined();
+    expect(heldByRestrictedFolder(model([restricted], [{ ...held, scope: "user" }]), "db")).toBeUndefined();
   });
 });
 
@@ -532,6 +533,14 @@ describe("the commands", () => {
       agent.sent.length = 0;
       m.update([], [], [restricted]); // (the fake server answered "trusted")
       await vscode.commands.registered.get("agentLs.trustWorkspace")!();
+      expect(agent.sent).toEqual([{ method: P.SET_WORKSPACE_TRUST, params: { trusted: true, folder: "/w" } }]);
+      // Trust Server on a server its restricted folder holds: that folder's decision, not mcp/trust
+      agent.sent.length = 0;
+      modal = null;
+      m.update([{ name: "leak", state: "awaiting-trust", scope: "mcp.json", toolCount: 0 }], [], [restricted, other]);
+      await vscode.commands.registered.get("agentLs.trustServer")!("leak");
+      expect((modal![1] as { detail: string }).detail).toMatch(/^\/w: /);
+      expect((modal![1] as { detail: string }).detail).not.toContain("/b: ");
       expect(agent.sent).toEqual([{ method: P.SET_WORKSPACE_TRUST, params: { trusted: true, folder: "/w" } }]);
     } finally {
       for (const d of disposables) d.dispose();
