@@ -574,8 +574,7 @@ class ServerConnection:
             (types.ToolListChangedNotification, types.PromptListChangedNotification,
              types.ResourceListChangedNotification),
         ):
-            self.dirty = True
-            self.callbacks.on_dirty(self.name)
+            self._mark_dirty()
 
     async def _on_log(self, params: types.LoggingMessageNotificationParams) -> None:
         self.stderr._add(f"[log {params.level}] {params.data}")
@@ -789,7 +788,11 @@ class ServerConnection:
                         self.error = None
                         self._set_state(State.CONNECTED)
                     self._mark_ready()
-                    await self._wait_close_or_lost()
+                    async with anyio.create_task_group() as listeners:
+                        if client.protocol_version in MODERN_PROTOCOL_VERSIONS:
+                            listeners.start_soon(self._listen_for_changes, client)
+                        await self._wait_close_or_lost()
+                        listeners.cancel_scope.cancel()
                     self._client = None
                     if not self._closing:
                         self._set_state(State.RESTARTING)
@@ -826,6 +829,41 @@ class ServerConnection:
             # The deadline fired and the scope swallowed the cancellation.
             self._set_state(State.FAILED, self._describe_failure(TimeoutError(), phase, True))
         return got_ready
+
+    async def _listen_for_changes(self, client: Client) -> None:
+        """2026-07-28 sessions: list changes arrive on a ``subscriptions/listen`` stream (there are
+        no list_changed notifications); each one marks the server dirty, like a legacy
+        notification. A dropped stream is opened again (and the lists refetched)."""
+        from mcp.client.subscriptions import ListenNotSupportedError, SubscriptionLost
+
+        caps = client.server_capabilities
+        tools = bool(caps.tools and caps.tools.list_changed)
+        prompts = bool(caps.prompts and caps.prompts.list_changed)
+        resources = bool(caps.resources and caps.resources.list_changed)
+        if not (tools or prompts or resources):
+            return
+        delay = 0.5
+        while not self._closing:
+            try:
+                async with client.listen(tools_list_changed=tools, prompts_list_changed=prompts,
+                                         resources_list_changed=resources) as subscription:
+                    delay = 0.5
+                    async for _event in subscription:
+                        self._mark_dirty()
+                return  # the server closed the stream gracefully
+            except (SubscriptionLost, TimeoutError) as e:
+                log.info("MCP server %s: the change subscription dropped (%s); listening again", self.name, e)
+                self._mark_dirty()  # no replay: refetch what may have changed meanwhile
+            except (ListenNotSupportedError, MCPError) as e:
+                log.info("MCP server %s: no change subscription (%s); lists refresh on restart only",
+                         self.name, self.redact(str(e)))
+                return
+            await anyio.sleep(delay)
+            delay = min(delay * 2, 30.0)
+
+    def _mark_dirty(self) -> None:
+        self.dirty = True
+        self.callbacks.on_dirty(self.name)
 
     async def _wait_close_or_lost(self) -> None:
         waits = [asyncio.ensure_future(self._close.wait()), asyncio.ensure_future(self._lost.wait())]

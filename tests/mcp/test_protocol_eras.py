@@ -88,3 +88,27 @@ async def test_an_explicit_protocol_is_never_second_guessed(host: HostEnv, tmp_p
         await m.close()
     assert handshakes(log) == ["initialize", "initialize"]
     assert host.state.era(m.connection("k").config.fingerprint()) is None  # type: ignore[union-attr]
+
+
+@pytest.mark.parametrize("transport", ["stdio", "http"])
+async def test_list_changes_reach_the_host_in_the_modern_era(host: HostEnv, transport: str) -> None:
+    """A 2026-07-28 session has no list_changed notifications: the host holds a
+    subscriptions/listen stream, and a change marks the server dirty like a notification does."""
+    import asyncio
+
+    from tests.mcp.conftest import wait_until
+
+    async with knob_entry(transport) as entry:
+        m = await host.manager({"k": entry})
+        assert status_of(m, "k").protocol_version == MODERN
+        await m.refresh_if_dirty()
+        before = [t.spec.name for t in m.tools()]
+        assert not (await m.call_tool("k", "add_tool", {"name": "brand_new"})).is_error
+        await wait_until(lambda: m.dirty)
+        assert await m.refresh_if_dirty() is True
+        assert "mcp__k__brand_new" in [t.spec.name for t in m.tools()] and len(m.tools()) == len(before) + 1
+        await m.call_tool("k", "touch_prompts", {})
+        await wait_until(lambda: m.dirty)
+        assert await m.refresh_if_dirty() is True
+        assert any(p.name.startswith("dynamic_prompt_") for _, p in m.prompts())
+        await asyncio.sleep(0)
