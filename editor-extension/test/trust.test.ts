@@ -212,7 +212,8 @@ type Handler = (params: unknown, token: vscode.CancellationToken) => unknown;
 class FakeAgent {
   readonly sent: { method: string; params: unknown }[] = [];
   readonly requests = new Map<string, Handler>();
-  readonly onDidChangeState = new vscode.EventEmitter<{ state: string }>().event;
+  readonly stateEmitter = new vscode.EventEmitter<{ state: string }>();
+  readonly onDidChangeState = this.stateEmitter.event;
   readonly output = { info: () => undefined, warn: () => undefined, error: () => undefined };
   running: unknown = {};
   addBinder(binder: (client: unknown) => unknown): void {
@@ -259,6 +260,20 @@ describe("the controller", () => {
     await chat.handle(surface, { type: "workspaceTrust", id: card.id, answer: "restricted" });
     expect(await answer).toEqual({ trusted: false });
     expect(chat.revealWorkspaceTrust()).toBe(false);
+  });
+
+  it("arriving, it reveals a hidden chat; a server that stops withdraws it", async () => {
+    const revealed: boolean[] = [];
+    const hidden = new ChatController(agent as unknown as AgentClient);
+    hidden.reveal = (preserveFocus) => void revealed.push(preserveFocus);
+    hidden.attach({ post: () => undefined, visible: false });
+    const answer = agent.requests.get(P.TRUST_WORKSPACE)!(params, new vscode.CancellationTokenSource().token) as Promise<P.TrustWorkspaceResult>;
+    expect(revealed).toEqual([true]); // shown without taking the focus from the editor
+    agent.stateEmitter.fire({ state: "stopped" });
+    expect(await answer).toEqual({ trusted: null });
+    const card = hidden.snapshot.items.find((i): i is WorkspaceTrustItem => i.kind === "workspaceTrust")!;
+    expect(card).toMatchObject({ answer: "dismissed", withdrawn: true });
+    expect(hidden.revealWorkspaceTrust()).toBe(false);
   });
 
   it("a withdrawn prompt answers null and closes the card", async () => {
