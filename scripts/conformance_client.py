@@ -118,7 +118,7 @@ async def server_entry(url: str, scenario: str, env: dict[str, str]) -> dict[str
             env["CONFORMANCE_CLIENT_SECRET"] = ctx["client_secret"]
             oauth["clientSecret"] = "${CONFORMANCE_CLIENT_SECRET}"
             oauth["tokenEndpointAuthMethod"] = "client_secret_basic"
-    elif scenario == "auth/cross-app-access-complete-flow":
+    elif scenario in ("auth/cross-app-access-complete-flow", "auth/enterprise-managed-authorization"):
         env["CONFORMANCE_CLIENT_SECRET"] = ctx["client_secret"]
         env["CONFORMANCE_IDP_ID_TOKEN"] = ctx["idp_id_token"]
         oauth.update({
@@ -139,6 +139,21 @@ async def server_entry(url: str, scenario: str, env: dict[str, str]) -> dict[str
             oauth["clientSecret"] = "${CONFORMANCE_CLIENT_SECRET}"
     entry["oauth"] = oauth
     return entry
+
+
+def scripted_calls(scenario: str, manager: MCPManager) -> list[tuple[str, dict[str, Any]]]:
+    """The tool calls a scenario asks for: its context's ``toolCalls``, or what its checks need."""
+    if scenario == "sep-2322-client-request-state":  # every multi-round-trip shape
+        return [(n, {}) for n in ("test_mrtr_echo_state", "test_mrtr_no_state", "test_mrtr_unrelated",
+                                  "test_mrtr_no_result_type")]
+    if scenario == "json-schema-2020-12-preservation":  # echo the schema exactly as the host holds it
+        focal = next((t for t in manager.tools() if t.spec.display_name == "json_schema_2020_12_tool"), None)
+        return [("json_schema_echo", {"schema": focal.spec.input_schema})] if focal is not None else []
+    calls = context().get("toolCalls")
+    if isinstance(calls, list):
+        return [(str(c["name"]), dict(c.get("arguments") or {})) for c in calls
+                if isinstance(c, dict) and isinstance(c.get("name"), str)]
+    return []
 
 
 async def run(url: str, scenario: str) -> int:
@@ -164,6 +179,14 @@ async def run(url: str, scenario: str) -> int:
                 return 0 if scenario in MAY_FAIL else 1
             names = [t.spec.display_name for t in manager.tools()]
             print(f"connected; tools: {names}", file=sys.stderr)
+            calls = scripted_calls(scenario, manager)
+            if calls:
+                failed = 0
+                for tool, args in calls:
+                    result = await manager.call_tool(SERVER, tool, args)
+                    print(f"{tool} -> error={result.is_error} {result.content[:300]}", file=sys.stderr)
+                    failed |= int(result.is_error)
+                return failed
             todo = SCENARIO_TOOLS.get(scenario)
             if todo is None and names and scenario not in ("initialize",):
                 todo = (names[0], {})

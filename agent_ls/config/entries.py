@@ -77,7 +77,9 @@ class ServerConfig:
     disabled: bool = False
     connect_timeout: float = DEFAULT_CONNECT_TIMEOUT
     call_timeout: float = DEFAULT_CALL_TIMEOUT
-    protocol: str = "legacy"
+    protocol: str = "auto"
+    """``auto`` (default: the 2026-07-28 protocol where the server speaks it, else the
+    ``initialize`` handshake; the era is remembered per entry), ``legacy`` or ``2026-07-28``."""
     oauth: OAuthConfig | None = None
     """OAuth for an HTTP server; None when off (stdio, ``"oauth": false``, an Authorization header)."""
     raw: Mapping[str, Any] = attrs.field(factory=dict, eq=False)
@@ -246,10 +248,10 @@ def parse_entry(
     if not isinstance(disabled, bool):
         err((*path, "disabled"), f'"disabled" must be true or false, not {type_name(disabled)}')
         disabled = False
-    protocol = entry.get("protocol", "legacy")
+    protocol = entry.get("protocol", "auto")
     if protocol not in PROTOCOL_MODES:
         err((*path, "protocol"), f'"protocol" must be one of {", ".join(PROTOCOL_MODES)}')
-        protocol = "legacy"
+        protocol = "auto"
     connect_timeout = get_timeout("connectTimeout", DEFAULT_CONNECT_TIMEOUT)
     call_timeout = get_timeout("callTimeout", DEFAULT_CALL_TIMEOUT)
 

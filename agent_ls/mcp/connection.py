@@ -429,6 +429,8 @@ class ServerConnection:
         client = self._client
         if client is None or not self.connected:
             return
+        if client.protocol_version in MODERN_PROTOCOL_VERSIONS:
+            return  # 2026-07-28 has no roots/list_changed: a server asks for the roots each time it needs them
         try:
             await client.send_roots_list_changed()
         except Exception as e:  # a dead server: noted, never raised to the caller
@@ -745,6 +747,7 @@ class ServerConnection:
             sampling_callback=self._sample,
             message_handler=self._on_message,
             logging_callback=self._on_log,
+            log_level="info",  # 2026-07-28 servers send log messages only when asked in each request
             # Tool calls pass callTimeout themselves; the handshake is bounded by connectTimeout,
             # so a short callTimeout must not cut off a slow server's initialize.
             read_timeout_seconds=max(cfg.call_timeout, cfg.connect_timeout),

@@ -160,7 +160,7 @@ def test_stdio_entry(tmp_path: Path) -> None:
     assert cfg.disabled is False
     assert cfg.connect_timeout == DEFAULT_CONNECT_TIMEOUT
     assert cfg.call_timeout == DEFAULT_CALL_TIMEOUT
-    assert cfg.protocol == "legacy"
+    assert cfg.protocol == "auto"  # the default: the era the server speaks (issue 15)
     assert cfg.source.scope is Scope.WORKSPACE
     assert cfg.source.file == folder / ".agent-ls" / "settings.json"
     assert cfg.source.workspace_folder == folder
@@ -880,7 +880,7 @@ def test_trust_key_and_fingerprint_are_stable_strings(tmp_path: Path) -> None:
         {"disabled": True},
         {"connectTimeout": 1},
         {"callTimeout": 1},
-        {"protocol": "auto"},
+        {"protocol": "legacy"},
     ],
 )
 def test_fingerprint_changes_with_any_effective_change(tmp_path: Path, change: dict[str, Any]) -> None:
