@@ -14,6 +14,9 @@
 #                            initialize tools_call elicitation-sep1034-client-defaults sse-retry
 #   --suite all              every client scenario (`conformance list --client`), with the
 #                            baseline tests/conformance/baseline.yml applied
+#   --v2                     the 0.2.0-alpha.12 suite (48 scenarios of the MCP 2026-07-28 era,
+#                            npm alias conformance-2026) instead of 0.1.16, with the baseline
+#                            tests/conformance/baseline-2026.yml
 #   --expected-failures FILE baseline YAML (`client: [scenario, ...]`); a listed scenario that
 #                            fails is XFAIL (ok), one that passes is STALE (error), as in the
 #                            conformance CLI itself
@@ -51,6 +54,7 @@ TIMEOUT=30000
 JOBS=2
 VERBOSE=0
 LIST=0
+V2=0
 while [[ $# -gt 0 ]]; do
   case "$1" in
     --scenario) [[ $# -ge 2 ]] || die_usage "--scenario needs a name"; SCENARIOS+=("$2"); shift 2 ;;
@@ -68,6 +72,7 @@ while [[ $# -gt 0 ]]; do
     --jobs=*) JOBS="${1#*=}"; shift ;;
     -v|--verbose) VERBOSE=1; shift ;;
     --list) LIST=1; shift ;;
+    --v2) V2=1; shift ;;
     -h|--help) usage; exit 0 ;;
     --) shift; break ;;
     -*) die_usage "unknown option: $1" ;;
@@ -80,6 +85,10 @@ CLIENT_ARGV=("$@")
 [[ "$JOBS" =~ ^[1-9][0-9]*$ ]] || die_usage "--jobs must be >= 1"
 
 CONF="$AGENT_LS_NPM_BIN/conformance"
+if [[ $V2 -eq 1 ]]; then
+  CONF="$AGENT_LS_ROOT/.tools/npm/node_modules/conformance-2026/dist/index.js"
+  DEFAULT_BASELINE="$ROOT/tests/conformance/baseline-2026.yml"
+fi
 if [[ ! -x "$CONF" || ! -x "$AGENT_LS_NODE22/node" ]]; then
   echo "run_conformance.sh: conformance suite or Node 22 not installed; run: bash scripts/setup.sh" >&2
   exit 3

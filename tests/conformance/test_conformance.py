@@ -23,8 +23,8 @@ CORE = ["initialize", "tools_call", "elicitation-sep1034-client-defaults", "sse-
 MIN_PASSING = 24
 
 
-def expected_failures() -> list[str]:
-    text = (REPO_ROOT / "tests" / "conformance" / "baseline.yml").read_text()
+def expected_failures(name: str = "baseline.yml") -> list[str]:
+    text = (REPO_ROOT / "tests" / "conformance" / name).read_text()
     return re.findall(r"^\s*-\s*(\S+)\s*$", text, flags=re.M)
 
 
@@ -53,3 +53,26 @@ def test_whole_client_suite() -> None:
     for s in CORE:
         assert s in passed, out
     assert sum(1 for s in passed if s.startswith("auth/")) >= MIN_PASSING - len(CORE), out
+
+
+@pytest.mark.conformance
+@pytest.mark.timeout(900)
+def test_whole_client_suite_2026() -> None:
+    """The 0.2.0-alpha.12 suite (48 scenarios of the MCP 2026-07-28 era) with baseline-2026.yml:
+    every scenario not listed there passes (40 of 48)."""
+    require_node22()
+    require_npm("conformance")
+    proc = subprocess.run([*RUN, "--v2", "--suite", "all", "--", *CLIENT], cwd=REPO_ROOT, capture_output=True,
+                          text=True, timeout=880)
+    out = proc.stdout + proc.stderr
+    passed = re.findall(r"^PASS\s+(\S+)", out, flags=re.M)
+    xfail = re.findall(r"^XFAIL\s+(\S+)", out, flags=re.M)
+    failed = re.findall(r"^(?:FAIL|STALE)\s+(\S+)", out, flags=re.M)
+    assert not failed, out
+    assert sorted(xfail) == sorted(expected_failures("baseline-2026.yml")), out
+    assert len(passed) + len(xfail) == 48, out
+    for s in ("request-metadata", "http-standard-headers", "http-custom-headers", "http-invalid-tool-headers",
+              "json-schema-2020-12-preservation", "json-schema-ref-no-deref", "auth/iss-supported",
+              "auth/offline-access-scope", "auth/authorization-server-migration",
+              "auth/enterprise-managed-authorization"):
+        assert s in passed, out
