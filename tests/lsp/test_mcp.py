@@ -180,10 +180,21 @@ async def test_call_tool_through_the_approval_gate(setup: Setup) -> None:
         await close_editor(ed)
 
 
-async def test_elicitation_round_trip(editor: Editor) -> None:
+@pytest.mark.parametrize("protocol", ["auto", "legacy"])
+async def test_elicitation_round_trip(setup: Setup, protocol: str) -> None:
     """mcp/elicit reaches the editor with the form schema; the answer reaches the MCP server
-    (with the schema's defaults filled in); decline comes back as decline."""
-    await editor.wait_state("knob", "connected")
+    (with the schema's defaults filled in); decline comes back as decline. The same in both eras:
+    an input_required round (2026-07-28, the default) and a server-to-client request (legacy)."""
+    setup.user_settings["mcpServers"]["knob"]["protocol"] = protocol
+    editor = await open_editor(setup)
+    try:
+        await _elicitation_round_trip(editor, "2026-07-28" if protocol == "auto" else "2025-11-25")
+    finally:
+        await close_editor(editor)
+
+
+async def _elicitation_round_trip(editor: Editor, era: str) -> None:
+    assert (await editor.wait_state("knob", "connected"))["protocolVersion"] == era
     editor.elicit_answer = {"action": "accept", "content": {"ok": True, "name": "zed"}}
     out = await editor.request(P.MCP_CALL_TOOL, {"server": "knob", "tool": "ask",
                                                  "arguments": {"question": "Who are you?"}})

@@ -172,3 +172,20 @@ async def test_cancelling_the_tool_call_withdraws_the_consent_question(setup: Se
         assert (await ed.status())["knob"]["state"] == "connected"
     finally:
         await close_editor(ed)
+
+
+async def test_the_same_consent_for_a_server_of_the_handshake_era(setup: Setup) -> None:
+    """The default session is 2026-07-28 (sampling arrives as an input_required round); a server
+    pinned to the handshake era sends sampling/createMessage itself: the editor sees the same
+    mcp/sample question either way."""
+    setup.user_settings["mcpServers"]["knob"]["protocol"] = "legacy"
+    consent = Consent("allow_once")
+    ed = await open_editor(setup, configure=consent.install)
+    try:
+        assert (await ed.wait_state("knob", "connected"))["protocolVersion"] == "2025-11-25"
+        setup.llm.script(text("legacy answer"))
+        out = await sample(ed, "from the old era?")
+        assert not out["isError"] and out["content"] == "legacy answer", out
+        assert [a["messages"] for a in consent.asked] == [[{"role": "user", "text": "from the old era?"}]]
+    finally:
+        await close_editor(ed)

@@ -216,8 +216,10 @@ async def test_roots_echo_and_list_changed(host: HostEnv, tmp_path: Path, protoc
     assert len(json.loads(res.content)["roots"]) == 2
 
 
-async def test_elicitation_declined_without_handler_and_defaults_filled(host: HostEnv) -> None:
-    m = await host.manager({"e": knob_stdio_params()})
+@pytest.mark.parametrize("protocol", ["legacy", "auto"])  # a server-to-client request / an input_required round
+async def test_elicitation_declined_without_handler_and_defaults_filled(host: HostEnv, protocol: str) -> None:
+    m = await host.manager({"e": {**knob_stdio_params(), "protocol": protocol}})
+    assert status_of(m, "e").protocol_version == ("2025-11-25" if protocol == "legacy" else "2026-07-28")
     res = await m.call_tool("e", "ask", {"question": "who?"})
     assert json.loads(res.content)["action"] == "decline"
 
