@@ -16,7 +16,7 @@ list, the deferred catalogue, what ``tool_search`` finds and loads, and what can
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from typing import Any, Protocol
+from typing import Any, Protocol, runtime_checkable
 
 from agent_ls.agent.tool_search import ToolIndex
 from agent_ls.agent.tools import Capability, Tool, ToolResult, ToolSpec
@@ -33,6 +33,18 @@ class MCPToolSource(Protocol):
     def tools(self) -> Sequence[Any]: ...
 
     def instructions(self) -> str: ...
+
+
+@runtime_checkable
+class SettlingSource(Protocol):
+    """A tool source whose servers may be (re)connecting (the MCP manager)."""
+
+    async def settle(self, timeout: float) -> None: ...
+
+
+SETTLE_SECONDS = 10.0
+"""How long a prompt waits for MCP servers that are starting or restarting (a settings change, a
+trust decision) before it runs with what is connected."""
 
 
 class ToolRegistry:
@@ -94,6 +106,8 @@ class ToolRegistry:
         """Refresh what list_changed marked dirty and swap the MCP layer in; True if it changed."""
         if self._mcp_source is None:
             return False
+        if isinstance(self._mcp_source, SettlingSource):
+            await self._mcp_source.settle(SETTLE_SECONDS)
         await self._mcp_source.refresh_if_dirty()
         tools = list(self._mcp_source.tools())
         if [t.spec for t in tools] == [t.spec for t in self._mcp.values()]:

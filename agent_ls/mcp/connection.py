@@ -288,7 +288,8 @@ class ServerConnection:
         self.auth = auth
         """OAuth state for an HTTP server that uses it (shared across reconnects)."""
         self.restart_policy = restart_policy or RestartPolicy()
-        self.state = State.STOPPED
+        self._state_changed = asyncio.Event()
+        self._state = State.STOPPED
         self.error: ServerError | None = None
         self.listing = Listing()
         self.instructions: str | None = None
@@ -325,6 +326,34 @@ class ServerConnection:
         self._ready = asyncio.Event()
         self._set_state(State.STARTING)
         self._task = asyncio.create_task(self._run(), name=f"mcp:{self.name}")
+
+    @property
+    def state(self) -> State:
+        return self._state
+
+    @state.setter
+    def state(self, value: State) -> None:
+        self._state = value
+        changed, self._state_changed = self._state_changed, asyncio.Event()
+        changed.set()  # wakes whoever waits for the next change
+
+    @property
+    def settling(self) -> bool:
+        """Starting or restarting: it will be connected (or failed) shortly."""
+        return self.state in (State.STARTING, State.RESTARTING)
+
+    async def wait_settled(self, timeout: float) -> bool:
+        """Wait (at most ``timeout`` s) while the server is starting or restarting; True when it
+        is connected afterwards."""
+        loop = asyncio.get_running_loop()
+        end = loop.time() + timeout
+        while self.settling:
+            remaining = end - loop.time()
+            if remaining <= 0:
+                break
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._state_changed.wait(), remaining)
+        return self.connected
 
     async def wait_ready(self, timeout: float | None = None) -> bool:
         """Wait until the first attempt has finished (connected or failed)."""
@@ -387,6 +416,8 @@ class ServerConnection:
         self, name: str, arguments: dict[str, Any], *, timeout: float | None = None,
         progress: ProgressFnT | None = None,
     ) -> types.CallToolResult:
+        if self.settling:  # a tool of a server that is (re)connecting waits for it, bounded
+            await self.wait_settled(self.config.connect_timeout)
         client = self._require()
         try:
             return await client.call_tool(

@@ -410,6 +410,13 @@ class MCPManager:
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(asyncio.gather(*waits), timeout)
 
+    async def settle(self, timeout: float) -> None:
+        """Wait (at most ``timeout`` s) for the servers that are starting or restarting (a
+        reconfigure, a trust decision): a prompt then sees their tools."""
+        waits = [c.wait_settled(timeout) for c in self._conns.values() if c.settling]
+        if waits:
+            await asyncio.gather(*waits)
+
     async def close(self) -> None:
         self._closed = True
         for t in [*self._background, *self._sign_ins.values()]:
@@ -480,6 +487,10 @@ class MCPManager:
         if conn is None:
             return ToolResult.error(f"no MCP server named {server!r} is configured")
         found = self.find_tool(server, tool)
+        if found is None and conn.settling:  # (re)connecting: wait for it, bounded
+            await conn.wait_settled(conn.config.connect_timeout)
+            await self.refresh_if_dirty()
+            found = self.find_tool(server, tool)
         if found is None:
             if conn.state is State.NEEDS_SIGN_IN:
                 return ToolResult.error(

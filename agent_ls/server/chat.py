@@ -305,8 +305,12 @@ async def call_tool_direct(ls: AgentLanguageServer, server: str, tool: str, argu
         raise P.RequestFailed(f"no MCP server named {server!r} is configured")
     await manager.refresh_if_dirty()
     found = manager.find_tool(server, tool)
+    conn = manager.connection(server)
+    if found is None and conn is not None and conn.settling:  # (re)connecting: wait for it, bounded
+        await conn.wait_settled(conn.config.connect_timeout)
+        await manager.refresh_if_dirty()
+        found = manager.find_tool(server, tool)
     if found is None:
-        conn = manager.connection(server)
         if conn is None or not conn.connected:
             state = conn.state.value if conn is not None else "failed"
             raise P.RequestFailed(f"MCP server {server!r} is not connected ({state})")

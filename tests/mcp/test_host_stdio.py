@@ -411,3 +411,20 @@ async def test_shutdown_leaves_no_child_process(host: HostEnv) -> None:
     await m.close()
     pending.cancel()
     await wait_until(lambda: not processes_with(marker), timeout=15)
+
+
+async def test_a_call_to_a_server_that_is_restarting_waits_for_it(host: HostEnv) -> None:
+    """A settings change or a trust decision restarts a server; a tool call (or a prompt's tool
+    list) in that moment waits for it, bounded by its connect timeout, instead of failing."""
+    from agent_ls.agent.registry import ToolRegistry
+
+    m = await host.manager({"k": knob_stdio_params()})
+    await m.restart("k")
+    conn = m.connection("k")
+    assert conn is not None and conn.settling
+    res = await m.call_tool("k", "echo", {"text": "after the restart"})
+    assert not res.is_error and res.content == "after the restart"
+    await m.restart("k")
+    registry = ToolRegistry([], m, defer=False)
+    await registry.before_prompt()
+    assert "mcp__k__echo" in [s.name for s in registry.visible_specs()]
