@@ -339,12 +339,14 @@ class ServerConnection:
 
     @property
     def settling(self) -> bool:
-        """Starting or restarting: it will be connected (or failed) shortly."""
-        return self.state in (State.STARTING, State.RESTARTING)
+        """Starting (first start, or a deliberate restart: a settings change, a trust decision,
+        restart): it will be connected or failed shortly. A server that crashed and waits for its
+        automatic restart is not settling: calls to it fail fast."""
+        return self.state is State.STARTING
 
     async def wait_settled(self, timeout: float) -> bool:
-        """Wait (at most ``timeout`` s) while the server is starting or restarting; True when it
-        is connected afterwards."""
+        """Wait (at most ``timeout`` s) while the server is starting; True when it is connected
+        afterwards."""
         loop = asyncio.get_running_loop()
         end = loop.time() + timeout
         while self.settling:

@@ -12,7 +12,7 @@ from lsprotocol import types as lsp
 
 from agent_ls.server import protocol as P
 from tests.llm.scripted_server import text, tool_calls
-from tests.lsp.conftest import Editor, Setup, close_editor, open_editor
+from tests.lsp.conftest import Editor, Setup, close_editor, open_editor, wait_for
 
 pytestmark = pytest.mark.e2e
 
@@ -38,6 +38,10 @@ async def sample(ed: Editor, prompt: str) -> dict[str, Any]:
     result: dict[str, Any] = await ed.request(P.MCP_CALL_TOOL, {"server": "knob", "tool": "sample",
                                                                  "arguments": {"prompt": prompt}})
     return result
+
+
+def reload_count(ed: Editor) -> int:
+    return sum("settings reloaded" in m.message for m in ed.client.log_messages)
 
 
 def sampling_requests(setup: Setup) -> list[Any]:
@@ -125,9 +129,12 @@ async def test_settings_reload_applies_and_a_turn_can_sample(setup: Setup) -> No
         assert consent.asked[0]["messages"] == [{"role": "user", "text": "name a colour"}]
 
         setup.user_settings["agent"]["sampling"] = {"enabled": False}
+        reloads = reload_count(ed)
         setup.write()
         ed.client.workspace_did_change_watched_files(lsp.DidChangeWatchedFilesParams(
             changes=[lsp.FileEvent(uri=setup.user_file.as_uri(), type=lsp.FileChangeType.Changed)]))
+        # The reload reads the files on a thread: a call sent before it ends still samples.
+        await wait_for(lambda: reload_count(ed) > reloads, what="the settings reload")
         for _ in range(100):
             out = await sample(ed, "p")
             if "turned off" in out["content"]:
