@@ -33,6 +33,7 @@ import anyio
 import attrs
 import mcp_types as types
 from mcp import Client
+from mcp.client.caching import CacheConfig, CacheMode
 from mcp.client.session import ClientRequestContext
 from mcp.client.stdio import StdioServerParameters, get_default_environment, stdio_client
 from mcp.shared.dispatcher import ProgressFnT
@@ -41,6 +42,7 @@ from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from pydantic import FileUrl, ValidationError
 
 from agent_ls.config.entries import ServerConfig
+from agent_ls.mcp.catalogue import Catalogue, CatalogueStore, catalogue_key
 from agent_ls.mcp.redact import redact_live
 
 if TYPE_CHECKING:
@@ -124,6 +126,8 @@ class HostCallbacks:
     """Called with the server name on any list_changed notification."""
     eras: EraMemory | None = None
     """Where the protocol era each entry negotiated is remembered (``protocol: auto``)."""
+    catalogue: CatalogueStore | None = None
+    """Where each entry's last catalogue and response cache are kept (None: memory only)."""
 
 
 class EraMemory(Protocol):
@@ -301,6 +305,8 @@ class ServerConnection:
         self.stderr = StderrTail()
         self.dirty = False
         self.list_version = 0
+        self.from_catalogue = False
+        """The listing is the one kept from the server's last connection (it is still starting)."""
         self._client: Client | None = None
         self._process: Any = None
         self._task: asyncio.Task[None] | None = None
@@ -324,8 +330,48 @@ class ServerConnection:
         self._closing = False
         self._close = asyncio.Event()
         self._ready = asyncio.Event()
+        self._load_catalogue()
         self._set_state(State.STARTING)
         self._task = asyncio.create_task(self._run(), name=f"mcp:{self.name}")
+
+    @property
+    def catalogue_key(self) -> str:
+        cfg = self.config
+        return catalogue_key(cfg.source.workspace_folder, cfg.name, cfg.fingerprint())
+
+    def _load_catalogue(self) -> None:
+        """Serve the catalogue kept from this entry's last connection until it connects."""
+        store = self.callbacks.catalogue
+        if store is None or self.connected:
+            return
+        kept = store.load(self.catalogue_key)
+        if kept is None or kept.empty:
+            return
+        self.listing = Listing(kept.tools, kept.prompts, kept.resources, kept.resource_templates)
+        self.from_catalogue = True
+        self.list_version += 1
+
+    def _keep_catalogue(self, listing: Listing) -> None:
+        store = self.callbacks.catalogue
+        if store is None or listing.errors:
+            return
+        store.save(self.catalogue_key, Catalogue(listing.tools, listing.prompts, listing.resources,
+                                                 listing.resource_templates))
+
+    def _cache_config(self) -> CacheConfig:
+        """The SDK's response cache (``ttlMs`` / ``cacheScope``): kept with the catalogue, so a
+        list the server declared fresh is not asked for again within its TTL after a restart.
+        An OAuth server's cache stays in memory (the signed-in principal may change)."""
+        store = self.callbacks.catalogue
+        if store is None or self.config.oauth is not None:
+            return CacheConfig()
+        key = self.catalogue_key
+        return CacheConfig(store=store.responses(key), partition=key, target_id=key)
+
+    @property
+    def serving(self) -> bool:
+        """Its tools are offered: connected, or starting with the catalogue of its last connection."""
+        return self.connected or (self.from_catalogue and self.state is State.STARTING)
 
     @property
     def state(self) -> State:
@@ -440,6 +486,8 @@ class ServerConnection:
         return await self._paged(lambda c, cur: c.list_resource_templates(cursor=cur), "resource_templates")
 
     async def read_resource(self, uri: str) -> types.ReadResourceResult:
+        if self.settling:  # offered from the kept catalogue while it starts: wait for it, bounded
+            await self.wait_settled(self.config.connect_timeout)
         client = self._require()
         try:
             return await client.read_resource(uri)
@@ -451,6 +499,8 @@ class ServerConnection:
         return await self._paged(lambda c, cur: c.list_prompts(cursor=cur), "prompts")
 
     async def get_prompt(self, name: str, arguments: dict[str, str] | None = None) -> types.GetPromptResult:
+        if self.settling:  # offered from the kept catalogue while it starts: wait for it, bounded
+            await self.wait_settled(self.config.connect_timeout)
         client = self._require()
         try:
             return await client.get_prompt(name, arguments or {})
@@ -476,9 +526,11 @@ class ServerConnection:
             self.dirty = False
             return False
         self.dirty = False
-        listing = await self._list_all(client)
+        listing = await self._list_all(client, "refresh")  # a change was announced: ask the server
         changed = _listing_key(listing) != _listing_key(self.listing)
         self.listing = listing
+        if changed:
+            self._keep_catalogue(listing)
         if listing.errors:
             self._set_state(State.LISTING_FAILED, ServerError(Phase.LISTING, self.redact("; ".join(listing.errors))))
         elif self.state is State.LISTING_FAILED:
@@ -523,7 +575,7 @@ class ServerConnection:
                 break
         return out
 
-    async def _list_all(self, client: Client) -> Listing:
+    async def _list_all(self, client: Client, cache_mode: CacheMode = "use") -> Listing:
         caps = client.server_capabilities
         listing = Listing()
         # "protocol": "2026-07-28" adopts the modern protocol without server/discover, so the
@@ -551,13 +603,16 @@ class ServerConnection:
             return out
 
         if caps.tools is not None or probe:
-            listing.tools = await grab("tools", lambda c: client.list_tools(cursor=c), "tools")
+            listing.tools = await grab("tools", lambda c: client.list_tools(cursor=c, cache_mode=cache_mode), "tools")
         if caps.prompts is not None or probe:
-            listing.prompts = await grab("prompts", lambda c: client.list_prompts(cursor=c), "prompts")
+            listing.prompts = await grab("prompts", lambda c: client.list_prompts(cursor=c, cache_mode=cache_mode),
+                                   "prompts")
         if caps.resources is not None or probe:
-            listing.resources = await grab("resources", lambda c: client.list_resources(cursor=c), "resources")
+            listing.resources = await grab("resources", lambda c: client.list_resources(cursor=c, cache_mode=cache_mode),
+                                     "resources")
             listing.resource_templates = await grab(
-                "resources/templates", lambda c: client.list_resource_templates(cursor=c), "resource_templates"
+                "resources/templates", lambda c: client.list_resource_templates(cursor=c, cache_mode=cache_mode),
+                "resource_templates"
             )
         listing.tools.sort(key=lambda t: t.name)
         listing.prompts.sort(key=lambda p: p.name)
@@ -784,7 +839,7 @@ class ServerConnection:
             # Tool calls pass callTimeout themselves; the handshake is bounded by connectTimeout,
             # so a short callTimeout must not cut off a slow server's initialize.
             read_timeout_seconds=max(cfg.call_timeout, cfg.connect_timeout),
-            cache=None,
+            cache=self._cache_config(),
         )
         deadline_scope = anyio.CancelScope(deadline=anyio.current_time() + cfg.connect_timeout)
         self._deadline_scope = deadline_scope
@@ -811,8 +866,11 @@ class ServerConnection:
                         raise MCPError(types.INVALID_REQUEST, "; ".join(listing.errors))
                     deadline_scope.deadline = math.inf
                     phase = Phase.RUNNING
+                    if not self.from_catalogue or _listing_key(listing) != _listing_key(self.listing):
+                        self.list_version += 1  # a kept catalogue that still holds is not rebuilt
+                        self._keep_catalogue(listing)
                     self.listing = listing
-                    self.list_version += 1
+                    self.from_catalogue = False
                     self.connected_at = time.time()
                     got_ready = True
                     self._got_ready = True

@@ -14,6 +14,7 @@ from agent_ls.config.paths import user_data_dir
 from agent_ls.config.settings import LoadedSettings, load_settings
 from agent_ls.config.state import HostState
 from agent_ls.config.trust import TrustPolicy
+from agent_ls.mcp.catalogue import CatalogueStore
 from agent_ls.mcp.manager import MCPManager
 from agent_ls.mcp.oauth_store import OAuthStore
 from agent_ls.mcp.results import DEFAULT_MAX_OUTPUT_CHARS
@@ -37,12 +38,18 @@ def oauth_store_path() -> Path:
     return user_data_dir() / "oauth"
 
 
+def catalogue_path() -> Path:
+    """Where each server's last catalogue is kept (tools ready before the servers connect)."""
+    return user_data_dir() / "mcp-catalogue"
+
+
 def create_manager(folders: Sequence[Path], settings: LoadedSettings, **kwargs: Any) -> MCPManager:
     """The manager the editor and the CLI use. Keyword arguments go to :class:`MCPManager`
     (``trust_handler``, ``elicitation_handler``, ``sampling_handler``, ``on_change``,
     ``auth_opener``, ``sign_in_timeout``...)."""
     kwargs.setdefault("state", HostState(host_state_path()))
     kwargs.setdefault("oauth_store", OAuthStore(oauth_store_path()))
+    kwargs.setdefault("catalogue", CatalogueStore(catalogue_path()))
     kwargs.setdefault("max_output_chars", max_output_chars(settings))
     return MCPManager(roots=list(folders), **kwargs)
 

@@ -27,6 +27,7 @@ from agent_ls.config.settings import LoadedSettings
 from agent_ls.config.state import HostState
 from agent_ls.mcp import naming
 from agent_ls.mcp.adapter import MCPTool, make_spec
+from agent_ls.mcp.catalogue import CatalogueStore
 from agent_ls.mcp.connection import (
     ElicitationHandler,
     HostCallbacks,
@@ -120,6 +121,7 @@ class MCPManager:
         auth_opener: AuthOpener | None = None,
         oauth_store: OAuthStore | None = None,
         sign_in_timeout: float | None = None,
+        catalogue: CatalogueStore | None = None,
     ) -> None:
         self._roots: list[Path] = [Path(r) for r in roots]
         self.auth_opener = auth_opener
@@ -142,6 +144,7 @@ class MCPManager:
             on_change=self._changed,
             on_dirty=self._mark_dirty,
             eras=state,
+            catalogue=catalogue,
         )
         self._conns: dict[str, ServerConnection] = {}
         self._failed: dict[str, FailedEntry] = {}
@@ -413,7 +416,7 @@ class MCPManager:
     async def settle(self, timeout: float) -> None:
         """Wait (at most ``timeout`` s) for the servers that are starting or restarting (a
         reconfigure, a trust decision): a prompt then sees their tools."""
-        waits = [c.wait_settled(timeout) for c in self._conns.values() if c.settling]
+        waits = [c.wait_settled(timeout) for c in self._conns.values() if c.settling and not c.from_catalogue]
         if waits:
             await asyncio.gather(*waits)
 
@@ -461,8 +464,9 @@ class MCPManager:
             return True
 
     def tools(self) -> list[MCPTool]:
-        """Every tool of every connected server, sorted by server then tool name."""
-        live = sorted((c for c in self._conns.values() if c.connected), key=lambda c: c.name)
+        """Every tool of every connected server (and of a starting one, from the catalogue of its
+        last connection), sorted by server then tool name."""
+        live = sorted((c for c in self._conns.values() if c.serving), key=lambda c: c.name)
         key = tuple((c.name, c.list_version, id(c)) for c in live)
         if key != self._tools_key:
             pairs = [(c.name, t.name) for c in live for t in c.listing.tools]
@@ -516,15 +520,15 @@ class MCPManager:
 
     # resources and prompts -------------------------------------------------------------
     def prompts(self) -> list[tuple[str, types.Prompt]]:
-        return [(c.name, p) for c in sorted(self._conns.values(), key=lambda c: c.name) if c.connected
+        return [(c.name, p) for c in sorted(self._conns.values(), key=lambda c: c.name) if c.serving
                 for p in c.listing.prompts]
 
     def resources(self) -> list[tuple[str, types.Resource]]:
-        return [(c.name, r) for c in sorted(self._conns.values(), key=lambda c: c.name) if c.connected
+        return [(c.name, r) for c in sorted(self._conns.values(), key=lambda c: c.name) if c.serving
                 for r in c.listing.resources]
 
     def resource_templates(self) -> list[tuple[str, types.ResourceTemplate]]:
-        return [(c.name, r) for c in sorted(self._conns.values(), key=lambda c: c.name) if c.connected
+        return [(c.name, r) for c in sorted(self._conns.values(), key=lambda c: c.name) if c.serving
                 for r in c.listing.resource_templates]
 
     async def read_resource(self, server: str, uri: str) -> types.ReadResourceResult:
@@ -561,7 +565,7 @@ class MCPManager:
             info = None
             if conn.server_info is not None:
                 info = f"{conn.server_info.name} {conn.server_info.version}".strip()
-            connected = conn.connected
+            connected = conn.serving
             out.append(ServerStatus(
                 name=name,
                 state=conn.state.value,

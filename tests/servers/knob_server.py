@@ -42,6 +42,13 @@ Options (knobs)
                           line can speak another era on its next start.
 --handshake-log PATH      append the method of every handshake request (initialize,
                           server/discover) to PATH, one per line.
+--request-log PATH        append the method of every request to PATH, one per line.
+--slow-start SECONDS      wait SECONDS before serving at all (like a server that loads a
+                          lot first; no request is answered, whatever the protocol era).
+--slow-start-file PATH    read the --slow-start seconds from PATH at start, when it exists
+                          (the same command line starts slowly next time).
+--list-ttl-ms N           the list results (tools, prompts, resources, templates) carry
+                          ttlMs N and cacheScope private (2026-07-28 sessions).
 
 Tools that are always present
 -----------------------------
@@ -89,6 +96,7 @@ import os
 import socket
 import struct
 import sys
+import time
 import warnings
 import zlib
 from collections.abc import Callable
@@ -96,6 +104,7 @@ from typing import Annotated, Any
 
 import anyio
 import mcp_types as types
+from mcp.server.caching import CacheHint
 from mcp.server.context import ServerRequestContext
 from mcp.server.lowlevel.server import NotificationOptions
 from mcp.server.mcpserver import Context, MCPServer
@@ -176,6 +185,10 @@ def build_parser() -> argparse.ArgumentParser:
     add("era", choices=["both", "legacy", "modern"], default="both", help="protocol eras it speaks")
     add("era-file", default=None, help="file holding the era (overrides --era)")
     add("handshake-log", default=None, help="file the handshake methods are appended to")
+    add("request-log", default=None, help="file every request method is appended to")
+    add("slow-start", type=float, default=0.0, help="seconds to wait before serving")
+    add("slow-start-file", default=None, help="file holding the --slow-start seconds")
+    add("list-ttl-ms", type=int, default=0, help="ttlMs of the list results")
     return parser
 
 
@@ -185,6 +198,11 @@ def parse_options(argv: list[str] | None = None) -> argparse.Namespace:
     opts.port = int(opts.port)
     opts.tools = int(opts.tools)
     opts.slow_handshake = float(opts.slow_handshake)
+    opts.slow_start = float(opts.slow_start)
+    if opts.slow_start_file and os.path.exists(opts.slow_start_file):
+        with open(opts.slow_start_file, encoding="utf-8") as f:
+            opts.slow_start = float(f.read().strip() or 0)
+    opts.list_ttl_ms = int(opts.list_ttl_ms)
     if opts.era_file:
         with open(opts.era_file, encoding="utf-8") as f:
             opts.era = f.read().strip()
@@ -295,6 +313,9 @@ def build_server(opts: argparse.Namespace) -> MCPServer:
     async def handshake_knobs(ctx: ServerRequestContext[Any, Any], call_next: Any) -> Any:
         """Middleware: delay or die on the handshake request (initialize / server/discover); speak
         one era only (--era)."""
+        if opts.request_log:
+            with open(opts.request_log, "a", encoding="utf-8") as f:
+                f.write(ctx.method + "\n")
         if ctx.method in HANDSHAKE_METHODS and opts.handshake_log:
             with open(opts.handshake_log, "a", encoding="utf-8") as f:
                 f.write(ctx.method + "\n")
@@ -323,6 +344,9 @@ def build_server(opts: argparse.Namespace) -> MCPServer:
         log_level="WARNING",
         warn_on_duplicate_tools=False,
         middleware=[handshake_knobs],
+        cache_hints={method: CacheHint(ttl_ms=opts.list_ttl_ms, scope="private")
+                     for method in ("tools/list", "prompts/list", "resources/list", "resources/templates/list")}
+        if opts.list_ttl_ms > 0 else None,
     )
     low = mcp._lowlevel_server
 
@@ -793,6 +817,9 @@ def main(argv: list[str] | None = None) -> None:
     logging.getLogger("mcp.shared.tool_name_validation").setLevel(logging.ERROR)
     opts = parse_options(argv)
     mcp = build_server(opts)
+    if opts.slow_start > 0:
+        err(f"knob: waiting {opts.slow_start}s before serving (--slow-start)")
+        time.sleep(opts.slow_start)
     if opts.transport == "http":
         # LISTENING must be the first stderr line, so the startup noise follows it.
         anyio.run(serve_http, mcp, opts, lambda: startup_stderr(opts))
