@@ -61,6 +61,8 @@ export function serverTooltip(s: P.ServerStatus): string {
   const lines = [`${s.name}: ${s.state}`];
   if (s.transport) lines.push(`transport: ${s.transport}${s.scope ? ` (${s.scope} scope)` : ""}`);
   if (s.source) lines.push(`defined in: ${s.source}`);
+  if (typeof s.serverInfo === "string" && s.serverInfo) lines.push(`server: ${s.serverInfo}`);
+  if (s.protocolVersion) lines.push(`protocol: MCP ${s.protocolVersion}`);
   if (s.auth) lines.push(`auth: ${authText(s.auth)}`);
   if (s.error) lines.push(`last error: ${serverErrorText(s.error)}`);
   return lines.join("\n");

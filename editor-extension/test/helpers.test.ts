@@ -59,6 +59,9 @@ describe("formatting", () => {
     expect(serverContextValue({ ...s, auth: { state: "signed-in" } })).toBe("server.connected.auth-signed-in.can-sign-out");
     const tip = serverTooltip({ ...s, auth: { state: "signed-in", expiresAt: 1764748800 } });
     expect(tip).toContain("auth: signed-in (until 2025-12-03 08:00 UTC)");
+    const negotiated = serverTooltip({ ...s, serverInfo: "knob 1.0.0", protocolVersion: "2026-07-28" });
+    expect(negotiated).toContain("server: knob 1.0.0");
+    expect(negotiated).toContain("protocol: MCP 2026-07-28");
     expect(authText({ state: "failed", reason: "the token was revoked" })).toBe("failed (the token was revoked)");
   });
 
