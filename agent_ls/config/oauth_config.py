@@ -10,7 +10,7 @@ import attrs
 from agent_ls.config import jsonc
 from agent_ls.config.diagnostics import Problems, type_name
 
-OAUTH_GRANTS = ("authorization_code", "client_credentials", "identity_assertion")
+OAUTH_GRANTS = ("authorization_code", "client_credentials", "identity_assertion", "jwt_bearer")
 TOKEN_ENDPOINT_AUTH_METHODS = ("none", "client_secret_basic", "client_secret_post", "private_key_jwt")
 DEFAULT_SIGN_IN_TIMEOUT = 300.0
 DEFAULT_MAX_STEP_UPS = 2
@@ -25,6 +25,8 @@ _OAUTH_STR_KEYS = {
     "privateKeyFile": "private_key_file",
     "signingAlgorithm": "signing_algorithm",
     "clientAssertion": "client_assertion",
+    "assertion": "assertion",
+    "assertionFile": "assertion_file",
 }
 _OAUTH_IDP_KEYS = {
     "tokenEndpoint": "idp_token_endpoint",
@@ -32,8 +34,9 @@ _OAUTH_IDP_KEYS = {
     "clientSecret": "idp_client_secret",
     "idToken": "idp_id_token",
 }
-_OAUTH_SECRET_FIELDS = ("client_secret", "private_key", "client_assertion", "idp_client_secret", "idp_id_token")
-_OAUTH_KEYS = {*_OAUTH_STR_KEYS, "grant", "scopes", "redirectPort", "signInTimeout", "maxStepUps", "idp"}
+_OAUTH_SECRET_FIELDS = ("client_secret", "private_key", "client_assertion", "idp_client_secret", "idp_id_token",
+                        "assertion")
+_OAUTH_KEYS = {*_OAUTH_STR_KEYS, "grant", "scopes", "redirectPort", "signInTimeout", "maxStepUps", "idp", "dpop"}
 
 
 @attrs.frozen
@@ -48,8 +51,10 @@ class OAuthConfig:
     explicit: bool = False
     """Written in the settings (``true`` or an object), not the automatic default."""
     grant: str = "authorization_code"
-    """``authorization_code`` (a person signs in), ``client_credentials`` (a machine client) or
-    ``identity_assertion`` (SEP-990: an enterprise IdP's ID token exchanged for an ID-JAG)."""
+    """``authorization_code`` (a person signs in), ``client_credentials`` (a machine client),
+    ``identity_assertion`` (SEP-990: an enterprise IdP's ID token exchanged for an ID-JAG) or
+    ``jwt_bearer`` (workload identity federation, RFC 7523: the workload's JWT, from
+    ``assertionFile`` or ``assertion``, exchanged for an access token)."""
     client_id: str | None = None
     client_secret: str | None = attrs.field(default=None, repr=False)
     token_endpoint_auth_method: str | None = None
@@ -70,6 +75,15 @@ class OAuthConfig:
     idp_client_id: str | None = None
     idp_client_secret: str | None = attrs.field(default=None, repr=False)
     idp_id_token: str | None = attrs.field(default=None, repr=False)
+    assertion: str | None = attrs.field(default=None, repr=False)
+    """jwt_bearer: the workload JWT itself (usually ``${env:VAR}``)."""
+    assertion_file: str | None = None
+    """jwt_bearer: a file holding the workload JWT (a Kubernetes projected service account token,
+    a CI OIDC token file), read again for every token request so a rotated token is picked up."""
+    dpop: bool | None = None
+    """DPoP sender-constrained tokens (RFC 9449): None = automatic (on when the authorization
+    server advertises ``dpop_signing_alg_values_supported`` with ES256, or the resource asks for
+    DPoP), True = always send proofs, False = never."""
 
     @property
     def secrets(self) -> tuple[str, ...]:
@@ -179,6 +193,12 @@ def parse_oauth(
             err((*opath, "maxStepUps"), '"maxStepUps" must be a whole number >= 0')
         else:
             values["max_step_ups"] = step_ups
+    dpop = raw.get("dpop")
+    if dpop is not None:
+        if not isinstance(dpop, bool):
+            err((*opath, "dpop"), '"dpop" must be true or false (absent: automatic)')
+        else:
+            values["dpop"] = dpop
     url = values.get("client_metadata_url")
     if url is not None and "${" not in url:  # (unexpanded in an untrusted folder's entry)
         from urllib.parse import urlparse
@@ -200,6 +220,13 @@ def parse_oauth(
                 err(opath, 'private_key_jwt needs "privateKey", "privateKeyFile" or "clientAssertion"', key=True)
         elif not values.get("client_secret"):
             err(opath, 'client_credentials needs "clientSecret" (or a private key for private_key_jwt)', key=True)
+    elif grant == "jwt_bearer":
+        if not values.get("client_id"):
+            err(opath, 'jwt_bearer needs "clientId"', key=True)
+        if not (values.get("assertion") or values.get("assertion_file")):
+            err(opath, 'jwt_bearer needs "assertionFile" (a file with the workload JWT) or "assertion"', key=True)
+        elif values.get("assertion") and values.get("assertion_file"):
+            err((*opath, "assertion"), 'set "assertionFile" or "assertion", not both')
     elif grant == "identity_assertion":
         for field, key in (("client_id", "clientId"), ("client_secret", "clientSecret"), ("issuer", "issuer"),
                            ("idp_token_endpoint", "idp.tokenEndpoint"), ("idp_id_token", "idp.idToken")):

@@ -34,6 +34,10 @@ assertion grant. This module is the host around it:
 - **Step-up cap.** A server that keeps answering 403 ``insufficient_scope`` is
   re-authorized at most ``oauth.maxStepUps`` times in a row (default 2); after that the
   request fails with the server's answer.
+- **DPoP and workload identity.** Every provider is wrapped in
+  :class:`agent_ls.mcp.oauth_dpop.DPoPAuth` (sender-constrained tokens, RFC 9449, with the
+  nonce retries); the ``jwt_bearer`` grant (workload identity federation, RFC 7523) is
+  :mod:`agent_ls.mcp.oauth_wif`.
 - **Secrets.** Every token, code and client secret seen is registered with
   :mod:`agent_ls.mcp.redact`, which masks it in status, errors and (with the redacting log
   filter) log records.
@@ -78,7 +82,9 @@ from pydantic import AnyUrl, ValidationError
 
 from agent_ls.config.entries import ServerConfig
 from agent_ls.config.oauth_config import OAuthConfig
+from agent_ls.mcp.oauth_dpop import DPoPAuth
 from agent_ls.mcp.oauth_store import AuthRecord, OAuthStore
+from agent_ls.mcp.oauth_wif import JWTBearerOAuthProvider, assertion_source
 from agent_ls.mcp.redact import add_secrets, redact_live
 
 log = logging.getLogger(__name__)
@@ -457,6 +463,10 @@ class HostIdentityAssertionProvider(_HostFlow, IdentityAssertionOAuthProvider):
     """SEP-990: the enterprise IdP's ID token exchanged for an ID-JAG, then the jwt-bearer grant."""
 
 
+class HostJWTBearerProvider(_HostFlow, _StoredState, JWTBearerOAuthProvider):
+    """Workload identity federation: the workload's own JWT and the jwt-bearer grant."""
+
+
 # Storage adapter ------------------------------------------------------------------------------
 
 class SessionTokenStorage:
@@ -511,6 +521,8 @@ class OAuthSession:
         self._pause: contextlib.AbstractContextManager[None] | None = None
         self._listener: LoopbackListener | None = None
         self._refresh_lock: Any = None
+        self.dpop_nonces: dict[str, str] = {}
+        """The last DPoP nonce each origin (authorization server, MCP server) sent."""
         self.record = store.load(self.name, self.url) or AuthRecord(server=self.name, url=self.url)
         self._learn_secrets()
         if self.record.tokens:
@@ -615,8 +627,8 @@ class OAuthSession:
         scope = extract_scope_from_www_auth(response)
         scope_txt = f" (scope: {scope})" if scope else ""
         if not self.oauth.explicit and response.status_code == 401 and not self.record.tokens:
-            challenge = response.headers.get("www-authenticate", "")
-            if "bearer" not in challenge.lower():
+            challenge = response.headers.get("www-authenticate", "").lower()
+            if "bearer" not in challenge and "dpop" not in challenge:
                 return False  # a plain 401, not an OAuth challenge: the request fails as is
         if self.oauth.interactive and not self.interactive:
             self.challenge_pending = True
@@ -714,6 +726,7 @@ class OAuthSession:
         log.info("MCP server %s: using the tokens another agent-ls process saved", self.name)
         client_changed = disk.client != self.record.client
         self.record.tokens, self.record.expires_at = disk.tokens, disk.expires_at
+        self.record.dpop = disk.dpop  # the key those tokens are bound to
         if not self.oauth.client_id and disk.client:
             self.record.client, self.record.client_source = disk.client, disk.client_source
         self.record.updated_at = disk.updated_at
@@ -805,7 +818,8 @@ class OAuthSession:
     def _learn_secrets(self) -> None:
         tokens = self.record.tokens or {}
         add_secrets(tokens.get("access_token"), tokens.get("refresh_token"),
-                    (self.record.client or {}).get("client_secret"))
+                    (self.record.client or {}).get("client_secret"),
+                    ((self.record.dpop or {}).get("jwk") or {}).get("d"))
 
     # building the httpx auth ------------------------------------------------------------------
     def httpx_auth(self, hooks: AuthHooks) -> httpx2.Auth:
@@ -817,6 +831,13 @@ class OAuthSession:
             provider = self._client_credentials_provider(storage)
         elif o.grant == "identity_assertion":
             provider = self._identity_assertion_provider(storage)
+        elif o.grant == "jwt_bearer":
+            assert o.client_id is not None
+            method = o.token_endpoint_auth_method if o.token_endpoint_auth_method in (
+                "client_secret_basic", "client_secret_post") else "client_secret_basic"
+            provider = HostJWTBearerProvider(self.url, storage, o.client_id, assertion_source(o),
+                                             client_secret=o.client_secret, token_endpoint_auth_method=method,
+                                             scope=o.scopes, issuer=o.issuer)
         else:
             self._redirect_uri = redirect_uri_for(self._choose_port())
             metadata = OAuthClientMetadata(
@@ -834,7 +855,7 @@ class OAuthSession:
         provider._session = self
         provider._hooks = hooks
         self._hooks = hooks
-        return provider  # type: ignore[no-any-return]
+        return DPoPAuth(provider, self)
 
     def _choose_port(self) -> int:
         o = self.oauth

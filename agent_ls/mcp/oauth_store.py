@@ -16,7 +16,10 @@ What a record holds:
   settings are never stored;
 - ``metadata``: the discovered authorization server and protected resource metadata, so a
   refresh after a restart goes to the right token endpoint without a new discovery;
-- ``redirectPort``: the loopback port of the registered redirect URI.
+- ``redirectPort``: the loopback port of the registered redirect URI;
+- ``dpop``: the server's DPoP key (a private JWK, :mod:`agent_ls.mcp.oauth_dpop`) and ``ath``,
+  the hash of the access token bound to it; kept with the tokens because a DPoP-bound token
+  (and its refresh token) is useless without the key.
 
 Several host processes share the records (two editor windows, the terminal chat): a token
 refresh holds the record's lock file (``<key>.lock``, an OS file lock through ``filelock``)
@@ -61,6 +64,7 @@ class AuthRecord:
     client_source: str | None = None
     metadata: dict[str, Any] = attrs.field(factory=dict)
     redirect_port: int | None = None
+    dpop: dict[str, Any] | None = None
     updated_at: float = 0.0
 
     def to_json(self) -> dict[str, Any]:
@@ -73,6 +77,7 @@ class AuthRecord:
             "clientSource": self.client_source,
             "metadata": self.metadata,
             "redirectPort": self.redirect_port,
+            "dpop": self.dpop,
             "updatedAt": self.updated_at,
         }
 
@@ -92,6 +97,7 @@ class AuthRecord:
             client_source=data.get("clientSource") if isinstance(data.get("clientSource"), str) else None,
             metadata=opt_dict(data.get("metadata")) or {},
             redirect_port=port if isinstance(port, int) and not isinstance(port, bool) else None,
+            dpop=opt_dict(data.get("dpop")),
             updated_at=float(data.get("updatedAt") or 0.0),
         )
 

@@ -17,7 +17,9 @@
 Knobs and inspection for tests (in-process): :class:`AuthServerState` holds every client,
 code and token, counters, ``access_ttl`` (seconds an access token lives), ``refresh_delay``
 (seconds a refresh answer takes, after the old refresh token is spent), ``refuse_scopes``
-(scopes the server never grants) and ``revoke_client(client_id)``.
+(scopes the server never grants) and ``revoke_client(client_id)``. DPoP (``dpop``,
+``as_nonce``, ``rs_nonce``) and the workload identity jwt-bearer grant (``workload_key``) are
+in :mod:`tests.servers.oauth_dpop`.
 
     async with OAuthTestServers() as servers:
         url = servers.mcp_url           # http://127.0.0.1:<port>/mcp
@@ -53,6 +55,11 @@ from starlette.responses import JSONResponse, RedirectResponse, Response
 from starlette.routing import Route
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+try:
+    from tests.servers.oauth_dpop import JWT_BEARER, DPoPGate, jwt_bearer_grant, token_request_proof
+except ImportError:  # run as a script: tests/servers is on sys.path
+    from oauth_dpop import JWT_BEARER, DPoPGate, jwt_bearer_grant, token_request_proof  # type: ignore[no-redef]
+
 LOOPBACK = ("127.0.0.1", "localhost", "[::1]", "::1")
 ADMIN_SCOPE = "mcp:admin"
 BASE_SCOPE = "mcp:read"
@@ -87,6 +94,17 @@ class AuthServerState:
     refresh_tokens: dict[str, Grant] = attrs.field(factory=dict)
     counts: dict[str, int] = attrs.field(factory=dict)
     authorize_requests: list[dict[str, str]] = attrs.field(factory=list)
+    dpop: bool = False
+    as_nonce: str | None = None
+    rs_nonce: str | None = None
+    workload_key: Any = None
+    token_jkt: dict[str, str] = attrs.field(factory=dict)
+    """Access and refresh tokens bound to a DPoP key (its thumbprint)."""
+    proofs: list[tuple[str, dict[str, Any], dict[str, Any]]] = attrs.field(factory=list)
+    seen_jtis: set[str] = attrs.field(factory=set)
+    schemes: list[str] = attrs.field(factory=list)
+    assertions: list[str] = attrs.field(factory=list)
+    token_forms: list[dict[str, str]] = attrs.field(factory=list)
 
     def count(self, what: str) -> None:
         self.counts[what] = self.counts.get(what, 0) + 1
@@ -102,13 +120,19 @@ class AuthServerState:
         for grant in self.access_tokens.values():
             grant.expires_at = time.time() - 1
 
-    def issue(self, client_id: str, scopes: list[str], resource: str | None) -> dict[str, Any]:
+    def issue(self, client_id: str, scopes: list[str], resource: str | None, jkt: str | None = None,
+              refresh_token: bool = True) -> dict[str, Any]:
         access = "at-" + secrets.token_urlsafe(24)
         refresh = "rt-" + secrets.token_urlsafe(24)
         self.access_tokens[access] = Grant(client_id, scopes, resource, time.time() + self.access_ttl)
-        self.refresh_tokens[refresh] = Grant(client_id, scopes, resource)
-        return {"access_token": access, "token_type": "Bearer", "expires_in": self.access_ttl,
-                "refresh_token": refresh, "scope": " ".join(scopes)}
+        out = {"access_token": access, "token_type": "DPoP" if jkt else "Bearer", "expires_in": self.access_ttl,
+               "scope": " ".join(scopes)}
+        if refresh_token:
+            self.refresh_tokens[refresh] = Grant(client_id, scopes, resource)
+            out["refresh_token"] = refresh
+        if jkt:
+            self.token_jkt[access] = self.token_jkt[refresh] = jkt
+        return out
 
     def all_token_values(self) -> list[str]:
         return [*self.access_tokens, *self.refresh_tokens]
@@ -149,6 +173,9 @@ def authorization_server(state: AuthServerState) -> Starlette:
             "code_challenge_methods_supported": ["S256"],
             "token_endpoint_auth_methods_supported": ["none", "client_secret_basic", "client_secret_post"],
             "scopes_supported": [BASE_SCOPE, ADMIN_SCOPE],
+            **({"dpop_signing_alg_values_supported": ["ES256"]} if state.dpop else {}),
+            **({"grant_types_supported": ["authorization_code", "refresh_token", JWT_BEARER]}
+               if state.workload_key is not None else {}),
         })
 
     async def register(request: Request) -> Response:
@@ -209,9 +236,19 @@ def authorization_server(state: AuthServerState) -> Starlette:
         form = {k: str(v) for k, v in (await request.form()).items()}
         grant_type = form.get("grant_type")
         state.count(f"token:{grant_type}")
+        state.token_forms.append(form)
+        jkt = token_request_proof(state, request)
+        if isinstance(jkt, Response):
+            return jkt
         client = authenticate(request, form)
         if isinstance(client, Response):
             return client
+        if grant_type == JWT_BEARER and state.workload_key is not None:
+            granted = jwt_bearer_grant(state, form)
+            if isinstance(granted, Response):
+                return granted
+            return JSONResponse(state.issue(client.client_id, granted["scopes"], form.get("resource"), jkt,
+                                            refresh_token=False), headers={"Cache-Control": "no-store"})
         if grant_type == "authorization_code":
             entry = state.codes.pop(form.get("code", ""), None)
             if entry is None or entry["client_id"] != client.client_id or entry["expires"] < time.time():
@@ -220,7 +257,7 @@ def authorization_server(state: AuthServerState) -> Starlette:
                 return _error("invalid_grant", "redirect_uri mismatch")
             if _s256(form.get("code_verifier", "")) != entry["challenge"]:
                 return _error("invalid_grant", "PKCE verification failed")
-            return JSONResponse(state.issue(client.client_id, entry["scopes"], entry["resource"]),
+            return JSONResponse(state.issue(client.client_id, entry["scopes"], entry["resource"], jkt),
                                 headers={"Cache-Control": "no-store"})
         if grant_type == "refresh_token":
             rt = form.get("refresh_token", "")
@@ -230,11 +267,14 @@ def authorization_server(state: AuthServerState) -> Starlette:
             if not grant.active:
                 state.count("refresh_reuse")
                 return _error("invalid_grant", "refresh token already used or revoked")
+            if state.token_jkt.get(rt) not in (None, jkt):
+                state.count("refresh_wrong_key")
+                return _error("invalid_grant", "the refresh token is bound to another DPoP key")
             grant.active = False  # rotation: one use only
             state.count("refresh")
             if state.refresh_delay:
                 await asyncio.sleep(state.refresh_delay)  # a slow token endpoint
-            return JSONResponse(state.issue(client.client_id, grant.scopes, grant.resource),
+            return JSONResponse(state.issue(client.client_id, grant.scopes, grant.resource, jkt),
                                 headers={"Cache-Control": "no-store"})
         return _error("unsupported_grant_type", f"grant_type {grant_type!r} is not supported")
 
@@ -378,7 +418,7 @@ class OAuthTestServers:
         metadata_url = f"http://127.0.0.1:{rs_sock.getsockname()[1]}/.well-known/oauth-protected-resource/mcp"
         apps: list[tuple[Any, socket.socket]] = [
             (authorization_server(self.state), as_sock),
-            (ToolScopeGate(rs_app, self.state, metadata_url), rs_sock),
+            (DPoPGate(ToolScopeGate(rs_app, self.state, metadata_url), self.state, self.mcp_url), rs_sock),
         ]
         for app, sock in apps:
             server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="on",
