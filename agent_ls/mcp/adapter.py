@@ -7,7 +7,9 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 import mcp_types as types
+from mcp.client import InputRequiredRoundsExceededError
 from mcp.shared.exceptions import MCPError
+from pydantic import ValidationError
 
 from agent_ls.agent.tools import ToolResult, ToolSpec
 from agent_ls.mcp.capability import infer_capability
@@ -51,6 +53,75 @@ def make_spec(server: str, tool: types.Tool, name: str) -> ToolSpec:
     )
 
 
+def schema_validator(schema: dict[str, Any]) -> Any | None:
+    """A JSON Schema validator for a tool's input schema: the dialect its ``$schema`` names, JSON
+    Schema 2020-12 (the MCP default) when it names none. None when the schema itself is invalid
+    (the server is left to judge the arguments then)."""
+    from jsonschema import Draft202012Validator
+    from jsonschema.exceptions import SchemaError
+    from jsonschema.validators import validator_for
+
+    try:
+        cls = validator_for(schema, default=Draft202012Validator)
+        cls.check_schema(schema)
+        return cls(schema)
+    except (SchemaError, Exception):  # noqa: BLE001 - an unusable schema: the server judges the arguments
+        return None
+
+
+def argument_problems(validator: Any, arguments: dict[str, Any], limit: int = 5) -> list[str]:
+    """What is wrong with ``arguments`` (empty: valid). A ``$ref`` the validator cannot resolve (a
+    remote one) counts as valid: the server still checks. A ``null`` for an optional top-level
+    property counts as leaving it out (models write optional parameters that way, and MCP omits
+    a null header parameter); the arguments are still sent as given."""
+    schema = validator.schema if isinstance(getattr(validator, "schema", None), dict) else {}
+    declared = schema.get("required")
+    required: list[Any] = declared if isinstance(declared, list) else []
+    checked = {k: v for k, v in arguments.items() if v is not None or k in required}
+    try:
+        errors = sorted(validator.iter_errors(checked), key=lambda e: (list(map(str, e.absolute_path)), e.message))
+    except Exception:  # noqa: BLE001 - unresolvable references and the like
+        return []
+    out = []
+    for e in errors[:limit]:
+        where = "/".join(map(str, e.absolute_path))
+        message = e.message if len(e.message) <= 300 else e.message[:300] + " [...]"
+        out.append(f"{where}: {message}" if where else message)
+    if len(errors) > limit:
+        out.append(f"({len(errors) - limit} more)")
+    return out
+
+
+def describe_malformed_result(e: ValidationError) -> str:
+    """A readable account of a result the SDK could not parse (a tool result or an
+    ``input_required`` result of the wrong shape)."""
+    errs = e.errors(include_url=False)
+    input_required = [x for x in errs if x["loc"] and "InputRequiredResult" in str(x["loc"][0])]
+    if input_required:
+        unknown: dict[str, tuple[Any, list[str]]] = {}
+        for x in input_required:
+            loc = x["loc"][1:]
+            if len(loc) == 4 and loc[0] == "inputRequests" and loc[3] == "method" and x["type"] == "literal_error":
+                expected = str((x.get("ctx") or {}).get("expected", "")).strip("'")
+                unknown.setdefault(str(loc[1]), (x.get("input"), []))[1].append(expected)
+        if unknown:
+            parts = [f"request {key!r} has method {method!r} (known: {', '.join(known)})"
+                     for key, (method, known) in unknown.items()]
+            return "its input_required result asks for input of an unknown kind: " + "; ".join(parts)
+        return "its input_required result is malformed: " + _error_summary(input_required, skip=1)
+    return "its result is malformed: " + _error_summary(errs, skip=0)
+
+
+def _error_summary(errs: list[Any], skip: int, limit: int = 3) -> str:
+    parts = []
+    for x in errs[:limit]:
+        where = ".".join(str(p) for p in x["loc"][skip:])
+        msg = str(x["msg"]).removeprefix("Value error, ")
+        parts.append(f"{where}: {msg}" if where else msg)
+    more = f" ({len(errs) - limit} more)" if len(errs) > limit else ""
+    return "; ".join(parts) + more
+
+
 class MCPTool:
     """One MCP tool; calls go through the live connection of its server."""
 
@@ -60,6 +131,8 @@ class MCPTool:
         self._spec = spec
         self._connection = connection
         self._max_output_chars = max_output_chars
+        self._validator: Any | None = None
+        self._validator_built = False
 
     @property
     def spec(self) -> ToolSpec:
@@ -73,6 +146,12 @@ class MCPTool:
         conn = self._connection
         original = self._spec.display_name or self._spec.name
         tag = f"[MCP server '{conn.name}', tool '{original}']"
+        if not self._validator_built:
+            self._validator = schema_validator(self._spec.input_schema)
+            self._validator_built = True
+        if self._validator is not None and (problems := argument_problems(self._validator, arguments)):
+            return ToolResult.error(conn.redact(
+                f"{tag} was not called: the arguments do not match its input schema: " + "; ".join(problems)))
         try:
             result = await conn.call_tool(original, arguments)
         except ServerUnavailable as e:
@@ -90,6 +169,12 @@ class MCPTool:
             return ToolResult.error(conn.redact(f"{tag} error {e.error.code}: {e.error.message}"))
         except asyncio.CancelledError:
             raise
+        except ValidationError as e:  # the server's answer does not parse: a protocol violation
+            return ToolResult.error(conn.redact(f"{tag} call failed: {describe_malformed_result(e)}"))
+        except InputRequiredRoundsExceededError as e:
+            return ToolResult.error(
+                f"{tag} call failed: the server kept asking for more input (input_required) for more than "
+                f"{e.max_rounds} rounds; the call was abandoned")
         except Exception as e:  # transport failures: tell the model, never crash the turn
             return ToolResult.error(conn.redact(f"{tag} failed: {type(e).__name__}: {e}"))
         out = convert_call_result(result, self._max_output_chars())

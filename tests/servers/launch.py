@@ -7,7 +7,9 @@
   as a real subprocess on 127.0.0.1 with ``--port 0``; usable as ``with`` or ``async with``,
   both yield the URL (``http://127.0.0.1:<port>/mcp``). On exit the process group is killed.
   The context manager object keeps the process (`.process`) and the stderr lines read so far
-  (`.stderr_lines`, `.stderr_text()`).
+  (`.stderr_lines`, `.stderr_text()`). ``script=`` runs another server script that takes the same
+  ``--transport http --port 0`` options and prints the same LISTENING line (e.g.
+  misbehaving_modern.py).
 """
 
 from __future__ import annotations
@@ -46,8 +48,10 @@ def knob_server_parameters(*args: Any, env: dict[str, str] | None = None) -> Any
 class run_http_knob_server:  # noqa: N801 - used like a function: `with run_http_knob_server(...) as url`
     """Run the HTTP knob server in a subprocess for the duration of a (sync or async) with-block."""
 
-    def __init__(self, *args: Any, env: dict[str, str] | None = None, timeout: float = 15.0) -> None:
+    def __init__(self, *args: Any, env: dict[str, str] | None = None, timeout: float = 15.0,
+                 script: Path = KNOB_SERVER) -> None:
         self.args = [str(a) for a in args]
+        self.script = script
         self.env = env
         self.timeout = timeout
         self.process: subprocess.Popen[bytes] | None = None
@@ -59,7 +63,7 @@ class run_http_knob_server:  # noqa: N801 - used like a function: `with run_http
     # ---- lifecycle -------------------------------------------------------------------
 
     def start(self) -> str:
-        cmd = [sys.executable, str(KNOB_SERVER), "--transport", "http", "--port", "0", *self.args]
+        cmd = [sys.executable, str(self.script), "--transport", "http", "--port", "0", *self.args]
         env = {**os.environ, **(self.env or {})}
         env.setdefault("PYTHONUNBUFFERED", "1")
         self.process = subprocess.Popen(
