@@ -435,6 +435,7 @@ async def cmd_chat(args: argparse.Namespace) -> int:
     from agent_ls.agent.store import SessionStore
     from agent_ls.agent.workspace import Workspace
     from agent_ls.config.paths import user_data_dir
+    from agent_ls.mcp.skills import SkillCatalog
 
     folders = _folders(args)
     _state, _policy, settings = await _settle(args)
@@ -478,7 +479,7 @@ async def cmd_chat(args: argparse.Namespace) -> int:
     _attach_terminal_sampling(manager, agent, llm.model)
     try:
         registry = ToolRegistry(builtin_tools(Workspace(folders), bash_timeout=agent.bash_timeout), manager,
-                                defer=agent.defer_mcp_tools)
+                                defer=agent.defer_mcp_tools, skills=SkillCatalog(manager))
         gate = PermissionGate(PermissionRules(agent.allow, agent.ask, agent.deny), approve)
         session = Session(llm=llm, registry=registry, gate=gate, roots=folders, store=store,
                           session_id=session_id, max_steps=agent.max_steps, extra_instructions=agent.instructions)

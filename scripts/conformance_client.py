@@ -22,11 +22,19 @@ token store. Then:
   ``oauth.clientMetadataUrl``; ``auth/pre-registration`` sets ``clientId``/``clientSecret``;
 - ``auth/client-credentials-*``: ``grant: client_credentials`` (secret basic, or
   ``private_key_jwt`` with the PEM key from the context);
+- ``auth/wif-jwt-bearer``: ``grant: jwt_bearer`` with the context's valid workload JWT as
+  ``assertion``; ``auth/dpop*`` need no settings (DPoP is automatic when the authorization
+  server advertises it);
 - ``auth/cross-app-access-complete-flow``: ``grant: identity_assertion`` with the IdP
   settings from the context. The authorization server's issuer is configuration for this
   grant (the resource server is never asked); the harness does not pass it, so this client
   reads it from the test server's protected resource metadata, standing in for the
   administrator who would write it into the settings.
+
+- skills (``sep-2640-*``, a server that declares ``io.modelcontextprotocol/skills``): the
+  host's :class:`agent_ls.mcp.skills.SkillCatalog` lists the skills (as before each agent
+  prompt; nothing is read then); in the ``-verify-*`` scenarios each skill is then loaded, as
+  the agent's ``load_skill`` does, and, when it verifies, its supporting files are read.
 
 Exit status 0 means the host did its part (a few auth scenarios expect the client to give
 up, which is also exit 0 when the host reports it clearly).
@@ -52,6 +60,7 @@ from agent_ls.config.settings import load_settings  # noqa: E402
 from agent_ls.mcp.manager import MCPManager  # noqa: E402
 from agent_ls.mcp.oauth import headless_opener  # noqa: E402
 from agent_ls.mcp.oauth_store import OAuthStore  # noqa: E402
+from agent_ls.mcp.skills import SkillCatalog, SkillError, SkillVerificationError, offers_skills  # noqa: E402
 
 SERVER = "conformance"
 SCENARIO_TOOLS = {
@@ -132,6 +141,10 @@ async def server_entry(url: str, scenario: str, env: dict[str, str]) -> dict[str
         })
         if not oauth["idp"]["clientId"]:
             del oauth["idp"]["clientId"]
+    elif scenario == "auth/wif-jwt-bearer":  # the workload's JWT, from the environment
+        env["CONFORMANCE_WORKLOAD_JWT"] = ctx["valid_jwt"]
+        oauth.update({"grant": "jwt_bearer", "clientId": ctx["client_id"],
+                      "assertion": "${CONFORMANCE_WORKLOAD_JWT}"})
     elif ctx.get("client_id"):
         oauth["clientId"] = ctx["client_id"]
         if ctx.get("client_secret"):
@@ -139,6 +152,19 @@ async def server_entry(url: str, scenario: str, env: dict[str, str]) -> dict[str
             oauth["clientSecret"] = "${CONFORMANCE_CLIENT_SECRET}"
     entry["oauth"] = oauth
     return entry
+
+
+def example_arguments(schema: dict[str, Any]) -> dict[str, Any]:
+    """Arguments that satisfy a tool's required top-level properties (for a call that only has
+    to reach the server)."""
+    samples = {"string": "x", "integer": 1, "number": 1, "boolean": True, "array": [], "object": {}}
+    props = schema.get("properties") if isinstance(schema.get("properties"), dict) else {}
+    out: dict[str, Any] = {}
+    for name in schema.get("required") or []:
+        prop = props.get(name) if isinstance(props.get(name), dict) else {}
+        kind = prop.get("type") if isinstance(prop.get("type"), str) else "string"
+        out[name] = prop["enum"][0] if isinstance(prop.get("enum"), list) and prop["enum"] else samples.get(kind, "x")
+    return out
 
 
 def scripted_calls(scenario: str, manager: MCPManager) -> list[tuple[str, dict[str, Any]]]:
@@ -154,6 +180,29 @@ def scripted_calls(scenario: str, manager: MCPManager) -> list[tuple[str, dict[s
         return [(str(c["name"]), dict(c.get("arguments") or {})) for c in calls
                 if isinstance(c, dict) and isinstance(c.get("name"), str)]
     return []
+
+
+async def use_skills(scenario: str, manager: MCPManager) -> int:
+    """List the server's skills; in the verify scenarios load each one and read its files."""
+    catalog = SkillCatalog(manager)
+    await catalog.refresh()
+    skills = catalog.skills()
+    print(f"skills: {[s.ref for s in skills]} problems: {catalog.problems}", file=sys.stderr)
+    if not scenario.startswith("sep-2640-client-verify"):
+        return 1 if catalog.problems else 0
+    failed = 0
+    for skill in skills:
+        try:
+            loaded = await catalog.load(SERVER, skill.ref)
+            for path, _size in loaded.files:
+                await catalog.read_file(loaded, path)
+            print(f"skill {skill.ref}: loaded and verified", file=sys.stderr)
+        except SkillVerificationError as e:  # the host refused content that does not match its entry
+            print(f"skill {skill.ref}: refused: {e}", file=sys.stderr)
+        except SkillError as e:
+            print(f"skill {skill.ref}: {e}", file=sys.stderr)
+            failed = 1
+    return failed
 
 
 async def run(url: str, scenario: str) -> int:
@@ -179,6 +228,9 @@ async def run(url: str, scenario: str) -> int:
                 return 0 if scenario in MAY_FAIL else 1
             names = [t.spec.display_name for t in manager.tools()]
             print(f"connected; tools: {names}", file=sys.stderr)
+            conn = manager.connection(SERVER)
+            if conn is not None and offers_skills(conn):
+                return await use_skills(scenario, manager)
             calls = scripted_calls(scenario, manager)
             if calls:
                 failed = 0
@@ -189,7 +241,8 @@ async def run(url: str, scenario: str) -> int:
                 return failed
             todo = SCENARIO_TOOLS.get(scenario)
             if todo is None and names and scenario not in ("initialize",):
-                todo = (names[0], {})
+                first = manager.tools()[0]  # the host checks arguments: give the required ones
+                todo = (names[0], example_arguments(first.spec.input_schema))
             if todo is not None:
                 tool, args = todo
                 result = await manager.call_tool(SERVER, tool, args)

@@ -1,4 +1,5 @@
-"""The tool set the model sees: built-ins, MCP tools (deferred by default), tool_search.
+"""The tool set the model sees: built-ins, MCP tools (deferred by default), tool_search, and
+``load_skill`` while MCP servers serve skills (agent_ls/agent/skills_tool.py).
 
 The MCP layer comes from a :class:`MCPToolSource` (the MCP manager in practice; a protocol
 here so the agent does not depend on the MCP package). ``before_prompt()`` is the single
@@ -18,6 +19,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Any, Protocol, runtime_checkable
 
+from agent_ls.agent.skills_tool import LOAD_SKILL, LoadSkillTool, SkillSource, skills_catalogue
 from agent_ls.agent.tool_search import ToolIndex
 from agent_ls.agent.tools import Capability, Tool, ToolResult, ToolSpec
 
@@ -55,9 +57,13 @@ class ToolRegistry:
         *,
         defer: bool | int = True,
         search_limit: int = 5,
+        skills: SkillSource | None = None,
     ) -> None:
         """``defer``: True (always defer MCP tools), False (never), or N (defer when there
-        are at least N MCP tools)."""
+        are at least N MCP tools). ``skills``: skills served by MCP servers, offered through
+        ``load_skill`` and listed in the prompt (:meth:`skill_catalogue`) while there are any."""
+        self._skills = skills
+        self._skill_tool = LoadSkillTool(skills) if skills is not None else None
         self._builtins: dict[str, Tool] = {t.spec.name: t for t in sorted(builtins, key=lambda t: t.spec.name)}
         self._mcp_source = mcp
         self._mcp: dict[str, Tool] = {}
@@ -105,15 +111,29 @@ class ToolRegistry:
     async def before_prompt(self) -> bool:
         """Refresh what list_changed marked dirty and swap the MCP layer in; True if it changed."""
         if self._mcp_source is None:
-            return False
+            return await self._refresh_skills()
         if isinstance(self._mcp_source, SettlingSource):
             await self._mcp_source.settle(SETTLE_SECONDS)
         await self._mcp_source.refresh_if_dirty()
+        skills_changed = await self._refresh_skills()
         tools = list(self._mcp_source.tools())
         if [t.spec for t in tools] == [t.spec for t in self._mcp.values()]:
-            return False
+            return skills_changed
         self._set_mcp(tools)
         return True
+
+    async def _refresh_skills(self) -> bool:
+        return await self._skills.refresh() if self._skills is not None else False
+
+    # skills ------------------------------------------------------------------------------
+    def _offered_skills(self) -> list[Any]:
+        if self._skills is None or (self.active is not None and LOAD_SKILL not in self.active):
+            return []
+        return list(self._skills.skills())
+
+    def skill_catalogue(self) -> str:
+        """The skills the model may load (for the dynamic prompt; empty when none)."""
+        return skills_catalogue(self._offered_skills())
 
     def server_instructions(self) -> str:
         return self._mcp_source.instructions() if self._mcp_source is not None else ""
@@ -145,6 +165,8 @@ class ToolRegistry:
     # what the model sees -----------------------------------------------------------------
     def visible(self) -> list[Tool]:
         out: list[Tool] = list(self._allowed_builtins().values())
+        if self._skill_tool is not None and self._offered_skills():
+            out.append(self._skill_tool)
         mcp = self._allowed_mcp()
         if self.deferring:
             out.append(self._search_tool)
@@ -160,6 +182,8 @@ class ToolRegistry:
         """The tool to run for a call: anything the active set admits (deferred MCP tools too)."""
         if name == TOOL_SEARCH:
             return self._search_tool if self.deferring else None
+        if name == LOAD_SKILL and self._skill_tool is not None and self._offered_skills():
+            return self._skill_tool
         return self._allowed_builtins().get(name) or self._allowed_mcp().get(name)
 
     def mcp_specs(self) -> list[ToolSpec]:

@@ -192,7 +192,8 @@ class Session:
     def build_request(self) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
         """The messages and tools of the next model call (exposed for tests and benchmarks)."""
         cache = self.llm.supports_cache_control
-        dynamic = dynamic_text(self.registry.deferred_specs(), self.registry.server_instructions(), self.reminders)
+        dynamic = dynamic_text(self.registry.deferred_specs(), self.registry.server_instructions(),
+                               [self.registry.skill_catalogue(), *self.reminders])
         messages = system_messages(self.frozen, dynamic, cache_control=cache) + self.history
         tools = tool_definitions(self.registry.visible_specs(), cache_control=cache)
         return messages, tools

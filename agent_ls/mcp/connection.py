@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import contextvars
 import enum
 import errno as errno_mod
 import logging
@@ -44,6 +45,7 @@ from pydantic import FileUrl, ValidationError
 from agent_ls.config.entries import ServerConfig
 from agent_ls.mcp.catalogue import Catalogue, CatalogueStore, catalogue_key
 from agent_ls.mcp.redact import redact_live
+from agent_ls.mcp.skills import SKILLS_CLIENT_EXTENSION
 
 if TYPE_CHECKING:
     from agent_ls.mcp.oauth import OAuthSession
@@ -268,6 +270,25 @@ class Listing:
     resources: list[types.Resource] = attrs.field(factory=list)
     resource_templates: list[types.ResourceTemplate] = attrs.field(factory=list)
     errors: list[str] = attrs.field(factory=list)
+    notes: list[str] = attrs.field(factory=list)
+    """Tools the SDK left out (an invalid ``x-mcp-header``): shown in the status, not a failure."""
+
+
+_LEFT_OUT: contextvars.ContextVar[list[str] | None] = contextvars.ContextVar("agent_ls_left_out", default=None)
+
+
+class _LeftOutTools(logging.Filter):
+    """The mcp SDK drops a 2026-07-28 tool whose ``x-mcp-header`` declaration is invalid and only
+    logs why; this collects those lines for the listing under way in the current task."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        sink = _LEFT_OUT.get()
+        if sink is not None and str(record.msg).startswith("dropping tool"):
+            sink.append(record.getMessage())
+        return True
+
+
+logging.getLogger("client").addFilter(_LeftOutTools())  # the logger mcp.client.session logs to
 
 
 def _unwrap(exc: BaseException) -> BaseException:
@@ -495,6 +516,18 @@ class ServerConnection:
             self._maybe_lost(e)
             raise
 
+    async def send_request(self, request: Any, result_type: Any) -> Any:
+        """A request the SDK has no method for (an extension's, e.g. ``skills/list``), typed
+        by ``result_type``, on the live session."""
+        if self.settling:
+            await self.wait_settled(self.config.connect_timeout)
+        client = self._require()
+        try:
+            return await client.session.send_request(request, result_type)
+        except Exception as e:
+            self._maybe_lost(e)
+            raise
+
     async def list_prompts(self) -> list[types.Prompt]:
         return await self._paged(lambda c, cur: c.list_prompts(cursor=cur), "prompts")
 
@@ -534,8 +567,10 @@ class ServerConnection:
         if listing.errors:
             self._set_state(State.LISTING_FAILED, ServerError(Phase.LISTING, self.redact("; ".join(listing.errors))))
         elif self.state is State.LISTING_FAILED:
-            self.error = None
+            self.error = self._listing_note(listing)
             self._set_state(State.CONNECTED)
+        else:
+            self.error = self._listing_note(listing)
         if changed:
             self.list_version += 1
             self.callbacks.on_change(self.name)
@@ -602,8 +637,15 @@ class ServerConnection:
                 self._maybe_lost(inner)
             return out
 
-        if caps.tools is not None or probe:
-            listing.tools = await grab("tools", lambda c: client.list_tools(cursor=c, cache_mode=cache_mode), "tools")
+        left_out: list[str] = []
+        token = _LEFT_OUT.set(left_out)
+        try:
+            if caps.tools is not None or probe:
+                listing.tools = await grab("tools", lambda c: client.list_tools(cursor=c, cache_mode=cache_mode),
+                                           "tools")
+        finally:
+            _LEFT_OUT.reset(token)
+        listing.notes = [f"{line} (the server's other tools work)" for line in left_out]
         if caps.prompts is not None or probe:
             listing.prompts = await grab("prompts", lambda c: client.list_prompts(cursor=c, cache_mode=cache_mode),
                                    "prompts")
@@ -618,6 +660,10 @@ class ServerConnection:
         listing.prompts.sort(key=lambda p: p.name)
         listing.resources.sort(key=lambda r: str(r.uri))
         return listing
+
+    def _listing_note(self, listing: Listing) -> ServerError | None:
+        """What a connected server's status says about tools left out of its listing."""
+        return ServerError(Phase.LISTING, self.redact("; ".join(listing.notes))) if listing.notes else None
 
     def _set_state(self, state: State, error: ServerError | None = None) -> None:
         self.state = state
@@ -840,6 +886,7 @@ class ServerConnection:
             # so a short callTimeout must not cut off a slow server's initialize.
             read_timeout_seconds=max(cfg.call_timeout, cfg.connect_timeout),
             cache=self._cache_config(),
+            extensions=[SKILLS_CLIENT_EXTENSION],  # the host implements the skills extension (skills.py)
         )
         deadline_scope = anyio.CancelScope(deadline=anyio.current_time() + cfg.connect_timeout)
         self._deadline_scope = deadline_scope
@@ -879,7 +926,7 @@ class ServerConnection:
                             State.LISTING_FAILED, ServerError(Phase.LISTING, self.redact("; ".join(listing.errors)))
                         )
                     else:
-                        self.error = None
+                        self.error = self._listing_note(listing)
                         self._set_state(State.CONNECTED)
                     self._mark_ready()
                     async with anyio.create_task_group() as listeners:
@@ -1021,6 +1068,25 @@ class ServerConnection:
             )
         if type(inner).__name__ == "ConnectError":
             return ServerError(Phase.HANDSHAKE, self.redact(f"cannot connect to {cfg.url}: {inner}"))
+        if isinstance(inner, MCPError) and inner.error.code == types.UNSUPPORTED_PROTOCOL_VERSION \
+                and phase in (Phase.SPAWN, Phase.HANDSHAKE):
+            # -32022 ends the handshake only when no era worked: a modern-only server whose
+            # server/discover answer was unusable (malformed, or naming no version we speak)
+            from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
+
+            data = inner.error.data
+            theirs = data.get("supported") if isinstance(data, dict) else None
+            says = f"the server says: {inner.error.message}" + (
+                f"; it supports {', '.join(map(str, theirs))}" if isinstance(theirs, list) and theirs else "")
+            ours = ", ".join([*MODERN_PROTOCOL_VERSIONS, *reversed(HANDSHAKE_PROTOCOL_VERSIONS)])
+            why = (
+                "the server refuses the initialize handshake (a 2026-era server), and its "
+                "server/discover answer was unusable: malformed, or naming no protocol version agent-ls "
+                f"speaks ({ours})" if cfg.protocol != "legacy" else
+                'the server refuses the initialize handshake (it speaks only a newer protocol era); '
+                'try "protocol": "auto"'
+            )
+            return ServerError(Phase.HANDSHAKE, self.redact(f"no protocol version in common: {why} ({says}){tail_txt}"))
         ph = Phase.HANDSHAKE if phase is Phase.SPAWN else phase
         return ServerError(ph, self.redact(f"{type(inner).__name__}: {inner}{tail_txt}"))
 
