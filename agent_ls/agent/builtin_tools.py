@@ -17,6 +17,8 @@ import codecs
 import collections
 import contextlib
 import errno
+import hashlib
+import io
 import os
 import re
 import signal
@@ -26,6 +28,15 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, BinaryIO, TypeVar
 
+from agent_ls.agent.editor_files import (
+    EditorFiles,
+    FileAccess,
+    NotRegularFile,
+    TextChange,
+    encode_text,
+    kind_of,
+    minimal_change,
+)
 from agent_ls.agent.tools import Capability, Tool, ToolResult, ToolSpec, cap_text
 from agent_ls.agent.workspace import Workspace, WorkspacePathError
 
@@ -162,63 +173,35 @@ def validate_arguments(spec: ToolSpec, arguments: Any) -> dict[str, Any] | str:
     return cleaned
 
 
-class NotRegularFile(OSError):
-    """The path is a FIFO, socket or device: reading or writing it could block forever."""
-
-
-def _kind_of(mode: int) -> str:
-    if stat.S_ISFIFO(mode):
-        return "a named pipe (FIFO)"
-    if stat.S_ISSOCK(mode):
-        return "a socket"
-    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
-        return "a device"
-    return "not a regular file"
-
-
 def _open_regular(
     workspace: Workspace,
     path: Path,
     *,
-    write: bool = False,
-    create_parents: bool = False,
     opener: Callable[[Path, int, int], int] | None = None,
 ) -> BinaryIO:
-    """Open a regular file at an already resolved path, never through a symlink or on a FIFO.
+    """Open a regular file at an already resolved path for reading, never through a symlink
+    or on a FIFO. (Writes go through :func:`~agent_ls.agent.editor_files.atomic_write`.)
 
     The open goes through :meth:`Workspace.open_file`: every directory from the root down
     and the file itself are opened relative to their parent with ``O_NOFOLLOW``, so a
     symlink swapped in after :meth:`Workspace.resolve` raises
     :class:`~agent_ls.agent.workspace.SymlinkInPath` instead of leading outside.
-    ``create_parents`` (with ``write``) makes the missing directories the same way.
     ``opener`` (from :meth:`Workspace.file_opener`, for reading many files) replaces
     ``open_file``.
 
-    The file is opened with ``O_NONBLOCK`` (so a FIFO with no writer, or no reader, does not
-    hang the worker thread) and checked with ``fstat`` on the open descriptor; anything but a
-    regular file raises :class:`NotRegularFile`. For ``write`` the file is created if needed
-    (mode 0o666 less the umask) and truncated only after the check; an existing file is
-    rewritten in place, so it keeps its mode, owner and inode.
+    The file is opened with ``O_NONBLOCK`` (so a FIFO with no writer does not hang the worker
+    thread) and checked with ``fstat`` on the open descriptor; anything but a regular file
+    raises :class:`NotRegularFile`.
     """
-    flags = (os.O_WRONLY | os.O_CREAT if write else os.O_RDONLY) | getattr(os, "O_NONBLOCK", 0)
-    try:
-        if opener is not None:
-            fd = opener(path, flags, 0o666)
-        else:
-            fd = workspace.open_file(path, flags, 0o666, create_parents=write and create_parents)
-    except OSError as exc:
-        if exc.errno == errno.ENXIO:  # a FIFO opened for writing with no reader
-            raise NotRegularFile(errno.ENXIO, "a named pipe (FIFO)", str(path)) from None
-        raise
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0)
+    fd = opener(path, flags, 0o666) if opener is not None else workspace.open_file(path, flags, 0o666)
     try:
         mode = os.fstat(fd).st_mode
         if not stat.S_ISREG(mode):
-            raise NotRegularFile(errno.EINVAL, _kind_of(mode), str(path))
+            raise NotRegularFile(errno.EINVAL, kind_of(mode), str(path))
         if hasattr(os, "set_blocking"):
             os.set_blocking(fd, True)
-        if write:
-            os.ftruncate(fd, 0)
-        return os.fdopen(fd, "wb" if write else "rb")
+        return os.fdopen(fd, "rb")
     except BaseException:
         os.close(fd)
         raise
@@ -227,11 +210,6 @@ def _open_regular(
 def _read_regular(workspace: Workspace, path: Path) -> bytes:
     with _open_regular(workspace, path) as f:
         return f.read()
-
-
-def _write_regular(workspace: Workspace, path: Path, data: bytes, *, create_parents: bool = False) -> None:
-    with _open_regular(workspace, path, write=True, create_parents=create_parents) as f:
-        f.write(data)
 
 
 async def _in_thread(fn: Callable[[threading.Event], _T]) -> _T:
@@ -257,9 +235,17 @@ class _BuiltinTool:
     _required: list[str]
     _capability: Capability
 
-    def __init__(self, workspace: Workspace, *, output_cap_chars: int = DEFAULT_OUTPUT_CAP_CHARS) -> None:
+    def __init__(
+        self,
+        workspace: Workspace,
+        *,
+        output_cap_chars: int = DEFAULT_OUTPUT_CAP_CHARS,
+        files: FileAccess | None = None,
+    ) -> None:
         self.workspace = workspace
         self.output_cap_chars = output_cap_chars
+        self.files = files if files is not None else FileAccess(workspace)
+        """Open buffers, edits through the editor, what the agent has seen (shared by a set)."""
         self._spec = ToolSpec(
             name=self._name,
             description=self._description,
@@ -321,7 +307,8 @@ class ReadFileTool(_BuiltinTool):
         "number, tab, text). Relative paths are taken from the first workspace root. By "
         f"default up to {READ_DEFAULT_LIMIT} lines from the start; use `offset` (1-based first "
         "line) and `limit` (number of lines) to read other parts of large files. Lines longer "
-        f"than {MAX_LINE_CHARS} characters are cut. Binary files are refused."
+        f"than {MAX_LINE_CHARS} characters are cut. Binary files are refused. A file open in the "
+        "user's editor is read from the editor (unsaved changes included)."
     )
     _properties = {
         "path": {"type": "string", "description": "File to read, relative to the workspace root or absolute."},
@@ -345,15 +332,19 @@ class ReadFileTool(_BuiltinTool):
         limit: int = args.get("limit", READ_DEFAULT_LIMIT)
         shown = self.workspace.display(path)
         budget = self.output_cap_chars if self.output_cap_chars > 0 else 1 << 62
+        doc = self.files.open_document(path)
 
         def work(stop: threading.Event) -> ToolResult:
-            if path.is_dir():
-                return ToolResult.error(f"{shown} is a directory, not a file (use glob to list files)")
-            if not path.exists():
-                return ToolResult.error(f"File not found: {shown}")
-            with _open_regular(self.workspace, path) as f:
+            if doc is None:
+                if path.is_dir():
+                    return ToolResult.error(f"{shown} is a directory, not a file (use glob to list files)")
+                if not path.exists():
+                    return ToolResult.error(f"File not found: {shown}")
+            digest = hashlib.sha256()
+            source = _open_regular(self.workspace, path) if doc is None else io.BytesIO(encode_text(doc.text))
+            with source as f:
                 sample = f.read(BINARY_SNIFF_BYTES)
-                if _is_binary(sample):
+                if doc is None and _is_binary(sample):
                     size = os.fstat(f.fileno()).st_size
                     return ToolResult.error(
                         f"{shown} is a binary file ({size} bytes); read_file only reads text files"
@@ -367,6 +358,7 @@ class ReadFileTool(_BuiltinTool):
                 for total, raw in enumerate(f, 1):  # noqa: B007 - total is used after the loop
                     if stop.is_set():
                         break
+                    digest.update(raw)
                     if total < offset or stopped_for_size or total >= offset + limit:
                         continue
                     text = raw.decode("utf-8", errors="replace").rstrip("\n").rstrip("\r")
@@ -377,6 +369,8 @@ class ReadFileTool(_BuiltinTool):
                     out.append(line)
                     used += len(line)
                     last_shown = total
+                else:
+                    self.files.saw(path, digest.hexdigest(), doc)  # the whole file went through
             if total == 0:
                 return ToolResult(content=f"{shown} is empty (0 lines)")
             if offset > total:
@@ -414,18 +408,35 @@ class WriteFileTool(_BuiltinTool):
         path = self.workspace.resolve(args["path"])
         content: str = args["content"]
         shown = self.workspace.display(path)
+        doc = self.files.open_document(path)
+        base: str | None = doc.text if doc is not None else None
+        if doc is None:
+            is_dir = f"{shown} is a directory; give a file path"
+            current = await _in_thread(lambda stop: _read_existing(self.workspace, path, is_dir))
+            if isinstance(current, ToolResult):
+                return current
+            if current is not None:
+                base = current.decode("utf-8", errors="surrogateescape")
+        if base is not None and (stale := self.files.stale(path, base, doc)):
+            return ToolResult.error(stale)
+        change = minimal_change(base, content) if base is not None else TextChange(0, 0, content)
+        verb = "Overwrote" if base is not None else "Created"
+        written = await self.files.write(path, base=base, new_text=content, changes=[change], doc=doc,
+                                         label=f"agent: {verb.lower()} {shown}", create_parents=True)
+        if isinstance(written, str):
+            return ToolResult.error(written)
+        size = len(encode_text(content))
+        lines = content.count("\n") + (1 if content and not content.endswith("\n") else 0)
+        return ToolResult(content=f"{verb} {shown} ({lines} lines, {size} bytes){written.note}")
 
-        def work(stop: threading.Event) -> ToolResult:
-            if path.is_dir():
-                return ToolResult.error(f"{shown} is a directory; give a file path")
-            existed = path.exists()
-            data = content.encode("utf-8", errors="surrogateescape")
-            _write_regular(self.workspace, path, data, create_parents=True)
-            lines = content.count("\n") + (1 if content and not content.endswith("\n") else 0)
-            verb = "Overwrote" if existed else "Created"
-            return ToolResult(content=f"{verb} {shown} ({lines} lines, {len(data)} bytes)")
 
-        return await _in_thread(work)
+def _read_existing(workspace: Workspace, path: Path, is_dir: str) -> bytes | None | ToolResult:
+    """The bytes of the file at ``path``, ``None`` if there is none, or the error ``is_dir``."""
+    if path.is_dir():
+        return ToolResult.error(is_dir)
+    if not path.exists() and not path.is_symlink():
+        return None
+    return _read_regular(workspace, path)
 
 
 # --- edit_file ---------------------------------------------------------------------------
@@ -463,42 +474,56 @@ class EditFileTool(_BuiltinTool):
         if old == new:
             return ToolResult.error("old_string and new_string are identical; nothing to change")
 
-        def work(stop: threading.Event) -> ToolResult:
-            if path.is_dir():
-                return ToolResult.error(f"{shown} is a directory, not a file")
-            if not path.exists():
+        doc = self.files.open_document(path)
+        if doc is not None:
+            text = doc.text
+        else:
+            is_dir = f"{shown} is a directory, not a file"
+            data = await _in_thread(lambda stop: _read_existing(self.workspace, path, is_dir))
+            if isinstance(data, ToolResult):
+                return data
+            if data is None:
                 return ToolResult.error(f"File not found: {shown} (use write_file to create it)")
-            data = _read_regular(self.workspace, path)
             if _is_binary(data[:BINARY_SNIFF_BYTES]):
                 return ToolResult.error(f"{shown} is a binary file; edit_file only edits text files")
             # surrogateescape round-trips bytes that are not valid UTF-8 unchanged.
             text = data.decode("utf-8", errors="surrogateescape")
-            o, n = old, new
+        if stale := self.files.stale(path, text, doc):
+            return ToolResult.error(stale)
+        o, n = old, new
+        count = text.count(o)
+        if count == 0 and "\r\n" in text and "\n" in old:
+            # The model writes "\n"; the file uses CRLF line ends.
+            o = old.replace("\r\n", "\n").replace("\n", "\r\n")
+            n = new.replace("\r\n", "\n").replace("\n", "\r\n")
             count = text.count(o)
-            if count == 0 and "\r\n" in text and "\n" in old:
-                # The model writes "\n"; the file uses CRLF line ends.
-                o = old.replace("\r\n", "\n").replace("\n", "\r\n")
-                n = new.replace("\r\n", "\n").replace("\n", "\r\n")
-                count = text.count(o)
-            if count == 0:
-                return ToolResult.error(
-                    f"old_string was not found in {shown}; it must match exactly, including "
-                    "whitespace and indentation (read the file again to see its current content)"
-                )
-            if count > 1 and not replace_all:
-                return ToolResult.error(
-                    f"old_string is not unique in {shown}: it occurs {count} times; include more "
-                    "surrounding context to pick one occurrence, or set replace_all to true"
-                )
-            first_line = text.count("\n", 0, text.index(o)) + 1
-            updated = text.replace(o, n) if replace_all else text.replace(o, n, 1)
-            _write_regular(self.workspace, path, updated.encode("utf-8", errors="surrogateescape"))
-            replaced = count if replace_all else 1
-            plural = "s" if replaced != 1 else ""
-            where = f"first at line {first_line}" if replaced > 1 else f"at line {first_line}"
-            return ToolResult(content=f"Edited {shown}: replaced {replaced} occurrence{plural} ({where})")
-
-        return await _in_thread(work)
+        if count == 0:
+            return ToolResult.error(
+                f"old_string was not found in {shown}; it must match exactly, including "
+                "whitespace and indentation (read the file again to see its current content)"
+            )
+        if count > 1 and not replace_all:
+            return ToolResult.error(
+                f"old_string is not unique in {shown}: it occurs {count} times; include more "
+                "surrounding context to pick one occurrence, or set replace_all to true"
+            )
+        changes: list[TextChange] = []
+        at = text.find(o)
+        while at >= 0:  # the occurrences str.replace replaces: left to right, not overlapping
+            changes.append(TextChange(at, at + len(o), n))
+            if not replace_all:
+                break
+            at = text.find(o, at + len(o))
+        first_line = text.count("\n", 0, changes[0].start) + 1
+        updated = text.replace(o, n) if replace_all else text.replace(o, n, 1)
+        written = await self.files.write(path, base=text, new_text=updated, changes=changes, doc=doc,
+                                         label=f"agent: edit {shown}")
+        if isinstance(written, str):
+            return ToolResult.error(written)
+        replaced = len(changes)
+        plural = "s" if replaced != 1 else ""
+        where = f"first at line {first_line}" if replaced > 1 else f"at line {first_line}"
+        return ToolResult(content=f"Edited {shown}: replaced {replaced} occurrence{plural} ({where}){written.note}")
 
 
 # --- glob patterns and walking ----------------------------------------------------------
@@ -732,6 +757,7 @@ class GrepTool(_BuiltinTool):
 
         base = self.workspace.resolve(args.get("path", "."))
         shown_base = self.workspace.display(base)
+        buffers = self.files.open_documents()  # files open in the editor are searched as shown there
 
         def search(stop: threading.Event, opener: Callable[[Path, int, int], int]) -> ToolResult:
             if not base.exists():
@@ -753,10 +779,13 @@ class GrepTool(_BuiltinTool):
                 if stop.is_set() or capped:
                     break
                 try:
-                    with _open_regular(self.workspace, real, opener=opener) as f:
-                        if os.fstat(f.fileno()).st_size > GREP_MAX_FILE_BYTES:
-                            continue
-                        data = f.read()
+                    if real in buffers:
+                        data = encode_text(buffers[real].text)
+                    else:
+                        with _open_regular(self.workspace, real, opener=opener) as f:
+                            if os.fstat(f.fileno()).st_size > GREP_MAX_FILE_BYTES:
+                                continue
+                            data = f.read()
                 except (OSError, WorkspacePathError):
                     if single:
                         raise
@@ -1001,14 +1030,20 @@ def builtin_tools(
     *,
     output_cap_chars: int = DEFAULT_OUTPUT_CAP_CHARS,
     bash_timeout: float = DEFAULT_BASH_TIMEOUT,
+    editor: EditorFiles | None = None,
 ) -> list[Tool]:
-    """Every built-in tool, sorted by name."""
+    """Every built-in tool, sorted by name.
+
+    ``editor`` (the language server's open documents and ``workspace/applyEdit``): the file
+    tools read open buffers and change files through it (:mod:`agent_ls.agent.editor_files`).
+    """
+    files = FileAccess(workspace, editor)
     tools: list[Tool] = [
-        ReadFileTool(workspace, output_cap_chars=output_cap_chars),
-        WriteFileTool(workspace, output_cap_chars=output_cap_chars),
-        EditFileTool(workspace, output_cap_chars=output_cap_chars),
+        ReadFileTool(workspace, output_cap_chars=output_cap_chars, files=files),
+        WriteFileTool(workspace, output_cap_chars=output_cap_chars, files=files),
+        EditFileTool(workspace, output_cap_chars=output_cap_chars, files=files),
         GlobTool(workspace, output_cap_chars=output_cap_chars),
-        GrepTool(workspace, output_cap_chars=output_cap_chars),
+        GrepTool(workspace, output_cap_chars=output_cap_chars, files=files),
         BashTool(workspace, output_cap_chars=output_cap_chars, timeout=bash_timeout),
     ]
     return sorted(tools, key=lambda t: t.spec.name)

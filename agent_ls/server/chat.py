@@ -141,10 +141,13 @@ async def get_session(ls: AgentLanguageServer, session_id: str | None, model: st
     from agent_ls.agent.registry import ToolRegistry
     from agent_ls.agent.session import Session
     from agent_ls.agent.workspace import Workspace
+    from agent_ls.mcp.skills import SkillCatalog
+    from agent_ls.server.editor_files import LspEditorFiles
 
     folders = ls.folders() or [Path.cwd()]
-    registry = ToolRegistry(builtin_tools(Workspace(folders), bash_timeout=agent.bash_timeout), manager,
-                            defer=agent.defer_mcp_tools)
+    tools = builtin_tools(Workspace(folders), bash_timeout=agent.bash_timeout, editor=LspEditorFiles(ls))
+    registry = ToolRegistry(tools, manager,
+                            defer=agent.defer_mcp_tools, skills=SkillCatalog(manager))
     approver = EditorApprover(ls)
     session = Session(llm=llm, registry=registry, gate=make_gate(ls, approver), roots=folders, store=store,
                       session_id=session_id, max_steps=agent.max_steps, extra_instructions=agent.instructions)

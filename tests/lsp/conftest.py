@@ -184,6 +184,12 @@ class Editor:
         self.elicitations: list[dict[str, Any]] = []
         self.elicit_answer: dict[str, Any] = {"action": "accept", "content": {}}
         self.applied_edits: list[Any] = []
+        self.apply_edit_capable = True
+        """Whether ``initialize`` advertises ``workspace.applyEdit``."""
+        self.workspace_edit: lsp.WorkspaceEditClientCapabilities | None = None
+        """``workspace.workspaceEdit`` as advertised (documentChanges, resource operations)."""
+        self.apply_answer: Callable[[lsp.ApplyWorkspaceEditParams], lsp.ApplyWorkspaceEditResult] | None = None
+        """Answers ``workspace/applyEdit`` when set (after recording it); else applied=true."""
         self.registrations: list[Any] = []
         self.init_result: lsp.InitializeResult | None = None
         self.shown_documents: list[lsp.ShowDocumentParams] = []
@@ -328,6 +334,8 @@ async def open_editor(setup: Setup, folders: list[Path] | None = None,
     @client.feature(lsp.WORKSPACE_APPLY_EDIT)
     def on_apply(params: lsp.ApplyWorkspaceEditParams) -> lsp.ApplyWorkspaceEditResult:
         ed.applied_edits.append(params)
+        if ed.apply_answer is not None:
+            return ed.apply_answer(params)
         return lsp.ApplyWorkspaceEditResult(applied=True)
 
     ed.init_result = await client.initialize_session(lsp.InitializeParams(
@@ -338,7 +346,7 @@ async def open_editor(setup: Setup, folders: list[Path] | None = None,
                 code_action_literal_support=lsp.ClientCodeActionLiteralOptions(
                     code_action_kind=lsp.ClientCodeActionKindOptions(value_set=list(lsp.CodeActionKind))))),
             workspace=lsp.WorkspaceClientCapabilities(
-                workspace_folders=True, apply_edit=True,
+                workspace_folders=True, apply_edit=ed.apply_edit_capable, workspace_edit=ed.workspace_edit,
                 did_change_watched_files=lsp.DidChangeWatchedFilesClientCapabilities(dynamic_registration=True)),
         ),
         workspace_folders=[lsp.WorkspaceFolder(uri=f.as_uri(), name=f.name) for f in (folders or [setup.ws])],

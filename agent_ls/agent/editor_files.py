@@ -1,0 +1,402 @@
+"""Files as the user sees them: open editor buffers, edits through the editor, stale edits.
+
+The built-in file tools read and change files through :class:`FileAccess`:
+
+- **Reading.** When the agent runs inside an editor (an :class:`EditorFiles` is given), a
+  file the editor has open is read from its buffer, unsaved changes included; any other file
+  from the disk. Without an editor (``agent-ls chat``) everything is read from the disk.
+- **Writing.** When the editor can apply edits (:meth:`EditorFiles.can_apply`), a change is
+  sent to it as a workspace edit: it lands in the buffer, is undoable there, and the disk
+  changes only when the user saves. The editor may refuse it (:class:`EditOutcome`), and
+  the model is told so. Otherwise the file is written to the disk atomically
+  (:func:`atomic_write`: a temporary file in the same directory, then a rename).
+- **Stale edits.** :class:`ReadTracker` remembers, per file, a digest of the content the
+  agent last saw (read, or wrote itself). A write to a file whose content differs from that
+  is refused with a message telling the model to read it again; a file the agent has not
+  read yet may be written.
+
+This module knows nothing about LSP: the language server implements :class:`EditorFiles`
+(``agent_ls/server/editor_files.py``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import errno
+import hashlib
+import os
+import secrets
+import stat
+import threading
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Protocol, runtime_checkable
+
+import attrs
+
+from agent_ls.agent.workspace import SymlinkInPath, Workspace
+
+SYNC_NOTE = (
+    "The change was applied in the editor's buffer and is not saved to disk yet: the user saves "
+    "it (until then bash and other programs see the file as it is on disk)."
+)
+"""Appended to the result of a write that went through the editor."""
+
+
+@attrs.frozen
+class OpenDocument:
+    """A document the editor has open: its current text (unsaved changes included)."""
+
+    text: str
+    version: int | None = None
+
+
+@attrs.frozen
+class TextChange:
+    """Replace ``text[start:end]`` (offsets in the base text, in code points) by ``new_text``."""
+
+    start: int
+    end: int
+    new_text: str
+
+
+@attrs.frozen
+class EditOutcome:
+    applied: bool
+    failure_reason: str | None = None
+
+
+@runtime_checkable
+class EditorFiles(Protocol):
+    """The editor's side of the file tools (implemented by the language server)."""
+
+    def open_text(self, path: Path) -> OpenDocument | None:
+        """The buffer of an open document at this resolved path, or ``None``."""
+        ...
+
+    def open_documents(self) -> Mapping[Path, OpenDocument]:
+        """Every open document, by resolved path."""
+        ...
+
+    def can_apply(self, *, create: bool) -> bool:
+        """Whether edits go through the editor (``create``: an edit that makes a new file)."""
+        ...
+
+    async def apply_edit(
+        self,
+        path: Path,
+        *,
+        base: str,
+        changes: Sequence[TextChange],
+        new_text: str,
+        version: int | None,
+        create: bool,
+        label: str,
+    ) -> EditOutcome:
+        """Apply ``changes`` (against ``base``) to ``path`` in the editor.
+
+        ``version`` is the version of the open document the changes were computed on (the
+        editor refuses them if it has moved on), ``None`` for a file that is not open.
+        ``create`` makes the file first. Returns once the editor answered (and, when it
+        applied the edit, once its buffer is known to hold ``new_text``, as far as it can
+        tell).
+        """
+        ...
+
+
+# --- content digests and stale tracking -----------------------------------------------------
+
+
+def encode_text(text: str) -> bytes:
+    """Text as the bytes it is saved as (UTF-8; undecodable bytes read from disk round-trip)."""
+    try:
+        return text.encode("utf-8", errors="surrogateescape")
+    except UnicodeEncodeError:
+        return text.encode("utf-8", errors="surrogatepass")
+
+
+def digest_bytes(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def digest_text(text: str) -> str:
+    return digest_bytes(encode_text(text))
+
+
+def is_plain_text(text: str) -> bool:
+    """Text an editor buffer can hold as is: valid Unicode without NUL characters."""
+    if "\x00" in text:
+        return False
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+@attrs.frozen
+class Seen:
+    """What the agent last saw of one file."""
+
+    digest: str
+    version: int | None = None
+    in_editor: bool = False
+
+
+class ReadTracker:
+    """The content (digest and, for open documents, version) the agent last saw of each file.
+
+    Thread-safe: the tools record from worker threads.
+    """
+
+    def __init__(self) -> None:
+        self._seen: dict[Path, Seen] = {}
+        self._lock = threading.Lock()
+
+    def record(self, path: Path, digest: str, *, version: int | None = None, in_editor: bool = False) -> None:
+        with self._lock:
+            self._seen[path] = Seen(digest, version, in_editor)
+
+    def seen(self, path: Path) -> Seen | None:
+        with self._lock:
+            return self._seen.get(path)
+
+    def forget(self, path: Path) -> None:
+        with self._lock:
+            self._seen.pop(path, None)
+
+    def stale(self, path: Path, shown: str, digest: str, doc: OpenDocument | None) -> str | None:
+        """A message for the model if the content now (``digest``; ``doc`` when it is open in
+        the editor) differs from what it last saw, else ``None`` (also for a file never read)."""
+        seen = self.seen(path)
+        if seen is None or seen.digest == digest:
+            return None
+        if doc is not None:
+            why = "the user edited it in the editor"
+        elif seen.in_editor:
+            why = "it was closed in the editor and the file on disk differs from the buffer you read"
+        else:
+            why = "it changed on disk"
+        return stale_message(shown, why)
+
+
+def stale_message(shown: str, why: str) -> str:
+    return (
+        f"{shown} changed since you last read it ({why}); nothing was written. Read it again and "
+        "retry the change on its current content."
+    )
+
+
+# --- atomic disk writes ---------------------------------------------------------------------
+
+
+class NotRegularFile(OSError):
+    """The path is a FIFO, socket or device: reading or writing it could block forever."""
+
+
+def kind_of(mode: int) -> str:
+    if stat.S_ISFIFO(mode):
+        return "a named pipe (FIFO)"
+    if stat.S_ISSOCK(mode):
+        return "a socket"
+    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+        return "a device"
+    return "not a regular file"
+
+
+def atomic_write(workspace: Workspace, path: Path, data: bytes, *, create_parents: bool = False) -> None:
+    """Replace the file at an already resolved path with ``data`` atomically.
+
+    The data goes to a new temporary file in the same directory, which is then renamed over
+    the target (``os.replace``): a reader sees the old or the new content, never a part, and
+    a failure leaves the old file as it was. The directory is opened through
+    :meth:`Workspace.open_dir` (``openat`` style, ``O_NOFOLLOW`` on every component;
+    ``create_parents`` makes the missing ones), and the temporary file and the rename work
+    relative to that descriptor, so a symlink swapped into the path after
+    :meth:`Workspace.resolve` raises :class:`SymlinkInPath` and nothing is written through it.
+    A target that is now a symlink (even a dangling one) is refused the same way; a FIFO,
+    socket or device raises :class:`NotRegularFile`. An existing file keeps its permission
+    bits (and its owner where allowed); a new one gets 0o666 less the umask. A hard link is
+    replaced by the new file (the other names keep the old content).
+
+    If the directory does not let us create the temporary file (no write permission on it
+    while the file itself is writable), the file is rewritten in place instead.
+    """
+    if path == workspace.root_of(path):
+        raise IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR), str(path))
+    dir_fd = workspace.open_dir(path.parent, create=create_parents)
+    try:
+        name = path.name
+        try:
+            st: os.stat_result | None = os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
+        except FileNotFoundError:
+            st = None
+        if st is not None:
+            if stat.S_ISLNK(st.st_mode):
+                raise SymlinkInPath(workspace.display(path), workspace.display(path))
+            if stat.S_ISDIR(st.st_mode):
+                raise IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR), str(path))
+            if not stat.S_ISREG(st.st_mode):
+                raise NotRegularFile(errno.EINVAL, kind_of(st.st_mode), str(path))
+        tmp = f".{name[:200]}.agent-ls-{secrets.token_hex(4)}.tmp"
+        flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
+        try:
+            fd = os.open(tmp, flags, 0o666 if st is None else 0o600, dir_fd=dir_fd)
+        except PermissionError:
+            if st is None:
+                raise PermissionError(errno.EACCES, os.strerror(errno.EACCES), str(path)) from None
+            _rewrite_in_place(dir_fd, name, path, data)
+            return
+        try:
+            try:
+                with os.fdopen(fd, "wb", closefd=False) as f:
+                    f.write(data)
+                    f.flush()
+                    os.fsync(fd)
+                if st is not None:
+                    os.fchmod(fd, stat.S_IMODE(st.st_mode))
+                    with contextlib.suppress(OSError):
+                        os.fchown(fd, st.st_uid, st.st_gid)
+            finally:
+                os.close(fd)
+            os.replace(tmp, name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
+        except BaseException:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp, dir_fd=dir_fd)
+            raise
+    finally:
+        os.close(dir_fd)
+
+
+def _rewrite_in_place(dir_fd: int, name: str, path: Path, data: bytes) -> None:
+    flags = os.O_WRONLY | os.O_NOFOLLOW | os.O_CLOEXEC | getattr(os, "O_NONBLOCK", 0)
+    try:
+        fd = os.open(name, flags, dir_fd=dir_fd)
+    except OSError as exc:
+        raise type(exc)(exc.errno, exc.strerror, str(path)) from None
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise NotRegularFile(errno.EINVAL, "not a regular file", str(path))
+        os.set_blocking(fd, True)
+        os.ftruncate(fd, 0)
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view) :]
+    finally:
+        os.close(fd)
+
+
+# --- the tools' access to files --------------------------------------------------------------
+
+
+def _common_prefix(a: str, b: str) -> int:
+    lo, hi = 0, min(len(a), len(b))
+    while lo < hi:  # binary search over slice comparisons: C speed on large files
+        mid = (lo + hi + 1) // 2
+        if a[lo:mid] == b[lo:mid]:
+            lo = mid
+        else:
+            hi = mid - 1
+    return lo
+
+
+def minimal_change(base: str, new: str) -> TextChange:
+    """One change turning ``base`` into ``new``: the differing middle (common ends kept), so
+    the editor keeps its cursor, folds and marks outside it."""
+    start = _common_prefix(base, new)
+    end = _common_prefix(base[start:][::-1], new[start:][::-1])
+    return TextChange(start, len(base) - end, new[start : len(new) - end])
+
+
+@attrs.frozen
+class Written:
+    """Where a write went: ``"editor"`` (a buffer, unsaved) or ``"disk"``."""
+
+    where: str
+
+    @property
+    def note(self) -> str:
+        return f". {SYNC_NOTE}" if self.where == "editor" else ""
+
+
+class FileAccess:
+    """The built-in file tools' view of files: buffers, the disk, and what the agent has seen.
+
+    One per set of tools (a session): the tracker is shared by ``read_file``, ``edit_file``
+    and ``write_file``. Methods without ``async`` that touch the editor run on the event
+    loop; the disk work is done by the tools in worker threads.
+    """
+
+    def __init__(self, workspace: Workspace, editor: EditorFiles | None = None) -> None:
+        self.workspace = workspace
+        self.editor = editor
+        self.tracker = ReadTracker()
+
+    def open_document(self, path: Path) -> OpenDocument | None:
+        return None if self.editor is None else self.editor.open_text(path)
+
+    def open_documents(self) -> Mapping[Path, OpenDocument]:
+        return {} if self.editor is None else self.editor.open_documents()
+
+    def saw(self, path: Path, digest: str, doc: OpenDocument | None) -> None:
+        """The agent has read the file (content ``digest``; ``doc`` when it came from a buffer)."""
+        self.tracker.record(path, digest, version=doc.version if doc else None, in_editor=doc is not None)
+
+    def stale(self, path: Path, text: str, doc: OpenDocument | None) -> str | None:
+        return self.tracker.stale(path, self.workspace.display(path), digest_text(text), doc)
+
+    async def write(
+        self,
+        path: Path,
+        *,
+        base: str | None,
+        new_text: str,
+        changes: Sequence[TextChange],
+        doc: OpenDocument | None,
+        label: str,
+        create_parents: bool = False,
+    ) -> Written | str:
+        """Change ``path`` from ``base`` (``None``: it does not exist) to ``new_text``.
+
+        Through the editor when it can (``changes`` against ``base``), else on the disk.
+        Returns where it went, or a message for the model when the editor did not apply it.
+        """
+        create = base is None and doc is None
+        editor = self.editor
+        through_editor = (
+            editor is not None
+            and editor.can_apply(create=create)
+            and is_plain_text(new_text)
+            and (base is None or doc is not None or is_plain_text(base))
+        )
+        if through_editor:
+            assert editor is not None
+            outcome = await editor.apply_edit(
+                path,
+                base=base or "",
+                changes=changes,
+                new_text=new_text,
+                version=doc.version if doc else None,
+                create=create,
+                label=label,
+            )
+            shown = self.workspace.display(path)
+            if not outcome.applied:
+                reason = outcome.failure_reason or "no reason given"
+                return (
+                    f"The editor did not apply the change to {shown} (applied=false; failureReason: {reason}). "
+                    "The file is unchanged. If it was being edited at the same time, read it again and retry."
+                )
+            after = editor.open_text(path)
+            self.tracker.record(
+                path,
+                digest_text(new_text),
+                version=after.version if after is not None and after.text == new_text else None,
+                in_editor=True,
+            )
+            return Written("editor")
+        data = encode_text(new_text)
+        await asyncio.to_thread(atomic_write, self.workspace, path, data, create_parents=create_parents)
+        self.tracker.record(path, digest_bytes(data))
+        return Written("disk")
