@@ -478,7 +478,8 @@ async def cmd_chat(args: argparse.Namespace) -> int:
     manager, _ = await _open(args)
     _attach_terminal_sampling(manager, agent, llm.model)
     try:
-        registry = ToolRegistry(builtin_tools(Workspace(folders), bash_timeout=agent.bash_timeout), manager,
+        registry = ToolRegistry(builtin_tools(Workspace(folders), bash_timeout=agent.bash_timeout,
+                                              outputs=agent.output_store()), manager,
                                 defer=agent.defer_mcp_tools, skills=SkillCatalog(manager))
         gate = PermissionGate(PermissionRules(agent.allow, agent.ask, agent.deny), approve)
         session = Session(llm=llm, registry=registry, gate=gate, roots=folders, store=store,

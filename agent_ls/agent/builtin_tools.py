@@ -6,8 +6,11 @@ through the approval gate). Failures are error results with a message for the mo
 exceptions (except cancellation). File work runs in worker threads so the event loop stays
 responsive; long walks stop early when the awaiting task is cancelled.
 
-Output is capped; whatever is cut is replaced by an explicit marker such as
-``[... 12345 characters cut ...]`` and counted in :attr:`ToolResult.truncated_chars`.
+Each tool caps what it keeps of its output (``output_cap_chars``); whatever is cut is replaced
+by an explicit marker such as ``[... 12345 characters cut ...]`` and counted in
+:attr:`ToolResult.truncated_chars`. In a session the cap is what the session's output store
+can hold, and the session shows the model a page at a time
+(:mod:`agent_ls.agent.output_store`, the ``read_output`` tool).
 """
 
 from __future__ import annotations
@@ -37,6 +40,7 @@ from agent_ls.agent.editor_files import (
     kind_of,
     minimal_change,
 )
+from agent_ls.agent.output_store import OutputStore, ReadOutputTool
 from agent_ls.agent.tools import Capability, Tool, ToolResult, ToolSpec, cap_text
 from agent_ls.agent.workspace import Workspace, WorkspacePathError
 
@@ -920,7 +924,7 @@ class BashTool(_BuiltinTool):
             "(stdout and stderr interleaved) and exit code. There is no terminal and no "
             f"input (stdin is empty). Default timeout {_format_seconds(timeout)}, at most "
             f"{_format_seconds(self.max_timeout)}; on timeout the command and everything it "
-            "started are killed. Long output is cut in the middle with a marker. Prefer "
+            "started are killed. Very long output is cut in the middle with a marker. Prefer "
             "read_file, grep, glob and edit_file for reading, searching and editing files."
         )
         self._properties = {
@@ -1028,22 +1032,31 @@ class BashTool(_BuiltinTool):
 def builtin_tools(
     workspace: Workspace,
     *,
-    output_cap_chars: int = DEFAULT_OUTPUT_CAP_CHARS,
+    output_cap_chars: int | None = None,
     bash_timeout: float = DEFAULT_BASH_TIMEOUT,
     editor: EditorFiles | None = None,
+    outputs: OutputStore | None = None,
 ) -> list[Tool]:
-    """Every built-in tool, sorted by name.
+    """Every built-in tool, sorted by name, ``read_output`` included.
 
     ``editor`` (the language server's open documents and ``workspace/applyEdit``): the file
     tools read open buffers and change files through it (:mod:`agent_ls.agent.editor_files`).
+    ``outputs``: the session's store of oversized output (a default one when None); the
+    session that runs these tools finds it through ``read_output`` and pages long results into
+    it. The tools themselves then keep up to what the store can hold (``read_file`` keeps to a
+    page: it pages by lines itself); an explicit ``output_cap_chars`` caps every tool instead.
     """
     files = FileAccess(workspace, editor)
+    outputs = outputs if outputs is not None else OutputStore()
+    keep = outputs.max_chars if output_cap_chars is None else output_cap_chars
+    page = outputs.page_chars if output_cap_chars is None else output_cap_chars
     tools: list[Tool] = [
-        ReadFileTool(workspace, output_cap_chars=output_cap_chars, files=files),
-        WriteFileTool(workspace, output_cap_chars=output_cap_chars, files=files),
-        EditFileTool(workspace, output_cap_chars=output_cap_chars, files=files),
-        GlobTool(workspace, output_cap_chars=output_cap_chars),
-        GrepTool(workspace, output_cap_chars=output_cap_chars, files=files),
-        BashTool(workspace, output_cap_chars=output_cap_chars, timeout=bash_timeout),
+        ReadFileTool(workspace, output_cap_chars=page, files=files),
+        WriteFileTool(workspace, output_cap_chars=keep, files=files),
+        EditFileTool(workspace, output_cap_chars=keep, files=files),
+        GlobTool(workspace, output_cap_chars=keep),
+        GrepTool(workspace, output_cap_chars=keep, files=files),
+        BashTool(workspace, output_cap_chars=keep, timeout=bash_timeout),
+        ReadOutputTool(outputs),
     ]
     return sorted(tools, key=lambda t: t.spec.name)

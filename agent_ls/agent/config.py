@@ -8,6 +8,7 @@ wins, key by key inside ``"agent"``; permission lists are combined):
     "permissions": {"allow": [...], "ask": [...], "deny": [...]}   glob patterns over tool names
     "agent": {"maxSteps": 25, "deferMcpTools": true | false | N, "maxRetries": 2,
               "bashTimeout": 120, "instructions": "extra instructions for every session",
+              "outputPageChars": 30000, "outputStoreChars": 10000000,
               "sampling": {...}}   MCP sampling, see :class:`SamplingSettings`
 """
 
@@ -21,6 +22,7 @@ from typing import Any
 import attrs
 
 from agent_ls.agent.llm import LLMConfig
+from agent_ls.agent.output_store import DEFAULT_PAGE_CHARS, DEFAULT_STORE_CHARS, MIN_PAGE_CHARS, OutputStore
 from agent_ls.config.entries import Scope
 from agent_ls.config.settings import LoadedSettings
 
@@ -212,6 +214,14 @@ class AgentSettings:
     deny: tuple[str, ...] = ()
     problems: tuple[str, ...] = ()
     sampling: SamplingSettings = SamplingSettings()
+    output_page_chars: int = DEFAULT_PAGE_CHARS
+    """Characters of a tool result the model sees at once (``agent.outputPageChars``)."""
+    output_store_chars: int = DEFAULT_STORE_CHARS
+    """Characters of oversized tool output kept per session (``agent.outputStoreChars``)."""
+
+    def output_store(self) -> OutputStore:
+        """A new session's store of oversized tool output (pass it to ``builtin_tools``)."""
+        return OutputStore(self.output_page_chars, self.output_store_chars)
 
     def llm_config(self, model: str | None = None) -> LLMConfig | None:
         chosen = model or self.model
@@ -264,6 +274,13 @@ def agent_settings(settings: LoadedSettings, environ: Mapping[str, str] | None =
     number("maxSteps", "max_steps", integer=True, minimum=1)
     number("maxRetries", "max_retries", integer=True, minimum=0)
     number("bashTimeout", "bash_timeout", integer=False, minimum=0)
+    number("outputPageChars", "output_page_chars", integer=True, minimum=MIN_PAGE_CHARS)
+    number("outputStoreChars", "output_store_chars", integer=True, minimum=MIN_PAGE_CHARS)
+    page = kw.get("output_page_chars", DEFAULT_PAGE_CHARS)
+    if kw.get("output_store_chars", DEFAULT_STORE_CHARS) < page:
+        problems.append(f"agent.outputStoreChars must be at least agent.outputPageChars ({page}); "
+                        f"{page} is used")
+        kw["output_store_chars"] = page
     defer = agent.get("deferMcpTools")
     if isinstance(defer, bool) or (isinstance(defer, int) and defer >= 0):
         kw["defer_mcp_tools"] = defer

@@ -36,10 +36,11 @@ from agent_ls.agent.events import (
     UsageReport,
 )
 from agent_ls.agent.llm import LLMConfig, LLMError, ToolCallAcc, check_credentials, stream_completion
+from agent_ls.agent.output_store import DEFAULT_PAGE_CHARS, READ_OUTPUT, OutputStore, ReadOutputTool
 from agent_ls.agent.prompt import FrozenPrompt, dynamic_text, system_messages, tool_definitions
 from agent_ls.agent.registry import LOADED_PREFIX, TOOL_SEARCH, ToolRegistry
 from agent_ls.agent.store import SessionStore
-from agent_ls.agent.tools import Capability, Tool, ToolResult
+from agent_ls.agent.tools import Capability, Tool, ToolResult, cap_text
 
 log = logging.getLogger(__name__)
 
@@ -103,7 +104,10 @@ class Session:
         session_id: str | None = None,
         max_steps: int = 25,
         extra_instructions: str = "",
+        outputs: OutputStore | None = None,
     ) -> None:
+        """``outputs``: where oversized tool output is kept (default: the store of the
+        registry's ``read_output`` tool, see :meth:`_page`)."""
         self.llm = llm
         self.registry = registry
         self.gate = gate
@@ -123,6 +127,12 @@ class Session:
                 self._restore_loaded_tools()
                 self.turns = sum(1 for m in self.history if m.get("role") == "user")
         self.session_id = session_id or "memory"
+        if outputs is None:
+            reader = registry.get(READ_OUTPUT)
+            outputs = reader.store if isinstance(reader, ReadOutputTool) else None
+        self.outputs = outputs
+        if outputs is not None:  # handles of an earlier run are never reused
+            outputs.skip_handles_in(m.get("content") for m in self.history if m.get("role") == "tool")
 
     # history ---------------------------------------------------------------------------
     def _repair_history(self, session_id: str) -> list[dict[str, Any]]:
@@ -316,6 +326,21 @@ class Session:
             content = "Error: " + content
         return {"role": "tool", "tool_call_id": call.id, "content": content}
 
+    def _page(self, name: str, result: ToolResult) -> ToolResult:
+        """One mechanism for every tool (built-in and MCP): a result longer than a page is kept
+        whole in the output store and the model gets its first page and the handle to read on
+        with ``read_output``. Without a store (or with ``read_output`` not offered) it is cut."""
+        if name == READ_OUTPUT:  # already a page
+            return result
+        store = self.outputs
+        if store is not None and self.registry.get(READ_OUTPUT) is not None:
+            return store.page_result(result, name)
+        page = store.page_chars if store is not None else DEFAULT_PAGE_CHARS
+        content, cut = cap_text(result.content, page)
+        if not cut:
+            return result
+        return attrs.evolve(result, content=content, truncated_chars=result.truncated_chars + cut)
+
     async def _run_one(self, call: ToolCallAcc, sink: EventSink | None) -> ToolResult:
         started = time.perf_counter()
         tool = self.registry.get(call.name)
@@ -350,6 +375,7 @@ class Session:
             await asyncio.shield(_emit(sink, ToolCallFinished(
                 call.id, call.name, True, CANCELLED_RESULT, (time.perf_counter() - started) * 1e3)))
             raise
+        result = self._page(call.name, result)
         attachments = tuple(attrs.asdict(a) for a in result.attachments)
         await _emit(sink, ToolCallFinished(call.id, call.name, result.is_error, result.content,
                                            (time.perf_counter() - started) * 1e3, denied, attachments))

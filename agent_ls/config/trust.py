@@ -58,8 +58,12 @@ WHY: dict[str, str] = {
     "toolActions": "tool actions call MCP tools directly from code actions",
     "agent.maxSteps": "it lets the agent take more steps per prompt",
     "agent.bashTimeout": "it lets shell commands run longer",
+    # Deliberately not in ALWAYS: a page size decides how much tool output reaches the model
+    # (and the provider) per call, like "mcp" below; the store size decides memory use.
+    "agent.outputPageChars": "it changes how much tool output reaches the model at once",
+    "agent.outputStoreChars": "it changes how much tool output agent-ls keeps in memory per session",
     "agent.sampling": "it chooses the model and endpoint MCP servers may use, and which servers may",
-    "mcp": "it changes how much MCP tool output reaches the model",
+    "mcp": "it changes how much of each MCP tool result is kept (and reaches the model)",
     "agent": "it changes how the agent runs",
 }
 """Why each setting needs trust (the prompt and the diagnostics say it)."""

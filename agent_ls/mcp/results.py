@@ -5,7 +5,9 @@ one-line note in the text (so the model knows they exist), embedded text resourc
 with their URI, blob resources and resource links as attachments with a note, and
 ``structuredContent`` kept as data and rendered as JSON text when the result has no text
 (servers that return structured content only would otherwise look empty). Text beyond the
-cap is cut with an explicit marker that says how much was cut, never silently.
+cap (``mcp.maxOutputChars``: what is kept of one result, not what the model sees at once; the
+agent pages long results, see agent_ls/agent/output_store.py) is cut with an explicit marker
+that says how much was cut, never silently.
 """
 
 from __future__ import annotations
@@ -17,7 +19,8 @@ import mcp_types as types
 
 from agent_ls.agent.tools import Attachment, ToolResult, cap_text
 
-DEFAULT_MAX_OUTPUT_CHARS = 100_000
+DEFAULT_MAX_OUTPUT_CHARS = 10_000_000
+"""What is kept of one MCP result's text (the agent's default output store holds as much)."""
 __all__ = ["DEFAULT_MAX_OUTPUT_CHARS", "cap_text", "convert_call_result", "convert_content"]
 
 

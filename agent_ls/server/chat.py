@@ -145,7 +145,8 @@ async def get_session(ls: AgentLanguageServer, session_id: str | None, model: st
     from agent_ls.server.editor_files import LspEditorFiles
 
     folders = ls.folders() or [Path.cwd()]
-    tools = builtin_tools(Workspace(folders), bash_timeout=agent.bash_timeout, editor=LspEditorFiles(ls))
+    tools = builtin_tools(Workspace(folders), bash_timeout=agent.bash_timeout, editor=LspEditorFiles(ls),
+                          outputs=agent.output_store())
     registry = ToolRegistry(tools, manager,
                             defer=agent.defer_mcp_tools, skills=SkillCatalog(manager))
     approver = EditorApprover(ls)
@@ -332,11 +333,22 @@ async def call_tool_direct(ls: AgentLanguageServer, server: str, tool: str, argu
     if not ok:
         payload = P.ToolResultPayload(is_error=True, content=reason, denied=True)
     else:
-        payload = result_payload(await found.call(arguments))
+        result = await found.call(arguments)
+        if len(result.content) > DIRECT_RESULT_CHARS:  # the editor shows it: no multi-megabyte cards
+            from agent_ls.agent.tools import cap_text
+
+            content, cut = cap_text(result.content, DIRECT_RESULT_CHARS)
+            result = attrs.evolve(result, content=content, truncated_chars=result.truncated_chars + cut)
+        payload = result_payload(result)
     if sink is not None:
         sink(ev.ToolCallFinished(call_id, spec.name, payload.is_error, payload.content,
                                  (time.perf_counter() - started) * 1e3, payload.denied, tuple(payload.attachments)))
     return payload
+
+
+DIRECT_RESULT_CHARS = 100_000
+"""What a tool run from the editor (mcp/callTool, a tool code action) returns of its text; the
+agent's calls keep more (mcp.maxOutputChars) and page it (agent_ls/agent/output_store.py)."""
 
 
 def result_payload(result: Any) -> P.ToolResultPayload:

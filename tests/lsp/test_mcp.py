@@ -391,3 +391,12 @@ async def test_oauth_sign_in_and_out_through_the_editor(setup: Setup) -> None:
             assert err.value.code == P.REQUEST_FAILED
         finally:
             await close_editor(ed)
+
+
+async def test_a_tool_run_from_the_editor_returns_at_most_a_card_of_text(editor: Editor) -> None:
+    """The agent keeps long MCP results whole and pages them; a call from the editor
+    (mcp/callTool, a tool code action) gets the head and tail with an explicit marker."""
+    await editor.wait_state("knob", "connected")
+    out = await editor.request(P.MCP_CALL_TOOL, {"server": "knob", "tool": "huge", "arguments": {"chars": 400_000}})
+    assert not out["isError"]
+    assert 100_000 <= len(out["content"]) < 101_000 and "characters cut" in out["content"]
