@@ -48,14 +48,16 @@ _RESULT_TYPES: dict[str, type[BaseModel]] = {
 
 
 @attrs.define
-class Catalogue:
-    """What a server listed: the same shape as a connection's listing."""
+class Listing:
+    """What a server listed (a connection's live listing, and the catalogue kept of it)."""
 
     tools: list[types.Tool] = attrs.field(factory=list)
     prompts: list[types.Prompt] = attrs.field(factory=list)
     resources: list[types.Resource] = attrs.field(factory=list)
     resource_templates: list[types.ResourceTemplate] = attrs.field(factory=list)
-    saved_at: float = 0.0
+    errors: list[str] = attrs.field(factory=list)
+    notes: list[str] = attrs.field(factory=list)
+    """Tools the SDK left out (an invalid ``x-mcp-header``): shown in the status, not a failure."""
 
     @property
     def empty(self) -> bool:
@@ -131,11 +133,11 @@ class CatalogueStore:
                 old.unlink()
 
     # the catalogue --------------------------------------------------------------------------
-    def load(self, key: str) -> Catalogue | None:
+    def load(self, key: str) -> Listing | None:
         listing = self._read(key).get("listing")
         if not isinstance(listing, dict):
             return None
-        out = Catalogue(saved_at=float(listing.get("savedAt", 0.0)))
+        out = Listing()
         try:
             for kind, model in _KINDS:
                 items = listing.get(kind, [])
@@ -145,7 +147,8 @@ class CatalogueStore:
             return None
         return out
 
-    def save(self, key: str, catalogue: Catalogue) -> None:
+    def save(self, key: str, catalogue: Listing) -> None:
+        """Keep what ``catalogue`` lists (its errors and notes are not kept)."""
         listing: dict[str, Any] = {"savedAt": time.time()}
         for kind, _model in _KINDS:
             listing[kind] = [i.model_dump(mode="json", by_alias=True, exclude_none=True)

@@ -43,7 +43,7 @@ from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from pydantic import FileUrl, ValidationError
 
 from agent_ls.config.entries import ServerConfig
-from agent_ls.mcp.catalogue import Catalogue, CatalogueStore, catalogue_key
+from agent_ls.mcp.catalogue import CatalogueStore, Listing, catalogue_key
 from agent_ls.mcp.redact import redact_live
 from agent_ls.mcp.skills import SKILLS_CLIENT_EXTENSION
 
@@ -263,16 +263,6 @@ def child_environment(config: ServerConfig) -> dict[str, str]:
     return get_default_environment() | dict(config.env)
 
 
-@attrs.define
-class Listing:
-    tools: list[types.Tool] = attrs.field(factory=list)
-    prompts: list[types.Prompt] = attrs.field(factory=list)
-    resources: list[types.Resource] = attrs.field(factory=list)
-    resource_templates: list[types.ResourceTemplate] = attrs.field(factory=list)
-    errors: list[str] = attrs.field(factory=list)
-    notes: list[str] = attrs.field(factory=list)
-    """Tools the SDK left out (an invalid ``x-mcp-header``): shown in the status, not a failure."""
-
 
 _LEFT_OUT: contextvars.ContextVar[list[str] | None] = contextvars.ContextVar("agent_ls_left_out", default=None)
 
@@ -368,7 +358,7 @@ class ServerConnection:
         kept = store.load(self.catalogue_key)
         if kept is None or kept.empty:
             return
-        self.listing = Listing(kept.tools, kept.prompts, kept.resources, kept.resource_templates)
+        self.listing = kept
         self.from_catalogue = True
         self.list_version += 1
 
@@ -376,8 +366,7 @@ class ServerConnection:
         store = self.callbacks.catalogue
         if store is None or listing.errors:
             return
-        store.save(self.catalogue_key, Catalogue(listing.tools, listing.prompts, listing.resources,
-                                                 listing.resource_templates))
+        store.save(self.catalogue_key, listing)
 
     def _cache_config(self) -> CacheConfig:
         """The SDK's response cache (``ttlMs`` / ``cacheScope``): kept with the catalogue, so a

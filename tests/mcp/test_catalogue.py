@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from agent_ls.agent.registry import ToolRegistry
-from agent_ls.mcp.catalogue import Catalogue, CatalogueStore
+from agent_ls.mcp.catalogue import CatalogueStore, Listing
 from agent_ls.mcp.connection import State
 from agent_ls.mcp.manager import MCPManager
 from tests.mcp.conftest import HostEnv, status_of, wait_until
@@ -75,7 +75,7 @@ async def test_a_catalogue_that_changed_is_replaced_and_a_changed_entry_starts_w
     kept = store.load(key)
     assert kept is not None
     gone = kept.tools[0].model_copy(update={"name": "retired_tool"})
-    store.save(key, Catalogue([gone, *kept.tools[2:]], kept.prompts, kept.resources, kept.resource_templates))
+    store.save(key, Listing([gone, *kept.tools[2:]], kept.prompts, kept.resources, kept.resource_templates))
     slow.write_text("1")
     m = await start(host, servers, store)
     assert "retired_tool" in tool_names(m, "k")
