@@ -78,9 +78,9 @@ def _status_line(s: ServerStatus) -> str:
 async def _settle(args: argparse.Namespace) -> tuple[Any, Any, LoadedSettings]:
     """The trust decisions for the folders (trust, ask on a terminal, or say they are restricted)
     and the settings after them: ``(state store, policy, settings)``."""
+    from agent_ls.config.paths import host_state_path
     from agent_ls.config.state import HostState
     from agent_ls.config.trust import TrustPolicy
-    from agent_ls.mcp.host import host_state_path
     from agent_ls.trust_cli import settle_workspaces
 
     state = HostState(host_state_path())

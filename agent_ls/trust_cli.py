@@ -118,10 +118,10 @@ def server_trust_handler(assume_yes: bool, state: HostState | None) -> Any:
 
 async def cmd_trust_workspace(args: Any, folders: Sequence[Path]) -> int:
     """``agent-ls trust``: show what each folder asks for, then trust it (or ``--revoke``)."""
+    from agent_ls.config.paths import host_state_path
     from agent_ls.config.settings import load_settings
     from agent_ls.config.state import HostState
     from agent_ls.config.trust import TrustPolicy
-    from agent_ls.mcp.host import host_state_path
 
     state = HostState(host_state_path())
     policy = TrustPolicy(state)

@@ -24,3 +24,13 @@ def user_settings_path() -> Path:
 def user_data_dir() -> Path:
     override = os.environ.get("AGENT_LS_DATA_DIR")
     return Path(override) if override else Path(platformdirs.user_data_dir(APP_NAME))
+
+
+def host_state_path() -> Path:
+    """The user's remembered decisions (trust, enabled servers, protocol eras)."""
+    return user_data_dir() / "host-state.json"
+
+
+def catalogue_path() -> Path:
+    """Where each MCP server's last catalogue is kept (tools ready before the servers connect)."""
+    return user_data_dir() / "mcp-catalogue"

@@ -25,12 +25,14 @@ import os
 import tempfile
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import attrs
-import mcp_types as types
-from mcp.client.caching import CacheEntry, CacheKey
-from pydantic import BaseModel, ValidationError
+
+if TYPE_CHECKING:
+    import mcp_types as types
+    from mcp.client.caching import CacheEntry, CacheKey
+    from pydantic import BaseModel
 
 log = logging.getLogger(__name__)
 
@@ -40,11 +42,16 @@ MAX_FILE_BYTES = 8 * 1024 * 1024
 """A catalogue larger than this is not kept (nor read)."""
 FORMAT = 1
 
-_RESULT_TYPES: dict[str, type[BaseModel]] = {
-    cls.__name__: cls
-    for cls in (types.ListToolsResult, types.ListPromptsResult, types.ListResourcesResult,
-                types.ListResourceTemplatesResult, types.ReadResourceResult)
-}
+def _result_types() -> dict[str, type[BaseModel]]:
+    """The results the response cache keeps, by type name (the SDK's models, imported when a
+    cache is first used: this module is read before the SDK is loaded, see :meth:`peek_tools`)."""
+    import mcp_types as types
+
+    return {
+        cls.__name__: cls
+        for cls in (types.ListToolsResult, types.ListPromptsResult, types.ListResourcesResult,
+                    types.ListResourceTemplatesResult, types.ReadResourceResult)
+    }
 
 
 @attrs.define
@@ -64,10 +71,11 @@ class Listing:
         return not (self.tools or self.prompts or self.resources or self.resource_templates)
 
 
-_KINDS: tuple[tuple[str, type[BaseModel]], ...] = (
-    ("tools", types.Tool), ("prompts", types.Prompt), ("resources", types.Resource),
-    ("resource_templates", types.ResourceTemplate),
-)
+def _kinds() -> tuple[tuple[str, type[BaseModel]], ...]:
+    import mcp_types as types
+
+    return (("tools", types.Tool), ("prompts", types.Prompt), ("resources", types.Resource),
+            ("resource_templates", types.ResourceTemplate))
 
 
 def catalogue_key(workspace_folder: Path | None, name: str, fingerprint: str) -> str:
@@ -137,9 +145,11 @@ class CatalogueStore:
         listing = self._read(key).get("listing")
         if not isinstance(listing, dict):
             return None
+        from pydantic import ValidationError
+
         out = Listing()
         try:
-            for kind, model in _KINDS:
+            for kind, model in _kinds():
                 items = listing.get(kind, [])
                 setattr(out, kind, [model.model_validate(item) for item in items])
         except (ValidationError, TypeError) as e:
@@ -150,13 +160,27 @@ class CatalogueStore:
     def save(self, key: str, catalogue: Listing) -> None:
         """Keep what ``catalogue`` lists (its errors and notes are not kept)."""
         listing: dict[str, Any] = {"savedAt": time.time()}
-        for kind, _model in _KINDS:
+        for kind, _model in _kinds():
             listing[kind] = [i.model_dump(mode="json", by_alias=True, exclude_none=True)
                              for i in getattr(catalogue, kind)]
         try:
             self._write(key, {"listing": listing})
         except OSError as e:
             log.info("could not keep the MCP catalogue %s: %s", key, e)
+
+    def peek(self, key: str) -> dict[str, list[dict[str, Any]]] | None:
+        """The kept catalogue as plain JSON objects by kind (``tools``, ``prompts``...; each item
+        with a string ``name`` or ``uri``), read without the SDK: what the editor is shown while
+        the host itself is still loading. None when nothing is kept."""
+        listing = self._read(key).get("listing")
+        if not isinstance(listing, dict):
+            return None
+        out: dict[str, list[dict[str, Any]]] = {}
+        for kind in ("tools", "prompts", "resources", "resource_templates"):
+            items = listing.get(kind)
+            out[kind] = [i for i in items if isinstance(i, dict)] if isinstance(items, list) else []
+        out["tools"] = [t for t in out["tools"] if isinstance(t.get("name"), str)]
+        return out
 
     def forget(self, key: str) -> None:
         with contextlib.suppress(OSError):
@@ -197,10 +221,13 @@ class FileResponseCache:
             log.info("could not keep the MCP response cache %s: %s", self._key, e)
 
     async def get(self, key: CacheKey) -> CacheEntry | None:
+        from mcp.client.caching import CacheEntry
+        from pydantic import ValidationError
+
         raw = self._entries().get(_cache_id(key))
         if not isinstance(raw, dict):
             return None
-        model = _RESULT_TYPES.get(str(raw.get("type")))
+        model = _result_types().get(str(raw.get("type")))
         scope = raw.get("scope")
         if model is None or scope not in ("public", "private"):
             return None
@@ -212,8 +239,10 @@ class FileResponseCache:
         return CacheEntry(value=value, scope=scope, expires_at=float(expires) if expires is not None else None)
 
     async def set(self, key: CacheKey, entry: CacheEntry) -> None:
+        from pydantic import BaseModel
+
         value = entry.value
-        if not isinstance(value, BaseModel) or type(value).__name__ not in _RESULT_TYPES:
+        if not isinstance(value, BaseModel) or type(value).__name__ not in _result_types():
             return
         entries = self._entries()
         entries[_cache_id(key)] = {

@@ -17,7 +17,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import contextvars
-import enum
 import errno as errno_mod
 import logging
 import math
@@ -46,6 +45,7 @@ from agent_ls.config.entries import ServerConfig
 from agent_ls.mcp.catalogue import CatalogueStore, Listing, catalogue_key
 from agent_ls.mcp.redact import redact_live
 from agent_ls.mcp.skills import SKILLS_CLIENT_EXTENSION
+from agent_ls.mcp.status import Phase, ServerError, State
 
 if TYPE_CHECKING:
     from agent_ls.mcp.oauth import OAuthSession
@@ -57,46 +57,6 @@ STDERR_TAIL_LINES = 200
 STDERR_LINE_MAX = 2000
 CONNECTION_CLOSED = -32000
 REQUEST_TIMEOUT = -32001
-
-
-class State(enum.StrEnum):
-    STARTING = "starting"
-    CONNECTED = "connected"
-    LISTING_FAILED = "connected-listing-failed"
-    RESTARTING = "restarting"
-    FAILED = "failed"
-    DISABLED = "disabled"
-    AWAITING_TRUST = "awaiting-trust"
-    UNTRUSTED = "untrusted"
-    NEEDS_SIGN_IN = "needs-sign-in"
-    """An OAuth server with no usable tokens: waits for ``MCPManager.sign_in`` (no browser opens
-    by itself)."""
-    STOPPED = "stopped"
-
-
-class Phase(enum.StrEnum):
-    CONFIG = "config"
-    TRUST = "trust"
-    SPAWN = "spawn"
-    HANDSHAKE = "handshake"
-    AUTH = "auth"
-    LISTING = "listing"
-    RUNNING = "running"
-
-
-@attrs.frozen
-class ServerError:
-    """Why a server is not (fully) usable: the phase that failed and the details."""
-
-    phase: Phase
-    message: str
-    errno: int | None = None
-    exit_code: int | None = None
-    http_status: int | None = None
-    at: float = attrs.field(factory=time.time)
-
-    def __str__(self) -> str:
-        return f"{self.phase.value}: {self.message}"
 
 
 class ServerUnavailable(RuntimeError):

@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from agent_ls.config.paths import user_data_dir
+from agent_ls.config.paths import catalogue_path, host_state_path, user_data_dir
 from agent_ls.config.settings import LoadedSettings, load_settings
 from agent_ls.config.state import HostState
 from agent_ls.config.trust import TrustPolicy
@@ -18,10 +18,6 @@ from agent_ls.mcp.catalogue import CatalogueStore
 from agent_ls.mcp.manager import MCPManager
 from agent_ls.mcp.oauth_store import OAuthStore
 from agent_ls.mcp.results import DEFAULT_MAX_OUTPUT_CHARS
-
-
-def host_state_path() -> Path:
-    return user_data_dir() / "host-state.json"
 
 
 def max_output_chars(settings: LoadedSettings) -> int:
@@ -36,11 +32,6 @@ def max_output_chars(settings: LoadedSettings) -> int:
 def oauth_store_path() -> Path:
     """Where OAuth tokens and client registrations live (0700; one 0600 file per server)."""
     return user_data_dir() / "oauth"
-
-
-def catalogue_path() -> Path:
-    """Where each server's last catalogue is kept (tools ready before the servers connect)."""
-    return user_data_dir() / "mcp-catalogue"
 
 
 def create_manager(folders: Sequence[Path], settings: LoadedSettings, **kwargs: Any) -> MCPManager:

@@ -18,7 +18,6 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, Protocol
 
-import attrs
 import mcp_types as types
 
 from agent_ls.agent.tools import ToolResult
@@ -31,79 +30,32 @@ from agent_ls.mcp.catalogue import CatalogueStore
 from agent_ls.mcp.connection import (
     ElicitationHandler,
     HostCallbacks,
-    Phase,
     RestartPolicy,
     SamplingHandler,
     ServerConnection,
-    ServerError,
     ServerUnavailable,
-    State,
 )
 from agent_ls.mcp.oauth import AuthOpener, OAuthSession
 from agent_ls.mcp.oauth_store import OAuthStore
 from agent_ls.mcp.redact import add_secrets, install_log_redaction
 from agent_ls.mcp.results import DEFAULT_MAX_OUTPUT_CHARS
+from agent_ls.mcp.status import (
+    Phase,
+    ServerError,
+    ServerStatus,
+    State,
+    ToolInfo,
+    activation,
+    error_dict,
+)
 
 log = logging.getLogger(__name__)
-
-WAITING_FOR_WORKSPACE_TRUST = "waiting until you trust this workspace (its settings files define this server)"
-
 
 class TrustHandler(Protocol):
     async def __call__(self, config: ServerConfig) -> bool | None:
         """Ask the user whether a workspace-defined MCP server may run (None: no answer).
         :meth:`MCPManager.trust_changes` says what changed since the entry was last trusted."""
         ...
-
-
-@attrs.frozen
-class ToolInfo:
-    name: str
-    """Model-facing name."""
-    original: str
-    """Name on the server."""
-    capability: str
-    description: str
-
-
-@attrs.frozen
-class ServerStatus:
-    """What the status view shows for one server (secrets redacted)."""
-
-    name: str
-    state: str
-    transport: str
-    scope: str
-    source: str
-    """The settings file that defines the server."""
-    tool_count: int = 0
-    prompt_count: int = 0
-    resource_count: int = 0
-    error: dict[str, Any] | None = None
-    """``phase``, ``message`` and, when known, ``errno``, ``exitCode``, ``httpStatus``."""
-    stderr_tail: tuple[str, ...] = ()
-    server_info: str | None = None
-    protocol_version: str | None = None
-    restarts: int = 0
-    tools: tuple[ToolInfo, ...] = ()
-    pid: int | None = None
-    """Process id of a connected stdio server."""
-    auth: dict[str, Any] | None = None
-    """OAuth: None when the server does not use it, else ``state`` (needs-sign-in, signing-in,
-    signed-in, failed), ``expiresAt`` (epoch seconds, when signed in and known) and ``reason``."""
-
-
-def _error_dict(err: ServerError | None) -> dict[str, Any] | None:
-    if err is None:
-        return None
-    out: dict[str, Any] = {"phase": err.phase.value, "message": err.message}
-    if err.errno is not None:
-        out["errno"] = err.errno
-    if err.exit_code is not None:
-        out["exitCode"] = err.exit_code
-    if err.http_status is not None:
-        out["httpStatus"] = err.http_status
-    return out
 
 
 class MCPManager:
@@ -213,35 +165,14 @@ class MCPManager:
 
     def _activate(self, conn: ServerConnection) -> None:
         cfg = conn.config
-        ws = cfg.source.workspace_folder
-        override = self._overrides.get(cfg.name)
-        if override is None and self.state_store is not None:
-            override = self.state_store.enabled_override(ws, cfg.name)
-        disabled = cfg.disabled if override is None else not override
-        if cfg.restricted:
-            conn.state = State.AWAITING_TRUST
-            conn.error = ServerError(Phase.TRUST, WAITING_FOR_WORKSPACE_TRUST)
+        decided = activation(cfg, self._overrides.get(cfg.name), self.state_store)
+        if decided.state is not State.STARTING:
+            conn.state = decided.state
+            conn.error = decided.error
             self._changed(cfg.name)
+            if decided.ask_trust and self.trust_handler is not None:
+                self._spawn(self._ask_trust(conn))
             return
-        if disabled:
-            conn.state = State.DISABLED
-            conn.error = None
-            self._changed(cfg.name)
-            return
-        if cfg.needs_trust:
-            decision = self.state_store.trust(ws, cfg.trust_key()) if self.state_store else None
-            if decision is False:
-                conn.state = State.UNTRUSTED
-                conn.error = ServerError(Phase.TRUST, "you did not trust this workspace server")
-                self._changed(cfg.name)
-                return
-            if decision is None:
-                conn.state = State.AWAITING_TRUST
-                conn.error = None
-                self._changed(cfg.name)
-                if self.trust_handler is not None:
-                    self._spawn(self._ask_trust(conn))
-                return
         conn.start()
 
     def _auth_session(self, cfg: ServerConfig) -> OAuthSession | None:
@@ -575,7 +506,7 @@ class MCPManager:
                 tool_count=len(conn.listing.tools) if connected else 0,
                 prompt_count=len(conn.listing.prompts) if connected else 0,
                 resource_count=len(conn.listing.resources) if connected else 0,
-                error=_error_dict(conn.error),
+                error=error_dict(conn.error),
                 stderr_tail=tuple(conn.redact(line) for line in conn.stderr.tail(40)),
                 server_info=info,
                 protocol_version=conn.protocol_version,

@@ -9,13 +9,17 @@ consistent, and the client gets the ``RequestCancelled`` error.
 from __future__ import annotations
 
 import asyncio
+import importlib
 import itertools
 import logging
+import os
 import sys
+import uuid
 from pathlib import Path
 from typing import Any
 
 import attrs
+from lsprotocol import types as lsp
 from pygls.uris import to_fs_path
 
 from agent_ls.server import protocol as P
@@ -230,11 +234,48 @@ async def load_llm() -> None:
         await asyncio.to_thread(llm.get_litellm)
 
 
+async def load_llm_with_progress(ls: AgentLanguageServer) -> None:
+    """:func:`load_llm`; while a prompt waits for it (the warm-up has not finished yet), the
+    editor shows work-done progress saying so."""
+    from agent_ls.agent import llm
+
+    if llm._litellm is not None:
+        return
+    token = f"agent-ls-load-{uuid.uuid4().hex[:8]}"
+    progress = None
+    try:
+        caps = ls.client_capabilities
+        if caps.window is not None and caps.window.work_done_progress:
+            await ls.work_done_progress.create_async(token)
+            progress = ls.work_done_progress
+            progress.begin(token, lsp.WorkDoneProgressBegin(
+                title="agent-ls", message="Loading the model library (first prompt only)…"))
+    except Exception as e:  # noqa: BLE001 - progress is a courtesy
+        log.debug("no work-done progress: %s", e)
+    try:
+        await load_llm()
+    finally:
+        if progress is not None:
+            progress.end(token, lsp.WorkDoneProgressEnd())
+
+
 def prewarm_llm(ls: AgentLanguageServer) -> None:
-    """Import litellm in the background once the MCP servers have settled, when a model is
-    configured, so that the first prompt does not wait for it."""
+    """Import litellm and the agent in the background once the MCP host has started (its
+    servers start in their own processes), when a model is configured, so that the first
+    prompt is as fast as the later ones. ``AGENT_LS_WARMUP=0`` turns it off (benchmarks)."""
+    if os.environ.get("AGENT_LS_WARMUP") == "0":
+        return
     if agent_settings_now(ls).model and "litellm" not in sys.modules:  # (sys.modules: also while importing)
-        ls.run_task(load_llm(), "import litellm")
+        ls.run_task(warm_up(), "warm up the agent")
+
+
+async def warm_up() -> None:
+    def load() -> None:
+        for name in ("agent_ls.agent.session", "agent_ls.agent.builtin_tools", "agent_ls.agent.registry"):
+            importlib.import_module(name)
+
+    await load_llm()
+    await asyncio.to_thread(load)
 
 
 async def prompt(ls: AgentLanguageServer, params: P.PromptParams) -> dict[str, Any]:
@@ -247,7 +288,7 @@ async def prompt(ls: AgentLanguageServer, params: P.PromptParams) -> dict[str, A
         if task is not None:
             ls.turn_tasks[session.session_id] = task
         try:
-            await load_llm()
+            await load_llm_with_progress(ls)
             text = params.text
             if params.attachments:
                 context = await render_attachments(ls, params.attachments)

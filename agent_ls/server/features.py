@@ -38,7 +38,7 @@ def is_settings_file(path: str | None) -> bool:
 
 def _is_host_state(path: str | None) -> bool:
     """The user's remembered decisions (another window, or `agent-ls trust`, wrote them)."""
-    from agent_ls.mcp.host import host_state_path
+    from agent_ls.config.paths import host_state_path
 
     try:
         return path is not None and Path(path).resolve() == host_state_path().resolve()
@@ -99,6 +99,9 @@ def _register_lifecycle(server: AgentLanguageServer) -> None:
         # Evidence for the "initialize stays light" promise (reported by agent/serverInfo).
         ls.modules_at_initialize = {m: m in sys.modules for m in HEAVY_MODULES}
         ls.editor_trusted = editor_trust_from(params.initialization_options)
+        # Once the result is on its way: load what answers the first mcp/status (settings and
+        # the kept catalogue, no MCP SDK) in the background.
+        asyncio.get_running_loop().call_soon(lambda: ls.run_task(_preload(), "preload settings"))
 
     @server.feature(lsp.INITIALIZED)
     async def initialized(ls: AgentLanguageServer, params: lsp.InitializedParams) -> None:
@@ -129,6 +132,14 @@ def _register_lifecycle(server: AgentLanguageServer) -> None:
         ))
 
 
+async def _preload() -> None:
+    def load() -> None:
+        for name in ("agent_ls.config.settings", "agent_ls.mcp.preview"):
+            importlib.import_module(name)
+
+    await asyncio.to_thread(load)
+
+
 def _imported(name: str) -> bool:
     """Fully imported (a module is in sys.modules while its import still runs)."""
     module = sys.modules.get(name)
@@ -140,6 +151,7 @@ async def shutdown_host(ls: AgentLanguageServer) -> None:
     for t in list(ls.tasks):
         t.cancel()
     manager, ls.manager = ls.manager, None
+    ls.preview = None
     if manager is not None:
         await manager.close()
     if ls.store is not None:
@@ -166,15 +178,22 @@ async def start_host(ls: AgentLanguageServer) -> None:
     async with ls.host_lock:
         if ls.manager is not None:
             return
-        # The MCP SDK takes a while to import: do it off the event loop so the editor's
-        # requests keep being answered meanwhile.
-        host = await asyncio.to_thread(importlib.import_module, "agent_ls.mcp.host")
         from agent_ls.config.settings import load_settings
         from agent_ls.server.trust import ask_pending_workspaces, ask_server_trust, host_state, policy
 
         folders = ls.folders()
-        settings = await asyncio.to_thread(functools.partial(load_settings, folders, trust=policy(ls)))
-        ls.settings = settings
+        try:
+            settings = await asyncio.to_thread(functools.partial(load_settings, folders, trust=policy(ls)))
+            ls.settings = settings
+            # Until the host is loaded, mcp/status answers with what it will report: every
+            # server, and the tools kept from each one's last connection.
+            ls.preview = await asyncio.to_thread(preview, settings, host_state(ls))
+        finally:
+            ls.preview_ready.set()
+        ls.notify_status_soon()
+        # The MCP SDK takes a while to import: do it off the event loop so the editor's
+        # requests keep being answered meanwhile.
+        host = await asyncio.to_thread(importlib.import_module, "agent_ls.mcp.host")
         manager = host.create_manager(
             folders, settings,
             state=host_state(ls),
@@ -183,17 +202,34 @@ async def start_host(ls: AgentLanguageServer) -> None:
             on_change=ls.notify_status_soon,
         )
         ls.manager = manager
+        ls.preview = None
         from agent_ls.server.sampling import install_sampling
 
         install_sampling(ls, manager)  # MCP sampling: consent through mcp/sample
         if hasattr(manager, "set_auth_opener"):
             manager.set_auth_opener(lambda server, url: open_auth_url(ls, server, url))
         await manager.apply(settings)
+        from agent_ls.server.chat import prewarm_llm
+
+        prewarm_llm(ls)  # the servers start in their own processes meanwhile
         publish_config_diagnostics(ls)
         for d in settings.diagnostics:
             log.log(logging.INFO if d.severity == "information" else logging.WARNING, "settings: %s", d)
         ls.run_task(connect_progress(ls, manager), "MCP connect progress")
         ask_pending_workspaces(ls)
+
+
+def preview(settings: Any, state: Any) -> Any:
+    """The status the host will report once loaded (None when it cannot be told)."""
+    from agent_ls.config.paths import catalogue_path
+    from agent_ls.mcp.catalogue import CatalogueStore
+    from agent_ls.mcp.preview import preview_status
+
+    try:
+        return preview_status(settings, state, CatalogueStore(catalogue_path()))
+    except Exception as e:  # noqa: BLE001 - only a head start: the host reports the truth anyway
+        log.info("no early MCP status: %s", e)
+        return None
 
 
 async def connect_progress(ls: AgentLanguageServer, manager: Any) -> None:
@@ -235,9 +271,6 @@ async def connect_progress(ls: AgentLanguageServer, manager: Any) -> None:
                 break
             await asyncio.sleep(0.1)
         report()
-        from agent_ls.server.chat import prewarm_llm
-
-        prewarm_llm(ls)
     finally:
         if progress is not None:
             connected = sum(1 for s in manager.status() if s.state == "connected")
@@ -422,7 +455,7 @@ async def watch_settings_files(ls: AgentLanguageServer) -> None:
     from agent_ls.config.paths import user_settings_path
 
     watchers = [lsp.FileSystemWatcher(glob_pattern=g) for g in SETTINGS_GLOBS]
-    from agent_ls.mcp.host import host_state_path
+    from agent_ls.config.paths import host_state_path
 
     for file in (user_settings_path(), host_state_path()):
         watchers.append(lsp.FileSystemWatcher(glob_pattern=lsp.RelativePattern(
@@ -469,6 +502,12 @@ def _register_mcp(server: AgentLanguageServer) -> None:  # noqa: C901 - one regi
     @guarded
     async def mcp_status(ls: AgentLanguageServer, raw: Any) -> Any:
         P.parse(P.NoParams, raw)
+        if ls.manager is None:  # the host is loading: answer with what it will report
+            if not ls.host_lock.locked():
+                ls.run_task(start_host(ls), "start MCP host")
+            await ls.preview_ready.wait()  # settings and the kept catalogues: milliseconds
+            if ls.manager is None and ls.preview is not None:
+                return status_result(ls, ls.preview)
         return status_result(ls, await ensure_manager(ls))
 
     @server.feature(P.MCP_RESTART)

@@ -31,6 +31,7 @@ if TYPE_CHECKING:
     from agent_ls.agent.session import Session
     from agent_ls.config.settings import LoadedSettings
     from agent_ls.mcp.manager import MCPManager
+    from agent_ls.mcp.status import ServerStatus
 
 log = logging.getLogger("agent_ls.server")
 
@@ -139,6 +140,10 @@ class AgentLanguageServer(LanguageServer):
         super().__init__("agent-ls", __version__, protocol_cls=AgentLsProtocol)
         self.manager: MCPManager | None = None
         self.settings: LoadedSettings | None = None
+        self.preview: list[ServerStatus] | None = None
+        """The status the host will have, shown while it loads (:mod:`agent_ls.mcp.preview`)."""
+        self.preview_ready = asyncio.Event()
+        """Set once the preview was computed (or could not be)."""
         self.sessions: dict[str, Session] = {}
         self.session_locks: dict[str, asyncio.Lock] = {}
         self.tasks: set[asyncio.Task[Any]] = set()
@@ -217,16 +222,17 @@ class AgentLanguageServer(LanguageServer):
 
     def notify_status_soon(self) -> None:
         """Coalesce status changes into one ``mcp/statusChanged`` per 50 ms."""
-        if self._status_pending or self.manager is None:
+        if self._status_pending or (self.manager is None and self.preview is None):
             return
         self._status_pending = True
 
         def send() -> None:
             self._status_pending = False
-            if self.manager is not None:
+            source = self.manager if self.manager is not None else self.preview
+            if source is not None:
                 from agent_ls.server.trust import workspaces_payload
 
-                servers = status_payload(self.manager)
+                servers = status_payload(source)
                 self.protocol.notify(P.MCP_STATUS_CHANGED, P.dump(P.StatusChangedParams(
                     servers=servers, workspaces=workspaces_payload(self))))
                 self._announce_failures(servers)
@@ -282,9 +288,9 @@ def kill_children() -> None:
             pass
 
 
-def status_payload(manager: MCPManager) -> list[P.ServerStatusPayload]:
+def status_payload(source: MCPManager | list[ServerStatus]) -> list[P.ServerStatusPayload]:
     out = []
-    for s in manager.status():
+    for s in source if isinstance(source, list) else source.status():
         auth = getattr(s, "auth", None)
         out.append(P.ServerStatusPayload(
             name=s.name, state=s.state, transport=s.transport, scope=s.scope, source=s.source,

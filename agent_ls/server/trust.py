@@ -47,8 +47,8 @@ def policy(ls: AgentLanguageServer) -> TrustPolicy:
 
 def host_state(ls: AgentLanguageServer) -> Any:
     if ls.host_state is None:
+        from agent_ls.config.paths import host_state_path
         from agent_ls.config.state import HostState
-        from agent_ls.mcp.host import host_state_path
 
         ls.host_state = HostState(host_state_path())
     return ls.host_state

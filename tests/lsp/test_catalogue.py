@@ -30,6 +30,11 @@ async def test_a_slow_servers_tools_are_ready_right_after_initialize(setup: Setu
     slow.write_text("5")  # from now on the server takes 5 s before it answers anything
     ed = await open_editor(setup)
     try:
+        # The very first answer, while the host may still be loading the MCP SDK, already has
+        # every tool kept from the last connection (agent_ls.mcp.preview).
+        early = (await ed.status())["knob"]
+        assert early["state"] == "starting"
+        assert sorted(t["name"] for t in early["tools"]) == tools
         status = await ed.wait_state("knob", ("starting", "connected"))  # once the host is up
         assert status["state"] == "starting"
         assert sorted(t["name"] for t in status["tools"]) == tools

@@ -24,20 +24,23 @@ pytestmark = pytest.mark.e2e
 
 async def test_initialize_is_light_and_advertises_features(setup: Setup) -> None:
     """initialize does not import litellm (recorded by the server while it answers
-    initialize); litellm is imported in the background once the MCP servers have settled,
-    before any prompt. The result advertises code actions, the commands and workspace folders."""
+    initialize); litellm is imported in the background once the MCP host has started, before
+    any prompt and without waiting for a slow server. The result advertises code actions, the
+    commands and workspace folders."""
+    setup.user_settings["mcpServers"]["slow"] = knob_stdio_params("--slow-start", "60", "--name", "slow")
     ed = await open_editor(setup)
     try:
         info = await ed.request(P.SERVER_INFO)
         assert info["loadedAtInitialize"]["litellm"] is False
         assert info["name"] == "agent-ls" and info["workspaceFolders"] == [str(setup.ws)]
-        await ed.wait_state("knob", "connected")
         for _ in range(600):  # prewarmed without a prompt
             info = await ed.request(P.SERVER_INFO)
             if info["loadedModules"]["litellm"]:
                 break
             await asyncio.sleep(0.1)
         assert info["loadedModules"] == {"litellm": True, "mcp": True}
+        assert (await ed.status())["slow"]["state"] == "starting"  # the warm-up did not wait for it
+        await ed.wait_state("knob", "connected")
         assert setup.llm.requests == []
         assert ed.init_result is not None
         caps = ed.init_result.capabilities

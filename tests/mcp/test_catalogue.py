@@ -165,3 +165,36 @@ async def test_without_a_ttl_every_connection_lists(host: HostEnv) -> None:
     await m.restart("k")
     await wait_until(lambda: status_of(m, "k").state == "connected")
     assert requests(log, "tools/list") == 2
+
+
+async def test_the_preview_is_the_status_the_host_has_right_after_start(host: HostEnv) -> None:
+    """What the editor is shown before the SDK is loaded (agent_ls.mcp.preview) is exactly what
+    the manager reports once it has applied the same settings: states, counts, names, tools."""
+    from agent_ls.mcp.preview import preview_status
+
+    store = CatalogueStore(host.root / "catalogue")
+    slow = host.root / "slow"
+    servers: dict[str, Any] = {
+        "k": knob_stdio_params("--slow-start-file", str(slow)),
+        "b": knob_stdio_params("--slow-start-file", str(slow), "--name", "bee"),
+        "never": knob_stdio_params("--slow-start-file", str(slow), "--name", "never"),
+        "off": {**knob_stdio_params(), "disabled": True},
+        "broken": {"command": 5},
+    }
+    first = await host.manager({k: v for k, v in servers.items() if k in ("k", "b")}, catalogue=store)
+    assert status_of(first, "b").tool_count > 0
+    await first.close()
+    host.write_workspace({"ws": knob_stdio_params()})  # a workspace server never trusted: waits
+
+    slow.write_text("5")
+    host.write_user(servers)
+    settings = host.load()
+    preview = preview_status(settings, host.state, store)
+    m = await start(host, servers, store)
+    assert [s.name for s in preview] == m.server_names()
+    assert preview == m.status()
+    by_name = {s.name: s for s in preview}
+    assert by_name["k"].state == "starting" and by_name["k"].tool_count == len(by_name["k"].tools) > 0
+    assert by_name["never"].state == "starting" and by_name["never"].tools == ()  # nothing kept
+    assert by_name["off"].state == "disabled" and by_name["ws"].state == "awaiting-trust"
+    assert by_name["broken"].state == "failed" and by_name["broken"].error["phase"] == "config"
