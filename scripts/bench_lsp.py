@@ -223,6 +223,9 @@ async def catalogue_complete(client: LanguageClient, n: int) -> float:
         status = await client.protocol.send_request_async("mcp/status", {})
         if len(status.servers) == n and all(s.toolCount > 0 for s in status.servers):
             return time.perf_counter() - t0
+        if os.environ.get("BENCH_DEBUG"):
+            print(f"   {1e3 * (time.perf_counter() - t0):.0f} ms: {len(status.servers)} servers, "
+                  f"{sum(1 for s in status.servers if s.toolCount > 0)} with tools")
         await asyncio.sleep(0.005)
 
 

@@ -8,6 +8,7 @@ Prompting and sessions live in :mod:`agent_ls.server.chat`, code actions in
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import functools
 import importlib
 import logging
@@ -191,6 +192,10 @@ async def start_host(ls: AgentLanguageServer) -> None:
         finally:
             ls.preview_ready.set()
         ls.notify_status_soon()
+        # Building the SDK's pydantic models holds the interpreter for long stretches: let the
+        # editor's first mcp/status be answered (from the preview) before that starts.
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(ls.status_answered.wait(), 0.1)
         # The MCP SDK takes a while to import: do it off the event loop so the editor's
         # requests keep being answered meanwhile.
         host = await asyncio.to_thread(importlib.import_module, "agent_ls.mcp.host")
@@ -507,6 +512,8 @@ def _register_mcp(server: AgentLanguageServer) -> None:  # noqa: C901 - one regi
                 ls.run_task(start_host(ls), "start MCP host")
             await ls.preview_ready.wait()  # settings and the kept catalogues: milliseconds
             if ls.manager is None and ls.preview is not None:
+                # set once this answer is on its way (pygls writes it when the handler returns)
+                asyncio.get_running_loop().call_soon(ls.status_answered.set)
                 return status_result(ls, ls.preview)
         return status_result(ls, await ensure_manager(ls))
 

@@ -144,6 +144,8 @@ class AgentLanguageServer(LanguageServer):
         """The status the host will have, shown while it loads (:mod:`agent_ls.mcp.preview`)."""
         self.preview_ready = asyncio.Event()
         """Set once the preview was computed (or could not be)."""
+        self.status_answered = asyncio.Event()
+        """Set once an ``mcp/status`` was answered from the preview."""
         self.sessions: dict[str, Session] = {}
         self.session_locks: dict[str, asyncio.Lock] = {}
         self.tasks: set[asyncio.Task[Any]] = set()
