@@ -14,6 +14,7 @@ the same host code.
     agent-ls mcp logout SERVER              forget its tokens and client registration
     agent-ls chat [--model M] [PROMPT]      chat with the agent (one-shot or interactive)
     agent-ls demo                           the first-run demo on the workspace in demo/
+    agent-ls acp                            serve the Agent Client Protocol on stdio (Zed, Neovim...)
 
 Every command takes ``--workspace DIR`` (repeatable; default: the current directory). A folder
 whose settings files ask for something that needs trust (MCP servers, model, endpoint, allow
@@ -660,6 +661,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_trust_workspace)
 
     sub.add_parser("serve", help="serve the language server on stdio (the default)")
+    sub.add_parser("acp", help="serve the Agent Client Protocol on stdio (Zed, JetBrains, Neovim, Emacs)")
 
     p = sub.add_parser("demo", help="run the first-run demo")
     common(p)
@@ -678,6 +680,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         handler.addFilter(RedactingFilter())  # tokens never reach the terminal
     if args.command is None or args.command == "serve":
         return serve()
+    if args.command == "acp":
+        from agent_ls.acp import main as acp_main
+
+        return acp_main()
     return asyncio.run(args.func(args))
 
 

@@ -1,0 +1,38 @@
+"""``agent-ls acp``: the agent as an Agent Client Protocol server over stdio (Zed, JetBrains,
+Neovim, Emacs...), a sibling of the language server over the same agent, MCP host,
+permissions and session store. See docs/acp.md.
+
+Modules: ``stdio`` (the guarded channel, strict JSON-RPC framing), ``agent`` (the ACP methods),
+``session`` (one session: turn, approvals, updates, slash commands), ``host`` (settings, the
+editor's MCP servers, workspace trust), ``updates`` (events and history as ``session/update``),
+``files`` (``fs/read_text_file`` / ``fs/write_text_file`` for the file tools).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import sys
+
+
+def main() -> int:
+    """Serve ACP on stdio until the client closes it. Nothing else may write to stdout.
+
+    Once the sessions are closed (their MCP servers stopped, their stores closed) the process
+    ends at once: the interpreter's own teardown with litellm loaded takes a second or more,
+    which an editor waiting for its agent to quit would feel.
+    """
+    from agent_ls.acp.stdio import guard_stdout
+
+    channel = guard_stdout()
+    from agent_ls.acp.agent import serve
+
+    code = 0
+    try:
+        asyncio.run(serve(channel))
+    except KeyboardInterrupt:
+        code = 130
+    logging.shutdown()
+    sys.stderr.flush()
+    os._exit(code)

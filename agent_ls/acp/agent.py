@@ -1,0 +1,234 @@
+"""The ACP agent (``agent-ls acp``): the ``agent-client-protocol`` package's agent side over stdio.
+
+Methods: ``initialize``, ``authenticate`` (accepted and ignored: no auth methods are offered, the
+model's keys come from the settings or the environment; some clients call it regardless),
+``session/new``, ``session/load``, ``session/list``, ``session/prompt``, ``session/cancel``.
+Anything else (``session/set_mode``: the agent has no modes; the unstable methods) is "method
+not found".
+Errors are the protocol's: invalid params for a malformed request or an unknown session,
+internal error (with the message) for a turn that failed.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from acp import PROTOCOL_VERSION, RequestError
+from acp.schema import (
+    AgentCapabilities,
+    AuthenticateResponse,
+    ClientCapabilities,
+    Implementation,
+    InitializeResponse,
+    ListSessionsResponse,
+    LoadSessionResponse,
+    McpCapabilities,
+    NewSessionResponse,
+    PromptCapabilities,
+    PromptResponse,
+    SessionCapabilities,
+    SessionInfo,
+    SessionListCapabilities,
+)
+
+from agent_ls.acp.host import HostPool
+from agent_ls.acp.session import AcpSession
+
+log = logging.getLogger("agent_ls.acp")
+
+COMMANDS_WAIT_SECONDS = 10.0
+"""How long after a session starts its MCP servers may take before the slash commands their
+prompts provide are announced (they are announced again after each turn when they change)."""
+
+
+def _version() -> str:
+    try:
+        from importlib.metadata import version
+
+        return version("agent-ls")
+    except Exception:
+        return "0"
+
+
+def _folder(cwd: str) -> Path:
+    path = Path(cwd)
+    if not path.is_absolute():
+        raise RequestError.invalid_params({"cwd": cwd, "details": "cwd must be an absolute path"})
+    if not path.is_dir():
+        raise RequestError.invalid_params({"cwd": cwd, "details": "cwd is not a directory"})
+    return path.resolve()
+
+
+def render_prompt(blocks: list[Any]) -> str:
+    """ACP content blocks as the text the model gets (embedded resources inline, links named)."""
+    parts: list[str] = []
+    for b in blocks:
+        kind = getattr(b, "type", None)
+        if kind == "text":
+            parts.append(b.text)
+        elif kind == "resource":
+            res = b.resource
+            text = getattr(res, "text", None)
+            if text is not None:
+                parts.append(f"File {res.uri}:\n```\n{text}\n```")
+            else:
+                parts.append(f"[attached binary resource {res.uri} ({res.mime_type or 'data'}) not shown]")
+        elif kind == "resource_link":
+            parts.append(f"[attached: {b.uri}]")
+        else:
+            parts.append(f"[{kind or 'unknown'} content omitted: agent-ls takes text]")
+    return "\n\n".join(p for p in parts if p)
+
+
+class AgentLsAcp:
+    """The ACP ``Agent``: sessions over the agent-ls agent and MCP host."""
+
+    def __init__(self) -> None:
+        self.conn: Any = None
+        self.client_capabilities = ClientCapabilities()
+        self.sessions: dict[str, AcpSession] = {}
+        self.hosts = HostPool()
+        self._llm_prewarmed = False
+
+    def on_connect(self, conn: Any) -> None:
+        self.conn = conn
+
+    async def initialize(self, protocol_version: int, client_capabilities: ClientCapabilities | None = None,
+                         client_info: Implementation | None = None, **kwargs: Any) -> InitializeResponse:
+        if client_capabilities is not None:
+            self.client_capabilities = client_capabilities
+        if client_info is not None:
+            log.info("ACP client %s %s", client_info.name, client_info.version)
+        return InitializeResponse(
+            protocol_version=min(protocol_version, PROTOCOL_VERSION),
+            agent_capabilities=AgentCapabilities(
+                load_session=True,
+                prompt_capabilities=PromptCapabilities(embedded_context=True),
+                mcp_capabilities=McpCapabilities(http=True, sse=True),
+                session_capabilities=SessionCapabilities(list=SessionListCapabilities()),
+            ),
+            agent_info=Implementation(name="agent-ls", title="agent-ls", version=_version()),
+            auth_methods=[],
+        )
+
+    async def authenticate(self, method_id: str, **kwargs: Any) -> AuthenticateResponse:
+        log.info("ACP authenticate %r: nothing to do (keys come from the settings or the environment)", method_id)
+        return AuthenticateResponse()
+
+    def _fs(self) -> tuple[bool, bool]:
+        fs = self.client_capabilities.fs
+        return (bool(fs and fs.read_text_file), bool(fs and fs.write_text_file))
+
+    async def _open(self, cwd: str, mcp_servers: list[Any] | None, session_id: str | None) -> AcpSession:
+        folder = _folder(cwd)
+        host = await self.hosts.get(folder, mcp_servers or [])
+        session = AcpSession(self.conn, folder, host, self._fs())
+        try:
+            await session.build(session_id)
+        except BaseException:
+            await session.close()
+            raise
+        self.sessions[session.id] = session
+        self._prewarm_llm()
+        return session
+
+    def _prewarm_llm(self) -> None:
+        """Import litellm (seconds) in the background once a session exists, so that the first
+        prompt does not wait for it. A daemon thread: an editor that quits meanwhile is not kept
+        waiting for the import to finish."""
+        import sys
+        import threading
+
+        if not self._llm_prewarmed and "litellm" not in sys.modules:
+            from agent_ls.agent.llm import get_litellm
+
+            self._llm_prewarmed = True
+            threading.Thread(target=get_litellm, name="import litellm", daemon=True).start()
+
+    async def new_session(self, cwd: str, mcp_servers: list[Any] | None = None, **kwargs: Any) -> NewSessionResponse:
+        session = await self._open(cwd, mcp_servers, None)
+        session.spawn(session.publish_commands(wait=COMMANDS_WAIT_SECONDS), "available commands")
+        return NewSessionResponse(session_id=session.id)
+
+    async def load_session(self, cwd: str, session_id: str, mcp_servers: list[Any] | None = None,
+                           **kwargs: Any) -> LoadSessionResponse:
+        old = self.sessions.pop(session_id, None)
+        if old is not None:  # loaded again (e.g. a reconnecting editor): start afresh from the store
+            await old.close()
+        session = await self._open(cwd, mcp_servers, session_id)
+        await session.replay_history()
+        session.spawn(session.publish_commands(wait=COMMANDS_WAIT_SECONDS), "available commands")
+        return LoadSessionResponse()
+
+    async def list_sessions(self, cwd: str | None = None, cursor: str | None = None,
+                            **kwargs: Any) -> ListSessionsResponse:
+        from agent_ls.agent.store import SessionStore
+        from agent_ls.config.paths import user_data_dir
+
+        if cwd is None:
+            return ListSessionsResponse(sessions=[])
+        folder = _folder(cwd)
+
+        def read() -> list[Any]:
+            with SessionStore.for_workspace(user_data_dir(), folder) as store:
+                return store.list_sessions()
+
+        infos = await asyncio.to_thread(read)
+        return ListSessionsResponse(sessions=[
+            SessionInfo(session_id=i.id, cwd=str(folder), title=i.title,
+                        updated_at=datetime.fromtimestamp(i.updated, UTC).isoformat())
+            for i in infos])
+
+    def _session(self, session_id: str) -> AcpSession:
+        session = self.sessions.get(session_id)
+        if session is None:
+            raise RequestError.invalid_params({"sessionId": session_id, "details": f"unknown session {session_id!r}"})
+        return session
+
+    async def prompt(self, session_id: str, prompt: list[Any], **kwargs: Any) -> PromptResponse:
+        session = self._session(session_id)
+        if session.turn is not None and not session.turn.done():
+            raise RequestError.invalid_request({"sessionId": session_id,
+                                                "details": "this session is already answering a prompt"})
+        session.cancel_requested = False
+        task = asyncio.ensure_future(session.run_turn(render_prompt(prompt)))
+        session.turn = task
+        try:
+            stop_reason = await task
+        except asyncio.CancelledError:
+            if session.cancel_requested and task.done():
+                return PromptResponse(stop_reason="cancelled")
+            raise
+        return PromptResponse(stop_reason=stop_reason)  # type: ignore[arg-type]
+
+    async def cancel(self, session_id: str, **kwargs: Any) -> None:
+        session = self.sessions.get(session_id)
+        if session is None:
+            log.info("session/cancel for an unknown session %r", session_id)
+            return
+        task = session.turn
+        if task is not None and not task.done():
+            session.cancel_requested = True
+            task.cancel()
+
+    async def shutdown(self) -> None:
+        sessions, self.sessions = list(self.sessions.values()), {}
+        await asyncio.gather(*(s.close() for s in sessions), return_exceptions=True)
+        await self.hosts.close()
+
+
+async def serve(channel_fd: int) -> None:
+    from acp import run_agent
+
+    from agent_ls.acp.stdio import StrictNdjsonTransport, open_stdio
+
+    reader, writer = await open_stdio(channel_fd)
+    agent = AgentLsAcp()
+    try:
+        await run_agent(agent, StrictNdjsonTransport(reader, writer))  # type: ignore[arg-type]
+    finally:
+        await agent.shutdown()

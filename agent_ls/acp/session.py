@@ -1,0 +1,344 @@
+"""One ACP session: the agent's :class:`~agent_ls.agent.session.Session` on the session's folder,
+its MCP host, approvals through ``session/request_permission`` and events as ``session/update``.
+
+Built from the same pieces as ``agent-ls chat`` and the language server's chat: the settings of
+the folder (:func:`agent_ls.agent.config.agent_settings`), the built-in tools confined to the
+folder, the MCP manager's tools, the permission gate and the per-workspace session store.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import logging
+from pathlib import Path
+from typing import Any
+
+from acp import RequestError
+from acp.helpers import update_agent_message_text, update_available_commands, update_tool_call
+from acp.schema import AvailableCommand, AvailableCommandInput, UnstructuredCommandInput
+
+from agent_ls.acp import updates as U
+from agent_ls.acp.files import AcpEditorFiles, with_editor_files
+from agent_ls.acp.host import SessionHost, TrustQuestion
+from agent_ls.agent import events as ev
+from agent_ls.agent.permissions import ApprovalAnswer, ApprovalRequest
+
+log = logging.getLogger("agent_ls.acp")
+_ids = itertools.count(1)
+
+NO_MODEL = ("no model is configured: set \"model\" in the agent-ls user settings or the workspace's "
+            ".agent-ls/settings.json (a workspace's model applies once you trust the folder), or the "
+            "AGENT_LS_MODEL environment variable (any litellm model, e.g. anthropic/claude-sonnet-4-5)")
+STOP_REASONS = {"end": "end_turn", "max_steps": "max_turn_requests", "cancelled": "cancelled"}
+
+
+class AcpApprover:
+    """The gate's approval handler: asks the client with the four ACP options.
+
+    ``allow_always`` is the gate's "allow for session"; ``reject_always`` rejects the tool for
+    the rest of the session without asking again.
+    """
+
+    def __init__(self, owner: AcpSession) -> None:
+        self.owner = owner
+        self.call_id: str | None = None
+        self.rejected: set[str] = set()
+
+    async def __call__(self, request: ApprovalRequest) -> ApprovalAnswer:
+        call_id, self.call_id = self.call_id or f"approval-{next(_ids)}", None
+        spec = request.spec
+        if spec.name in self.rejected:
+            return ApprovalAnswer.DENY
+        s = self.owner
+        args = s.call_args.get(call_id, request.arguments)
+        tool_call = U.permission_tool_call(call_id, spec.name, args, spec, s.folder, request.reason)
+        try:
+            response = await s.conn.request_permission(session_id=s.id, tool_call=tool_call,
+                                                       options=U.PERMISSION_OPTIONS)
+        except asyncio.CancelledError:
+            raise
+        except Exception as e:
+            log.warning("session/request_permission for %s failed (%s): rejected", spec.name, e)
+            return ApprovalAnswer.DENY
+        outcome = response.outcome
+        kind = getattr(outcome, "option_id", None) if outcome.outcome == "selected" else None
+        kinds = {o.option_id: o.kind for o in U.PERMISSION_OPTIONS}
+        kind = kinds.get(kind or "")
+        if kind == "reject_always":
+            self.rejected.add(spec.name)
+        if kind not in ("allow_once", "allow_always"):
+            return ApprovalAnswer.DENY
+        await s.send(update_tool_call(call_id, status="in_progress"))
+        return ApprovalAnswer.ALLOW_SESSION if kind == "allow_always" else ApprovalAnswer.ALLOW_ONCE
+
+
+class AcpSession:
+    def __init__(self, conn: Any, folder: Path, host: SessionHost, client_fs: tuple[bool, bool]) -> None:
+        self.conn = conn
+        self.folder = folder
+        self.host = host
+        self.id = ""
+        self.files = AcpEditorFiles(conn, "", can_read=client_fs[0], can_write=client_fs[1])
+        self.approver = AcpApprover(self)
+        host.askers.append(self)
+        self.session: Any = None
+        self.store: Any = None
+        self.turn: asyncio.Task[str] | None = None
+        self.cancel_requested = False
+        self.call_args: dict[str, dict[str, Any]] = {}
+        self.commands: dict[str, tuple[str, Any]] = {}
+        self._commands_sent: list[str] | None = None
+        self.tasks: set[asyncio.Task[Any]] = set()
+
+    # building --------------------------------------------------------------------------------
+    async def build(self, session_id: str | None) -> None:
+        """Open the store and the session (a stored one when ``session_id`` is given).
+
+        Without a model in the settings the session still exists (its id is the store's):
+        the folder may set the model once the user trusts it, which is asked at the first
+        prompt; the prompt fails with the reason if there is still none then.
+        """
+        from agent_ls.agent.config import agent_settings
+        from agent_ls.agent.store import SessionStore
+        from agent_ls.config.paths import user_data_dir
+
+        self.store = await asyncio.to_thread(SessionStore.for_workspace, user_data_dir(), self.folder)
+        if session_id is not None and await asyncio.to_thread(self.store.get_session, session_id) is None:
+            raise RequestError.invalid_params({"sessionId": session_id,
+                                               "details": f"no stored session {session_id!r} for {self.folder}"})
+        if session_id is None:
+            llm = agent_settings(self.host.settings).llm_config()
+            info = await asyncio.to_thread(self.store.create_session, None, llm.model if llm else None)
+            session_id = info.id
+        self.id = session_id
+        self.files.session_id = session_id
+        await self.make_session(required=False)
+
+    async def make_session(self, *, required: bool) -> None:
+        """(Re)build the agent's session on the current settings (after a trust decision the
+        folder's model, rules and instructions may apply); the history comes from the store,
+        "allow for session" answers carry over."""
+        from agent_ls.agent.builtin_tools import builtin_tools
+        from agent_ls.agent.config import agent_settings
+        from agent_ls.agent.permissions import PermissionGate, PermissionRules
+        from agent_ls.agent.registry import ToolRegistry
+        from agent_ls.agent.session import Session
+        from agent_ls.agent.workspace import Workspace
+        from agent_ls.mcp.skills import SkillCatalog
+
+        agent = agent_settings(self.host.settings)
+        for problem in agent.problems:
+            log.warning("settings: %s", problem)
+        llm = agent.llm_config()
+        if llm is None:
+            if required:
+                raise RequestError(-32603, NO_MODEL)
+            return
+        workspace = Workspace([self.folder])
+        editor = self.files if (self.files.can_read or self.files.can_write) else None
+        tools = builtin_tools(workspace, bash_timeout=agent.bash_timeout, editor=editor, outputs=agent.output_store())
+        manager = self.host.manager
+        registry = ToolRegistry(with_editor_files(tools, self.files, workspace), manager,
+                                defer=agent.defer_mcp_tools, skills=SkillCatalog(manager) if manager else None)
+        gate = PermissionGate(PermissionRules(agent.allow, agent.ask, agent.deny), self.approver)
+        if self.session is not None:
+            gate.session_allowed |= self.session.gate.session_allowed
+        self.session = await asyncio.to_thread(
+            lambda: Session(llm=llm, registry=registry, gate=gate, roots=[self.folder], store=self.store,
+                            session_id=self.id, max_steps=agent.max_steps, extra_instructions=agent.instructions))
+
+    def spawn(self, coro: Any, what: str) -> None:
+        task = asyncio.ensure_future(coro)
+        self.tasks.add(task)
+
+        def done(t: asyncio.Task[Any]) -> None:
+            self.tasks.discard(t)
+            if not t.cancelled() and t.exception() is not None:
+                log.warning("%s failed: %s", what, t.exception())
+
+        task.add_done_callback(done)
+
+    async def close(self) -> None:
+        if self in self.host.askers:
+            self.host.askers.remove(self)
+        if self.turn is not None and not self.turn.done():
+            self.turn.cancel()
+        for t in list(self.tasks):
+            t.cancel()
+        if self.store is not None:
+            self.store.close()
+
+    # updates ---------------------------------------------------------------------------------
+    async def send(self, update: Any) -> None:
+        try:
+            await self.conn.session_update(session_id=self.id, update=update)
+        except (ConnectionError, OSError) as e:
+            log.info("session/update not sent: %s", e)
+
+    async def replay_history(self) -> None:
+        if self.session is not None:
+            messages = self.session.history
+            specs = {t.spec.name: t.spec for t in self.session.registry.visible()}
+        else:
+            messages = await asyncio.to_thread(self.store.load_messages, self.id)
+            specs = {}
+        for update in U.history_updates(messages, self.folder, specs):
+            await self.send(update)
+
+    async def sink(self, event: Any) -> None:
+        if isinstance(event, ev.TextDelta):
+            await self.send(update_agent_message_text(event.text))
+        elif isinstance(event, ev.ToolCallStarted):
+            tool = self.session.registry.get(event.name)
+            spec = tool.spec if tool is not None else None
+            asks = spec is not None and self.session.gate.approval_reason(spec) is not None
+            self.call_args[event.call_id] = event.arguments
+            await self.send(U.tool_started(event.call_id, event.name, event.arguments, spec, self.folder,
+                                           "pending" if asks else "in_progress"))
+        elif isinstance(event, ev.ApprovalRequested):
+            self.approver.call_id = event.call_id
+        elif isinstance(event, ev.ToolCallFinished):
+            args = self.call_args.pop(event.call_id, {})
+            await self.send(U.tool_finished(event.call_id, event.name, args, self.folder, event.is_error,
+                                            event.content))
+
+    # trust questions -----------------------------------------------------------------------------
+    async def ask_trust(self, question: TrustQuestion) -> str | None:
+        from acp.helpers import start_tool_call, text_block, tool_content
+
+        call_id = f"trust-{next(_ids)}"
+        content: list[Any] = [tool_content(text_block(question.text))]
+        await self.send(start_tool_call(call_id, question.title, kind="other", status="pending", content=content))
+        from acp.schema import ToolCallUpdate
+
+        tool_call = ToolCallUpdate(tool_call_id=call_id, title=question.title, kind="other", status="pending",
+                                   content=content)
+        kind: str | None = None
+        try:
+            response = await self.conn.request_permission(session_id=self.id, tool_call=tool_call,
+                                                          options=U.TRUST_OPTIONS)
+            if response.outcome.outcome == "selected":
+                kind = {o.option_id: o.kind for o in U.TRUST_OPTIONS}.get(response.outcome.option_id)
+        except asyncio.CancelledError:
+            raise
+        except Exception as e:
+            log.warning("the trust question could not be asked (%s): nothing is trusted", e)
+        allowed = kind in ("allow_once", "allow_always")
+        await self.send(update_tool_call(call_id, status="completed" if allowed else "failed",
+                                         content=[tool_content(text_block(_TRUST_ANSWERS.get(kind or "", "")))]))
+        return kind
+
+    # MCP sampling consent ------------------------------------------------------------------------
+    @property
+    def busy(self) -> bool:
+        return self.turn is not None and not self.turn.done()
+
+    async def ask_sampling(self, request: Any) -> str:
+        """``allow_once`` / ``allow_session`` / ``deny`` for a server's sampling request."""
+        from acp.helpers import start_tool_call, text_block, tool_content
+        from acp.schema import ToolCallUpdate
+
+        lines = [f"MCP server '{request.server}' asks the model {request.model} for a completion "
+                 f"(at most {request.max_tokens} tokens)" + (f" at {request.endpoint}" if request.endpoint else "")]
+        if request.system_prompt:
+            lines.append(f"system: {request.system_prompt}")
+        if request.omitted_messages:
+            lines.append(f"({request.omitted_messages} earlier messages not shown)")
+        lines += [f"{m.role}: {m.text}" for m in request.messages]
+        call_id = f"sampling-{next(_ids)}"
+        title = f"Let MCP server '{request.server}' use the model?"
+        content: list[Any] = [tool_content(text_block("\n".join(lines)))]
+        await self.send(start_tool_call(call_id, title, kind="other", status="pending", content=content))
+        kind: str | None = None
+        try:
+            response = await self.conn.request_permission(
+                session_id=self.id, options=U.SAMPLING_OPTIONS,
+                tool_call=ToolCallUpdate(tool_call_id=call_id, title=title, kind="other", status="pending",
+                                         content=content))
+            if response.outcome.outcome == "selected":
+                kind = {o.option_id: o.kind for o in U.SAMPLING_OPTIONS}.get(response.outcome.option_id)
+        except asyncio.CancelledError:
+            await self.send(update_tool_call(call_id, status="failed"))
+            raise
+        except Exception as e:
+            log.warning("sampling consent could not be asked (%s): denied", e)
+        answer = {"allow_once": "allow_once", "allow_always": "allow_session"}.get(kind or "", "deny")
+        await self.send(update_tool_call(call_id, status="completed" if answer != "deny" else "failed"))
+        return answer
+
+    # slash commands from MCP prompts -----------------------------------------------------------------
+    def _collect_commands(self) -> dict[str, tuple[str, Any]]:
+        manager = self.host.manager
+        if manager is None:
+            return {}
+        prompts = manager.prompts()
+        counts: dict[str, int] = {}
+        for _server, p in prompts:
+            counts[p.name] = counts.get(p.name, 0) + 1
+        out: dict[str, tuple[str, Any]] = {}
+        for server, p in prompts:
+            name = p.name if counts[p.name] == 1 else f"{server}.{p.name}"
+            out[name.replace(" ", "_")] = (server, p)
+        return out
+
+    async def publish_commands(self, wait: float = 0.0) -> None:
+        if wait and self.host.manager is not None:
+            await self.host.manager.settle(wait)
+        self.commands = self._collect_commands()
+        names = sorted(self.commands)
+        if names == (self._commands_sent or []):
+            return
+        self._commands_sent = names
+        commands = []
+        for name in names:
+            server, p = self.commands[name]
+            args = [a.name for a in (p.arguments or [])]
+            commands.append(AvailableCommand(
+                name=name, description=f"{p.description or p.name} (MCP prompt from {server})",
+                input=AvailableCommandInput(UnstructuredCommandInput(hint=" ".join(args))) if args else None))
+        await self.send(update_available_commands(commands))
+
+    async def expand_command(self, text: str) -> str:
+        """``/name rest`` of an MCP prompt: the prompt's messages (``rest`` fills its first argument)."""
+        if not text.startswith("/"):
+            return text
+        head, _, rest = text[1:].partition(" ")
+        found = self.commands.get(head)
+        if found is None or self.host.manager is None:
+            return text
+        server, p = found
+        arguments: dict[str, str] = {}
+        names = [a.name for a in (p.arguments or [])]
+        if names and rest.strip():
+            arguments[names[0]] = rest.strip()
+        result = await self.host.manager.get_prompt(server, p.name, arguments)
+        parts = [getattr(m.content, "text", None) or "" for m in result.messages]
+        return "\n\n".join(x for x in parts if x) or text
+
+    # the turn ------------------------------------------------------------------------------------
+    async def run_turn(self, text: str) -> str:
+        from agent_ls.agent.llm import get_litellm
+
+        if await self.host.ask_pending(self.ask_trust):
+            await self.make_session(required=False)  # the folder's settings may apply now
+            await self.publish_commands()
+        if self.session is None:
+            await self.make_session(required=True)
+        text = await self.expand_command(text)
+        await asyncio.to_thread(get_litellm)  # seconds on first use: never on the event loop
+        result = await self.session.prompt(text, self.sink)
+        if result.error is not None:
+            await self.send(update_agent_message_text(f"\n\n[error: {result.error.message}]"))
+            raise RequestError(-32603, result.error.message, {"kind": result.error.kind})
+        self.spawn(self.publish_commands(), "available commands")
+        return STOP_REASONS.get(result.stop_reason, "end_turn")
+
+
+_TRUST_ANSWERS = {
+    "allow_once": "Trusted for this session.",
+    "allow_always": "Trusted: remembered for this folder.",
+    "reject_once": "Kept restricted for now.",
+    "reject_always": "Kept restricted: remembered for this folder.",
+    "": "No answer: kept restricted.",
+}

@@ -1,0 +1,193 @@
+"""Agent events and stored history as ACP ``session/update`` payloads.
+
+- Text deltas are ``agent_message_chunk`` (the agent has no separate reasoning stream, so no
+  ``agent_thought_chunk`` is produced, and no ``plan``: the agent has no plan concept).
+- A tool call is a ``tool_call`` (kind, title, locations, raw input; a diff for file edits)
+  followed by ``tool_call_update``s: ``in_progress`` once it runs, then ``completed`` or
+  ``failed`` with its result as text.
+- A stored session is replayed as user and agent message chunks and finished tool calls.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from acp.helpers import (
+    start_tool_call,
+    text_block,
+    tool_content,
+    tool_diff_content,
+    update_agent_message_text,
+    update_tool_call,
+    update_user_message_text,
+)
+from acp.schema import PermissionOption, ToolCallLocation, ToolCallStatus, ToolKind
+
+from agent_ls.agent.tools import Capability, ToolSpec
+
+RESULT_CHARS = 20_000
+"""How much of a tool result the editor gets in the tool call card (the model gets it all)."""
+
+_BUILTIN_KINDS: dict[str, ToolKind] = {
+    "read_file": "read", "read_output": "read", "write_file": "edit", "edit_file": "edit",
+    "glob": "search", "grep": "search", "tool_search": "search", "bash": "execute", "load_skill": "read",
+}
+_CAPABILITY_KINDS: dict[Capability, ToolKind] = {
+    Capability.READ: "read", Capability.WRITE: "edit", Capability.NETWORK: "fetch", Capability.UNKNOWN: "other",
+}
+
+PERMISSION_OPTIONS = [
+    PermissionOption(option_id="allow_once", name="Allow once", kind="allow_once"),
+    PermissionOption(option_id="allow_always", name="Allow for this session", kind="allow_always"),
+    PermissionOption(option_id="reject_once", name="Reject", kind="reject_once"),
+    PermissionOption(option_id="reject_always", name="Reject for this session", kind="reject_always"),
+]
+"""The answers to a tool's approval (``allow_always`` is the gate's "allow for session")."""
+
+SAMPLING_OPTIONS = [
+    PermissionOption(option_id="allow_once", name="Allow once", kind="allow_once"),
+    PermissionOption(option_id="allow_always", name="Allow this server for the session", kind="allow_always"),
+    PermissionOption(option_id="reject_once", name="Deny", kind="reject_once"),
+]
+"""The answers to an MCP server's sampling request (the model used on its behalf)."""
+
+TRUST_OPTIONS = [
+    PermissionOption(option_id="allow_once", name="Trust for this session", kind="allow_once"),
+    PermissionOption(option_id="allow_always", name="Trust this folder", kind="allow_always"),
+    PermissionOption(option_id="reject_once", name="Keep restricted for now", kind="reject_once"),
+    PermissionOption(option_id="reject_always", name="Keep restricted", kind="reject_always"),
+]
+"""The answers to a workspace trust question."""
+
+
+def tool_kind(name: str, spec: ToolSpec | None) -> ToolKind:
+    if name in _BUILTIN_KINDS and (spec is None or spec.server is None):
+        return _BUILTIN_KINDS[name]
+    if spec is None:
+        return "other"
+    return _CAPABILITY_KINDS.get(spec.capability, "other")
+
+
+def _abs(path: Any, root: Path) -> str | None:
+    if not isinstance(path, str) or not path:
+        return None
+    p = Path(path).expanduser()
+    return str(p if p.is_absolute() else root / p)
+
+
+def _short(text: str, n: int = 80) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= n else text[: n - 1] + "…"
+
+
+def tool_title(name: str, args: dict[str, Any], spec: ToolSpec | None) -> str:
+    path = args.get("path")
+    if spec is not None and spec.server is not None:
+        return f"{spec.display_name or name} ({spec.server})"
+    if name == "read_file" and isinstance(path, str):
+        return f"Read {path}"
+    if name == "write_file" and isinstance(path, str):
+        return f"Write {path}"
+    if name == "edit_file" and isinstance(path, str):
+        return f"Edit {path}"
+    if name == "bash" and isinstance(args.get("command"), str):
+        return f"Run `{_short(args['command'])}`"
+    if name in ("grep", "glob") and isinstance(args.get("pattern"), str):
+        return f"{name} {_short(args['pattern'], 60)}"
+    if name == "tool_search" and isinstance(args.get("query"), str):
+        return f"Search tools: {_short(args['query'], 60)}"
+    return name
+
+
+def tool_locations(name: str, args: dict[str, Any], root: Path) -> list[ToolCallLocation]:
+    if name not in ("read_file", "write_file", "edit_file", "grep", "glob"):
+        return []
+    path = _abs(args.get("path"), root)
+    if path is None:
+        return []
+    line = args.get("offset") if name == "read_file" else None
+    return [ToolCallLocation(path=path, line=line if isinstance(line, int) and line > 0 else None)]
+
+
+def tool_diff(name: str, args: dict[str, Any], root: Path) -> list[Any]:
+    """The change a file tool asks for, as ACP diff content."""
+    path = _abs(args.get("path"), root)
+    if path is None:
+        return []
+    if name == "edit_file" and isinstance(args.get("new_string"), str):
+        old = args.get("old_string")
+        return [tool_diff_content(path, args["new_string"], old if isinstance(old, str) else None)]
+    if name == "write_file" and isinstance(args.get("content"), str):
+        return [tool_diff_content(path, args["content"], None)]
+    return []
+
+
+def tool_started(call_id: str, name: str, args: dict[str, Any], spec: ToolSpec | None, root: Path,
+                 status: ToolCallStatus) -> Any:
+    return start_tool_call(call_id, tool_title(name, args, spec), kind=tool_kind(name, spec), status=status,
+                           content=tool_diff(name, args, root) or None,
+                           locations=tool_locations(name, args, root) or None, raw_input=args)
+
+
+def result_text(content: str) -> str:
+    if len(content) <= RESULT_CHARS:
+        return content
+    return content[:RESULT_CHARS] + f"\n[… {len(content) - RESULT_CHARS} more characters not shown here]"
+
+
+def tool_finished(call_id: str, name: str, args: dict[str, Any], root: Path, is_error: bool, content: str) -> Any:
+    blocks: list[Any] = [] if is_error else tool_diff(name, args, root)
+    if content:
+        blocks.append(tool_content(text_block(result_text(content))))
+    return update_tool_call(call_id, status="failed" if is_error else "completed", content=blocks or None)
+
+
+def permission_tool_call(call_id: str, name: str, args: dict[str, Any], spec: ToolSpec | None, root: Path,
+                         reason: str) -> Any:
+    """The ``toolCall`` of a permission request: the card the editor already shows, plus why."""
+    from acp.schema import ToolCallUpdate
+
+    content = [*tool_diff(name, args, root), tool_content(text_block(reason))]
+    return ToolCallUpdate(tool_call_id=call_id, title=tool_title(name, args, spec), kind=tool_kind(name, spec),
+                          status="pending", content=content, locations=tool_locations(name, args, root) or None,
+                          raw_input=args)
+
+
+def _text_of(content: Any) -> str:
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "".join(str(p.get("text", "")) for p in content if isinstance(p, dict))
+    return ""
+
+
+def history_updates(messages: list[dict[str, Any]], root: Path, specs: dict[str, ToolSpec]) -> list[Any]:
+    """A stored conversation as the updates that show it again (``session/load``)."""
+    out: list[Any] = []
+    calls: dict[str, tuple[str, dict[str, Any]]] = {}
+    for m in messages:
+        role = m.get("role")
+        text = _text_of(m.get("content"))
+        if role == "user" and text:
+            out.append(update_user_message_text(text))
+        elif role == "assistant":
+            if text:
+                out.append(update_agent_message_text(text))
+            for call in m.get("tool_calls") or []:
+                fn = call.get("function") or {}
+                name = str(fn.get("name", ""))
+                try:
+                    args = json.loads(fn.get("arguments") or "{}")
+                except ValueError:
+                    args = {}
+                args = args if isinstance(args, dict) else {}
+                call_id = str(call.get("id", ""))
+                calls[call_id] = (name, args)
+                out.append(tool_started(call_id, name, args, specs.get(name), root, "pending"))
+        elif role == "tool":
+            call_id = str(m.get("tool_call_id", ""))
+            name, args = calls.get(call_id, ("", {}))
+            out.append(tool_finished(call_id, name, args, root, text.startswith("Error"), text))
+    return out
