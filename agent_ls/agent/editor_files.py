@@ -25,6 +25,7 @@ import asyncio
 import contextlib
 import errno
 import hashlib
+import logging
 import os
 import secrets
 import stat
@@ -35,7 +36,18 @@ from typing import Protocol, runtime_checkable
 
 import attrs
 
+from agent_ls.agent.changes import (
+    CallContext,
+    EditReviewer,
+    Proposal,
+    ReviewAnswer,
+    current_call,
+    line_counts,
+)
+from agent_ls.agent.events import FileChange
 from agent_ls.agent.workspace import SymlinkInPath, Workspace
+
+log = logging.getLogger(__name__)
 
 SYNC_NOTE = (
     "The change was applied in the editor's buffer and is not saved to disk yet: the user saves "
@@ -370,6 +382,24 @@ class FileAccess:
             and is_plain_text(new_text)
             and (base is None or doc is not None or is_plain_text(base))
         )
+        shown = self.workspace.display(path)
+        call = current_call.get()
+        change = _change(call, path, shown, base or "", new_text, create=base is None)
+        answer: ReviewAnswer | None = None
+        if isinstance(editor, EditReviewer) and editor.reviews_edits():
+            # every change is reviewed, also one that goes to the disk (text an editor buffer
+            # cannot hold): the editor may have let the call run without approval for that
+            await self._report(call, change, base or "", new_text, "proposed", notify=False)
+            proposal = Proposal(
+                change_id=change.change_id, session_id=call.session_id if call else None,
+                call_id=change.call_id, turn=change.turn, path=path, shown=shown, uri=change.uri or path.as_uri(),
+                before=base or "", after=new_text, added=change.added, removed=change.removed,
+                created=base is None)
+            answer = await editor.review_edit(proposal)
+            if answer.decision == "reject":
+                await self._report(call, change, None, None, "rejected", reason=answer.reason)
+                return rejected_message(shown, answer.reason)
+        accepted = answer is not None and answer.decision == "accept"
         if through_editor:
             assert editor is not None
             outcome = await editor.apply_edit(
@@ -381,9 +411,9 @@ class FileAccess:
                 create=create,
                 label=label,
             )
-            shown = self.workspace.display(path)
             if not outcome.applied:
                 reason = outcome.failure_reason or "no reason given"
+                await self._report(call, change, base or "", new_text, "failed", reason=reason)
                 return (
                     f"The editor did not apply the change to {shown} (applied=false; failureReason: {reason}). "
                     "The file is unchanged. If it was being edited at the same time, read it again and retry."
@@ -395,8 +425,39 @@ class FileAccess:
                 version=after.version if after is not None and after.text == new_text else None,
                 in_editor=True,
             )
+            await self._report(call, change, base or "", new_text, "accepted" if accepted else "applied")
             return Written("editor")
         data = encode_text(new_text)
         await asyncio.to_thread(atomic_write, self.workspace, path, data, create_parents=create_parents)
         self.tracker.record(path, digest_bytes(data))
+        await self._report(call, change, base or "", new_text, "accepted" if accepted else "written")
         return Written("disk")
+
+    @staticmethod
+    async def _report(call: CallContext | None, change: FileChange, before: str | None, after: str | None,
+                      status: str, *, reason: str | None = None, notify: bool = True) -> None:
+        if call is None or call.report is None:
+            return
+        try:
+            await call.report(attrs.evolve(change, status=status, reason=reason), before, after, notify)
+        except asyncio.CancelledError:
+            raise
+        except Exception:  # the change itself went through (or not): the card is a side note
+            log.exception("could not report a change to %s", change.shown)
+
+
+def _change(call: CallContext | None, path: Path, shown: str, before: str, after: str, *, create: bool) -> FileChange:
+    added, removed = line_counts(before, after)
+    return FileChange(
+        change_id=secrets.token_hex(8), call_id=call.call_id if call else None, path=str(path), shown=shown,
+        added=added, removed=removed, status="proposed", created=create, turn=call.turn if call else 0,
+        uri=path.as_uri())
+
+
+def rejected_message(shown: str, reason: str | None) -> str:
+    """The tool result when the user rejected a change in the editor's review."""
+    why = f" Their reason: {reason.strip()}" if reason and reason.strip() else " They gave no reason."
+    return (
+        f"The user rejected this change to {shown} in the editor's review; the file is unchanged.{why} "
+        "Do not make the same change again; ask the user or take another approach."
+    )

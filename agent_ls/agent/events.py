@@ -51,7 +51,46 @@ class ToolCallFinished:
     duration_ms: float
     denied: bool = False
     attachments: tuple[dict[str, Any], ...] = ()
+    output_handle: str | None = None
+    """The output was longer than a page: kept whole in the session's output store under this
+    handle (``content`` is its first page); the chat offers it (``agent/toolOutput``)."""
     type: str = "tool_call_finished"
+
+
+@attrs.frozen
+class FileChange:
+    """An agent change to a file and what became of it (issue 16: review in the editor).
+
+    Emitted once per change, when its outcome is known; the chat shows it as a file card
+    (path, +/- line counts, outcome) and, while it is undecided, offers Review / Keep / Revert.
+    The texts before and after are kept in the session database
+    (:class:`agent_ls.agent.changes.ChangeStore`), not in the event.
+    """
+
+    change_id: str
+    call_id: str | None
+    path: str
+    """The absolute path."""
+    shown: str
+    """The path as the workspace shows it (relative to its folder)."""
+    added: int
+    """Lines added."""
+    removed: int
+    """Lines removed."""
+    status: str
+    """``applied`` (in the editor's buffer, not reviewed yet: the user may keep or revert it),
+    ``accepted`` (the user accepted it in the review, then it was applied), ``rejected`` (the
+    user rejected it: nothing changed), ``failed`` (the editor did not apply it), ``written``
+    (written to the disk: no editor applies edits)."""
+    created: bool = False
+    """The change creates the file."""
+    reason: str | None = None
+    """Why it was rejected or failed."""
+    turn: int = 0
+    """The session's turn (1 for the first prompt)."""
+    uri: str | None = None
+    """The file's URI (``file://``)."""
+    type: str = "file_change"
 
 
 @attrs.frozen
@@ -90,7 +129,8 @@ class TurnFinished:
     type: str = "turn_finished"
 
 
-Event = TurnStarted | TextDelta | ToolCallStarted | ApprovalRequested | ToolCallFinished | UsageReport | TurnError | TurnFinished
+Event = (TurnStarted | TextDelta | ToolCallStarted | ApprovalRequested | ToolCallFinished | FileChange | UsageReport
+         | TurnError | TurnFinished)
 EventSink = Callable[[Event], Awaitable[None] | None]
 
 

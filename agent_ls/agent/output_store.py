@@ -62,6 +62,8 @@ class OutputStore:
         """Handles up to this number come from an earlier run (a resumed history)."""
         self.size = 0
         """Characters currently kept (never more than ``max_chars``)."""
+        self.last: StoredOutput | None = None
+        """The output stored last."""
 
     # storing -------------------------------------------------------------------------------
     def skip_handles_in(self, texts: Iterable[Any]) -> None:
@@ -84,6 +86,7 @@ class OutputStore:
             self._evicted.add(old)
         self._items[number] = item
         self.size += len(kept)
+        self.last = item
         return item
 
     def get(self, handle: str) -> StoredOutput | str:

@@ -23,10 +23,12 @@ from typing import Any, Protocol
 
 import attrs
 
+from agent_ls.agent.changes import CallContext, ChangeStore, Report, current_call
 from agent_ls.agent.events import (
     ApprovalRequested,
     Event,
     EventSink,
+    FileChange,
     TextDelta,
     ToolCallFinished,
     ToolCallStarted,
@@ -39,7 +41,7 @@ from agent_ls.agent.llm import LLMConfig, LLMError, ToolCallAcc, check_credentia
 from agent_ls.agent.output_store import DEFAULT_PAGE_CHARS, READ_OUTPUT, OutputStore, ReadOutputTool
 from agent_ls.agent.prompt import FrozenPrompt, dynamic_text, system_messages, tool_definitions
 from agent_ls.agent.registry import LOADED_PREFIX, TOOL_SEARCH, ToolRegistry
-from agent_ls.agent.store import SessionStore
+from agent_ls.agent.store import SessionStore, ToolRun
 from agent_ls.agent.tools import Capability, Tool, ToolResult, cap_text
 
 log = logging.getLogger(__name__)
@@ -105,10 +107,13 @@ class Session:
         max_steps: int = 25,
         extra_instructions: str = "",
         outputs: OutputStore | None = None,
+        changes: ChangeStore | None = None,
     ) -> None:
         """``outputs``: where oversized tool output is kept (default: the store of the
         registry's ``read_output`` tool, see :meth:`_page`)."""
         self.llm = llm
+        self.changes = changes
+        """Where the file tools' changes are recorded (default: the session database's)."""
         self.registry = registry
         self.gate = gate
         self.store = store
@@ -341,6 +346,23 @@ class Session:
             return result
         return attrs.evolve(result, content=content, truncated_chars=result.truncated_chars + cut)
 
+    def _reporter(self, sink: EventSink | None) -> Report:
+        """How the file tools report a change (:mod:`agent_ls.agent.changes`): recorded in the
+        session database with its texts, and sent to the sink as a ``file_change`` event."""
+
+        async def report(change: FileChange, before: str | None, after: str | None, notify: bool) -> None:
+            if self.store is not None and self.session_id != "memory":
+                try:
+                    if self.changes is None:
+                        self.changes = await asyncio.to_thread(ChangeStore.for_path, self.store.path)
+                    await asyncio.to_thread(self.changes.record, self.session_id, change, before, after)
+                except Exception:
+                    log.exception("could not record the change to %s", change.shown)
+            if notify:
+                await _emit(sink, change)
+
+        return report
+
     async def _run_one(self, call: ToolCallAcc, sink: EventSink | None) -> ToolResult:
         started = time.perf_counter()
         tool = self.registry.get(call.name)
@@ -363,6 +385,7 @@ class Session:
                     denied = True
                     result = ToolResult.error(reason or "the call was denied")
                 else:
+                    token = current_call.set(CallContext(self.session_id, call.id, self.turns, self._reporter(sink)))
                     try:
                         result = await tool.call(args)
                     except asyncio.CancelledError:
@@ -370,13 +393,38 @@ class Session:
                     except Exception as e:  # a tool bug must not end the turn
                         log.exception("tool %s raised", call.name)
                         result = ToolResult.error(f"{call.name} failed: {type(e).__name__}: {e}")
+                    finally:
+                        current_call.reset(token)
         except asyncio.CancelledError:
             # cancelled while waiting for approval or while the tool ran: the UI still gets the end
             await asyncio.shield(_emit(sink, ToolCallFinished(
                 call.id, call.name, True, CANCELLED_RESULT, (time.perf_counter() - started) * 1e3)))
             raise
+        whole = result
         result = self._page(call.name, result)
         attachments = tuple(attrs.asdict(a) for a in result.attachments)
+        duration_ms = (time.perf_counter() - started) * 1e3
         await _emit(sink, ToolCallFinished(call.id, call.name, result.is_error, result.content,
-                                           (time.perf_counter() - started) * 1e3, denied, attachments))
+                                           duration_ms, denied, attachments,
+                                           output_handle=self._stored_handle(whole, result)))
+        await self._record_run(ToolRun(call.id, call.name, spec.server if spec else None,
+                                       spec.display_name if spec else None, round(duration_ms, 1),
+                                       result.is_error, denied))
         return result
+
+    def _stored_handle(self, whole: ToolResult, paged: ToolResult) -> str | None:
+        """The output store's handle of ``whole`` when :meth:`_page` stored it (the chat offers
+        the full output through it)."""
+        store = self.outputs
+        if paged is whole or store is None or store.last is None or self.registry.get(READ_OUTPUT) is None:
+            return None
+        return store.last.handle  # _page stored it just now (no await in between)
+
+    async def _record_run(self, run: ToolRun) -> None:
+        """Keep the server, duration and outcome of a call next to the history (the chat's tool
+        cards on resume); never sent to the model."""
+        if self.store is not None and self.session_id != "memory":
+            try:
+                await asyncio.to_thread(self.store.record_tool_run, self.session_id, run)
+            except Exception:
+                log.exception("could not record the run of %s", run.name)

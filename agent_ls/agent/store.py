@@ -62,7 +62,61 @@ CREATE TABLE IF NOT EXISTS messages (
     PRIMARY KEY (session_id, seq)
 ) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS sessions_by_updated ON sessions(updated DESC);
+CREATE TABLE IF NOT EXISTS tool_runs (
+    session_id   TEXT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
+    call_id      TEXT NOT NULL,
+    name         TEXT NOT NULL,
+    server       TEXT,
+    display_name TEXT,
+    duration_ms  REAL,
+    is_error     INTEGER NOT NULL DEFAULT 0,
+    denied       INTEGER NOT NULL DEFAULT 0,
+    PRIMARY KEY (session_id, call_id)
+) WITHOUT ROWID;
 """
+
+TITLE_MAX_CHARS = 60
+"""A session's title is its first user message cut to this length (at a word boundary)."""
+
+EMPTY_SESSION_GRACE_S = 24 * 3600
+"""Sessions with no message older than this are deleted when a session is created (leftovers of
+a process that died before it could drop them); younger ones may belong to another window."""
+
+
+def session_title(text: str, limit: int = TITLE_MAX_CHARS) -> str:
+    """A session's title from its first user message: the first non-empty line, whitespace
+    collapsed, cut at a word boundary to at most ``limit`` characters (with an ellipsis).
+    Fenced code is skipped, so an attached selection does not become the title."""
+    lines: list[str] = []
+    fenced = False
+    for line in text.splitlines():
+        if line.lstrip().startswith("```"):
+            fenced = not fenced
+            continue
+        if not fenced and line.strip():
+            lines.append(line)
+    first = " ".join(lines[0].split()) if lines else " ".join(text.split())
+    if len(first) <= limit:
+        return first
+    cut = first[: limit - 1]
+    space = cut.rfind(" ")
+    if space >= limit // 2:
+        cut = cut[:space]
+    return cut.rstrip(" ,;:.-") + "…"
+
+
+@attrs.frozen
+class ToolRun:
+    """What the chat shows on a tool card besides the call and its result: who ran it and how
+    it went (the model's history has only the name, the arguments and the result text)."""
+
+    call_id: str
+    name: str
+    server: str | None = None
+    display_name: str | None = None
+    duration_ms: float | None = None
+    is_error: bool = False
+    denied: bool = False
 
 
 @attrs.frozen
@@ -156,6 +210,8 @@ class SessionStore:
         self.path = Path(db_path)
         make_private_db(self.path)
         self._lock = threading.RLock()
+        self._created: set[str] = set()
+        """Sessions created through this store (dropped on close when still empty)."""
         self._conn: sqlite3.Connection | None = sqlite3.connect(
             self.path, timeout=busy_timeout, check_same_thread=False, isolation_level=None
         )
@@ -217,6 +273,8 @@ class SessionStore:
     # ---------------------------------------------------------------- API
 
     def create_session(self, title: str | None = None, model: str | None = None) -> SessionInfo:
+        """A new session. It is not listed until its first user message, and dropped when the
+        store closes with no message in it (:meth:`close`)."""
         now = time.time()
         session_id = uuid.uuid4().hex
         with self._write() as conn:
@@ -224,7 +282,51 @@ class SessionStore:
                 "INSERT INTO sessions (id, title, created, updated, model) VALUES (?, ?, ?, ?, ?)",
                 (session_id, title, now, now, model),
             )
+            conn.execute(
+                "DELETE FROM sessions WHERE created < ? AND NOT EXISTS"
+                " (SELECT 1 FROM messages m WHERE m.session_id = sessions.id)",
+                (now - EMPTY_SESSION_GRACE_S,),
+            )
+        self._created.add(session_id)
         return SessionInfo(session_id, title, now, now, model, 0)
+
+    def discard_if_empty(self, session_id: str) -> bool:
+        """Delete the session if it holds no message (an empty session is not kept); True when deleted."""
+        with self._write() as conn:
+            cur = conn.execute(
+                "DELETE FROM sessions WHERE id = ? AND NOT EXISTS"
+                " (SELECT 1 FROM messages m WHERE m.session_id = sessions.id)",
+                (session_id,),
+            )
+            return cur.rowcount > 0
+
+    def title_if_unset(self, session_id: str, text: str) -> None:
+        """Title the session from ``text`` (see :func:`session_title`) unless it has a title."""
+        title = session_title(text)
+        if not title:
+            return
+        with self._write() as conn:
+            conn.execute("UPDATE sessions SET title = ? WHERE id = ? AND title IS NULL", (title, session_id))
+
+    def record_tool_run(self, session_id: str, run: ToolRun) -> None:
+        """Remember how a tool call ran (server, duration, outcome) for the chat's cards on resume."""
+        with self._write() as conn:
+            conn.execute(
+                "INSERT OR REPLACE INTO tool_runs (session_id, call_id, name, server, display_name, duration_ms,"
+                " is_error, denied) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                (session_id, run.call_id, run.name, run.server, run.display_name, run.duration_ms,
+                 int(run.is_error), int(run.denied)),
+            )
+
+    def tool_runs(self, session_id: str) -> dict[str, ToolRun]:
+        """The recorded tool runs of a session, by call id."""
+        with self._lock:
+            rows = self._c.execute(
+                "SELECT call_id, name, server, display_name, duration_ms, is_error, denied FROM tool_runs"
+                " WHERE session_id = ?",
+                (session_id,),
+            ).fetchall()
+        return {r[0]: ToolRun(r[0], r[1], r[2], r[3], r[4], bool(r[5]), bool(r[6])) for r in rows}
 
     def append_message(self, session_id: str, message: dict[str, Any]) -> int:
         """Store ``message`` at the end of the session and commit; returns its sequence number
@@ -245,6 +347,10 @@ class SessionStore:
                 (session_id, seq, role, data, now),
             )
             conn.execute("UPDATE sessions SET updated = MAX(updated, ?) WHERE id = ?", (now, session_id))
+            content = message.get("content")
+            if role == "user" and isinstance(content, str) and (title := session_title(content)):
+                # titled from the first user message (a front end may have titled it already)
+                conn.execute("UPDATE sessions SET title = ? WHERE id = ? AND title IS NULL", (title, session_id))
         return int(seq)
 
     def get_session(self, session_id: str) -> SessionInfo | None:
@@ -258,12 +364,14 @@ class SessionStore:
         return None if row is None else self._info(row)
 
     def list_sessions(self) -> list[SessionInfo]:
-        """All sessions, most recently updated first, with their message counts."""
+        """The sessions that hold a user message (an empty session is not listed), most
+        recently updated first, with their message counts."""
         with self._lock:
             rows = self._c.execute(
                 "SELECT s.id, s.title, s.created, s.updated, s.model, COUNT(m.seq)"
-                " FROM sessions s LEFT JOIN messages m ON m.session_id = s.id"
-                " GROUP BY s.id ORDER BY s.updated DESC, s.created DESC, s.id"
+                " FROM sessions s JOIN messages m ON m.session_id = s.id"
+                " GROUP BY s.id HAVING SUM(m.role = 'user') > 0"
+                " ORDER BY s.updated DESC, s.created DESC, s.id"
             ).fetchall()
         return [self._info(r) for r in rows]
 
@@ -301,9 +409,16 @@ class SessionStore:
                 raise KeyError(session_id)
 
     def close(self) -> None:
-        """Close the connection (idempotent)."""
+        """Close the connection (idempotent), dropping the sessions this store created that
+        never got a message."""
         with self._lock:
             if self._conn is not None:
+                for session_id in sorted(self._created):
+                    try:
+                        self.discard_if_empty(session_id)
+                    except sqlite3.Error as exc:
+                        log.warning("could not drop the empty session %s: %s", session_id, exc)
+                self._created.clear()
                 self._conn.close()
                 self._conn = None
 

@@ -43,6 +43,14 @@ class EditorApprover:
         self.call_id: str | None = None
         self.counter = 0
 
+    def reviewed(self, spec: Any) -> bool:
+        """Every change of this call goes to ``agent/reviewEdit`` before it applies."""
+        from agent_ls.agent.changes import REVIEWED_TOOLS
+        from agent_ls.server.editor_files import LspEditorFiles
+
+        return (self.session_id is not None and spec.source == "builtin" and spec.name in REVIEWED_TOOLS
+                and LspEditorFiles(self.ls).reviews_edits())
+
     async def __call__(self, request: Any) -> Any:
         from agent_ls.agent.permissions import ApprovalAnswer
 
@@ -51,7 +59,7 @@ class EditorApprover:
         spec = request.spec
         params = P.ApproveParams(call_id=call_id, tool=spec.name, arguments=request.arguments,
                                  reason=request.reason, server=spec.server, display_name=spec.display_name,
-                                 session_id=self.session_id)
+                                 session_id=self.session_id, reviewed_edit=self.reviewed(spec))
         try:
             raw = await self.ls.ask_client(P.APPROVE, P.dump(params))
             answer = P.parse(P.ApproveResult, raw).answer
@@ -108,6 +116,27 @@ async def ensure_display_store(ls: AgentLanguageServer) -> Any:
     return ls.display_store
 
 
+_change_notes: dict[str, list[str]] = {}
+"""Per session: what the user did to the agent's changes since its last prompt (a revert), said
+at the start of the next user message."""
+
+
+async def ensure_change_store(ls: AgentLanguageServer) -> Any:
+    """The agent's file changes (:class:`agent_ls.agent.changes.ChangeStore`), in the session database."""
+    from agent_ls.agent.changes import ChangeStore
+
+    store = await ensure_store(ls)
+    return await asyncio.to_thread(ChangeStore.for_path, store.path)
+
+
+def change_payload(record: dict[str, Any]) -> P.FileChangePayload:
+    return P.FileChangePayload(
+        change_id=record["change_id"], call_id=record.get("call_id"), path=record["path"], shown=record["shown"],
+        added=record["added"], removed=record["removed"], created=record["created"], status=record["status"],
+        turn=record.get("turn", 0), uri=record.get("uri"), reason=record.get("reason"),
+        has_content=bool(record.get("has_content")))
+
+
 def message_display(params: P.PromptParams, sent: str) -> P.MessageDisplay | None:
     """How the chat shows this prompt's user message, when that is not the text sent."""
     shown = params.display_text if params.display_text is not None else params.text
@@ -124,6 +153,34 @@ async def remember_display(ls: AgentLanguageServer, session_id: str, sent: str, 
         await asyncio.to_thread(store.put, session_id, sent, P.dump(display))
     except Exception as e:  # the chat still works; a resume would show the model-facing text
         log.warning("could not store how session %s shows a message: %s", session_id, e)
+
+
+async def title_session(ls: AgentLanguageServer, session_id: str, params: P.PromptParams) -> None:
+    """A session is titled from its first user message as the user typed it (not the text the
+    model gets, with attachments rendered into it); a later message never renames it."""
+    typed = params.display_text if params.display_text is not None else params.text
+    if not typed.strip():
+        return  # the store titles it from the message itself
+    try:
+        store = await ensure_store(ls)
+        await asyncio.to_thread(store.title_if_unset, session_id, typed)
+    except Exception as e:  # the title is cosmetic
+        log.warning("could not title session %s: %s", session_id, e)
+
+
+def with_tool_runs(messages: list[dict[str, Any]], runs: dict[str, Any]) -> list[dict[str, Any]]:
+    """The tool results of a resumed history with ``run``: ``{server, displayName, durationMs,
+    isError, denied}`` (how the call ran, for the chat's tool cards; copies, never sent to the model)."""
+    if not runs:
+        return messages
+    out = []
+    for m in messages:
+        run = runs.get(m.get("tool_call_id") or "") if m.get("role") == "tool" else None
+        if run is not None:
+            m = {**m, "run": {"server": run.server, "displayName": run.display_name, "durationMs": run.duration_ms,
+                              "isError": run.is_error, "denied": run.denied}}
+        out.append(m)
+    return out
 
 
 async def get_session(ls: AgentLanguageServer, session_id: str | None, model: str | None) -> Any:
@@ -293,9 +350,12 @@ async def prompt(ls: AgentLanguageServer, params: P.PromptParams) -> dict[str, A
             if params.attachments:
                 context = await render_attachments(ls, params.attachments)
                 text = f"{context}\n\n{text}"
+            if notes := _change_notes.pop(session.session_id, None):
+                text = f"[From the editor: {'; '.join(notes)}.]\n\n{text}"
             display = message_display(params, text)
             if display is not None:
                 await remember_display(ls, session.session_id, text, display)
+            await title_session(ls, session.session_id, params)
             result = await session.prompt(text, event_sink(ls, session))
         finally:
             if ls.turn_tasks.get(session.session_id) is task:
@@ -445,7 +505,57 @@ def register(server: AgentLanguageServer) -> None:
             messages = await asyncio.to_thread(display.annotate, p.session_id, messages)
         except Exception as e:  # the history itself is what matters
             log.warning("could not read how session %s shows its messages: %s", p.session_id, e)
-        return P.dump(P.ResumeResult(session_id=p.session_id, messages=messages))
+        try:
+            messages = with_tool_runs(messages, await asyncio.to_thread(store.tool_runs, p.session_id))
+        except Exception as e:
+            log.warning("could not read how the tools of session %s ran: %s", p.session_id, e)
+        changes: list[P.FileChangePayload] = []
+        try:
+            change_store = await ensure_change_store(ls)
+            changes = [change_payload(r) for r in await asyncio.to_thread(change_store.list, p.session_id)]
+        except Exception as e:  # the history itself is what matters
+            log.warning("could not read the file changes of session %s: %s", p.session_id, e)
+        return P.dump(P.ResumeResult(session_id=p.session_id, messages=messages, changes=changes))
+
+    @server.feature(P.CHANGE_OUTCOME)
+    @guarded
+    async def change_outcome(ls: AgentLanguageServer, raw: Any) -> Any:
+        p = P.parse(P.ChangeOutcomeParams, raw)
+        change_store = await ensure_change_store(ls)
+        record = await asyncio.to_thread(change_store.set_status, p.session_id, p.change_id, p.outcome)
+        if record is None:
+            raise P.RequestFailed(f"no change {p.change_id!r} in session {p.session_id!r}")
+        if p.outcome == "reverted":  # the model is told with the next prompt (it thinks its change is in)
+            _change_notes.setdefault(p.session_id, []).append(
+                f"the user reverted your change to {record['shown']} (it has the text from before that change again)")
+        return P.dump(change_payload(record))
+
+    @server.feature(P.TOOL_OUTPUT)
+    @guarded
+    async def tool_output(ls: AgentLanguageServer, raw: Any) -> Any:
+        p = P.parse(P.ToolOutputParams, raw)
+        session = ls.sessions.get(p.session_id)
+        outputs = getattr(session, "outputs", None)
+        if outputs is None:
+            raise P.RequestFailed(f"the outputs of session {p.session_id!r} are not kept any more: stored output "
+                                  "lives in memory only, and agent-ls restarted (or the session was deleted)")
+        found = outputs.get(p.handle)
+        if isinstance(found, str):
+            raise P.RequestFailed(found)
+        return P.dump(P.ToolOutputResult(handle=found.handle, tool=found.tool, text=found.text,
+                                         total_chars=found.total_chars))
+
+    @server.feature(P.CHANGE_CONTENT)
+    @guarded
+    async def change_content(ls: AgentLanguageServer, raw: Any) -> Any:
+        p = P.parse(P.ChangeContentParams, raw)
+        change_store = await ensure_change_store(ls)
+        found = await asyncio.to_thread(change_store.content, p.session_id, p.change_id)
+        if found is None:
+            raise P.RequestFailed(f"no change {p.change_id!r} in session {p.session_id!r}")
+        record, before, after = found
+        record["has_content"] = before is not None
+        return P.dump(P.ChangeContentResult(change=change_payload(record), before=before, after=after))
 
     @server.feature(P.SESSIONS_DELETE)
     @guarded

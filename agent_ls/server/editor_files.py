@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING
 from lsprotocol import types as lsp
 from pygls.uris import to_fs_path
 
+from agent_ls.agent.changes import Proposal, ReviewAnswer
 from agent_ls.agent.editor_files import EditOutcome, OpenDocument, TextChange
 
 if TYPE_CHECKING:
@@ -80,6 +81,43 @@ class LspEditorFiles:
 
     def __init__(self, ls: LanguageServer) -> None:
         self.ls = ls
+
+    # review (agent/reviewEdit) -----------------------------------------------------------
+    def reviews_edits(self) -> bool:
+        """The client answers ``agent/reviewEdit`` (``experimental.agentLs.reviewEdits``)."""
+        from agent_ls.server import protocol as P
+
+        try:
+            experimental = self.ls.client_capabilities.experimental
+        except AttributeError:
+            return False
+        ours = experimental.get("agentLs") if isinstance(experimental, dict) else None
+        return isinstance(ours, dict) and ours.get(P.REVIEW_CAPABILITY) is True
+
+    async def review_edit(self, proposal: Proposal) -> ReviewAnswer:
+        """Ask the editor; it answers when the user decided (or at once: ``deferred``). An error
+        or a broken answer is a rejection with the reason (nothing is changed unasked)."""
+        from agent_ls.server import protocol as P
+
+        params = P.ReviewEditParams(
+            change_id=proposal.change_id, uri=proposal.uri, path=proposal.shown, before=proposal.before,
+            after=proposal.after, added=proposal.added, removed=proposal.removed, created=proposal.created,
+            session_id=proposal.session_id, call_id=proposal.call_id, turn=proposal.turn)
+        ask = getattr(self.ls, "ask_client", None)
+        try:
+            if ask is None:
+                raise RuntimeError("this server cannot ask the editor")
+            raw = await ask(P.REVIEW_EDIT, P.dump(params))
+            result = P.parse(P.ReviewEditResult, raw)
+        except asyncio.CancelledError:
+            raise
+        except Exception as e:
+            log.warning("agent/reviewEdit for %s failed: %s", proposal.shown, e)
+            return ReviewAnswer("reject", f"the editor could not show the review ({e})")
+        if result.decision not in P.REVIEW_DECISIONS:
+            log.warning("unknown review decision %r for %s: rejected", result.decision, proposal.shown)
+            return ReviewAnswer("reject", f"the editor answered {result.decision!r}")
+        return ReviewAnswer(result.decision, result.reason)
 
     # reading -----------------------------------------------------------------------------
     def _documents(self) -> Iterator[tuple[Path, str, TextDocument]]:

@@ -35,6 +35,9 @@ MCP_CALL_TOOL = "mcp/callTool"
 MCP_SIGN_IN = "mcp/signIn"
 MCP_SIGN_OUT = "mcp/signOut"
 SET_WORKSPACE_TRUST = "agent/setWorkspaceTrust"
+CHANGE_OUTCOME = "agent/changeOutcome"
+CHANGE_CONTENT = "agent/changeContent"
+TOOL_OUTPUT = "agent/toolOutput"
 
 # client -> server notifications -----------------------------------------------------------
 EDITOR_TRUST = "agent/editorTrust"
@@ -49,6 +52,7 @@ TRUST_SERVER = "mcp/trustServer"
 TRUST_WORKSPACE = "agent/trustWorkspace"
 ELICIT = "mcp/elicit"
 SAMPLE = "mcp/sample"
+REVIEW_EDIT = "agent/reviewEdit"
 
 # workspace/executeCommand commands (carried by code actions) ------------------------------
 CMD_ASK = "agent-ls.ask"
@@ -59,10 +63,11 @@ COMMANDS = (CMD_ASK, CMD_RUN_TOOL_ACTION, CMD_RUN_MCP_PROMPT)
 CLIENT_REQUESTS = (
     PROMPT, CANCEL, SESSIONS_LIST, SESSIONS_NEW, SESSIONS_RESUME, SESSIONS_DELETE, SERVER_INFO, MCP_STATUS,
     MCP_RESTART, MCP_SET_ENABLED, MCP_TRUST, MCP_RESOURCES_LIST, MCP_RESOURCES_READ, MCP_PROMPTS_LIST,
-    MCP_PROMPTS_GET, MCP_CALL_TOOL, MCP_SIGN_IN, MCP_SIGN_OUT, SET_WORKSPACE_TRUST,
+    MCP_PROMPTS_GET, MCP_CALL_TOOL, MCP_SIGN_IN, MCP_SIGN_OUT, SET_WORKSPACE_TRUST, CHANGE_OUTCOME, CHANGE_CONTENT,
+    TOOL_OUTPUT,
 )
 CLIENT_NOTIFICATIONS = (EDITOR_TRUST,)
-SERVER_REQUESTS = (APPROVE, TRUST_SERVER, TRUST_WORKSPACE, ELICIT, SAMPLE)
+SERVER_REQUESTS = (APPROVE, TRUST_SERVER, TRUST_WORKSPACE, ELICIT, SAMPLE, REVIEW_EDIT)
 SERVER_NOTIFICATIONS = (EVENT, MCP_STATUS_CHANGED)
 
 # JSON-RPC / LSP error codes the custom methods answer with --------------------------------
@@ -81,7 +86,12 @@ ELICIT_ACTIONS = ("accept", "decline", "cancel")
 SAMPLING_ANSWERS = ("allow_once", "allow_session", "deny")
 WORKSPACE_TRUST_STATES = ("trusted", "restricted", "declined", "editor-restricted", "nothing-to-trust")
 EVENT_TYPES = ("turn_started", "text", "tool_call_started", "approval_requested", "tool_call_finished",
-               "usage", "error", "turn_finished")
+               "file_change", "usage", "error", "turn_finished")
+REVIEW_DECISIONS = ("accept", "reject", "deferred")
+CHANGE_STATUSES = ("proposed", "accepted", "rejected", "failed", "written", "applied", "kept", "reverted")
+CHANGE_OUTCOMES = ("kept", "reverted")
+REVIEW_CAPABILITY = "reviewEdits"
+"""``capabilities.experimental.agentLs.reviewEdits: true``: the client answers ``agent/reviewEdit``."""
 
 
 def camel(name: str) -> str:
@@ -473,7 +483,70 @@ class ResumeResult:
     messages: list[dict[str, Any]]
     """The stored history in the LLM message format (``role``, ``content``, ``tool_calls``,
     ``tool_call_id``), oldest first. A user message sent with attachments (or a
-    ``displayText``) also carries ``display``: ``{text, attachments}`` (see ``MessageDisplay``)."""
+    ``displayText``) also carries ``display``: ``{text, attachments}`` (see ``MessageDisplay``).
+    A tool result (``role: tool``) carries ``run``: ``{server, displayName, durationMs, isError,
+    denied}`` when the store recorded how the call ran."""
+    changes: list[FileChangePayload] = attrs.field(factory=list)
+    """The agent's file changes in the session, oldest first, with their outcome (no texts)."""
+
+
+@_register
+@attrs.define
+class FileChangePayload:
+    """An agent change to a file as the chat's file card shows it (a resumed session; the
+    ``file_change`` event has the same fields but ``hasContent``)."""
+
+    change_id: str
+    call_id: str | None
+    path: str
+    """The absolute path."""
+    shown: str
+    """The path relative to its workspace folder."""
+    added: int
+    removed: int
+    created: bool
+    status: str
+    """One of ``CHANGE_STATUSES``."""
+    turn: int = 0
+    uri: str | None = None
+    reason: str | None = None
+    has_content: bool = False
+    """The texts before and after are kept (``agent/changeContent`` returns them)."""
+
+
+@_register
+@attrs.define
+class ChangeOutcomeParams:
+    """``agent/changeOutcome``: the user kept or reverted a change that was applied unreviewed
+    (the editor made the revert itself); recorded for resume."""
+
+    session_id: str
+    change_id: str
+    outcome: str
+    """``kept`` or ``reverted``."""
+
+    def __attrs_post_init__(self) -> None:
+        if self.outcome not in CHANGE_OUTCOMES:
+            raise ValueError(f"outcome must be kept or reverted, not {self.outcome!r}")
+
+
+@_register
+@attrs.define
+class ChangeContentParams:
+    """``agent/changeContent``: the texts of a recorded change (Review / Revert on a resumed card)."""
+
+    session_id: str
+    change_id: str
+
+
+@_register
+@attrs.define
+class ChangeContentResult:
+    change: FileChangePayload
+    before: str | None
+    """The file's text before the change (empty for a new file); null when it was not kept
+    (too long)."""
+    after: str | None
 
 
 @_register
@@ -737,6 +810,10 @@ class ApproveParams:
     display_name: str | None = None
     session_id: str | None = None
     """The session whose turn asks; null for direct calls (``mcp/callTool``, tool actions)."""
+    reviewed_edit: bool = False
+    """A built-in file tool (``edit_file``, ``write_file``) whose every change is sent to
+    ``agent/reviewEdit`` before it is applied: a client that reviews before applying may answer
+    at once (the review decides)."""
 
 
 @_register
@@ -864,6 +941,63 @@ class SampleResult:
     answer: str
     """``allow_once``, ``allow_session`` (this server, until the language server restarts) or
     ``deny``; anything else is a deny."""
+
+
+@_register
+@attrs.define
+class ReviewEditParams:
+    """``agent/reviewEdit`` (server -> client): the agent wants to change a file. Sent for every
+    change through the editor when the client has the ``reviewEdits`` capability; the client
+    decides when to answer (at once with ``deferred``, or once the user decided)."""
+
+    change_id: str
+    uri: str
+    path: str
+    """The path relative to its workspace folder."""
+    before: str
+    """The current text (the open buffer's, unsaved changes included; empty for a new file)."""
+    after: str
+    """The text after the change."""
+    added: int
+    removed: int
+    created: bool
+    """The change creates the file."""
+    session_id: str | None = None
+    call_id: str | None = None
+    """The tool call that makes the change (its card)."""
+    turn: int = 0
+
+
+@_register
+@attrs.define
+class ReviewEditResult:
+    decision: str
+    """``accept`` (apply it), ``reject`` (do not; the model is told, with ``reason``) or
+    ``deferred`` (apply it now, the user reviews it afterwards: Keep or Revert); anything
+    else is a reject."""
+    reason: str | None = None
+
+
+@_register
+@attrs.define
+class ToolOutputParams:
+    """``agent/toolOutput``: the whole of a tool output that was longer than a page (the
+    ``outputHandle`` of its ``tool_call_finished`` event)."""
+
+    session_id: str
+    handle: str
+
+
+@_register
+@attrs.define
+class ToolOutputResult:
+    handle: str
+    tool: str
+    """The tool that produced it (model-facing name)."""
+    text: str
+    """The output as kept (at most the session's output store size)."""
+    total_chars: int
+    """The tool's whole output; more than ``text`` only when it exceeded the store."""
 
 
 # Raw JSON-RPC envelopes: custom messages whose params pygls must not convert ---------------

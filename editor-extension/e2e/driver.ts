@@ -32,6 +32,7 @@ import {
   tid,
   until,
 } from './harness.ts';
+import { fullOutputStep, resumedCardsStep, reviewSteps } from './review.ts';
 
 const configPath = process.argv[2];
 if (!configPath) {
@@ -602,6 +603,10 @@ async function scenario(page: Page, steps: Steps): Promise<void> {
     await until(`${tid('busy')} to disappear`, async () => (await f.locator(tid('busy')).count()) === 0, T);
   });
 
+  const reviewCtx = { page, steps, facts, timeoutMs: T, workspace: cfg.workspace, scenario: sc.review, chatFrame, sendPrompt, waitAssistantText, needs: ['final-answer'] };
+  await reviewSteps(reviewCtx);
+  await fullOutputStep(reviewCtx);
+
   await steps.run('slash-commands', 'typing "/" lists the MCP prompts', ['open-chat', 'activation'], async (s) => {
     const f = await chatFrame();
     const input = f.locator(tid('prompt-input'));
@@ -658,6 +663,8 @@ async function scenario(page: Page, steps: Steps): Promise<void> {
     }
     throw new Error(`no session in the list brought back the prompt "${sc.prompt}"; ${await chatSummary(f)}`);
   });
+
+  await resumedCardsStep(reviewCtx);
 
   await steps.run('chat-panel', '"Agent: Open Chat in Editor" opens the chat as an editor panel', ['open-chat'], async (s) => {
     const before = await chatFrames(page);

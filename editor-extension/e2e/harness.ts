@@ -8,6 +8,8 @@ import * as path from 'node:path';
 import { createRequire } from 'node:module';
 import type { Frame, Locator, Page } from 'playwright-core';
 
+import type { ReviewScenario } from './review.ts';
+
 export type Playwright = typeof import('playwright-core');
 
 /** What the Python orchestrator (tests/extension/test_e2e.py) hands the driver. */
@@ -79,6 +81,8 @@ export interface Scenario {
   askAnswer: string;
   /** How the chip of the selection the code actions run on starts (`calc.py:1-`). */
   askChipPrefix: string;
+  /** Review of the agent's file changes (review.ts). */
+  review: ReviewScenario;
 }
 
 export function loadPlaywright(nodeModules: string): Playwright {

@@ -29,11 +29,20 @@ export type FromWebview =
   | { type: "removeAttachment"; index: number }
   | { type: "copy"; text: string }
   | { type: "insert"; text: string }
-  | { type: "listPrompts" };
+  | { type: "listPrompts" }
+  /** A file card's button: Review (diff), Accept / Reject (before it is applied), Keep / Revert
+   * (after); `all`: every undecided file of the card's turn. */
+  | { type: "fileChange"; changeId: string; action: FileChangeAction; all?: boolean; reason?: string }
+  /** A tool card's "Open full output" (an output longer than a page, kept by the server). */
+  | { type: "openOutput"; sessionId: string; handle: string };
+
+export const FILE_CHANGE_ACTIONS = ["review", "accept", "reject", "keep", "revert"] as const;
+export type FileChangeAction = (typeof FILE_CHANGE_ACTIONS)[number];
 
 const FROM_TYPES = new Set([
   "ready", "send", "stop", "newSession", "listSessions", "resumeSession", "approve", "trust", "elicit",
   "attach", "removeAttachment", "copy", "insert", "listPrompts", "sample", "workspaceTrust", "trustWorkspaceCommand",
+  "fileChange", "openOutput",
 ]);
 
 /** A webview message as a typed value, or null when it is not one (the webview is untrusted input). */
@@ -64,6 +73,12 @@ export function parseFromWebview(raw: unknown): FromWebview | null {
       return ["selection", "file", "resource"].includes(m.kind as string) ? (m as FromWebview) : null;
     case "removeAttachment":
       return typeof m.index === "number" ? (m as FromWebview) : null;
+    case "openOutput":
+      return str("sessionId") && str("handle") ? (m as FromWebview) : null;
+    case "fileChange":
+      if (m.all !== undefined && typeof m.all !== "boolean") return null;
+      if (m.reason !== undefined && typeof m.reason !== "string") return null;
+      return str("changeId") && (FILE_CHANGE_ACTIONS as readonly string[]).includes(m.action as string) ? (m as FromWebview) : null;
     default:
       return m as FromWebview;
   }

@@ -5,6 +5,10 @@
 import type {
   AgentEvent,
   ApprovalAnswer,
+  ChangeStatus,
+  FileChangeEvent,
+  FileChangePayload,
+  ReviewEditParams,
   ApproveParams,
   ElicitParams,
   McpPrompt,
@@ -19,7 +23,7 @@ import type {
   WorkspaceSettingPayload,
   WorkspaceStatusPayload,
 } from "../src/protocol";
-import { attachmentLabel } from "./labels";
+import { attachmentLabel, readableErrorText } from "./labels";
 
 export type Role = "user" | "assistant" | "error" | "notice";
 export type ToolStatus = "running" | "done" | "error" | "denied";
@@ -50,6 +54,8 @@ export interface ToolItem extends ItemBase {
   awaitingApproval: boolean;
   result: string | null;
   durationMs: number | null;
+  /** The result was longer than a page: the server keeps it whole (agent/toolOutput). */
+  output?: { sessionId: string; handle: string } | null;
 }
 
 export interface ApprovalItem extends ItemBase {
@@ -161,7 +167,34 @@ export interface SamplingItem extends ItemBase {
   withdrawn?: boolean;
 }
 
-export type ChatItem = MessageItem | ToolItem | ApprovalItem | TrustItem | WorkspaceTrustItem | ElicitItem | SamplingItem;
+/** One file the agent changed (or wants to change), as its card's row shows it. */
+export interface FileChangeRow {
+  changeId: string;
+  callId: string | null;
+  /** The path relative to its workspace folder. */
+  path: string;
+  uri: string | null;
+  added: number;
+  removed: number;
+  created: boolean;
+  /** `pending`: waiting for the user's Accept / Reject (agent/reviewEdit is open). */
+  status: ChangeStatus | "pending";
+  reason: string | null;
+  /** The texts before and after are known (live) or kept by the server: Review / Revert work. */
+  reviewable: boolean;
+  /** The server withdrew the review (the turn was stopped). */
+  withdrawn?: boolean;
+}
+
+/** The files one turn changed, with what became of each (issue 16: review in the editor). */
+export interface ChangesItem extends ItemBase {
+  kind: "changes";
+  sessionId: string | null;
+  turn: number;
+  files: FileChangeRow[];
+}
+
+export type ChatItem = MessageItem | ToolItem | ApprovalItem | TrustItem | WorkspaceTrustItem | ElicitItem | SamplingItem | ChangesItem;
 
 export interface AttachmentChip {
   kind: "selection" | "file" | "resource";
@@ -207,7 +240,11 @@ export type ChatAction =
   /** The user message of a turn a code action started, shown right after the item `afterId`
    * (its "Code action: <title>" notice), before the turn's streamed output. */
   | { type: "codeActionPrompt"; afterId: string | null; text: string; attachments?: string[] }
-  | { type: "history"; sessionId: string; messages: StoredMessage[] }
+  | { type: "history"; sessionId: string; messages: StoredMessage[]; changes?: FileChangePayload[] }
+  /** agent/reviewEdit arrived: `pending` when the user decides before it is applied. */
+  | { type: "reviewRequest"; params: ReviewEditParams; pending: boolean }
+  /** The user decided about a change (or the server withdrew its review). */
+  | { type: "changeStatus"; changeId: string; status: ChangeStatus; reason?: string | null; withdrawn?: boolean }
   | { type: "sessions"; sessions: SessionInfo[] }
   | { type: "attachments"; attachments: AttachmentChip[] }
   | { type: "prompts"; prompts: McpPrompt[] }
@@ -330,6 +367,7 @@ export function applyEvent(state: ChatState, sessionId: string | null, event: Ag
         awaitingApproval: false,
         result: event.content ?? "",
         durationMs: typeof event.durationMs === "number" ? event.durationMs : null,
+        output: typeof event.outputHandle === "string" && sessionId ? { sessionId, handle: event.outputHandle } : null,
       }));
       if (next !== state) return { ...next, streamingId: null };
       // A finish without a start (should not happen): show a finished card anyway.
@@ -350,8 +388,11 @@ export function applyEvent(state: ChatState, sessionId: string | null, event: Ag
       };
       return { ...pushItem(state, item, nextId), streamingId: null };
     }
+    case "file_change":
+      return upsertChange(state, sessionId ?? state.sessionId, event.turn ?? 0, changeRow(event));
     case "error":
-      return addMessage(state, "error", event.message || event.kind);
+      // One readable line: no exception class names or tracebacks (issue 17).
+      return addMessage(state, "error", readableErrorText(event.message || event.kind, 1000));
     case "turn_finished":
       return { ...state, busy: false, streamingId: null };
     case "usage":
@@ -359,6 +400,76 @@ export function applyEvent(state: ChatState, sessionId: string | null, event: Ag
     default:
       return state;
   }
+}
+
+function changeRow(c: FileChangeEvent | FileChangePayload, reviewable = false): FileChangeRow {
+  return {
+    changeId: String(c.changeId),
+    callId: c.callId ?? null,
+    path: String(c.shown ?? c.path),
+    uri: c.uri ?? null,
+    added: typeof c.added === "number" ? c.added : 0,
+    removed: typeof c.removed === "number" ? c.removed : 0,
+    created: c.created === true,
+    status: c.status,
+    reason: c.reason ?? null,
+    reviewable: reviewable || ("hasContent" in c && c.hasContent === true),
+  };
+}
+
+function isChanges(it: ChatItem): it is ChangesItem {
+  return it.kind === "changes";
+}
+
+/**
+ * A change's row: updated where it is, or added to its turn's card, which then moves to the
+ * end of the chat (what the user must decide stays in view), or a new card for the turn.
+ */
+export function upsertChange(state: ChatState, sessionId: string | null, turn: number, row: FileChangeRow): ChatState {
+  const holder = state.items.find((it): it is ChangesItem => isChanges(it) && it.files.some((f) => f.changeId === row.changeId));
+  if (holder) {
+    return updateItem(
+      state,
+      (it): it is ChangesItem => it === holder,
+      (it) => ({
+        files: it.files.map((f) =>
+          f.changeId === row.changeId
+            ? { ...f, ...row, reviewable: f.reviewable || row.reviewable, callId: row.callId ?? f.callId, uri: row.uri ?? f.uri }
+            : f,
+        ),
+      }),
+    );
+  }
+  const card = [...state.items].reverse().find((it): it is ChangesItem => isChanges(it) && it.sessionId === sessionId && it.turn === turn);
+  if (card) {
+    const moved: ChangesItem = { ...card, files: [...card.files, row], rev: card.rev + 1 };
+    return { ...state, items: [...state.items.filter((it) => it !== card), moved], streamingId: null };
+  }
+  const [id, nextId] = newId(state, "c");
+  const item: ChangesItem = { kind: "changes", id, rev: 0, sessionId, turn, files: [row] };
+  return { ...pushItem(state, item, nextId), streamingId: null };
+}
+
+/** The changes of a resumed session as file cards, one per turn, after the last tool card of its calls. */
+export function withChanges(items: ChatItem[], changes: FileChangePayload[], startId: number): [ChatItem[], number] {
+  let n = startId;
+  const byTurn = new Map<number, FileChangeRow[]>();
+  for (const c of changes) {
+    if (!c || typeof c !== "object" || typeof c.changeId !== "string") continue;
+    const turn = typeof c.turn === "number" ? c.turn : 0;
+    byTurn.set(turn, [...(byTurn.get(turn) ?? []), changeRow(c)]);
+  }
+  const out = [...items];
+  for (const [turn, files] of byTurn) {
+    const card: ChangesItem = { kind: "changes", id: `c-${n++}`, rev: 0, sessionId: null, turn, files };
+    const calls = new Set(files.map((f) => f.callId));
+    let at = -1;
+    out.forEach((it, i) => {
+      if (it.kind === "tool" && calls.has(it.callId)) at = i;
+    });
+    out.splice(at < 0 ? out.length : at + 1, 0, card);
+  }
+  return [out, n];
 }
 
 /** A stored session's messages as chat items (text, tool calls and their results). */
@@ -406,10 +517,24 @@ export function historyItems(messages: StoredMessage[], startId: number): [ChatI
       }
     } else if (m.role === "tool" && m.tool_call_id) {
       const item = tools.get(m.tool_call_id);
-      if (item) item.result = text;
+      if (item) {
+        item.result = text;
+        applyToolRun(item, m.run);
+      }
     }
   }
   return [items, n];
+}
+
+/** How a resumed tool call ran (`run` of its result: server, duration, outcome), onto its card,
+ * so that it looks as it did live. Older servers send no `run`: the card keeps "done". */
+function applyToolRun(item: ToolItem, raw: unknown): void {
+  if (!raw || typeof raw !== "object") return;
+  const r = raw as { server?: unknown; displayName?: unknown; durationMs?: unknown; isError?: unknown; denied?: unknown };
+  if (typeof r.server === "string") item.server = r.server;
+  if (typeof r.displayName === "string") item.displayName = r.displayName;
+  if (typeof r.durationMs === "number" && Number.isFinite(r.durationMs)) item.durationMs = r.durationMs;
+  item.status = toolStatus(r.isError === true, r.denied === true);
 }
 
 /** A resumed message's `display` ({text, attachments}) as text and chip labels; null when absent or malformed. */
@@ -461,7 +586,8 @@ export function reduce(state: ChatState, action: ChatAction): ChatState {
     case "promptFinished": {
       let next: ChatState = { ...state, busy: false, streamingId: null, sessionId: action.result.sessionId || state.sessionId };
       const err = action.result.error;
-      if (err && err.message && lastErrorText(next) !== err.message) next = addMessage(next, "error", err.message);
+      const shown = err && err.message ? readableErrorText(err.message, 1000) : "";
+      if (shown && lastErrorText(next) !== shown) next = addMessage(next, "error", shown);
       return next;
     }
     case "promptFailed": {
@@ -584,9 +710,41 @@ export function reduce(state: ChatState, action: ChatAction): ChatState {
         () => (action.withdrawn ? { answer: action.answer, withdrawn: true } : { answer: action.answer }),
       );
     case "history": {
-      const [items, nextId] = historyItems(action.messages, state.nextId);
+      const [messages, afterMessages] = historyItems(action.messages, state.nextId);
+      const [items, nextId] = withChanges(messages, action.changes ?? [], afterMessages);
+      for (const it of items) if (it.kind === "changes") it.sessionId = action.sessionId;
       return { ...state, sessionId: action.sessionId, items: [...items, ...pendingItems(state)], nextId, busy: false, streamingId: null };
     }
+    case "reviewRequest": {
+      const p = action.params;
+      const row: FileChangeRow = {
+        changeId: String(p.changeId),
+        callId: p.callId ?? null,
+        path: String(p.path),
+        uri: p.uri ?? null,
+        added: typeof p.added === "number" ? p.added : 0,
+        removed: typeof p.removed === "number" ? p.removed : 0,
+        created: p.created === true,
+        status: action.pending ? "pending" : "proposed",
+        reason: null,
+        reviewable: true,
+      };
+      // its tool call waits for this review now, not for an approval (one answered at once)
+      const next = p.callId ? updateItem(state, isTool(p.callId), () => ({ awaitingApproval: false })) : state;
+      return upsertChange(next, p.sessionId ?? state.sessionId, p.turn ?? 0, row);
+    }
+    case "changeStatus":
+      return updateItem(
+        state,
+        (it): it is ChangesItem => isChanges(it) && it.files.some((f) => f.changeId === action.changeId),
+        (it) => ({
+          files: it.files.map((f) =>
+            f.changeId === action.changeId
+              ? { ...f, status: action.status, reason: action.reason ?? f.reason, ...(action.withdrawn ? { withdrawn: true } : {}) }
+              : f,
+          ),
+        }),
+      );
     case "sessions":
       return { ...state, sessions: action.sessions };
     case "attachments":
@@ -627,7 +785,8 @@ export function reduce(state: ChatState, action: ChatAction): ChatState {
 export function pendingItems(state: ChatState): ChatItem[] {
   return state.items.filter(
     (it) =>
-      (it.kind === "approval" || it.kind === "trust" || it.kind === "workspaceTrust" || it.kind === "elicit" || it.kind === "sampling") &&
-      it.answer === null,
+      (it.kind === "changes" && it.files.some((f) => f.status === "pending")) ||
+      ((it.kind === "approval" || it.kind === "trust" || it.kind === "workspaceTrust" || it.kind === "elicit" || it.kind === "sampling") &&
+        it.answer === null),
   );
 }

@@ -8,8 +8,10 @@ import { needsQuestion, withQuestion } from "./codeActions";
 import { errorText } from "./errors";
 import { fact } from "./factLog";
 import * as P from "./protocol";
-import { serverErrorText, workspaceRestricted, workspaceTrustDetail } from "./format";
+import { serverEntryOffset, serverErrorText, workspaceRestricted, workspaceTrustDetail } from "./format";
 import { pickServer, serverAction, serverDescription, type ServerNode, type ServersModel } from "./servers";
+import { sessionLabel } from "../shared/labels";
+import { doctorCommand, readServerSettings, resolveServerCommand } from "./serverCommand";
 import { openSettingsFile, serverEnv, userSettingsPath, workspaceSettingsPath } from "./settingsFiles";
 
 export const RUN_CODE_ACTION = "agentLs.runCodeAction";
@@ -171,7 +173,7 @@ export function registerCommands(
         [...sessions]
           .sort((a, b) => b.updated - a.updated)
           .map((s) => ({
-            label: s.title || `Session ${s.id.slice(0, 8)}`,
+            label: sessionLabel(s),
             description: `${s.messageCount} messages`,
             detail: new Date(s.updated * 1000).toLocaleString(),
             id: s.id,
@@ -187,6 +189,14 @@ export function registerCommands(
       if (name) await serverAction(agent, servers, P.MCP_RESTART, { server: name } satisfies P.ServerParams, `Restarting ${name}`);
     }),
     reg("agentLs.showServerLog", showServerLog),
+    reg("agentLs.serverDoctor", async (arg) => {
+      const name = await pickServer(servers, arg, "Run the doctor on which MCP server?");
+      if (name) runDoctor(name);
+    }),
+    reg("agentLs.editServerConfig", async (arg) => {
+      const name = await pickServer(servers, arg, "Edit the configuration of which MCP server?");
+      if (name) await editServerConfig(servers, name);
+    }),
     reg("agentLs.enableServer", async (arg) => {
       const name = await pickServer(servers, arg, "Enable which MCP server?");
       if (name) await serverAction(agent, servers, P.MCP_SET_ENABLED, { server: name, enabled: true } satisfies P.SetEnabledParams, `Enabling ${name}`);
@@ -278,4 +288,48 @@ function workspaceFolderArg(arg: unknown): string | undefined {
 export function heldByRestrictedFolder(servers: ServersModel, name: string): P.WorkspaceStatusPayload | undefined {
   if (servers.get(name)?.scope === "user") return undefined;
   return servers.workspaces.filter(workspaceRestricted).find((w) => (w.servers ?? []).some((e) => e.server === name));
+}
+
+/**
+ * "Run the doctor on this server": `agent-ls mcp doctor <server>` in a terminal, with the program
+ * and environment the language server runs with (resolved argv/cwd/env with secrets hidden,
+ * the phase that failed, PATH lookups in the login shell, the stderr tail).
+ */
+function runDoctor(name: string): void {
+  const config = vscode.workspace.getConfiguration("agentLs.server");
+  const settings = readServerSettings((k) => config.get(k));
+  const resolved = resolveServerCommand(settings, serverEnv().PATH);
+  if (!resolved.ok) {
+    void vscode.window.showErrorMessage(`Cannot run the doctor: ${resolved.error}`);
+    return;
+  }
+  const folders = (vscode.workspace.workspaceFolders ?? []).map((f) => f.uri.fsPath);
+  const [program, ...args] = doctorCommand(resolved.value, name, folders);
+  fact(`doctor ${name}`);
+  const terminal = vscode.window.createTerminal({
+    name: `agent-ls doctor: ${name}`,
+    shellPath: program,
+    shellArgs: args,
+    cwd: folders[0],
+    env: settings.env,
+  });
+  terminal.show();
+}
+
+/** "Edit its configuration": the settings file that defines the server, at its entry. */
+async function editServerConfig(servers: ServersModel, name: string): Promise<void> {
+  const source = servers.get(name)?.source;
+  if (!source || source === "?") {
+    void vscode.window.showInformationMessage(`agent-ls does not know which file defines ${name}.`);
+    return;
+  }
+  const doc = await vscode.workspace.openTextDocument(vscode.Uri.file(source));
+  const editor = await vscode.window.showTextDocument(doc);
+  const at = serverEntryOffset(doc.getText(), name);
+  if (at >= 0) {
+    const start = doc.positionAt(at);
+    const end = doc.positionAt(at + JSON.stringify(name).length);
+    editor.selection = new vscode.Selection(start, end);
+    editor.revealRange(new vscode.Range(start, end), vscode.TextEditorRevealType.InCenterIfOutsideViewport);
+  }
 }

@@ -5,7 +5,7 @@ import { ChatViews } from "./chat/views";
 import { AgentClient } from "./client";
 import { codeActionMiddleware, registerCommands } from "./commands";
 import { fact } from "./factLog";
-import { ServersModel, ServersTree } from "./servers";
+import { bindServersView, ServersModel, ServersTree } from "./servers";
 import { createStatusBar } from "./statusBar";
 
 let agent: AgentClient | undefined;
@@ -27,6 +27,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     views,
     servers,
     tree,
+    bindServersView(tree, servers, agent),
     createStatusBar(agent, servers, chat),
     ...registerCommands(agent, chat, views, servers),
   );

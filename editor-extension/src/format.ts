@@ -4,11 +4,18 @@ import * as path from "path";
 import { commandLine, pairLines, visible } from "../shared/commandLine";
 import type * as P from "./protocol";
 
-export { attachmentLabel } from "../shared/labels";
+import { agentStateLabel, readableErrorText, serverProblemSentence, serverStarting, serverStateLabel } from "../shared/labels";
 
+export { attachmentLabel, serverProblemSentence, serverStateLabel } from "../shared/labels";
+
+/** The state in words (lower case, as VS Code's descriptions are), then the tool count when it
+ * connected: `connected · 3 tools`, `waiting for your trust`, `starting…`. */
 export function serverDescription(s: P.ServerStatus): string {
+  const label = serverStateLabel(s.state);
+  const words = label[0].toLowerCase() + label.slice(1);
+  if (s.state !== "connected" && s.state !== "connected-listing-failed") return words;
   const n = typeof s.toolCount === "number" ? s.toolCount : (s.tools?.length ?? 0);
-  return `${s.state} · ${n} tool${n === 1 ? "" : "s"}`;
+  return `${words} · ${n} tool${n === 1 ? "" : "s"}`;
 }
 
 export function serverContextValue(s: P.ServerStatus): string {
@@ -57,14 +64,63 @@ export function serverErrorRow(s: P.ServerStatus): boolean {
   return !!s.error && s.state !== "connected";
 }
 
+/** Whether the servers view opens a server's row to show what is wrong (and the fixes). */
+export function serverNeedsAttention(s: P.ServerStatus): boolean {
+  return serverErrorRow(s) || s.state === "needs-sign-in";
+}
+
+/**
+ * The line above the servers view while something is on its way: the agent-ls server itself
+ * starting, or MCP servers starting (`Starting 2 servers… (github, time)`); undefined otherwise.
+ */
+export function serversViewMessage(agentState: string | undefined, servers: readonly P.ServerStatus[]): string | undefined {
+  if (agentState === "starting") return "Starting the agent-ls server…";
+  const starting = servers.filter((s) => serverStarting(s.state)).map((s) => s.name).sort((a, b) => a.localeCompare(b));
+  if (starting.length === 0) return undefined;
+  const names = starting.length <= 3 ? starting.join(", ") : `${starting.slice(0, 3).join(", ")} and ${starting.length - 3} more`;
+  return `Starting ${starting.length} server${starting.length === 1 ? "" : "s"}… (${names})`;
+}
+
+/** A command on a failed server's row that helps fix it (the servers view shows them as child rows). */
+export interface ServerFix {
+  command: string;
+  title: string;
+  icon: string;
+}
+
+/**
+ * What the user can do about a server that is not (fully) usable, most useful first, by the
+ * phase that failed: sign in, trust, edit its entry, run the doctor, read its log, restart.
+ */
+export function serverFixes(s: P.ServerStatus): ServerFix[] {
+  if (!serverNeedsAttention(s)) return [];
+  const e = typeof s.error === "object" && s.error ? s.error : null;
+  const phase = e?.phase ?? (s.state === "needs-sign-in" ? "auth" : undefined);
+  const http = typeof e?.httpStatus === "number" ? e.httpStatus : null;
+  const out: ServerFix[] = [];
+  const add = (command: string, title: string, icon: string) => {
+    if (!out.some((f) => f.command === command)) out.push({ command, title, icon });
+  };
+  if (authActions(s).signIn || phase === "auth" || http === 401 || http === 403) add("agentLs.signIn", "Sign in to this server", "sign-in");
+  if (s.state === "awaiting-trust" || s.state === "untrusted") add("agentLs.trustServer", "Review and trust this server…", "shield");
+  if (phase !== "trust" && phase !== "auth") add("agentLs.serverDoctor", "Run the doctor on this server", "debug-console");
+  if (s.source) add("agentLs.editServerConfig", "Edit its configuration", "edit");
+  if (phase !== "config" && phase !== "trust") add("agentLs.showServerLog", "Show the server log", "output");
+  if (phase === "running" || phase === "handshake" || phase === "listing" || phase === "spawn") add("agentLs.restartServer", "Restart the server", "debug-restart");
+  return out;
+}
+
 export function serverTooltip(s: P.ServerStatus): string {
-  const lines = [`${s.name}: ${s.state}`];
+  const lines = [`${s.name}: ${serverStateLabel(s.state)} (state: ${s.state})`];
+  if (serverNeedsAttention(s)) lines.push(serverProblemSentence(s.error, s.state));
   if (s.transport) lines.push(`transport: ${s.transport}${s.scope ? ` (${s.scope} scope)` : ""}`);
   if (s.source) lines.push(`defined in: ${s.source}`);
   if (typeof s.serverInfo === "string" && s.serverInfo) lines.push(`server: ${s.serverInfo}`);
   if (s.protocolVersion) lines.push(`protocol: MCP ${s.protocolVersion}`);
   if (s.auth) lines.push(`auth: ${authText(s.auth)}`);
   if (s.error) lines.push(`last error: ${serverErrorText(s.error)}`);
+  const tail = (s.stderrTail ?? []).slice(-5);
+  if (tail.length) lines.push("stderr (last lines):", ...tail.map((l) => `  ${l}`));
   return lines.join("\n");
 }
 
@@ -74,6 +130,28 @@ export function statusText(opts: { client: string; busy: boolean; connected: num
   if (opts.client === "stopped") return "$(circle-slash) Agent";
   const mcp = `MCP ${opts.connected}/${opts.total}`;
   return opts.busy ? `$(loading~spin) Agent working · ${mcp}` : `$(hubot) ${mcp}`;
+}
+
+/**
+ * The status bar's tooltip: the agent-ls server's state and each MCP server's state in words
+ * (a failed one with its reason in one sentence); raw state names and exception text stay out.
+ */
+export function statusTooltip(opts: {
+  client: string;
+  error?: string | null;
+  busy: boolean;
+  servers: readonly P.ServerStatus[];
+}): string {
+  if (opts.client === "failed") {
+    const why = readableErrorText(opts.error || "see the Agent output");
+    return `agent-ls server: ${agentStateLabel("failed")}. ${why[0].toUpperCase()}${why.slice(1)}`;
+  }
+  const head = `agent-ls server: ${agentStateLabel(opts.client)}${opts.busy ? ", the agent is working" : ""}`;
+  const lines = opts.servers.map((s) => {
+    const why = serverNeedsAttention(s) ? serverProblemSentence(s.error, s.state) : "";
+    return `${s.name}: ${serverDescription(s)}${why ? `. ${why}` : ""}`;
+  });
+  return [head, ...lines].join("\n");
 }
 
 /** The user settings file, as the server computes it (platformdirs' user config dir). */
@@ -139,4 +217,11 @@ export function workspaceTrustDetail(workspaces: readonly P.WorkspaceStatusPaylo
     out.push("");
   }
   return out.join("\n").trim();
+}
+
+/** Where a server's entry (`"<name>": {`) starts in a settings file's text; -1 when not found. */
+export function serverEntryOffset(text: string, name: string): number {
+  const key = JSON.stringify(name).replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+  const m = new RegExp(`${key}\\s*:\\s*\\{`).exec(text);
+  return m ? m.index : -1;
 }

@@ -28,6 +28,12 @@ export const MCP_SIGN_IN = "mcp/signIn";
 export const MCP_SIGN_OUT = "mcp/signOut";
 /** Trust or restrict a workspace folder (issue 14). */
 export const SET_WORKSPACE_TRUST = "agent/setWorkspaceTrust";
+/** The user kept or reverted a change applied unreviewed (issue 16): recorded for resume. */
+export const CHANGE_OUTCOME = "agent/changeOutcome";
+/** The texts of a recorded change (Review / Revert on a resumed file card). */
+export const CHANGE_CONTENT = "agent/changeContent";
+/** The whole of a tool output longer than a page (issue 16, item 4). */
+export const TOOL_OUTPUT = "agent/toolOutput";
 
 // client -> server notifications ------------------------------------------------------------
 /** The editor's own workspace trust changed (VS Code: onDidGrantWorkspaceTrust). */
@@ -45,6 +51,8 @@ export const TRUST_WORKSPACE = "agent/trustWorkspace";
 export const ELICIT = "mcp/elicit";
 /** MCP sampling consent (a server without it never sends it). */
 export const SAMPLE = "mcp/sample";
+/** The agent wants to change a file: the client answers accept / reject / deferred (issue 16). */
+export const REVIEW_EDIT = "agent/reviewEdit";
 
 // workspace/executeCommand commands (carried by the server's code actions) -------------------
 export const CMD_ASK = "agent-ls.ask";
@@ -56,10 +64,11 @@ export const COMMANDS = [CMD_ASK, CMD_RUN_TOOL_ACTION, CMD_RUN_MCP_PROMPT] as co
 export const CLIENT_REQUESTS = [
   PROMPT, CANCEL, SESSIONS_LIST, SESSIONS_NEW, SESSIONS_RESUME, SESSIONS_DELETE, SERVER_INFO, MCP_STATUS,
   MCP_RESTART, MCP_SET_ENABLED, MCP_TRUST, MCP_RESOURCES_LIST, MCP_RESOURCES_READ, MCP_PROMPTS_LIST,
-  MCP_PROMPTS_GET, MCP_CALL_TOOL, MCP_SIGN_IN, MCP_SIGN_OUT, SET_WORKSPACE_TRUST,
+  MCP_PROMPTS_GET, MCP_CALL_TOOL, MCP_SIGN_IN, MCP_SIGN_OUT, SET_WORKSPACE_TRUST, CHANGE_OUTCOME, CHANGE_CONTENT,
+  TOOL_OUTPUT,
 ] as const;
 export const CLIENT_NOTIFICATIONS = [EDITOR_TRUST] as const;
-export const SERVER_REQUESTS = [APPROVE, TRUST_SERVER, TRUST_WORKSPACE, ELICIT, SAMPLE] as const;
+export const SERVER_REQUESTS = [APPROVE, TRUST_SERVER, TRUST_WORKSPACE, ELICIT, SAMPLE, REVIEW_EDIT] as const;
 export const SERVER_NOTIFICATIONS = [EVENT, MCP_STATUS_CHANGED] as const;
 
 // JSON-RPC / LSP error codes the custom methods answer with ----------------------------------
@@ -86,10 +95,19 @@ export const EVENT_TYPES = [
   "tool_call_started",
   "approval_requested",
   "tool_call_finished",
+  "file_change",
   "usage",
   "error",
   "turn_finished",
 ] as const;
+export const REVIEW_DECISIONS = ["accept", "reject", "deferred"] as const;
+export type ReviewDecision = (typeof REVIEW_DECISIONS)[number];
+export const CHANGE_STATUSES = ["proposed", "accepted", "rejected", "failed", "written", "applied", "kept", "reverted"] as const;
+export type ChangeStatus = (typeof CHANGE_STATUSES)[number];
+export const CHANGE_OUTCOMES = ["kept", "reverted"] as const;
+export type ChangeOutcome = (typeof CHANGE_OUTCOMES)[number];
+/** `capabilities.experimental.agentLs.reviewEdits: true`: this client answers agent/reviewEdit. */
+export const REVIEW_CAPABILITY = "reviewEdits";
 
 // payloads ------------------------------------------------------------------------------------
 
@@ -191,6 +209,8 @@ export interface ToolCallFinishedEvent {
   durationMs: number;
   denied?: boolean;
   attachments?: ToolAttachment[];
+  /** The output was longer than a page: kept whole under this handle (`content` is its first page). */
+  outputHandle?: string | null;
 }
 
 /** Non-text content of a tool result: images, audio, resources. */
@@ -202,6 +222,24 @@ export interface ToolAttachment {
   text?: string | null;
   uri?: string | null;
   name?: string | null;
+}
+/** An agent change to a file and what became of it (the chat's file card). */
+export interface FileChangeEvent {
+  type: "file_change";
+  changeId: string;
+  callId: string | null;
+  /** The absolute path. */
+  path: string;
+  /** The path relative to its workspace folder. */
+  shown: string;
+  added: number;
+  removed: number;
+  /** `applied`, `accepted`, `rejected`, `failed` or `written`. */
+  status: ChangeStatus;
+  created?: boolean;
+  reason?: string | null;
+  turn?: number;
+  uri?: string | null;
 }
 export interface UsageEvent extends Usage {
   type: "usage";
@@ -227,6 +265,7 @@ export type AgentEvent =
   | ToolCallStartedEvent
   | ApprovalRequestedEvent
   | ToolCallFinishedEvent
+  | FileChangeEvent
   | UsageEvent
   | ErrorEvent
   | TurnFinishedEvent;
@@ -274,6 +313,17 @@ export interface StoredMessage {
   /** User messages whose model-facing text is not what the user typed (attachments rendered
    * into it, a slash command expanded): how the chat shows them. Added by the server on resume. */
   display?: MessageDisplay | null;
+  /** Tool results: how the call ran (added by the server on resume; never sent to the model). */
+  run?: ToolRunInfo | null;
+}
+
+/** `run` of a resumed tool result: what the chat's tool card shows besides the call and result. */
+export interface ToolRunInfo {
+  server: string | null;
+  displayName: string | null;
+  durationMs: number | null;
+  isError: boolean;
+  denied: boolean;
 }
 
 /** An attachment as the chat shows it (a chip): what it was, without its content. */
@@ -294,6 +344,85 @@ export interface MessageDisplay {
 export interface SessionsResumeResult {
   sessionId: string;
   messages: StoredMessage[];
+  /** The agent's file changes in the session with their outcome (older servers: absent). */
+  changes?: FileChangePayload[];
+}
+
+/** A recorded file change (a resumed session's file cards). */
+export interface FileChangePayload {
+  changeId: string;
+  callId: string | null;
+  path: string;
+  shown: string;
+  added: number;
+  removed: number;
+  created: boolean;
+  status: ChangeStatus;
+  turn?: number;
+  uri?: string | null;
+  reason?: string | null;
+  /** agent/changeContent has its texts. */
+  hasContent?: boolean;
+}
+
+/** `agent/changeOutcome`: the user kept or reverted an applied change (result: the updated FileChangePayload). */
+export interface ChangeOutcomeParams {
+  sessionId: string;
+  changeId: string;
+  outcome: ChangeOutcome;
+}
+
+/** `agent/changeContent`. */
+export interface ChangeContentParams {
+  sessionId: string;
+  changeId: string;
+}
+
+export interface ChangeContentResult {
+  change: FileChangePayload;
+  /** Null when the texts were not kept (too long). */
+  before: string | null;
+  after: string | null;
+}
+
+/** `agent/toolOutput`: the whole of a tool output (the `outputHandle` of its tool_call_finished). */
+export interface ToolOutputParams {
+  sessionId: string;
+  handle: string;
+}
+
+export interface ToolOutputResult {
+  handle: string;
+  /** The tool that produced it (model-facing name). */
+  tool: string;
+  text: string;
+  /** The tool's whole output (more than `text` only when it exceeded the session's store). */
+  totalChars: number;
+}
+
+/** `agent/reviewEdit` (server -> client): the agent wants to change a file. */
+export interface ReviewEditParams {
+  changeId: string;
+  uri: string;
+  /** The path relative to its workspace folder. */
+  path: string;
+  /** The current text (the buffer, unsaved changes included; empty for a new file). */
+  before: string;
+  after: string;
+  added: number;
+  removed: number;
+  created: boolean;
+  sessionId?: string | null;
+  /** The tool call making the change. */
+  callId?: string | null;
+  turn?: number;
+}
+
+export interface ReviewEditResult {
+  /** `deferred`: apply it now, the user reviews it afterwards (Keep / Revert). */
+  decision: ReviewDecision;
+  /** Why the user rejected it (the model is told). */
+  reason?: string | null;
 }
 
 export interface DeleteResult {
@@ -525,6 +654,8 @@ export interface ApproveParams {
   displayName?: string | null;
   /** The session whose turn asks; null for direct calls (mcp/callTool, tool actions). */
   sessionId?: string | null;
+  /** A built-in file tool whose every change goes to agent/reviewEdit before it is applied. */
+  reviewedEdit?: boolean;
 }
 
 export type ApprovalAnswer = "allow_once" | "allow_session" | "deny";

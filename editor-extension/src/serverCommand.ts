@@ -99,3 +99,14 @@ export function resolveServerCommand(
   }
   return { ok: true, value: { command: found, args: [], source: "PATH" } };
 }
+
+/**
+ * The command line of `agent-ls mcp doctor <server>` with the same program the language server
+ * runs: the server's own arguments without a final `serve`, then `mcp doctor <server>` and the
+ * workspace folders (`-w`).
+ */
+export function doctorCommand(server: ResolvedCommand, name: string, folders: readonly string[] = []): string[] {
+  const args = [...server.args];
+  if (args[args.length - 1] === "serve") args.pop();
+  return [server.command, ...args, "mcp", "doctor", name, ...folders.flatMap((f) => ["-w", f])];
+}

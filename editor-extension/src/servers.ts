@@ -10,9 +10,13 @@ import { fact } from "./factLog";
 import {
   serverContextValue,
   serverDescription,
-  serverErrorRow,
   serverErrorText,
+  serverFixes,
+  serverNeedsAttention,
+  serverProblemSentence,
+  serversViewMessage,
   serverTooltip,
+  type ServerFix,
   workspaceRestricted,
   workspaceRowLabel,
   workspaceStateText,
@@ -23,6 +27,8 @@ export class ServersModel implements vscode.Disposable {
   private servers: P.ServerStatus[] = [];
   private diagnostics: string[] = [];
   private folders: P.WorkspaceStatusPayload[] = [];
+  /** Whether the running server has sent its status yet (until then the view says it is starting). */
+  private received = false;
   private readonly emitter = new vscode.EventEmitter<void>();
   readonly onDidChange = this.emitter.event;
   private readonly disposables: vscode.Disposable[] = [];
@@ -32,12 +38,18 @@ export class ServersModel implements vscode.Disposable {
       this.emitter,
       agent.onDidChangeState(({ state }) => {
         if (state === "running") void this.refresh();
-        else if (state !== "starting") this.update([]);
+        else if (state !== "starting") {
+          this.received = false;
+          this.update([]);
+        }
       }),
     );
     agent.addBinder((client: LanguageClient) => [
       client.onNotification(P.MCP_STATUS_CHANGED, (p: P.StatusChangedParams) => {
-        if (p && Array.isArray(p.servers)) this.update(p.servers, undefined, p.workspaces);
+        if (p && Array.isArray(p.servers)) {
+          this.received = true;
+          this.update(p.servers, undefined, p.workspaces);
+        }
       }),
     ]);
   }
@@ -70,6 +82,7 @@ export class ServersModel implements vscode.Disposable {
   async refresh(): Promise<void> {
     try {
       const r = await this.agent.request<P.StatusResult>(P.MCP_STATUS, {});
+      this.received = true;
       this.update(r.servers, r.diagnostics ?? [], r.workspaces ?? []);
     } catch (e) {
       this.agent.output.warn(`mcp/status: ${errorText(e)}`);
@@ -89,6 +102,13 @@ export class ServersModel implements vscode.Disposable {
     }
   }
 
+  /** The agent-ls language server's state (`starting`, `running`, `stopped`, `failed`); a running
+   * server whose first status has not arrived yet counts as `starting`. */
+  get agentState(): string | undefined {
+    const state = (this.agent as Partial<AgentClient>).state;
+    return state === "running" && !this.received ? "starting" : state;
+  }
+
   get connected(): number {
     return this.servers.filter((s) => s.state === "connected" || s.state === "connected-listing-failed").length;
   }
@@ -106,11 +126,15 @@ export type ServerNode =
   | { kind: "ignored"; folder: string; setting: P.WorkspaceSettingPayload }
   | { kind: "server"; status: P.ServerStatus }
   | { kind: "tool"; server: string; tool: P.StatusTool }
-  /** Why a server that is not connected failed (its last error), shown above its tools. */
-  | { kind: "error"; server: string; error: P.ServerError | string };
+  /** Why a server that is not connected failed (its last error, in one sentence), shown above its tools. */
+  | { kind: "error"; server: string; error: P.ServerError | string | null; state: string; stderrTail?: string[] }
+  /** Something that helps fix a failed server (open its log, run the doctor, edit its entry, sign in). */
+  | { kind: "fix"; server: string; fix: ServerFix };
 
+/** Icon and colour by state: colours that keep 3:1 (non-text) on the default light, dark and
+ * high-contrast themes (`testing.iconPassed` is 1.9:1 on Light Modern, so not that green). */
 const STATE_ICONS: Record<string, [string, string | undefined]> = {
-  connected: ["pass", "testing.iconPassed"],
+  connected: ["pass", "charts.green"],
   "connected-listing-failed": ["warning", "list.warningForeground"],
   starting: ["loading~spin", undefined],
   restarting: ["loading~spin", undefined],
@@ -142,7 +166,10 @@ export class ServersTree implements vscode.TreeDataProvider<ServerNode> {
     if (node.kind === "server") {
       const s = node.status;
       const tools: ServerNode[] = (s.tools ?? []).map((tool) => ({ kind: "tool", server: s.name, tool }));
-      return serverErrorRow(s) && s.error ? [{ kind: "error", server: s.name, error: s.error }, ...tools] : tools;
+      if (!serverNeedsAttention(s)) return tools;
+      const problem: ServerNode = { kind: "error", server: s.name, error: s.error ?? null, state: s.state, stderrTail: s.stderrTail };
+      const fixes = serverFixes(s).map((fix): ServerNode => ({ kind: "fix", server: s.name, fix }));
+      return [problem, ...fixes, ...tools];
     }
     return [];
   }
@@ -175,7 +202,7 @@ export class ServersTree implements vscode.TreeDataProvider<ServerNode> {
       const hasTools = (s.tools?.length ?? 0) > 0;
       const item = new vscode.TreeItem(
         s.name,
-        serverErrorRow(s)
+        serverNeedsAttention(s)
           ? vscode.TreeItemCollapsibleState.Expanded
           : hasTools
             ? vscode.TreeItemCollapsibleState.Collapsed
@@ -190,12 +217,26 @@ export class ServersTree implements vscode.TreeDataProvider<ServerNode> {
       return item;
     }
     if (node.kind === "error") {
-      const text = serverErrorText(node.error);
-      const item = new vscode.TreeItem(text.split("\n")[0], vscode.TreeItemCollapsibleState.None);
+      // One readable sentence; the raw message (exception text, stderr) is in the tooltip and the log.
+      const item = new vscode.TreeItem(serverProblemSentence(node.error, node.state), vscode.TreeItemCollapsibleState.None);
       item.id = `error:${node.server}`;
-      item.tooltip = text;
+      const raw = serverErrorText(node.error);
+      const tail = (node.stderrTail ?? []).slice(-5);
+      item.tooltip = [raw && `details: ${raw}`, `(state: ${node.state})`, ...(tail.length ? ["stderr (last lines):", ...tail] : [])]
+        .filter(Boolean)
+        .join("\n");
       item.contextValue = "server-error";
-      item.iconPath = new vscode.ThemeIcon("error", new vscode.ThemeColor("list.errorForeground"));
+      const waiting = node.state === "awaiting-trust" || node.state === "needs-sign-in";
+      item.iconPath = new vscode.ThemeIcon(waiting ? "info" : "error", new vscode.ThemeColor(waiting ? "list.warningForeground" : "list.errorForeground"));
+      return item;
+    }
+    if (node.kind === "fix") {
+      const item = new vscode.TreeItem(node.fix.title, vscode.TreeItemCollapsibleState.None);
+      item.id = `fix:${node.server}:${node.fix.command}`;
+      item.tooltip = `${node.fix.title} (${node.server})`;
+      item.contextValue = "server-fix";
+      item.iconPath = new vscode.ThemeIcon(node.fix.icon);
+      item.command = { command: node.fix.command, title: node.fix.title, arguments: [node.server] };
       return item;
     }
     const t = node.tool;
@@ -215,7 +256,7 @@ export async function pickServer(model: ServersModel, arg: unknown, placeHolder:
   if (arg && typeof arg === "object") {
     const node = arg as Partial<ServerNode>;
     if (node.kind === "server" && node.status) return node.status.name;
-    if ((node.kind === "tool" || node.kind === "error") && node.server) return node.server;
+    if ((node.kind === "tool" || node.kind === "error" || node.kind === "fix") && node.server) return node.server;
   }
   if (model.list.length === 0) {
     void vscode.window.showInformationMessage("No MCP servers are configured.");
@@ -251,4 +292,18 @@ export async function serverAction(
     fact(`error ${msg}`);
     void vscode.window.showWarningMessage(msg);
   }
+}
+
+/**
+ * Keeps the servers view's message line and its welcome content in step with the states:
+ * "Starting the agent-ls server…", "Starting 2 servers… (github, time)"; the context key
+ * `agentLs.agentState` picks the welcome text of an empty view (package.json viewsWelcome).
+ */
+export function bindServersView(view: { message?: string }, model: ServersModel, agent: AgentClient): vscode.Disposable {
+  const update = () => {
+    view.message = serversViewMessage(model.agentState, model.list);
+    void vscode.commands.executeCommand("setContext", "agentLs.agentState", model.agentState ?? "starting");
+  };
+  update();
+  return vscode.Disposable.from(model.onDidChange(update), agent.onDidChangeState(update));
 }

@@ -2,7 +2,7 @@
 import * as vscode from "vscode";
 import type { ChatController } from "./chat/controller";
 import type { AgentClient } from "./client";
-import { serverErrorText, statusText } from "./format";
+import { statusText, statusTooltip } from "./format";
 import type { ServersModel } from "./servers";
 
 export function createStatusBar(agent: AgentClient, model: ServersModel, chat: ChatController): vscode.Disposable {
@@ -11,11 +11,7 @@ export function createStatusBar(agent: AgentClient, model: ServersModel, chat: C
   item.command = "agentLs.showStatus";
   const update = () => {
     item.text = statusText({ client: agent.state, busy: chat.busy, connected: model.connected, total: model.list.length });
-    const lines = model.list.map((s) => `${s.name}: ${s.state}${s.error ? ` (${serverErrorText(s.error)})` : ""}`);
-    item.tooltip =
-      agent.state === "failed"
-        ? `agent-ls server: ${agent.error ?? "failed"}`
-        : [`agent-ls server: ${agent.state}${chat.busy ? ", agent working" : ""}`, ...lines].join("\n");
+    item.tooltip = statusTooltip({ client: agent.state, error: agent.error, busy: chat.busy, servers: model.list });
     item.show();
   };
   update();

@@ -4,12 +4,14 @@
  * editor-extension/CONTRACT.md.
  */
 import { commandLine, pairLines, visible } from "../shared/commandLine";
-import type { FromWebview, ToWebview } from "../shared/messages";
+import { sessionLabel, toolStatusLabel } from "../shared/labels";
+import type { FileChangeAction, FromWebview, ToWebview } from "../shared/messages";
 import { matchPrompts, slashName } from "../shared/slash";
 import {
   initialState,
   reduce,
   type ApprovalItem,
+  type ChangesItem,
   type ChatItem,
   type ChatState,
   type ElicitItem,
@@ -40,6 +42,19 @@ const SAMPLING_LABELS: Record<string, string> = {
   allow_once: "Allow once",
   allow_session: "Allow for session",
   deny: "Deny",
+};
+
+/** A file card row's state in words (what happened, or what the user must decide). */
+const CHANGE_STATUS_LABELS: Record<string, string> = {
+  pending: "Waiting for your review: not applied yet",
+  proposed: "Applying…",
+  applied: "Applied in the editor (not saved): keep or revert",
+  accepted: "Accepted and applied",
+  rejected: "Rejected: not applied",
+  failed: "Not applied",
+  written: "Written to disk",
+  kept: "Kept",
+  reverted: "Reverted",
 };
 
 const APPROVAL_LABELS: Record<string, string> = {
@@ -253,6 +268,14 @@ export class ChatApp {
       this.pickSlash(button.dataset.name);
       return;
     }
+    if (item && item.kind === "tool" && testid === "tool-full-output" && item.output) {
+      this.host.post({ type: "openOutput", sessionId: item.output.sessionId, handle: item.output.handle });
+      return;
+    }
+    if (item && item.kind === "changes" && (button.dataset.changeAction || button.dataset.changeAll)) {
+      this.onFileChangeButton(item, button, itemEl);
+      return;
+    }
     const answer = button.dataset.answer;
     if (item && item.kind === "approval" && answer && item.answer === null) {
       if (answer === "allow_once" || answer === "allow_session" || answer === "deny") {
@@ -280,6 +303,24 @@ export class ChatApp {
       this.host.post({ type: "elicit", id: item.id, action: "decline" });
       this.disableButtons(itemEl);
     }
+  }
+
+  /** A file card's button: one file (`data-change-action`) or every undecided file of the turn (`data-change-all`). */
+  private onFileChangeButton(item: ChangesItem, button: HTMLButtonElement, card: HTMLElement | null): void {
+    const all = button.dataset.changeAll;
+    const action = (all ?? button.dataset.changeAction) as FileChangeAction;
+    const rowEl = button.closest("[data-change-id]") as HTMLElement | null;
+    const target = all
+      ? item.files.find((f) => (all === "accept" || all === "reject" ? f.status === "pending" : f.status === "applied" || f.status === "written"))
+      : item.files.find((f) => f.changeId === rowEl?.dataset.changeId);
+    if (!target) return;
+    const reasonInput = card?.querySelector("[data-testid=reject-reason]") as HTMLInputElement | null;
+    const message: FromWebview = { type: "fileChange", changeId: target.changeId, action };
+    if (all) message.all = true;
+    if (action === "reject" && reasonInput?.value.trim()) message.reason = reasonInput.value.trim();
+    this.host.post(message);
+    // An answer is given once: its buttons go (the state update re-renders the card).
+    if (action === "accept" || action === "reject") this.disableButtons(all ? card : rowEl);
   }
 
   private disableButtons(container: HTMLElement | null): void {
@@ -408,7 +449,7 @@ export class ChatApp {
       });
       const when = new Date(s.updated * 1000);
       li.append(
-        el(this.doc, "span", { class: "title" }, s.title || `Session ${s.id.slice(0, 8)}`),
+        el(this.doc, "span", { class: "title" }, sessionLabel(s)),
         el(this.doc, "span", { class: "meta" }, `${s.messageCount} msgs · ${isNaN(when.getTime()) ? "" : when.toLocaleString()}`),
       );
       list.appendChild(li);
@@ -486,6 +527,9 @@ export class ChatApp {
       case "sampling":
         node = this.renderSampling(item);
         break;
+      case "changes":
+        node = this.renderChanges(item);
+        break;
     }
     node.dataset.itemId = item.id;
     return node;
@@ -543,17 +587,29 @@ export class ChatApp {
       this.save();
     });
     const summary = el(d, "summary");
-    const statusText =
-      item.status === "running" ? (item.awaitingApproval ? "waiting for approval" : "running…") : item.status;
+    // The outcome in words with a glyph, in the text colour: never colour alone (issue 17).
+    const status = toolStatusLabel(item.status, item.awaitingApproval);
     summary.append(
       el(d, "span", { class: "tool-name" }, item.displayName || item.tool),
       el(d, "span", { class: "tool-server" }, item.server ? ` · ${item.server}` : ""),
-      el(d, "span", { class: "tool-status" }, ` · ${statusText}${item.durationMs !== null ? ` (${Math.round(item.durationMs)} ms)` : ""}`),
+      el(d, "span", { class: "tool-status" }, " · "),
+    );
+    const statusEl = summary.lastElementChild as HTMLElement;
+    statusEl.append(
+      el(d, "span", { class: "tool-status-icon", "aria-hidden": "true" }, status.icon),
+      ` ${status.text}${item.durationMs !== null ? ` (${Math.round(item.durationMs)} ms)` : ""}`,
     );
     const args = el(d, "div", { "data-testid": "tool-args", class: "tool-args" });
     args.appendChild(el(d, "pre", {}, json(item.args)));
     const result = el(d, "div", { "data-testid": "tool-result", class: "tool-result" });
     if (item.result !== null) result.appendChild(el(d, "pre", {}, item.result));
+    if (item.output) {
+      // the card (and the model) got the first page; the server keeps the whole output
+      const open = el(d, "button", { "data-testid": "tool-full-output", class: "secondary", title: "Open the whole output in an editor" }, "Open full output");
+      const row = el(d, "div", { class: "buttons" });
+      row.append(open);
+      result.appendChild(row);
+    }
     card.append(summary, el(d, "div", { class: "label" }, `${item.tool}`), args, result);
     return card;
   }
@@ -582,6 +638,88 @@ export class ChatApp {
       head.append(el(d, "span", { class: "answer" }, " Withdrawn (no longer needed)"));
     } else {
       head.append(el(d, "span", { class: "answer" }, ` ${APPROVAL_LABELS[item.answer] ?? item.answer}`));
+    }
+    return box;
+  }
+
+  /** The files a turn changed: each with +/- line counts, its outcome and what the user may do. */
+  private renderChanges(item: ChangesItem): HTMLElement {
+    const d = this.doc;
+    const pending = item.files.filter((f) => f.status === "pending").length;
+    const undecided = item.files.filter((f) => f.status === "applied" || f.status === "written").length;
+    const box = el(d, "div", { "data-testid": "file-changes", class: "approval file-changes", "data-turn": String(item.turn), role: "group" });
+    if (pending === 0 && undecided === 0) box.dataset.answered = "true";
+    const added = item.files.reduce((n, f) => n + f.added, 0);
+    const removed = item.files.reduce((n, f) => n + f.removed, 0);
+    const n = item.files.length;
+    const files = `${n} file${n === 1 ? "" : "s"}`;
+    const title = pending ? `The agent wants to change ${files}: review before it is applied` : `The agent changed ${files}`;
+    const head = el(d, "div", { class: "head" });
+    head.append(el(d, "b", {}, title), d.createTextNode(` (+${added} −${removed} lines)`));
+    box.setAttribute("aria-label", `${title}, ${added} lines added, ${removed} removed`);
+    box.append(head);
+    const list = el(d, "ul", { class: "file-change-list" });
+    for (const f of item.files) {
+      const li = el(d, "li", {
+        "data-testid": "file-change",
+        "data-change-id": f.changeId,
+        "data-status": f.status,
+        "data-path": f.path,
+        class: "file-change",
+      });
+      const line = el(d, "div", { class: "row" });
+      line.append(
+        el(d, "code", { class: "path", title: f.uri ?? f.path }, f.path),
+        el(d, "span", { class: "counts", "aria-label": `${f.added} lines added, ${f.removed} removed` }, `+${f.added} −${f.removed}`),
+      );
+      if (f.created) line.append(el(d, "span", { class: "muted" }, "new file"));
+      li.append(line);
+      let status = CHANGE_STATUS_LABELS[f.status] ?? f.status;
+      if (f.withdrawn) status = "Withdrawn: the turn was stopped, nothing was applied";
+      if (f.reason && (f.status === "rejected" || f.status === "failed")) status += ` (${f.reason})`;
+      li.append(el(d, "div", { "data-testid": "file-change-status", class: "reason" }, status));
+      const buttons = el(d, "div", { class: "buttons" });
+      const add = (action: FileChangeAction, label: string, secondary: boolean, hint: string) =>
+        buttons.append(el(d, "button", { "data-change-action": action, class: secondary ? "secondary" : "", title: hint, "aria-label": `${label}: ${f.path}` }, label));
+      if (f.reviewable && f.status !== "proposed") add("review", "Review", true, "Compare before and after in the diff editor");
+      if (f.status === "pending") {
+        add("accept", "Accept", false, "Apply this change to the editor's buffer (undoable)");
+        add("reject", "Reject", true, "Do not apply it; the agent is told (with your reason)");
+      }
+      if (f.status === "applied" || f.status === "written") {
+        add("keep", "Keep", false, "Keep this change");
+        add("revert", "Revert", true, "Put back the text from before this change (undoable)");
+      } else if (f.status === "accepted" || f.status === "kept") {
+        add("revert", "Revert", true, "Put back the text from before this change (undoable)");
+      }
+      if (buttons.childElementCount) li.append(buttons);
+      list.append(li);
+    }
+    box.append(list);
+    if (pending) {
+      box.append(
+        el(d, "input", {
+          type: "text",
+          "data-testid": "reject-reason",
+          class: "reject-reason",
+          placeholder: "Reason for rejecting (optional, told to the agent)",
+          "aria-label": "Reason for rejecting (optional, told to the agent)",
+        }),
+      );
+    }
+    // Accept all / Reject all also answer the turn's changes still to come.
+    if (pending || (n > 1 && undecided > 1)) {
+      const all = el(d, "div", { class: "buttons" });
+      const add = (action: FileChangeAction, label: string, secondary: boolean) =>
+        all.append(el(d, "button", { "data-change-all": action, class: secondary ? "secondary" : "" }, label));
+      if (pending) {
+        add("accept", "Accept all in this turn", false);
+        add("reject", "Reject all in this turn", true);
+      } else {
+        add("keep", "Keep all", false);
+        add("revert", "Revert all", true);
+      }
+      box.append(all);
     }
     return box;
   }

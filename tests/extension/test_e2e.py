@@ -90,6 +90,23 @@ ATTACH_MISSING = "No attached selection reached me."
 ASK_QUESTION = "Which function here scales a list?"  # typed into the "Ask agent" input box
 ASK_ANSWER = "The function scale multiplies every item by k."
 
+# review of the agent's file changes (editor-extension/e2e/review.ts), agentLs.edits.review = beforeApply
+REVIEW_FILE = "settings_demo.py"
+REVIEW_CODE = "VALUE = 1\nNAME = 'demo'\n"
+REVIEW_BEFORE = "VALUE = 1"
+REVIEW_AFTER = "VALUE = 2"
+REVIEW_NOTE = "# unsaved note from the user"
+REVIEW_PROMPT = "Set VALUE to 2 in the demo settings file."
+REVIEW_DONE = "VALUE is 2 now."
+REJECT_PROMPT = "Now make VALUE three in the demo settings file."
+REJECT_REASON = "keep VALUE as it is"
+REJECT_SEEN = "Understood: you rejected the change, so VALUE stays as it is."
+REJECT_MISSING = "The rejection did not reach me."
+OUTPUT_PROMPT = "Print the long log file."
+OUTPUT_FILE = "long.log"
+OUTPUT_LINES = 4000  # "line 0" ... "line 3999": ~40k characters, more than a page (30k)
+OUTPUT_DONE = "That was a long log."
+
 STEP_TIMEOUT_MS = 45_000
 WORKSPACE_ENV = "AGENT_LS_E2E_FROM_WORKSPACE"  # set by the workspace's .vscode/settings.json: must be ignored
 RESTART_ENV = "AGENT_LS_E2E_RESTART"  # the driver adds it to the Machine settings (settings-restart)
@@ -121,7 +138,8 @@ class Model:
 
     def route(self, body: dict[str, Any]) -> Turn:
         msgs = body.get("messages") or []
-        markers = (EXPLAIN_QUESTION, ASK_QUESTION, ELICIT_PROMPT, STOP_PROMPT, ATTACH_PROMPT, PROMPT)
+        markers = (EXPLAIN_QUESTION, ASK_QUESTION, ELICIT_PROMPT, STOP_PROMPT, ATTACH_PROMPT, REVIEW_PROMPT, REJECT_PROMPT,
+                   OUTPUT_PROMPT, PROMPT)
         idx, asked = -1, ""
         for i in range(len(msgs) - 1, -1, -1):
             if msgs[i].get("role") == "user" and any(k in _content_text(msgs[i]) for k in markers):
@@ -135,6 +153,8 @@ class Model:
         }
         tools_after = [names.get(m.get("tool_call_id")) for m in msgs[idx + 1 :] if m.get("role") == "tool"]
         last_tool = tools_after[-1] if tools_after else None
+        results_after = [_content_text(m) for m in msgs[idx + 1 :] if m.get("role") == "tool"]
+        last_result = results_after[-1] if results_after else ""
         answer: Turn | None = None
         what = ""
         if idx < 0:
@@ -157,6 +177,26 @@ class Model:
                 what, answer = "elicit: final", text(ELICIT_FINAL, chunks=3, delay=0.05)
         elif STOP_PROMPT in asked and last_tool is None:
             what, answer = "stop: slow story", slow_text(120, delay=0.15)
+        elif REVIEW_PROMPT in asked:
+            if last_tool is None:
+                what, answer = "review: edit", tool_calls(
+                    [("edit_file", {"path": REVIEW_FILE, "old_string": REVIEW_BEFORE, "new_string": REVIEW_AFTER})])
+            elif last_tool == "edit_file":
+                what, answer = f"review: done ({last_result[:40]!r})", text(REVIEW_DONE)
+        elif REJECT_PROMPT in asked:
+            if last_tool is None:
+                what, answer = "reject: read", tool_calls([("read_file", {"path": REVIEW_FILE})])
+            elif last_tool == "read_file":
+                what, answer = "reject: edit", tool_calls(
+                    [("edit_file", {"path": REVIEW_FILE, "old_string": REVIEW_BEFORE, "new_string": "VALUE = 3"})])
+            elif last_tool == "edit_file":
+                seen = "The user rejected this change" in last_result and REJECT_REASON in last_result
+                what, answer = f"reject: {'seen' if seen else 'MISSING'}", text(REJECT_SEEN if seen else REJECT_MISSING)
+        elif OUTPUT_PROMPT in asked:
+            if last_tool is None:
+                what, answer = "output: bash", tool_calls([("bash", {"command": f"cat {OUTPUT_FILE}"})])
+            elif last_tool == "bash":
+                what, answer = "output: done", text(OUTPUT_DONE)
         elif PROMPT in asked:
             if last_tool is None:
                 what, answer = "tool_search", tool_calls([("tool_search", {"query": f"select:{APPROVAL_TOOL}"})], text=INTRO)
@@ -248,6 +288,8 @@ def write_settings(run: Run, llm: ScriptedLLM) -> None:
         "agentLs.server.env": {WORKSPACE_ENV: "1"},
     }, indent=2))
     (run.ws / CODE_FILE).write_text(CODE)
+    (run.ws / REVIEW_FILE).write_text(REVIEW_CODE)
+    (run.ws / OUTPUT_FILE).write_text("".join(f"line {i}\n" for i in range(OUTPUT_LINES)))
     editor = {
         "workbench.startupEditor": "none",
         "workbench.secondarySideBar.defaultVisibility": "hidden",
@@ -260,6 +302,8 @@ def write_settings(run: Run, llm: ScriptedLLM) -> None:
         "security.workspace.trust.enabled": False,
         "chat.disableAIFeatures": True,
         "editor.lightbulb.enabled": "on",
+        "agentLs.edits.review": "beforeApply",  # review.ts: Accept / Reject before the change is applied
+        "files.autoSave": "off",  # the web workbench saves after a delay by default: review.ts checks the disk
     }
     (run.user_data / "User" / "settings.json").write_text(json.dumps(editor, indent=2))
     # agentLs.server.* are machine-scoped: code-server ignores them in User/settings.json and reads
@@ -384,6 +428,13 @@ def test_extension_in_code_server(tmp_path: Path) -> None:
                     "stopPrompt": STOP_PROMPT, "insertCode": INSERT_CODE, "attachPrompt": ATTACH_PROMPT,
                     "attachSeen": ATTACH_SEEN, "slashPrompt": "review",
                     "askQuestion": ASK_QUESTION, "askAnswer": ASK_ANSWER, "askChipPrefix": f"{CODE_FILE}:1-",
+                    "review": {
+                        "file": REVIEW_FILE, "valueBefore": REVIEW_BEFORE, "valueAccepted": REVIEW_AFTER,
+                        "userNote": REVIEW_NOTE, "acceptPrompt": REVIEW_PROMPT, "acceptDone": REVIEW_DONE,
+                        "rejectPrompt": REJECT_PROMPT, "rejectReason": REJECT_REASON, "rejectSeen": REJECT_SEEN,
+                        "outputPrompt": OUTPUT_PROMPT, "outputDone": OUTPUT_DONE,
+                        "outputLastLine": f"line {OUTPUT_LINES - 1}",
+                    },
                 },
             }
             config_file = run.root / "driver-config.json"

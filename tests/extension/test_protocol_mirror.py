@@ -39,6 +39,7 @@ CLIENT_SENT = {
     "SignInParams", "TrustParams", "ResourcesListParams", "ReadResourceParams", "PromptsListParams",
     "GetPromptParams", "CallToolParams", "Attachment", "Range", "ApproveResult", "TrustServerResult",
     "ElicitResultPayload", "SetWorkspaceTrustParams", "EditorTrustParams", "TrustWorkspaceResult",
+    "ChangeOutcomeParams", "ChangeContentParams", "ReviewEditResult", "ToolOutputParams",
 }
 
 
@@ -110,6 +111,10 @@ def test_method_names_commands_and_values_match() -> None:
     assert ts_list("APPROVAL_ANSWERS") == list(P.APPROVAL_ANSWERS)
     assert ts_list("ELICIT_ACTIONS") == list(P.ELICIT_ACTIONS)
     assert ts_list("WORKSPACE_TRUST_STATES") == list(P.WORKSPACE_TRUST_STATES)
+    assert ts_list("REVIEW_DECISIONS") == list(P.REVIEW_DECISIONS)
+    assert ts_list("CHANGE_STATUSES") == list(P.CHANGE_STATUSES)
+    assert ts_list("CHANGE_OUTCOMES") == list(P.CHANGE_OUTCOMES)
+    assert ts_consts()["REVIEW_CAPABILITY"] == P.REVIEW_CAPABILITY
 
 
 def test_every_payload_has_an_interface_with_the_same_fields() -> None:
@@ -140,6 +145,6 @@ def test_the_parser_sees_nested_and_commented_members() -> None:
     """The check itself: nested object types and doc comments do not confuse it."""
     interfaces = ts_interfaces()
     assert interfaces["StoredMessage"] == {"role": False, "content": True, "tool_calls": True, "tool_call_id": True,
-                                           "name": True, "display": True}
+                                           "name": True, "display": True, "run": True}
     assert interfaces["CancelParams"] == {"sessionId": False}
     assert "phase" in interfaces["ServerError"] and "message" in interfaces["ServerError"]

@@ -190,6 +190,12 @@ class Editor:
         """``workspace.workspaceEdit`` as advertised (documentChanges, resource operations)."""
         self.apply_answer: Callable[[lsp.ApplyWorkspaceEditParams], lsp.ApplyWorkspaceEditResult] | None = None
         """Answers ``workspace/applyEdit`` when set (after recording it); else applied=true."""
+        self.experimental: Any = None
+        """``capabilities.experimental`` as advertised (``{"agentLs": {"reviewEdits": true}}``)."""
+        self.reviews: list[dict[str, Any]] = []
+        """The ``agent/reviewEdit`` requests received."""
+        self.review_answer: Callable[[dict[str, Any]], Any] | None = None
+        """Answers ``agent/reviewEdit`` (a dict, or an awaitable of one); ``deferred`` when unset."""
         self.registrations: list[Any] = []
         self.init_result: lsp.InitializeResult | None = None
         self.shown_documents: list[lsp.ShowDocumentParams] = []
@@ -318,6 +324,14 @@ async def open_editor(setup: Setup, folders: list[Path] | None = None,
         ed.elicitations.append(params)
         return ed.elicit_answer
 
+    @client.feature(P.REVIEW_EDIT)
+    async def on_review(params: Any) -> Any:
+        ed.reviews.append(params)
+        answer = ed.review_answer(params) if ed.review_answer is not None else {"decision": "deferred"}
+        if asyncio.iscoroutine(answer) or isinstance(answer, asyncio.Future):
+            answer = await answer
+        return answer
+
     @client.feature(lsp.CLIENT_REGISTER_CAPABILITY)
     def on_register(params: lsp.RegistrationParams) -> None:
         ed.registrations.extend(params.registrations)
@@ -348,6 +362,7 @@ async def open_editor(setup: Setup, folders: list[Path] | None = None,
             workspace=lsp.WorkspaceClientCapabilities(
                 workspace_folders=True, apply_edit=ed.apply_edit_capable, workspace_edit=ed.workspace_edit,
                 did_change_watched_files=lsp.DidChangeWatchedFilesClientCapabilities(dynamic_registration=True)),
+            experimental=ed.experimental,
         ),
         workspace_folders=[lsp.WorkspaceFolder(uri=f.as_uri(), name=f.name) for f in (folders or [setup.ws])],
         initialization_options=ed.initialization_options,

@@ -101,6 +101,9 @@ MALFORMED: list[tuple[str, Any, str]] = [
     (P.MCP_SIGN_OUT, {"server": False}, "server"),
     (P.SET_WORKSPACE_TRUST, {"trusted": "yes"}, "trusted"),
     (P.SET_WORKSPACE_TRUST, {"trusted": True, "folder": 3}, "folder"),
+    (P.CHANGE_OUTCOME, {"sessionId": "s", "changeId": "c", "outcome": "undo"}, "outcome"),
+    (P.CHANGE_CONTENT, {"sessionId": "s"}, "changeId"),
+    (P.TOOL_OUTPUT, {"sessionId": "s", "handle": 3}, "handle"),
 ]
 
 
@@ -160,8 +163,8 @@ async def test_sessions_list_new_resume_delete(setup: Setup) -> None:
     try:
         assert (await ed.request(P.SESSIONS_LIST))["sessions"] == []
         sid = (await ed.request(P.SESSIONS_NEW, {"title": "Refactor"}))["sessionId"]
-        listed = (await ed.request(P.SESSIONS_LIST))["sessions"]
-        assert [(s["id"], s["title"], s["messageCount"]) for s in listed] == [(sid, "Refactor", 0)]
+        # an empty session is not listed (issue 17); its first message lists it
+        assert (await ed.request(P.SESSIONS_LIST))["sessions"] == []
         setup.llm.script(text("first answer"))
         result = await ed.request(P.PROMPT, {"text": "first question", "sessionId": sid})
         assert result["sessionId"] == sid
@@ -173,6 +176,7 @@ async def test_sessions_list_new_resume_delete(setup: Setup) -> None:
         listed = (await ed.request(P.SESSIONS_LIST))["sessions"]
         assert [s["id"] for s in listed] == [other, sid]  # most recent first
         assert listed[1]["messageCount"] == 2
+        assert [s["title"] for s in listed] == ["another", "Refactor"]  # a given title is kept
     finally:
         await close_editor(ed)
     # A new process (same workspace, same data dir) lists and resumes the session.

@@ -32,7 +32,9 @@ def test_every_payload_field_is_mentioned() -> None:
                 P.ServerStatusPayload, P.ToolResultPayload, P.ServerInfoResult, P.SessionInfo, P.AskResult,
                 P.CancelParams, P.CancelResult, P.MessageDisplay, P.DisplayAttachment, P.TrustWorkspaceParams,
                 P.TrustWorkspaceResult, P.SetWorkspaceTrustParams, P.EditorTrustParams, P.WorkspaceStatusPayload,
-                P.WorkspaceSettingPayload, P.StatusResult, P.SampleParams]
+                P.WorkspaceSettingPayload, P.StatusResult, P.SampleParams, P.ReviewEditParams, P.ReviewEditResult,
+                P.ChangeOutcomeParams, P.ChangeContentParams, P.ChangeContentResult, P.FileChangePayload,
+                P.ToolOutputParams, P.ToolOutputResult]
     missing = [f"{cls.__name__}.{P.camel(a.name)}" for cls in payloads for a in attrs.fields(cls)
                if f"`{P.camel(a.name)}`" not in DOC and f"{P.camel(a.name)}" not in DOC]
     assert missing == []

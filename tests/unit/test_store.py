@@ -94,13 +94,17 @@ def test_list_newest_first_with_counts(store: SessionStore):
     b = store.create_session("b")
     time.sleep(0.01)
     c = store.create_session("c")
-    assert [s.title for s in store.list_sessions()] == ["c", "b", "a"]
+    assert store.list_sessions() == []  # sessions with no user message are not listed
+    for x in (b, c):
+        time.sleep(0.01)
+        store.append_message(x.id, {"role": "user", "content": "0"})
+    assert [s.title for s in store.list_sessions()] == ["c", "b"]
     time.sleep(0.01)
     store.append_message(a.id, {"role": "user", "content": "1"})
     store.append_message(a.id, {"role": "assistant", "content": "2"})
     listed = store.list_sessions()
     assert [s.title for s in listed] == ["a", "c", "b"]
-    assert {s.id: s.message_count for s in listed} == {a.id: 2, b.id: 0, c.id: 0}
+    assert {s.id: s.message_count for s in listed} == {a.id: 2, b.id: 1, c.id: 1}
 
 
 def test_messages_keep_order_between_sessions(store: SessionStore):

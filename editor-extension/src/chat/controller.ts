@@ -14,6 +14,7 @@ import { errorCode, errorText } from "../errors";
 import { fact } from "../factLog";
 import { attachmentLabel } from "../format";
 import * as P from "../protocol";
+import { CHANGE_SCHEME, EditReviews, reviewCapabilityFeature, reviewMode, reviewsBeforeApplyEverywhere } from "./review";
 import { SamplingConsent } from "./sampling";
 import { TurnTracker } from "./turns";
 
@@ -41,6 +42,14 @@ export class ChatController implements vscode.Disposable {
   private readonly elicits = new Map<string, Pending<P.ElicitResult>>();
   /** MCP sampling consent cards (mcp/sample). */
   private readonly samplings = new SamplingConsent((a) => this.dispatch(a), () => this.showChat());
+  /** Review of the agent's file changes (agent/reviewEdit, the file cards). */
+  readonly reviews = new EditReviews({
+    dispatch: (a) => this.dispatch(a),
+    show: () => this.showChat(),
+    state: () => this.state,
+    request: (method, params) => this.agent.request(method, params),
+    mode: reviewMode,
+  });
   private counter = 0;
   /** A prompt to focus once a chat surface (re)loads: revealing the chat may create it. */
   private focusOnReady: string | null = null;
@@ -60,6 +69,7 @@ export class ChatController implements vscode.Disposable {
       vscode.window.onDidChangeActiveTextEditor((e) => {
         if (e) this.lastEditor = e;
       }),
+      vscode.workspace.registerTextDocumentContentProvider(CHANGE_SCHEME, this.reviews),
       agent.onDidChangeState(({ state, error }) => {
         this.dispatch({ type: "server", state, error: error ?? null });
         if (state === "running") {
@@ -83,7 +93,12 @@ export class ChatController implements vscode.Disposable {
 
   /** Registers the server -> client requests and notifications on a new client. */
   private bind(client: LanguageClient): vscode.Disposable[] {
+    // (test doubles of the client may lack registerFeature)
+    (client as Partial<Pick<LanguageClient, "registerFeature">>).registerFeature?.(reviewCapabilityFeature());
     return [
+      client.onRequest(P.REVIEW_EDIT, (params: P.ReviewEditParams, token: vscode.CancellationToken) =>
+        this.reviews.request(params, token),
+      ),
       client.onNotification(P.EVENT, (params: P.EventParams) => this.onEvent(params)),
       client.onRequest(P.APPROVE, (params: P.ApproveParams, token: vscode.CancellationToken) =>
         this.onApprove(params, token),
@@ -201,6 +216,12 @@ export class ChatController implements vscode.Disposable {
         return;
       case "listPrompts":
         await this.refreshPrompts();
+        return;
+      case "fileChange":
+        await this.reviews.act(msg.changeId, msg.action, msg.all === true, msg.reason);
+        return;
+      case "openOutput":
+        await this.openOutput(msg.sessionId, msg.handle);
         return;
     }
   }
@@ -323,6 +344,18 @@ export class ChatController implements vscode.Disposable {
     this.dispatch({ type: "event", sessionId: params.sessionId, event: params.event });
   }
 
+  /** "Open full output": a tool output longer than a page, from the server, in an untitled editor. */
+  async openOutput(sessionId: string, handle: string): Promise<void> {
+    const r = await this.agent.request<P.ToolOutputResult>(P.TOOL_OUTPUT, { sessionId, handle } satisfies P.ToolOutputParams);
+    let content = r.text;
+    if (r.totalChars > r.text.length) {
+      content += `\n\n[agent-ls kept the first ${r.text.length} of ${r.totalChars} characters of this output]\n`;
+    }
+    const doc = await vscode.workspace.openTextDocument({ content, language: "plaintext" });
+    await vscode.window.showTextDocument(doc, { preview: true });
+    fact(`full-output ${r.handle} ${r.text.length}`);
+  }
+
   // sessions -----------------------------------------------------------------------------------
   async newSession(): Promise<void> {
     if (this.promptCts) this.promptCts.cancel();
@@ -346,7 +379,7 @@ export class ChatController implements vscode.Disposable {
   async resume(sessionId: string): Promise<void> {
     if (this.promptCts) this.promptCts.cancel();
     const r = await this.agent.request<P.SessionsResumeResult>(P.SESSIONS_RESUME, { sessionId } satisfies P.SessionParams);
-    this.dispatch({ type: "history", sessionId: r.sessionId, messages: r.messages });
+    this.dispatch({ type: "history", sessionId: r.sessionId, messages: r.messages, changes: r.changes ?? [] });
   }
 
   // approvals, trust, elicitation ----------------------------------------------------------------
@@ -355,6 +388,11 @@ export class ChatController implements vscode.Disposable {
    * the question (`$/cancelRequest` cancels `token`: the turn was stopped), which closes it.
    */
   onApprove(params: P.ApproveParams, token: vscode.CancellationToken): Promise<P.ApproveResult> {
+    // A built-in file edit the user reviews before it applies anyway: the review decides.
+    if (params.reviewedEdit === true && reviewsBeforeApplyEverywhere()) {
+      fact(`approval allow_once (reviewed before apply) ${params.tool}`);
+      return Promise.resolve({ answer: "allow_once" });
+    }
     // callIds are unique per turn, not across sessions and direct calls: never let a second
     // question replace a pending one.
     let requestId = params.callId || `approval-${++this.counter}`;
@@ -475,6 +513,7 @@ export class ChatController implements vscode.Disposable {
   /** The server went away: answer everything it was waiting for (nobody will read it). */
   private failPending(): void {
     this.samplings.withdrawAll();
+    this.reviews.withdrawAll();
     for (const id of [...this.approvals.keys()]) this.withdrawApproval(id);
     for (const id of [...this.trusts.keys()]) this.answerTrust(id, null, true);
     for (const id of [...this.workspaceTrusts.keys()]) this.answerWorkspaceTrust(id, null, true);

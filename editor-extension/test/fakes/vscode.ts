@@ -80,6 +80,29 @@ export class Uri {
   toString(): string {
     return this.scheme === "file" ? `file://${this.fsPath}` : this.fsPath;
   }
+  /** The path part (`scheme:/a/b` -> `/a/b`). */
+  get path(): string {
+    return this.scheme === "file" ? this.fsPath : this.fsPath.slice(this.scheme.length + 1).replace(/[?#].*$/, "");
+  }
+}
+
+export class Position {
+  constructor(readonly line: number, readonly character: number) {}
+}
+export class Range {
+  constructor(readonly start: Position, readonly end: Position) {}
+}
+
+/** Records what an edit does: replacements and deleted files. */
+export class WorkspaceEdit {
+  readonly replaced: { uri: Uri; range: Range; text: string }[] = [];
+  readonly deleted: Uri[] = [];
+  replace(uri: Uri, range: Range, text: string): void {
+    this.replaced.push({ uri, range, text });
+  }
+  deleteFile(uri: Uri, _options?: unknown): void {
+    this.deleted.push(uri);
+  }
 }
 
 export class ThemeIcon {
@@ -99,6 +122,7 @@ export class TreeItem {
   tooltip?: string;
   contextValue?: string;
   iconPath?: unknown;
+  command?: { command: string; title: string; arguments?: unknown[] };
   constructor(readonly label: string, readonly collapsibleState?: TreeItemCollapsibleState) {}
 }
 export class CodeAction {
@@ -146,6 +170,8 @@ export const workspace = {
   isTrusted: true,
   onDidGrantWorkspaceTrust: trustGranted.event,
   openTextDocument: async (..._args: unknown[]): Promise<unknown> => undefined,
+  applyEdit: async (_edit: WorkspaceEdit): Promise<boolean> => true,
+  registerTextDocumentContentProvider: (_scheme: string, _provider: unknown) => new Disposable(),
   getConfiguration: (..._args: unknown[]) => ({ get: (_key: string): unknown => undefined }),
   onDidChangeConfiguration: new EventEmitter<unknown>().event,
 };

@@ -1,0 +1,429 @@
+/**
+ * Review of the agent's file changes (issue 16, item 3): the reducer's file cards, the webview's
+ * card and buttons, the host side (agent/reviewEdit answers, Keep / Revert / Review) and the
+ * revert computation. `vscode` is test/fakes/vscode.ts.
+ */
+import { beforeEach, describe, expect, it } from "vitest";
+import { parseFromWebview, type FromWebview, type ToWebview } from "../shared/messages";
+import { initialState, reduce, type ChangesItem, type ChatAction, type ChatState } from "../shared/state";
+import { EditReviews, minimalChange, revertEdit, type ReviewMode } from "../src/chat/review";
+import * as P from "../src/protocol";
+import { ChatApp } from "../webview/app";
+import * as vscode from "./fakes/vscode";
+
+function review(changeId: string, extra: Partial<P.ReviewEditParams> = {}): P.ReviewEditParams {
+  return {
+    changeId,
+    uri: `file:///ws/${changeId}.py`,
+    path: `${changeId}.py`,
+    before: "a = 1\n",
+    after: "a = 2\n",
+    added: 1,
+    removed: 1,
+    created: false,
+    sessionId: "s1",
+    callId: `call-${changeId}`,
+    turn: 1,
+    ...extra,
+  };
+}
+
+const cards = (s: ChatState) => s.items.filter((i): i is ChangesItem => i.kind === "changes");
+
+describe("file cards in the chat state", () => {
+  it("groups a turn's changes in one card that moves to the end, and follows their outcome", () => {
+    let s: ChatState = { ...initialState(), sessionId: "s1" };
+    s = reduce(s, { type: "reviewRequest", params: review("c1"), pending: true });
+    s = reduce(s, { type: "event", sessionId: "s1", event: { type: "text", text: "more work" } });
+    s = reduce(s, { type: "reviewRequest", params: review("c2"), pending: false });
+    expect(s.items.map((i) => i.kind)).toEqual(["message", "changes"]);
+    const [card] = cards(s);
+    expect(card.files.map((f) => [f.changeId, f.status, f.reviewable])).toEqual([
+      ["c1", "pending", true],
+      ["c2", "proposed", true],
+    ]);
+    s = reduce(s, { type: "changeStatus", changeId: "c1", status: "rejected", reason: "no" });
+    s = reduce(s, {
+      type: "event",
+      sessionId: "s1",
+      event: { type: "file_change", changeId: "c2", callId: "call-c2", path: "/ws/c2.py", shown: "c2.py", added: 3, removed: 0, status: "applied", turn: 1 },
+    });
+    expect(cards(s)[0].files.map((f) => [f.status, f.reason, f.added])).toEqual([
+      ["rejected", "no", 1],
+      ["applied", null, 3],
+    ]);
+    // another turn: another card
+    s = reduce(s, {
+      type: "event",
+      sessionId: "s1",
+      event: { type: "file_change", changeId: "c3", callId: null, path: "/ws/x", shown: "x", added: 0, removed: 2, status: "written", turn: 2 },
+    });
+    expect(cards(s).map((c) => c.turn)).toEqual([1, 2]);
+  });
+
+  it("a tool call whose change waits for review no longer says it waits for approval", () => {
+    let s: ChatState = { ...initialState(), sessionId: "s1" };
+    s = reduce(s, { type: "event", sessionId: "s1", event: { type: "tool_call_started", callId: "call-c1", name: "edit_file", arguments: {} } });
+    s = reduce(s, { type: "event", sessionId: "s1", event: { type: "approval_requested", callId: "call-c1", name: "edit_file", arguments: {}, reason: "r" } });
+    s = reduce(s, { type: "reviewRequest", params: review("c1"), pending: true });
+    expect(s.items.find((i) => i.kind === "tool")).toMatchObject({ awaitingApproval: false, status: "running" });
+  });
+
+  it("keeps a card that waits for the user across New session", () => {
+    let s: ChatState = { ...initialState(), sessionId: "s1" };
+    s = reduce(s, { type: "reviewRequest", params: review("c1"), pending: true });
+    s = reduce(s, { type: "reviewRequest", params: review("c2", { turn: 2 }), pending: false });
+    s = reduce(s, { type: "reset", sessionId: "s2" });
+    expect(cards(s).map((c) => c.files[0].changeId)).toEqual(["c1"]);
+  });
+
+  it("shows a resumed session's changes after the tool card of their call", () => {
+    const messages: P.StoredMessage[] = [
+      { role: "user", content: "fix it" },
+      { role: "assistant", content: null, tool_calls: [{ id: "k1", function: { name: "edit_file", arguments: "{}" } }] },
+      { role: "tool", tool_call_id: "k1", content: "Edited a.py" },
+      { role: "assistant", content: "done" },
+    ];
+    const changes: P.FileChangePayload[] = [
+      { changeId: "x1", callId: "k1", path: "/ws/a.py", shown: "a.py", added: 2, removed: 1, created: false, status: "reverted", turn: 1, hasContent: true },
+    ];
+    const s = reduce(initialState(), { type: "history", sessionId: "s9", messages, changes });
+    expect(s.items.map((i) => i.kind)).toEqual(["message", "tool", "changes", "message"]);
+    const [card] = cards(s);
+    expect(card.sessionId).toBe("s9");
+    expect(card.files[0]).toMatchObject({ path: "a.py", status: "reverted", reviewable: true });
+  });
+});
+
+describe("the revert edit", () => {
+  it("finds the agent's change, also after the user edited elsewhere", () => {
+    expect(minimalChange("abcXdef", "abcYYdef")).toEqual({ start: 3, endA: 4, endB: 5 });
+    const before = "one\ntwo\nthree\n";
+    const after = "one\nTWO!\nthree\n";
+    expect(revertEdit(after, before, after)).toEqual({ start: 4, end: 8, text: "two" });
+    const typed = "zero\n" + after + "four\n";
+    const r = revertEdit(typed, before, after)!;
+    expect(typed.slice(0, r.start) + r.text + typed.slice(r.end)).toBe("zero\n" + before + "four\n");
+    expect(revertEdit("something else entirely", before, after)).toBeNull();
+    expect(revertEdit(after + after, before, after)).toBeNull(); // twice: ambiguous
+  });
+});
+
+class Doc {
+  constructor(private text: string) {}
+  getText(): string {
+    return this.text;
+  }
+  positionAt(offset: number): vscode.Position {
+    const lines = this.text.slice(0, offset).split("\n");
+    return new vscode.Position(lines.length - 1, lines[lines.length - 1].length);
+  }
+}
+
+describe("the host side of the review", () => {
+  let state: ChatState;
+  let actions: ChatAction[];
+  let requests: { method: string; params: unknown }[];
+  let mode: ReviewMode;
+  let reviews: EditReviews;
+  let edits: vscode.WorkspaceEdit[];
+  let executed: unknown[][];
+  const docs = new Map<string, Doc>();
+
+  beforeEach(() => {
+    state = { ...initialState(), sessionId: "s1" };
+    actions = [];
+    requests = [];
+    mode = "beforeApply";
+    edits = [];
+    executed = [];
+    docs.clear();
+    reviews = new EditReviews({
+      dispatch: (a) => {
+        actions.push(a);
+        state = reduce(state, a);
+      },
+      show: () => undefined,
+      state: () => state,
+      request: async <R>(method: string, params: unknown): Promise<R> => {
+        requests.push({ method, params });
+        if (method === P.CHANGE_CONTENT) {
+          const change: P.FileChangePayload = { changeId: "old", callId: null, path: "/ws/old.py", shown: "old.py", added: 1, removed: 1, created: false, status: "applied", uri: "file:///ws/old.py" };
+          return { change, before: "x = 1\n", after: "x = 2\n" } as R;
+        }
+        return {} as R;
+      },
+      mode: () => mode,
+    });
+    vscode.workspace.applyEdit = async (edit: vscode.WorkspaceEdit) => {
+      edits.push(edit);
+      return true;
+    };
+    vscode.workspace.openTextDocument = async (uri: unknown) => docs.get(String(uri));
+    vscode.commands.executeCommand = async (...args: unknown[]) => {
+      executed.push(args);
+      return undefined;
+    };
+  });
+
+  it("answers deferred at once after apply, waits for the user before", async () => {
+    mode = "afterApply";
+    await expect(reviews.request(review("c1"))).resolves.toEqual({ decision: "deferred" });
+    mode = "beforeApply";
+    const answer = reviews.request(review("c2"));
+    expect(reviews.pending).toBe(1);
+    expect(cards(state)[0].files.map((f) => f.status)).toEqual(["proposed", "pending"]);
+    await reviews.act("c2", "reject", false, "  not like this ");
+    await expect(answer).resolves.toEqual({ decision: "reject", reason: "not like this" });
+    expect(cards(state)[0].files[1]).toMatchObject({ status: "rejected", reason: "not like this" });
+  });
+
+  it("Accept all answers the waiting change and the rest of its turn", async () => {
+    const first = reviews.request(review("c1"));
+    await reviews.act("c1", "accept", true);
+    await expect(first).resolves.toEqual({ decision: "accept" });
+    await expect(reviews.request(review("c2"))).resolves.toEqual({ decision: "accept" });
+    expect(reviews.pending).toBe(0);
+    // another turn asks again
+    void reviews.request(review("c3", { turn: 2 }));
+    expect(reviews.pending).toBe(1);
+  });
+
+  it("a withdrawn review closes its card", async () => {
+    const cts = new vscode.CancellationTokenSource();
+    const answer = reviews.request(review("c1"), cts.token);
+    cts.cancel();
+    await expect(answer).resolves.toMatchObject({ decision: "reject" });
+    expect(cards(state)[0].files[0]).toMatchObject({ status: "proposed", withdrawn: true });
+  });
+
+  it("Review opens the diff editor with the before text", async () => {
+    void reviews.request(review("c1"));
+    await reviews.act("c1", "review");
+    const [[command, left, right, title]] = executed as [string, vscode.Uri, vscode.Uri, string][];
+    expect(command).toBe("vscode.diff");
+    expect(left.path).toBe("/c1/before/c1.py");
+    expect(right.path).toBe("/c1/after/c1.py");
+    expect(title).toContain("c1.py");
+    expect(reviews.provideTextDocumentContent(left as never)).toBe("a = 1\n");
+    expect(reviews.provideTextDocumentContent(right as never)).toBe("a = 2\n");
+  });
+
+  it("Revert puts the text back with an edit and records it; Keep records", async () => {
+    mode = "afterApply";
+    await reviews.request(review("c1", { before: "a = 1\nb\n", after: "a = 2\nb\n" }));
+    state = reduce(state, { type: "changeStatus", changeId: "c1", status: "applied" });
+    docs.set("file:///ws/c1.py", new Doc("# typed\na = 2\nb\n"));
+    await reviews.act("c1", "revert");
+    const [edit] = edits;
+    expect(edit.replaced[0].text).toBe("1");
+    expect(edit.replaced[0].range.start).toEqual(new vscode.Position(1, 4));
+    expect(requests.at(-1)).toEqual({ method: P.CHANGE_OUTCOME, params: { sessionId: "s1", changeId: "c1", outcome: "reverted" } });
+    expect(cards(state)[0].files[0].status).toBe("reverted");
+
+    await reviews.request(review("c2"));
+    state = reduce(state, { type: "changeStatus", changeId: "c2", status: "applied" });
+    await reviews.act("c2", "keep");
+    expect(requests.at(-1)).toEqual({ method: P.CHANGE_OUTCOME, params: { sessionId: "s1", changeId: "c2", outcome: "kept" } });
+  });
+
+  it("Revert of a created file deletes it; a file changed where the agent edited is left alone", async () => {
+    mode = "afterApply";
+    await reviews.request(review("n1", { before: "", after: "new\n", created: true }));
+    state = reduce(state, { type: "changeStatus", changeId: "n1", status: "applied" });
+    docs.set("file:///ws/n1.py", new Doc("new\n"));
+    await reviews.act("n1", "revert");
+    expect(edits[0].deleted.map(String)).toEqual(["file:///ws/n1.py"]);
+
+    await reviews.request(review("c1"));
+    state = reduce(state, { type: "changeStatus", changeId: "c1", status: "applied" });
+    docs.set("file:///ws/c1.py", new Doc("a = 3\n"));
+    await reviews.act("c1", "revert");
+    expect(edits).toHaveLength(1);
+    expect(cards(state)[0].files.find((f) => f.changeId === "c1")!.status).toBe("applied");
+  });
+
+  it("a resumed card gets its texts from the server", async () => {
+    state = reduce(state, {
+      type: "history",
+      sessionId: "s1",
+      messages: [],
+      changes: [{ changeId: "old", callId: null, path: "/ws/old.py", shown: "old.py", added: 1, removed: 1, created: false, status: "applied", turn: 1, hasContent: true }],
+    });
+    docs.set("file:///ws/old.py", new Doc("x = 2\n"));
+    await reviews.act("old", "revert");
+    expect(requests[0]).toEqual({ method: P.CHANGE_CONTENT, params: { sessionId: "s1", changeId: "old" } });
+    expect(edits[0].replaced[0].text).toBe("1");
+  });
+});
+
+describe("the file card in the webview", () => {
+  let root: HTMLElement;
+  let sent: FromWebview[];
+  let app: ChatApp;
+  const act = (action: ChatAction) => app.receive({ type: "action", action } satisfies ToWebview);
+  const q = (sel: string) => root.querySelector(sel) as HTMLElement;
+
+  beforeEach(() => {
+    document.body.innerHTML = '<div id="app"></div>';
+    root = document.getElementById("app")!;
+    sent = [];
+    app = new ChatApp(root, { post: (m) => sent.push(m), getState: () => undefined, setState: () => undefined });
+    app.receive({ type: "state", state: { ...initialState(), server: "running", sessionId: "s1" } });
+  });
+
+  it("shows a waiting change with its counts and sends Accept / Reject with the reason", () => {
+    act({ type: "reviewRequest", params: review("c1", { added: 4, removed: 2 }), pending: true });
+    const card = q('[data-testid="file-changes"]');
+    expect(card.textContent).toContain("The agent wants to change 1 file: review before it is applied");
+    const row = q('[data-testid="file-change"]');
+    expect(row.dataset.status).toBe("pending");
+    expect(row.dataset.path).toBe("c1.py");
+    expect(row.querySelector(".counts")!.textContent).toBe("+4 −2");
+    expect(q('[data-testid="file-change-status"]').textContent).toContain("Waiting for your review");
+    const labels = Array.from(card.querySelectorAll("button")).map((b) => b.textContent);
+    expect(labels).toEqual(["Review", "Accept", "Reject", "Accept all in this turn", "Reject all in this turn"]);
+    (q('[data-change-action="review"]') as HTMLButtonElement).click();
+    (q('[data-testid="reject-reason"]') as HTMLInputElement).value = "wrong file";
+    (q('[data-change-action="reject"]') as HTMLButtonElement).click();
+    expect(sent).toEqual([
+      { type: "fileChange", changeId: "c1", action: "review" },
+      { type: "fileChange", changeId: "c1", action: "reject", reason: "wrong file" },
+    ]);
+    expect((q('[data-change-action="accept"]') as HTMLButtonElement).disabled).toBe(true);
+  });
+
+  it("an applied change offers Keep and Revert; two of them Keep all / Revert all", () => {
+    act({ type: "reviewRequest", params: review("c1"), pending: false });
+    act({ type: "changeStatus", changeId: "c1", status: "applied" });
+    expect(Array.from(root.querySelectorAll('[data-testid="file-change"] button')).map((b) => b.textContent)).toEqual(["Review", "Keep", "Revert"]);
+    act({ type: "reviewRequest", params: review("c2"), pending: false });
+    act({ type: "changeStatus", changeId: "c2", status: "applied" });
+    (q('[data-change-all="revert"]') as HTMLButtonElement).click();
+    expect(sent).toEqual([{ type: "fileChange", changeId: "c1", action: "revert", all: true }]);
+    act({ type: "changeStatus", changeId: "c1", status: "reverted" });
+    act({ type: "changeStatus", changeId: "c2", status: "kept" });
+    expect(q('[data-testid="file-changes"]').dataset.answered).toBe("true");
+    expect(q('[data-change-all="revert"]')).toBeNull();
+  });
+
+  it("the webview's messages are checked", () => {
+    expect(parseFromWebview({ type: "fileChange", changeId: "c", action: "keep" })).not.toBeNull();
+    expect(parseFromWebview({ type: "fileChange", changeId: "c", action: "delete" })).toBeNull();
+    expect(parseFromWebview({ type: "fileChange", changeId: 3, action: "keep" })).toBeNull();
+    expect(parseFromWebview({ type: "fileChange", changeId: "c", action: "reject", reason: 5 })).toBeNull();
+  });
+});
+
+describe("the full output of a long tool result", () => {
+  it("the tool card offers it; the webview asks the host with the session and handle", () => {
+    document.body.innerHTML = '<div id="app"></div>';
+    const root = document.getElementById("app")!;
+    const sent: FromWebview[] = [];
+    const app = new ChatApp(root, { post: (m) => sent.push(m), getState: () => undefined, setState: () => undefined });
+    app.receive({ type: "state", state: { ...initialState(), server: "running" } });
+    const ev = (event: P.AgentEvent) => app.receive({ type: "action", action: { type: "event", sessionId: "s1", event } });
+    ev({ type: "tool_call_started", callId: "k1", name: "bash", arguments: {} });
+    ev({ type: "tool_call_finished", callId: "k1", name: "bash", isError: false, content: "page one", durationMs: 3 });
+    expect(root.querySelector('[data-testid="tool-full-output"]')).toBeNull();
+    ev({ type: "tool_call_started", callId: "k2", name: "bash", arguments: {} });
+    ev({ type: "tool_call_finished", callId: "k2", name: "bash", isError: false, content: "page one [output out-1 ...]", durationMs: 3, outputHandle: "out-1" });
+    (root.querySelector('[data-testid="tool-full-output"]') as HTMLButtonElement).click();
+    expect(sent).toEqual([{ type: "openOutput", sessionId: "s1", handle: "out-1" }]);
+    expect(parseFromWebview({ type: "openOutput", sessionId: "s1" })).toBeNull();
+  });
+});
+
+describe("the chat controller's wiring", () => {
+  it("binds agent/reviewEdit, passes a resumed session's changes, opens a full output", async () => {
+    const { ChatController } = await import("../src/chat/controller");
+    const requests = new Map<string, (params: unknown, token: vscode.CancellationToken) => unknown>();
+    const sent: { method: string; params: unknown }[] = [];
+    const state = new vscode.EventEmitter<{ state: string }>();
+    const agent = {
+      onDidChangeState: state.event,
+      output: { info: () => undefined, warn: () => undefined, error: () => undefined },
+      running: {},
+      addBinder(binder: (client: unknown) => unknown) {
+        binder({
+          onNotification: () => new vscode.Disposable(),
+          onRequest: (method: string, fn: (params: unknown, token: vscode.CancellationToken) => unknown) => {
+            requests.set(method, fn);
+            return new vscode.Disposable();
+          },
+        });
+      },
+      async request(method: string, params: unknown): Promise<unknown> {
+        sent.push({ method, params });
+        if (method === P.TOOL_OUTPUT) return { handle: "out-2", tool: "bash", text: "x".repeat(10), totalChars: 12 } satisfies P.ToolOutputResult;
+        if (method === P.SESSIONS_RESUME) {
+          return {
+            sessionId: "s5",
+            messages: [],
+            changes: [{ changeId: "c9", callId: null, path: "/w/a.py", shown: "a.py", added: 1, removed: 0, created: true, status: "kept", turn: 1 }],
+          } satisfies P.SessionsResumeResult;
+        }
+        return {};
+      },
+    };
+    const controller = new ChatController(agent as never);
+    expect(requests.has(P.REVIEW_EDIT)).toBe(true);
+    const answer = await requests.get(P.REVIEW_EDIT)!(review("c1"), new vscode.CancellationTokenSource().token);
+    expect(answer).toEqual({ decision: "deferred" }); // the default setting: afterApply
+
+    await controller.resume("s5");
+    const card = controller.snapshot.items.find((i): i is ChangesItem => i.kind === "changes")!;
+    expect(card.files.map((f) => [f.path, f.status])).toEqual([["a.py", "kept"]]);
+
+    const opened: unknown[] = [];
+    vscode.workspace.openTextDocument = async (arg: unknown) => {
+      opened.push(arg);
+      return {};
+    };
+    await controller.handle({ post: () => undefined, visible: true }, { type: "openOutput", sessionId: "s1", handle: "out-2" });
+    expect(sent.at(-1)).toEqual({ method: P.TOOL_OUTPUT, params: { sessionId: "s1", handle: "out-2" } });
+    expect(opened).toEqual([{ content: "xxxxxxxxxx\n\n[agent-ls kept the first 10 of 12 characters of this output]\n", language: "plaintext" }]);
+    controller.dispose();
+  });
+});
+
+describe("approvals of reviewed edits", () => {
+  it("are answered at once when every change is reviewed before it applies", async () => {
+    const { ChatController } = await import("../src/chat/controller");
+    const requests = new Map<string, (params: unknown, token: vscode.CancellationToken) => Promise<unknown>>();
+    const agent = {
+      onDidChangeState: new vscode.EventEmitter<unknown>().event,
+      output: { info: () => undefined, warn: () => undefined, error: () => undefined },
+      running: {},
+      addBinder(binder: (client: unknown) => unknown) {
+        binder({
+          onNotification: () => new vscode.Disposable(),
+          onRequest: (method: string, fn: (params: unknown, token: vscode.CancellationToken) => Promise<unknown>) => {
+            requests.set(method, fn);
+            return new vscode.Disposable();
+          },
+        });
+      },
+      request: async () => ({}),
+    };
+    const controller = new ChatController(agent as never);
+    const saved = vscode.workspace.getConfiguration;
+    const approve = (reviewedEdit: boolean) =>
+      requests.get(P.APPROVE)!(
+        { callId: `k${reviewedEdit}`, tool: "edit_file", arguments: {}, reason: "writes", sessionId: "s1", reviewedEdit } satisfies P.ApproveParams,
+        new vscode.CancellationTokenSource().token,
+      );
+    try {
+      vscode.workspace.getConfiguration = () => ({ get: () => "beforeApply" });
+      await expect(approve(true)).resolves.toEqual({ answer: "allow_once" });
+      void approve(false); // not reviewed: the user is asked
+      expect(controller.snapshot.items.filter((i) => i.kind === "approval")).toHaveLength(1);
+      vscode.workspace.getConfiguration = () => ({ get: () => "afterApply" });
+      void approve(true); // applied unreviewed: the user is asked
+      expect(controller.snapshot.items.filter((i) => i.kind === "approval")).toHaveLength(2);
+    } finally {
+      vscode.workspace.getConfiguration = saved;
+      controller.dispose();
+    }
+  });
+});
