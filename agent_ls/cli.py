@@ -216,8 +216,8 @@ def _login_shell_lookup(command: str) -> str | None:
 
 
 def _doctor_config(cfg: ServerConfig) -> list[str]:
+    from agent_ls.core.redact import MASK, redact
     from agent_ls.mcp.connection import child_environment, resolve_command
-    from agent_ls.mcp.redact import MASK, redact
 
     lines = [f"  defined in: {cfg.source.file} ({cfg.source.scope.value} scope)", f"  transport: {cfg.transport}"]
     if cfg.transport == "stdio":
@@ -674,7 +674,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     logging.basicConfig(level=getattr(logging, str(args.log_level).upper(), logging.WARNING),
                         stream=sys.stderr, format="%(levelname)s %(name)s: %(message)s")
-    from agent_ls.mcp.redact import RedactingFilter
+    from agent_ls.core.redact import RedactingFilter
 
     for handler in logging.getLogger().handlers:
         handler.addFilter(RedactingFilter())  # tokens never reach the terminal

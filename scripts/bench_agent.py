@@ -52,9 +52,9 @@ from agent_ls.agent.prompt import short_name  # noqa: E402
 from agent_ls.agent.registry import ToolRegistry  # noqa: E402
 from agent_ls.agent.session import Session  # noqa: E402
 from agent_ls.agent.tool_search import ToolIndex  # noqa: E402
-from agent_ls.agent.tools import Tool, ToolSpec  # noqa: E402
 from agent_ls.agent.workspace import Workspace  # noqa: E402
 from agent_ls.config.settings import load_settings  # noqa: E402
+from agent_ls.core.tools import Tool, ToolSpec  # noqa: E402
 from agent_ls.mcp.manager import MCPManager  # noqa: E402
 
 QUERIES = REPO / "scripts" / "data" / "tool_search_queries.json"

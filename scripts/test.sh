@@ -15,6 +15,8 @@ echo "[test] ruff"
 "$ROOT/.venv/bin/ruff" check agent_ls tests scripts || exit 1
 echo "[test] mypy"
 "$ROOT/.venv/bin/mypy" || exit 1
+echo "[test] import-linter (layers, no cycles: [tool.importlinter] in pyproject.toml)"
+"$ROOT/.venv/bin/lint-imports" --no-cache || exit 1
 
 # pytest exit 5 (no test collected) is a failure, never green.
 run_pytest() {

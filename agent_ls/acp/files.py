@@ -21,8 +21,8 @@ from pathlib import Path
 from typing import Any
 
 from agent_ls.agent.editor_files import EditOutcome, OpenDocument, TextChange
-from agent_ls.agent.tools import Tool, ToolResult, ToolSpec
 from agent_ls.agent.workspace import Workspace
+from agent_ls.core.tools import Tool, ToolResult, ToolSpec
 
 log = logging.getLogger("agent_ls.acp")
 

@@ -198,7 +198,7 @@ class SessionHost:
         if any(q.key == f"workspace:{info.request.digest}" for q in self.questions):
             return
         self._asked_workspace.add(info.request.digest)
-        from agent_ls.trust_cli import describe
+        from agent_ls.config.trust_text import describe
 
         request = info.request
 
@@ -221,7 +221,7 @@ class SessionHost:
 
     async def _server_trust(self, cfg: ServerConfig) -> bool | None:
         """The manager's per-server question: queued, answered at the next prompt."""
-        from agent_ls.trust_cli import entry_lines
+        from agent_ls.config.trust_text import entry_lines
 
         done: asyncio.Future[bool | None] = asyncio.get_running_loop().create_future()
         view = cfg.view()

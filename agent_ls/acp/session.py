@@ -15,7 +15,12 @@ from pathlib import Path
 from typing import Any
 
 from acp import RequestError
-from acp.helpers import update_agent_message_text, update_available_commands, update_tool_call
+from acp.helpers import (
+    update_agent_message_text,
+    update_agent_thought_text,
+    update_available_commands,
+    update_tool_call,
+)
 from acp.schema import AvailableCommand, AvailableCommandInput, UnstructuredCommandInput
 
 from agent_ls.acp import updates as U
@@ -189,6 +194,8 @@ class AcpSession:
     async def sink(self, event: Any) -> None:
         if isinstance(event, ev.TextDelta):
             await self.send(update_agent_message_text(event.text))
+        elif isinstance(event, ev.ThinkingDelta):
+            await self.send(update_agent_thought_text(event.text))
         elif isinstance(event, ev.ToolCallStarted):
             tool = self.session.registry.get(event.name)
             spec = tool.spec if tool is not None else None

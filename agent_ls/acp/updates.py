@@ -1,7 +1,8 @@
 """Agent events and stored history as ACP ``session/update`` payloads.
 
-- Text deltas are ``agent_message_chunk`` (the agent has no separate reasoning stream, so no
-  ``agent_thought_chunk`` is produced, and no ``plan``: the agent has no plan concept).
+- Text deltas are ``agent_message_chunk``; the model's reasoning, when its provider streams it,
+  is ``agent_thought_chunk`` (not stored, so not replayed); no ``plan``: the agent has no plan
+  concept.
 - A tool call is a ``tool_call`` (kind, title, locations, raw input; a diff for file edits)
   followed by ``tool_call_update``s: ``in_progress`` once it runs, then ``completed`` or
   ``failed`` with its result as text.
@@ -25,7 +26,7 @@ from acp.helpers import (
 )
 from acp.schema import PermissionOption, ToolCallLocation, ToolCallStatus, ToolKind
 
-from agent_ls.agent.tools import Capability, ToolSpec
+from agent_ls.core.tools import Capability, ToolSpec
 
 RESULT_CHARS = 20_000
 """How much of a tool result the editor gets in the tool call card (the model gets it all)."""

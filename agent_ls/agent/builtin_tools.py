@@ -31,6 +31,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, BinaryIO, TypeVar
 
+from agent_ls.agent.arguments import validate_arguments
 from agent_ls.agent.editor_files import (
     EditorFiles,
     FileAccess,
@@ -41,8 +42,9 @@ from agent_ls.agent.editor_files import (
     minimal_change,
 )
 from agent_ls.agent.output_store import OutputStore, ReadOutputTool
-from agent_ls.agent.tools import Capability, Tool, ToolResult, ToolSpec, cap_text
 from agent_ls.agent.workspace import Workspace, WorkspacePathError
+from agent_ls.config.globs import GlobError, PathGlob
+from agent_ls.core.tools import Capability, Tool, ToolResult, ToolSpec, cap_text
 
 DEFAULT_OUTPUT_CAP_CHARS = 30_000
 """Default cap on the text of one tool result."""
@@ -105,76 +107,6 @@ def _clip_line(line: str, limit: int) -> str:
     if len(line) <= limit:
         return line
     return line[:limit] + f" {cut_marker(len(line) - limit)}"
-
-
-def _type_name(value: Any) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "boolean"
-    if isinstance(value, int | float):
-        return "number"
-    if isinstance(value, str):
-        return "string"
-    if isinstance(value, list):
-        return "array"
-    if isinstance(value, dict):
-        return "object"
-    return type(value).__name__
-
-
-def validate_arguments(spec: ToolSpec, arguments: Any) -> dict[str, Any] | str:
-    """Check ``arguments`` against the (simple) object schema of a built-in tool.
-
-    Returns the cleaned arguments (``null`` optional values dropped, integral floats turned
-    into ints) or an error message naming every problem. Unknown keys are ignored.
-    """
-    if not isinstance(arguments, dict):
-        return f"Invalid arguments for {spec.name}: expected an object, got {_type_name(arguments)}"
-    schema = spec.input_schema
-    props: dict[str, Any] = schema.get("properties", {})
-    required: list[str] = schema.get("required", [])
-    problems: list[str] = []
-    cleaned: dict[str, Any] = {}
-    for name in required:
-        if arguments.get(name) is None:
-            problems.append(f"missing required argument '{name}'")
-    for name, value in arguments.items():
-        prop = props.get(name)
-        if prop is None:
-            continue
-        if value is None:
-            continue  # treated as absent (required ones were reported above)
-        kind = prop.get("type")
-        if kind == "string":
-            ok = isinstance(value, str)
-        elif kind == "boolean":
-            ok = isinstance(value, bool)
-        elif kind == "integer":
-            if isinstance(value, float) and value.is_integer():
-                value = int(value)
-            ok = isinstance(value, int) and not isinstance(value, bool)
-        elif kind == "number":
-            ok = isinstance(value, int | float) and not isinstance(value, bool)
-        else:
-            ok = True
-        if not ok:
-            problems.append(f"'{name}' must be {'an' if kind == 'integer' else 'a'} {kind}, got {_type_name(value)}")
-            continue
-        if kind in ("integer", "number"):
-            if "minimum" in prop and value < prop["minimum"]:
-                problems.append(f"'{name}' must be at least {prop['minimum']}, got {value}")
-                continue
-            if "exclusiveMinimum" in prop and value <= prop["exclusiveMinimum"]:
-                problems.append(f"'{name}' must be greater than {prop['exclusiveMinimum']}, got {value}")
-                continue
-            if "maximum" in prop and value > prop["maximum"]:
-                problems.append(f"'{name}' must be at most {prop['maximum']}, got {value}")
-                continue
-        cleaned[name] = value
-    if problems:
-        return f"Invalid arguments for {spec.name}: " + "; ".join(problems)
-    return cleaned
 
 
 def _open_regular(
@@ -533,91 +465,11 @@ class EditFileTool(_BuiltinTool):
 # --- glob patterns and walking ----------------------------------------------------------
 
 
-def _translate_component(comp: str) -> str:
-    """One path component of a glob pattern as a regex (``*``, ``?``, ``[...]``, ``{a,b}``)."""
-    out: list[str] = []
-    i = 0
-    n = len(comp)
-    while i < n:
-        c = comp[i]
-        if c == "*":
-            while i + 1 < n and comp[i + 1] == "*":
-                i += 1
-            out.append("[^/]*")
-        elif c == "?":
-            out.append("[^/]")
-        elif c == "[":
-            j = i + 1
-            if j < n and comp[j] in "!^":
-                j += 1
-            if j < n and comp[j] == "]":
-                j += 1
-            while j < n and comp[j] != "]":
-                j += 1
-            if j >= n:
-                out.append(re.escape(c))
-            else:
-                body = comp[i + 1 : j]
-                negate = body[:1] in ("!", "^")
-                if negate:
-                    body = body[1:]
-                body = body.replace("\\", "\\\\")
-                out.append(f"[{'^' if negate else ''}{body}]")
-                i = j
-        elif c == "{":
-            depth = 0
-            j = i
-            parts: list[str] = []
-            start = i + 1
-            while j < n:
-                if comp[j] == "{":
-                    depth += 1
-                elif comp[j] == "}":
-                    depth -= 1
-                    if depth == 0:
-                        break
-                elif comp[j] == "," and depth == 1:
-                    parts.append(comp[start:j])
-                    start = j + 1
-                j += 1
-            if j >= n:
-                out.append(re.escape(c))
-            else:
-                parts.append(comp[start:j])
-                out.append("(?:" + "|".join(_translate_component(p) for p in parts) + ")")
-                i = j
-        elif c == "\\" and i + 1 < n:
-            i += 1
-            out.append(re.escape(comp[i]))
-        else:
-            out.append(re.escape(c))
-        i += 1
-    return "".join(out)
-
-
-def compile_glob(pattern: str) -> re.Pattern[str]:
-    """A glob over ``/``-separated relative paths: ``**`` spans directories, ``*`` does not."""
-    parts = [p for p in pattern.split("/") if p not in ("", ".")]
-    regex: list[str] = []
-    for index, comp in enumerate(parts):
-        last = index == len(parts) - 1
-        if comp == "**":
-            regex.append(".*" if last else "(?:[^/]+/)*")
-        else:
-            regex.append(_translate_component(comp) + ("" if last else "/"))
-    return re.compile("".join(regex), re.DOTALL)
-
-
-def _check_pattern(pattern: str) -> str | None:
-    if "\x00" in pattern:
-        return "the pattern contains a NUL byte"
-    if pattern.startswith("/") or (len(pattern) > 1 and pattern[1] == ":"):
-        return "the pattern must be relative; use the path argument to choose the directory"
-    if ".." in pattern.split("/"):
-        return "the pattern must not contain '..'; use the path argument to choose the directory"
-    if not pattern.strip("/. "):
-        return "the pattern is empty"
-    return None
+def compile_glob(pattern: str) -> PathGlob:
+    """A glob over ``/``-separated relative paths (syntax: :mod:`agent_ls.config.globs`):
+    ``**`` spans directories, ``*``, ``?`` and ``[...]`` never match ``/``.
+    Raises :class:`GlobError` (a message for the model) for an unusable pattern."""
+    return PathGlob(pattern)
 
 
 def _walk_files(workspace: Workspace, base: Path, stop: threading.Event) -> Iterator[tuple[Path, str, Path]]:
@@ -656,7 +508,8 @@ class GlobTool(_BuiltinTool):
     _name = "glob"
     _description = (
         "Find files by name pattern in the workspace. `**` matches any number of directories, "
-        "`*` and `?` match within one path component, `[abc]` and `{a,b}` work as in shells. "
+        "`*` and `?` match within one path component, `[abc]`, `[!abc]` and `{a,b}` work as in "
+        "shells (none of them matches `/`). "
         "Patterns are relative to `path` (default: the workspace root): `*.py` matches only "
         "the top directory, `**/*.py` every directory. Returns matching file paths relative "
         f"to the workspace root, sorted, at most {GLOB_MAX_RESULTS}. Directories such as "
@@ -674,12 +527,12 @@ class GlobTool(_BuiltinTool):
 
     async def _run(self, args: dict[str, Any]) -> ToolResult:
         pattern: str = args["pattern"]
-        problem = _check_pattern(pattern)
-        if problem:
-            return ToolResult.error(f"Invalid glob pattern {pattern!r}: {problem}")
+        try:
+            matcher = compile_glob(pattern)
+        except GlobError as e:
+            return ToolResult.error(f"Invalid glob pattern {pattern!r}: {e}")
         base = self.workspace.resolve(args.get("path", "."))
         shown_base = self.workspace.display(base)
-        regex = compile_glob(pattern)
 
         def work(stop: threading.Event) -> ToolResult:
             if not base.exists():
@@ -689,7 +542,7 @@ class GlobTool(_BuiltinTool):
             matches = [
                 self.workspace.display(file)
                 for file, rel, _real in _walk_files(self.workspace, base, stop)
-                if regex.fullmatch(rel)
+                if matcher.match(rel)
             ]
             if not matches:
                 hint = ""
@@ -746,18 +599,18 @@ class GrepTool(_BuiltinTool):
         name_filter: Callable[[str], bool] | None = None
         file_glob: str | None = args.get("glob")
         if file_glob is not None:
-            problem = _check_pattern(file_glob)
-            if problem:
-                return ToolResult.error(f"Invalid glob {file_glob!r}: {problem}")
-            glob_rx = compile_glob(file_glob)
-            if "/" in file_glob.strip("/"):
+            try:
+                file_matcher = compile_glob(file_glob)
+            except GlobError as e:
+                return ToolResult.error(f"Invalid glob {file_glob!r}: {e}")
+            if file_matcher.has_slash:
 
                 def name_filter(rel: str) -> bool:
-                    return glob_rx.fullmatch(rel) is not None
+                    return file_matcher.match(rel)
             else:
 
                 def name_filter(rel: str) -> bool:
-                    return glob_rx.fullmatch(rel.rsplit("/", 1)[-1]) is not None
+                    return file_matcher.match(rel.rsplit("/", 1)[-1])
 
         base = self.workspace.resolve(args.get("path", "."))
         shown_base = self.workspace.display(base)

@@ -14,7 +14,6 @@ wins, key by key inside ``"agent"``; permission lists are combined):
 
 from __future__ import annotations
 
-import fnmatch
 import os
 from collections.abc import Mapping
 from typing import Any
@@ -24,6 +23,7 @@ import attrs
 from agent_ls.agent.llm import LLMConfig
 from agent_ls.agent.output_store import DEFAULT_PAGE_CHARS, DEFAULT_STORE_CHARS, MIN_PAGE_CHARS, OutputStore
 from agent_ls.config.entries import Scope
+from agent_ls.config.globs import check_name_pattern, first_match
 from agent_ls.config.settings import LoadedSettings
 
 DEFAULT_SAMPLING_MAX_TOKENS = 4096
@@ -100,11 +100,10 @@ class SamplingSettings:
         reason = ""
         if not self.enabled:
             reason = "sampling is turned off (\"agent\": {\"sampling\": {\"enabled\": false}} in the settings)"
-        elif self.allowed_servers is not None and not any(
-                fnmatch.fnmatchcase(server, p) for p in self.allowed_servers):
+        elif self.allowed_servers is not None and first_match(self.allowed_servers, server) is None:
             reason = (f"the MCP server '{server}' is not in \"agent.sampling.allowedServers\" "
                       f"({', '.join(self.allowed_servers) or 'empty'})")
-        auto = any(fnmatch.fnmatchcase(server, p) for p in self.auto_approve)
+        auto = first_match(self.auto_approve, server) is not None
         return SamplingPolicy(allowed=not reason, reason=reason, auto_approve=auto, model=model,
                               allowed_models=allowed_models, max_tokens=cap, api_base=api_base)
 
@@ -141,6 +140,8 @@ def _sampling_settings(settings: LoadedSettings, problems: list[str]) -> Samplin
         if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
             problems.append(f"agent.sampling.{key} must be a list of strings")
             return None
+        if key in ("allowedServers", "autoApprove"):
+            _check_patterns(value, f"agent.sampling.{key}", problems)
         return tuple(value)
 
     enabled = merged.get("enabled")
@@ -239,6 +240,14 @@ def _str_list(value: Any, where: str, problems: list[str]) -> list[str]:
     return list(value)
 
 
+def _check_patterns(patterns: list[str], where: str, problems: list[str]) -> None:
+    """A problem for every unusable glob pattern (it is kept, and matches nothing)."""
+    for pattern in patterns:
+        why = check_name_pattern(pattern)
+        if why is not None:
+            problems.append(f"{where}: {why}; it matches nothing")
+
+
 def agent_settings(settings: LoadedSettings, environ: Mapping[str, str] | None = None) -> AgentSettings:
     env = os.environ if environ is None else environ
     problems: list[str] = []
@@ -300,9 +309,11 @@ def agent_settings(settings: LoadedSettings, environ: Mapping[str, str] | None =
         if not isinstance(perms, dict):
             problems.append(f"{file}: \"permissions\" must be an object")
             continue
-        allow += _str_list(perms.get("allow"), f"{file}: permissions.allow", problems)
-        ask += _str_list(perms.get("ask"), f"{file}: permissions.ask", problems)
-        deny += _str_list(perms.get("deny"), f"{file}: permissions.deny", problems)
+        for key, into in (("allow", allow), ("ask", ask), ("deny", deny)):
+            where = f"{file}: permissions.{key}"
+            patterns = _str_list(perms.get(key), where, problems)
+            _check_patterns(patterns, where, problems)
+            into += patterns
     sampling = _sampling_settings(settings, problems)
     return AgentSettings(model=model, api_base=api_base, allow=tuple(allow), ask=tuple(ask), deny=tuple(deny),
                          problems=tuple(problems), sampling=sampling, **kw)

@@ -23,6 +23,14 @@ class TextDelta:
 
 
 @attrs.frozen
+class ThinkingDelta:
+    text: str
+    """A piece of the model's reasoning, as it streams (models that think aloud). Shown, never
+    sent back to the model, never stored."""
+    type: str = "thinking"
+
+
+@attrs.frozen
 class ToolCallStarted:
     call_id: str
     name: str
@@ -129,7 +137,7 @@ class TurnFinished:
     type: str = "turn_finished"
 
 
-Event = (TurnStarted | TextDelta | ToolCallStarted | ApprovalRequested | ToolCallFinished | FileChange | UsageReport
+Event = (TurnStarted | TextDelta | ThinkingDelta | ToolCallStarted | ApprovalRequested | ToolCallFinished | FileChange | UsageReport
          | TurnError | TurnFinished)
 EventSink = Callable[[Event], Awaitable[None] | None]
 

@@ -155,6 +155,8 @@ class ToolCallAcc:
 @attrs.frozen
 class StreamDelta:
     text: str = ""
+    reasoning: str = ""
+    """The model's thinking, when the provider streams it (litellm's ``reasoning_content``)."""
     tool_index: int | None = None
     tool_id: str | None = None
     tool_name: str | None = None
@@ -212,6 +214,9 @@ async def stream_completion(
                 yield StreamDelta(usage=_usage_of(usage))
             for choice in getattr(chunk, "choices", None) or []:
                 delta = choice.delta
+                reasoning = getattr(delta, "reasoning_content", None)
+                if isinstance(reasoning, str) and reasoning:
+                    yield StreamDelta(reasoning=reasoning)
                 content = getattr(delta, "content", None)
                 if content:
                     yield StreamDelta(text=content)

@@ -26,7 +26,7 @@ from typing import Any
 
 import attrs
 
-from agent_ls.agent.tools import Capability, ToolResult, ToolSpec
+from agent_ls.core.tools import Capability, ToolResult, ToolSpec
 
 READ_OUTPUT = "read_output"
 DEFAULT_PAGE_CHARS = 30_000
@@ -223,7 +223,7 @@ class ReadOutputTool:
         return f"<ReadOutputTool {READ_OUTPUT}>"
 
     async def call(self, arguments: dict[str, Any]) -> ToolResult:
-        from agent_ls.agent.builtin_tools import validate_arguments
+        from agent_ls.agent.arguments import validate_arguments
 
         args = validate_arguments(self._spec, arguments)
         if isinstance(args, str):

@@ -1,8 +1,9 @@
 """Permissions: rules from settings, then the tool's capability, then the user.
 
 Rules are glob patterns over model-facing tool names (``mcp__github__*``,
-``mcp__*__delete_*``, ``bash``). Deny beats ask beats allow. With no matching rule the
-capability decides: read runs; write, network and unknown ask. Asking goes to an injectable
+``mcp__*__delete_*``, ``bash``; the name-pattern syntax of :mod:`agent_ls.config.globs`).
+Deny beats ask beats allow. With no matching rule the capability decides: read runs; write,
+network and unknown ask. Asking goes to an injectable
 approval handler (the editor or the terminal) that answers allow once, allow for the
 session, or deny. A denied call becomes an error result for the model, never an exception.
 """
@@ -10,13 +11,13 @@ session, or deny. A denied call becomes an error result for the model, never an 
 from __future__ import annotations
 
 import enum
-import fnmatch
 from collections.abc import Sequence
 from typing import Any, Protocol
 
 import attrs
 
-from agent_ls.agent.tools import Capability, Tool, ToolResult, ToolSpec
+from agent_ls.config.globs import first_match
+from agent_ls.core.tools import Capability, Tool, ToolResult, ToolSpec
 
 
 class Decision(enum.StrEnum):
@@ -46,18 +47,17 @@ def merge_rules(*layers: PermissionRules) -> PermissionRules:
     )
 
 
-def _match(patterns: Sequence[str], name: str) -> str | None:
-    for p in patterns:
-        if fnmatch.fnmatchcase(name, p):
-            return p
-    return None
+def _match(patterns: Sequence[str], name: str, *, restricting: bool = False) -> str | None:
+    return first_match(tuple(patterns), name, unusable_matches=restricting)
 
 
 def decide(rules: PermissionRules, spec: ToolSpec) -> tuple[Decision, str]:
-    """The decision for a tool and why."""
-    if (p := _match(rules.deny, spec.name)) is not None:
+    """The decision for a tool and why. A deny or ask rule whose pattern is unusable applies to
+    every tool until it is fixed (fail closed; the settings file shows the diagnostic); an
+    unusable allow rule allows nothing."""
+    if (p := _match(rules.deny, spec.name, restricting=True)) is not None:
         return Decision.DENY, f"denied by the rule {p!r} in the permissions settings"
-    if (p := _match(rules.ask, spec.name)) is not None:
+    if (p := _match(rules.ask, spec.name, restricting=True)) is not None:
         return Decision.ASK, f"the rule {p!r} in the permissions settings asks first"
     if (p := _match(rules.allow, spec.name)) is not None:
         return Decision.ALLOW, f"allowed by the rule {p!r}"

@@ -16,7 +16,7 @@ from typing import Any
 
 import attrs
 
-from agent_ls.agent.tools import ToolSpec
+from agent_ls.core.tools import ToolSpec
 
 IDENTITY = """You are agent-ls, a coding agent running inside the user's editor.
 You help with software engineering tasks in the user's workspace: reading and changing code,

@@ -21,7 +21,7 @@ from typing import Any, Protocol, runtime_checkable
 
 from agent_ls.agent.skills_tool import LOAD_SKILL, LoadSkillTool, SkillSource, skills_catalogue
 from agent_ls.agent.tool_search import ToolIndex
-from agent_ls.agent.tools import Capability, Tool, ToolResult, ToolSpec
+from agent_ls.core.tools import Capability, Tool, ToolResult, ToolSpec
 
 TOOL_SEARCH = "tool_search"
 MCP_PREFIX = "mcp__"

@@ -30,6 +30,7 @@ from agent_ls.agent.events import (
     EventSink,
     FileChange,
     TextDelta,
+    ThinkingDelta,
     ToolCallFinished,
     ToolCallStarted,
     TurnError,
@@ -42,7 +43,7 @@ from agent_ls.agent.output_store import DEFAULT_PAGE_CHARS, READ_OUTPUT, OutputS
 from agent_ls.agent.prompt import FrozenPrompt, dynamic_text, system_messages, tool_definitions
 from agent_ls.agent.registry import LOADED_PREFIX, TOOL_SEARCH, ToolRegistry
 from agent_ls.agent.store import SessionStore, ToolRun
-from agent_ls.agent.tools import Capability, Tool, ToolResult, cap_text
+from agent_ls.core.tools import Capability, Tool, ToolResult, cap_text
 
 log = logging.getLogger(__name__)
 
@@ -258,6 +259,8 @@ class Session:
         usage = UsageReport()
         try:
             async for d in stream_completion(self.llm, messages, tools):
+                if d.reasoning:
+                    await _emit(sink, ThinkingDelta(d.reasoning))
                 if d.text:
                     text_parts.append(d.text)
                     await _emit(sink, TextDelta(d.text))

@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, Protocol
 
-from agent_ls.agent.tools import Capability, ToolResult, ToolSpec, cap_text
+from agent_ls.core.tools import Capability, ToolResult, ToolSpec, cap_text
 
 LOAD_SKILL = "load_skill"
 MAX_DESCRIPTION_CHARS = 200

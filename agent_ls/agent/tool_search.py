@@ -30,7 +30,7 @@ from typing import Any
 
 import attrs
 
-from agent_ls.agent.tools import ToolSpec
+from agent_ls.core.tools import ToolSpec
 
 SELECT_PREFIX = "select:"
 

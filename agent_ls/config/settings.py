@@ -32,6 +32,7 @@ from agent_ls.config.entries import (
     parse_entry,
 )
 from agent_ls.config.expand import ExpansionContext
+from agent_ls.config.globs import settings_glob_problems
 from agent_ls.config.paths import user_settings_path
 from agent_ls.config.trust import (
     EntryView,
@@ -171,6 +172,8 @@ def _servers_in(
         for k in root:
             if k not in _KNOWN_TOP_LEVEL:
                 problems.add((k,), f"unknown setting {k!r} is ignored", severity="warning", key=True)
+        for path, message in settings_glob_problems(root):
+            problems.add(path, message)
         layer: dict[str, Any] = root
         if restricted:
             layer, ignored = split_settings(root, file)

@@ -1,4 +1,4 @@
-"""MCP tools adapted to the agent's :class:`~agent_ls.agent.tools.Tool` protocol."""
+"""MCP tools adapted to the agent's :class:`~agent_ls.core.tools.Tool` protocol."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from mcp.client import InputRequiredRoundsExceededError
 from mcp.shared.exceptions import MCPError
 from pydantic import ValidationError
 
-from agent_ls.agent.tools import ToolResult, ToolSpec
+from agent_ls.core.tools import ToolResult, ToolSpec
 from agent_ls.mcp.capability import infer_capability
 from agent_ls.mcp.connection import REQUEST_TIMEOUT, ServerUnavailable
 from agent_ls.mcp.results import convert_call_result

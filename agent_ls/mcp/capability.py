@@ -11,7 +11,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from agent_ls.agent.tools import Capability
+from agent_ls.core.tools import Capability
 
 _WORDS = re.compile(r"[a-z]+")
 

@@ -42,8 +42,8 @@ from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from pydantic import FileUrl, ValidationError
 
 from agent_ls.config.entries import ServerConfig
+from agent_ls.core.redact import redact_live
 from agent_ls.mcp.catalogue import CatalogueStore, Listing, catalogue_key
-from agent_ls.mcp.redact import redact_live
 from agent_ls.mcp.skills import SKILLS_CLIENT_EXTENSION
 from agent_ls.mcp.status import Phase, ServerError, State
 

@@ -20,10 +20,11 @@ from typing import Any, Protocol
 
 import mcp_types as types
 
-from agent_ls.agent.tools import ToolResult
 from agent_ls.config.entries import FailedEntry, ServerConfig
 from agent_ls.config.settings import LoadedSettings
 from agent_ls.config.state import HostState
+from agent_ls.core.redact import add_secrets, install_log_redaction
+from agent_ls.core.tools import ToolResult
 from agent_ls.mcp import naming
 from agent_ls.mcp.adapter import MCPTool, make_spec
 from agent_ls.mcp.catalogue import CatalogueStore
@@ -37,7 +38,6 @@ from agent_ls.mcp.connection import (
 )
 from agent_ls.mcp.oauth import AuthOpener, OAuthSession
 from agent_ls.mcp.oauth_store import OAuthStore
-from agent_ls.mcp.redact import add_secrets, install_log_redaction
 from agent_ls.mcp.results import DEFAULT_MAX_OUTPUT_CHARS
 from agent_ls.mcp.status import (
     Phase,

@@ -39,7 +39,7 @@ assertion grant. This module is the host around it:
   nonce retries); the ``jwt_bearer`` grant (workload identity federation, RFC 7523) is
   :mod:`agent_ls.mcp.oauth_wif`.
 - **Secrets.** Every token, code and client secret seen is registered with
-  :mod:`agent_ls.mcp.redact`, which masks it in status, errors and (with the redacting log
+  :mod:`agent_ls.core.redact`, which masks it in status, errors and (with the redacting log
   filter) log records.
 """
 
@@ -82,10 +82,10 @@ from pydantic import AnyUrl, ValidationError
 
 from agent_ls.config.entries import ServerConfig
 from agent_ls.config.oauth_config import OAuthConfig
+from agent_ls.core.redact import add_secrets, redact_live
 from agent_ls.mcp.oauth_dpop import DPoPAuth
 from agent_ls.mcp.oauth_store import AuthRecord, OAuthStore
 from agent_ls.mcp.oauth_wif import JWTBearerOAuthProvider, assertion_source
-from agent_ls.mcp.redact import add_secrets, redact_live
 
 log = logging.getLogger(__name__)
 

@@ -8,7 +8,7 @@ grants as before and never sees a DPoP detail:
   with DPoP and kept in the server's OAuth record next to the tokens (``dpop.jwk``, a private
   JWK, in the 0600 file of :mod:`agent_ls.mcp.oauth_store`); a token bound to it and its
   refresh token are useless without it. *Sign out* forgets it with the tokens. Its private
-  part is registered with :mod:`agent_ls.mcp.redact`.
+  part is registered with :mod:`agent_ls.core.redact`.
 - **Token requests** (any POST the provider makes with a ``grant_type``: authorization code,
   refresh, client credentials, jwt-bearer) carry a ``DPoP`` proof (``typ: dpop+jwt``, the
   public JWK, ``htm``, ``htu``, ``iat``, a fresh ``jti``). A ``token_type: DPoP`` answer binds
@@ -49,8 +49,8 @@ from cryptography.hazmat.primitives.asymmetric import ec
 from jwt.algorithms import ECAlgorithm
 
 from agent_ls.config.oauth_config import OAuthConfig
+from agent_ls.core.redact import add_secrets
 from agent_ls.mcp.oauth_store import AuthRecord
-from agent_ls.mcp.redact import add_secrets
 
 log = logging.getLogger(__name__)
 

@@ -30,7 +30,7 @@ from mcp.client.auth.utils import issuers_match
 from mcp.shared.auth import JWT_BEARER_GRANT_TYPE, OAuthClientInformationFull, OAuthClientMetadata
 
 from agent_ls.config.oauth_config import OAuthConfig
-from agent_ls.mcp.redact import add_secrets
+from agent_ls.core.redact import add_secrets
 
 AssertionProvider = Callable[[], Awaitable[str]]
 

@@ -1,4 +1,4 @@
-"""MCP results -> :class:`~agent_ls.agent.tools.ToolResult` for the model and the UI.
+"""MCP results -> :class:`~agent_ls.core.tools.ToolResult` for the model and the UI.
 
 Text blocks are joined; every other block is kept: images and audio as attachments plus a
 one-line note in the text (so the model knows they exist), embedded text resources inlined
@@ -17,7 +17,7 @@ from typing import Any
 
 import mcp_types as types
 
-from agent_ls.agent.tools import Attachment, ToolResult, cap_text
+from agent_ls.core.tools import Attachment, ToolResult, cap_text
 
 DEFAULT_MAX_OUTPUT_CHARS = 10_000_000
 """What is kept of one MCP result's text (the agent's default output store holds as much)."""

@@ -436,7 +436,7 @@ async def call_tool_direct(ls: AgentLanguageServer, server: str, tool: str, argu
     else:
         result = await found.call(arguments)
         if len(result.content) > DIRECT_RESULT_CHARS:  # the editor shows it: no multi-megabyte cards
-            from agent_ls.agent.tools import cap_text
+            from agent_ls.core.tools import cap_text
 
             content, cut = cap_text(result.content, DIRECT_RESULT_CHARS)
             result = attrs.evolve(result, content=content, truncated_chars=result.truncated_chars + cut)

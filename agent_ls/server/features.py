@@ -59,7 +59,7 @@ def _is_user_settings(p: Path) -> bool:
 def register(server: AgentLanguageServer) -> None:
     handler = LspLogHandler(server)
     handler.setFormatter(logging.Formatter("%(levelname)s %(name)s: %(message)s"))
-    from agent_ls.mcp.redact import RedactingFilter
+    from agent_ls.core.redact import RedactingFilter
 
     handler.addFilter(RedactingFilter())  # tokens seen at run time never reach the output channel
     pkg_logger = logging.getLogger("agent_ls")

@@ -12,7 +12,6 @@ import functools
 import logging
 import os
 import signal
-import sys
 import uuid
 from collections.abc import Awaitable, Callable
 from pathlib import Path
@@ -261,32 +260,27 @@ class AgentLanguageServer(LanguageServer):
 
 def kill_children() -> None:
     """Last resort: no child process outlives the server (also when the editor vanished
-    without ``shutdown``). MCP servers run in their own process group; end each group."""
-    if not sys.platform.startswith("linux"):
-        return
-    me = os.getpid()
+    without ``shutdown``). MCP servers run in their own process group; end each group.
+
+    Children come from psutil (no platform-specific process scan); zombies are skipped. A
+    child that leads its own process group gets SIGTERM for the whole group, any other child
+    SIGTERM for itself (``terminate()`` where there are no process groups).
+    """
+    import psutil
+
     try:
-        entries = os.listdir("/proc")
-    except OSError:
+        children = psutil.Process().children(recursive=False)
+    except psutil.Error:
         return
-    for entry in entries:
-        if not entry.isdigit():
-            continue
+    for child in children:
         try:
-            with open(f"/proc/{entry}/stat", encoding="utf-8") as f:
-                fields = f.read().rsplit(")", 1)[1].split()
-        except OSError:
-            continue
-        state, ppid, pgid = fields[0], int(fields[1]), int(fields[2])
-        if ppid != me or state == "Z":
-            continue
-        pid = int(entry)
-        try:
-            if pgid == pid:
-                os.killpg(pid, signal.SIGTERM)
+            if child.status() == psutil.STATUS_ZOMBIE:
+                continue
+            if hasattr(os, "killpg") and os.getpgid(child.pid) == child.pid:
+                os.killpg(child.pid, signal.SIGTERM)
             else:
-                os.kill(pid, signal.SIGTERM)
-        except OSError:
+                child.terminate()
+        except (psutil.Error, OSError):
             pass
 
 

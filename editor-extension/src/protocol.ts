@@ -92,6 +92,7 @@ export type WorkspaceTrustState = (typeof WORKSPACE_TRUST_STATES)[number];
 export const EVENT_TYPES = [
   "turn_started",
   "text",
+  "thinking",
   "tool_call_started",
   "approval_requested",
   "tool_call_finished",
@@ -180,6 +181,12 @@ export interface TurnStartedEvent {
   sessionId?: string;
   turn: number;
 }
+/** A piece of the model's reasoning (models that think aloud); not part of the reply. */
+export interface ThinkingEvent {
+  type: "thinking";
+  text: string;
+}
+
 export interface TextEvent {
   type: "text";
   text: string;
@@ -262,6 +269,7 @@ export interface TurnFinishedEvent {
 export type AgentEvent =
   | TurnStartedEvent
   | TextEvent
+  | ThinkingEvent
   | ToolCallStartedEvent
   | ApprovalRequestedEvent
   | ToolCallFinishedEvent

@@ -40,6 +40,19 @@ async def test_initialize_and_streamed_text(shared: Shared) -> None:
     body = setup.llm.requests[-1].body
     assert body["messages"][-1] == {"role": "user", "content": "say hello"}
 
+    # a model that thinks aloud: its reasoning streams as agent_thought_chunk, apart from the reply
+    setup.llm.script(text("Two.", reasoning="one plus one is two"))
+    result = await asyncio.wait_for(conn.prompt(session_id=session.session_id,
+                                                prompt=[text_block("1+1?")]), 60)
+    assert result.stop_reason == "end_turn"
+    thoughts = client.of(session.session_id, "agent_thought_chunk")
+    assert "".join(u.content.text for u in thoughts) == "one plus one is two"
+    assert client.text(session.session_id).endswith("Two.")
+    setup.llm.script(text("ok"))
+    await asyncio.wait_for(conn.prompt(session_id=session.session_id, prompt=[text_block("and?")]), 60)
+    sent = str(setup.llm.requests[-1].body["messages"])
+    assert "Two." in sent and "one plus one" not in sent  # the reply is history, the thinking is not
+
 
 async def test_tool_call_allowed_once_and_rejected(shared: Shared) -> None:
     """A tool that asks: the permission request carries the tool call and the four options;

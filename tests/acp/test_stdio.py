@@ -10,7 +10,7 @@ import pytest
 
 from agent_ls.acp.stdio import _shape_problem
 from agent_ls.acp.updates import history_updates, tool_kind, tool_title
-from agent_ls.agent.tools import Capability, ToolSpec
+from agent_ls.core.tools import Capability, ToolSpec
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 

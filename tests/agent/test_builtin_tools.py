@@ -25,8 +25,8 @@ from agent_ls.agent.builtin_tools import (
     compile_glob,
     validate_arguments,
 )
-from agent_ls.agent.tools import Capability, Tool, ToolResult
 from agent_ls.agent.workspace import Workspace
+from agent_ls.core.tools import Capability, Tool, ToolResult
 
 
 @pytest.fixture
@@ -301,11 +301,46 @@ async def test_glob_caps_results(root: Path) -> None:
 
 
 def test_compile_glob() -> None:
-    assert compile_glob("**/x").fullmatch("x") and compile_glob("**/x").fullmatch("a/b/x")
-    assert not compile_glob("*.py").fullmatch("a/b.py")
-    assert compile_glob("a/**").fullmatch("a/b/c")
-    assert compile_glob(r"\*").fullmatch("*") and not compile_glob(r"\*").fullmatch("a")
-    assert compile_glob("[!a]b").fullmatch("cb") and not compile_glob("[!a]b").fullmatch("ab")
+    assert compile_glob("**/x").match("x") and compile_glob("**/x").match("a/b/x")
+    assert not compile_glob("*.py").match("a/b.py")
+    assert compile_glob("a/**").match("a/b/c")
+    assert compile_glob(r"\*").match("*") and not compile_glob(r"\*").match("a")
+    assert compile_glob("[!a]b").match("cb") and not compile_glob("[!a]b").match("ab")
+    assert compile_glob("./src//*.py").match("src/x.py")  # empty and '.' components dropped
+    assert compile_glob("*").match(".env")  # dotfiles are not special
+    assert compile_glob("f{1..3}.txt").match("f2.txt") and not compile_glob("f{1..3}.txt").match("f4.txt")
+    assert not compile_glob("A.py").match("a.py")  # case-sensitive on every platform
+
+
+def test_glob_sets_and_wildcards_never_match_a_slash() -> None:
+    """The hand-written matcher let ``[!x]`` match ``/`` (``a[!x]b`` matched ``a/b``)."""
+    for pattern in ("a[!x]b", "a[^x]b", "a?b", "a*b", "a[/]b", "a[!]b"):
+        assert not compile_glob(pattern).match("a/b"), pattern
+    assert compile_glob("a[!x]b").match("ayb") and not compile_glob("a[!x]b").match("axb")
+
+
+async def test_glob_tool_negated_set_does_not_cross_directories(root: Path) -> None:
+    for rel in ("a/b", "ayb", "axb"):
+        p = root / rel
+        p.parent.mkdir(parents=True, exist_ok=True)
+        p.write_text("x\n")
+    r = await call(root, "glob", pattern="a[!x]b")
+    assert not r.is_error and r.content.splitlines() == ["ayb"]
+    r = await call(root, "grep", pattern="x", glob="a[!x]b")
+    assert r.content.splitlines() == ["ayb:1:x"]
+
+
+async def test_glob_unusable_patterns_are_errors_not_crashes(root: Path) -> None:
+    (root / "f.txt").write_text("x\n")
+    huge = "{a,b}" * 12  # 4096 alternatives
+    r = await call(root, "glob", pattern=huge)
+    assert r.is_error and "more than 1000 alternatives" in r.content
+    r = await call(root, "grep", pattern="x", glob=huge)
+    assert r.is_error and "Invalid glob" in r.content and "alternatives" in r.content
+    r = await call(root, "glob", pattern="a\x00b")
+    assert r.is_error and "NUL" in r.content
+    r = await call(root, "glob", pattern="[")  # an unclosed set is a literal '['
+    assert not r.is_error and "No files match" in r.content
 
 
 # --- grep ---------------------------------------------------------------------------------

@@ -25,8 +25,8 @@ from agent_ls.agent.editor_files import (
     digest_text,
     minimal_change,
 )
-from agent_ls.agent.tools import Tool, ToolResult
 from agent_ls.agent.workspace import SymlinkInPath, Workspace
+from agent_ls.core.tools import Tool, ToolResult
 
 
 @pytest.fixture

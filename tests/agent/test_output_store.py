@@ -17,9 +17,9 @@ from agent_ls.agent.output_store import READ_OUTPUT, OutputStore
 from agent_ls.agent.registry import ToolRegistry
 from agent_ls.agent.session import Session
 from agent_ls.agent.store import SessionStore
-from agent_ls.agent.tools import ToolResult
 from agent_ls.agent.workspace import Workspace
 from agent_ls.config.settings import load_settings
+from agent_ls.core.tools import ToolResult
 from agent_ls.mcp.manager import MCPManager
 from tests.agent.conftest import Recorder, openai_config
 from tests.llm.scripted_server import ScriptedLLM, text, tool_calls

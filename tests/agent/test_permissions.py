@@ -15,7 +15,7 @@ from agent_ls.agent.permissions import (
     decide,
     merge_rules,
 )
-from agent_ls.agent.tools import Capability, ToolSpec
+from agent_ls.core.tools import Capability, ToolSpec
 from tests.agent.conftest import Recorder, make_session
 from tests.llm.scripted_server import ScriptedLLM, text, tool_calls
 
@@ -41,6 +41,14 @@ def spec(name: str, cap: Capability = Capability.UNKNOWN) -> ToolSpec:
     (PermissionRules(deny=("mcp__github__*",)), "mcp__gitlab__list", Capability.READ, Decision.ALLOW),
     (PermissionRules(allow=("bash",)), "bash", Capability.WRITE, Decision.ALLOW),
     (PermissionRules(allow=("Bash",)), "bash", Capability.WRITE, Decision.ASK),  # case-sensitive
+    (PermissionRules(allow=("mcp__{github,gitlab}__*",)), "mcp__gitlab__list", Capability.WRITE, Decision.ALLOW),
+    (PermissionRules(deny=("mcp__db__[!r]*",)), "mcp__db__read", Capability.READ, Decision.ALLOW),
+    (PermissionRules(deny=("mcp__db__[!r]*",)), "mcp__db__write", Capability.READ, Decision.DENY),
+    (PermissionRules(allow=("*",)), ".hidden", Capability.WRITE, Decision.ALLOW),
+    (PermissionRules(allow=("{a,b}" * 12,)), "a" * 12, Capability.WRITE, Decision.ASK),  # unusable: no match
+    # an unusable deny or ask rule applies to every tool until fixed (fail closed)
+    (PermissionRules(deny=("{a,b}" * 12,)), "read_file", Capability.READ, Decision.DENY),
+    (PermissionRules(ask=("{a,b}" * 12,)), "read_file", Capability.READ, Decision.ASK),
 ])
 def test_rule_matrix(rules: PermissionRules, name: str, cap: Capability, expected: Decision) -> None:
     assert decide(rules, spec(name, cap))[0] is expected

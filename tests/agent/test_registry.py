@@ -13,8 +13,8 @@ import pytest
 
 from agent_ls.agent.builtin_tools import builtin_tools
 from agent_ls.agent.registry import TOOL_SEARCH, ToolRegistry
-from agent_ls.agent.tools import Capability, ToolResult, ToolSpec
 from agent_ls.agent.workspace import Workspace
+from agent_ls.core.tools import Capability, ToolResult, ToolSpec
 
 BUILTINS = ["bash", "edit_file", "glob", "grep", "read_file", "read_output", "write_file"]
 

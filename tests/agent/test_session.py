@@ -64,7 +64,7 @@ async def test_tool_calls_are_run_and_fed_back(llm: ScriptedLLM, ws: Path) -> No
 
 
 async def test_read_only_calls_run_concurrently(llm: ScriptedLLM, ws: Path) -> None:
-    from agent_ls.agent.tools import Capability, ToolResult, ToolSpec
+    from agent_ls.core.tools import Capability, ToolResult, ToolSpec
 
     class Slow:
         def __init__(self, name: str) -> None:

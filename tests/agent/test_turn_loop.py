@@ -16,12 +16,12 @@ from typing import Any
 
 import pytest
 
-from agent_ls.agent.events import TextDelta, TurnStarted, to_dict
+from agent_ls.agent.events import TextDelta, ThinkingDelta, TurnStarted, to_dict
 from agent_ls.agent.llm import LLMConfig
 from agent_ls.agent.permissions import ApprovalAnswer, ApprovalRequest, PermissionGate, PermissionRules
 from agent_ls.agent.session import INTERRUPTED_RESULT
 from agent_ls.agent.store import SessionStore
-from agent_ls.agent.tools import Capability, ToolResult, ToolSpec
+from agent_ls.core.tools import Capability, ToolResult, ToolSpec
 from tests.agent.conftest import Recorder, make_session
 from tests.llm.scripted_server import (
     ScriptedLLM,
@@ -460,3 +460,18 @@ async def test_text_before_tool_calls_and_malformed_arguments(llm: ScriptedLLM, 
     assert results["call_bad"].startswith("Error: read_file: the arguments are not valid JSON")
     assert "alpha" in results["call_ok"]
     assert_history_consistent(llm.requests[-1].body["messages"])
+
+
+async def test_reasoning_streams_as_thinking_events_and_stays_out_of_history(llm: ScriptedLLM, ws: Path) -> None:
+    """A model that thinks aloud (litellm's ``reasoning_content``): the thinking is streamed as
+    ``thinking`` events before the reply; the reply alone is the assistant message."""
+    s = make_session(llm, ws)
+    llm.script(text("The answer is 4.", reasoning="two plus two is four"))
+    rec = Recorder()
+    result = await s.prompt("2+2?", rec)
+    assert result.text == "The answer is 4."
+    thoughts = [e for e in rec.events if isinstance(e, ThinkingDelta)]
+    assert "".join(e.text for e in thoughts) == "two plus two is four"
+    first_text = next(i for i, e in enumerate(rec.events) if e.type == "text")
+    assert rec.events.index(thoughts[-1]) < first_text
+    assert s.history[-1] == {"role": "assistant", "content": "The answer is 4."}

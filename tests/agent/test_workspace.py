@@ -16,8 +16,8 @@ from typing import Any
 import pytest
 
 from agent_ls.agent.builtin_tools import builtin_tools
-from agent_ls.agent.tools import Tool, ToolResult
 from agent_ls.agent.workspace import PathOutsideWorkspace, SymlinkInPath, Workspace, WorkspacePathError
+from agent_ls.core.tools import Tool, ToolResult
 
 SECRET = "TOP-SECRET-CONTENT"
 

@@ -66,6 +66,8 @@ class Text:
     first_delay: float = 0.0
     usage: Usage | None = None
     finish_reason: str = "stop"
+    reasoning: tuple[str, ...] = ()
+    """Reasoning pieces streamed before the text (OpenAI wire: ``delta.reasoning_content``)."""
 
 
 @dataclass(frozen=True)
@@ -121,9 +123,12 @@ def text(
     first_delay: float = 0.0,
     usage: Usage | None = None,
     finish_reason: str = "stop",
+    reasoning: str = "",
 ) -> Text:
-    """A text answer streamed in ``chunks`` pieces, ``delay`` seconds apart."""
-    return Text(tuple(_split(content, chunks)), delay, first_delay, usage, finish_reason)
+    """A text answer streamed in ``chunks`` pieces, ``delay`` seconds apart; ``reasoning``
+    (the model's thinking) streams first, in as many pieces, on the OpenAI wire."""
+    return Text(tuple(_split(content, chunks)), delay, first_delay, usage, finish_reason,
+                tuple(_split(reasoning, chunks)) if reasoning else ())
 
 
 def slow_text(chunks: Sequence[str] | int = 5, delay: float = 0.2, *, usage: Usage | None = None) -> Text:
@@ -570,6 +575,8 @@ class _OpenAIWriter(_Writer):
         self, turn: Text | ToolCalls, usage: Usage, include_usage: bool
     ) -> Iterable[tuple[float, bytes]]:
         if isinstance(turn, Text):
+            for piece in turn.reasoning:
+                yield 0.0, self._chunk({"role": "assistant", "content": None, "reasoning_content": piece})
             for i, piece in enumerate(turn.chunks):
                 delta: dict[str, Any] = {"content": piece}
                 if i == 0:

@@ -295,3 +295,22 @@ async def test_editor_vanishing_leaves_no_child_process(setup: Setup) -> None:
     await asyncio.wait_for(server.wait(), 30)
     await wait_for(lambda: not pid_alive(pid), timeout=10, what="the MCP server to end")
     await ed.client.stop()
+
+
+async def test_a_prompt_that_waits_for_the_model_library_shows_progress(setup: Setup) -> None:
+    """Without the background warm-up (``AGENT_LS_WARMUP=0``) the first prompt imports litellm
+    itself: the editor is shown work-done progress saying so, ended once it is loaded."""
+    setup.extra_env["AGENT_LS_WARMUP"] = "0"
+    ed = await open_editor(setup)
+    try:
+        await ed.wait_state("knob", "connected")
+        info = await ed.request(P.SERVER_INFO)
+        assert info["loadedModules"]["litellm"] is False  # nothing warmed it
+        setup.llm.script(text("hello"))
+        assert (await ed.request(P.PROMPT, {"text": "hi"}))["text"] == "hello"
+        reports = [str(r) for rs in ed.client.progress_reports.values() for r in rs]  # type: ignore[attr-defined]
+        loading = [r for r in reports if "Loading the model library" in r]
+        assert loading, reports
+        assert any("end" in r for r in reports)
+    finally:
+        await close_editor(ed)

@@ -8,8 +8,8 @@ from typing import Any
 
 from agent_ls.agent.config import AgentSettings, agent_settings
 from agent_ls.agent.permissions import Decision, PermissionRules, decide
-from agent_ls.agent.tools import Capability, ToolSpec
 from agent_ls.config.settings import load_settings
+from agent_ls.core.tools import Capability, ToolSpec
 from tests.tooling import TRUST_ALL
 
 
@@ -78,3 +78,23 @@ def test_permission_lists_from_both_scopes_combine_and_deny_wins(tmp_path: Path)
     assert d("mcp__github__list_issues", Capability.NETWORK) is Decision.ALLOW
     assert d("bash") is Decision.ALLOW and d("write_file") is Decision.ALLOW
     assert d("edit_file") is Decision.ASK and d("read_file", Capability.READ) is Decision.ALLOW
+
+
+def test_unusable_glob_patterns_are_reported_with_their_place(tmp_path: Path) -> None:
+    huge = "{a,b}" * 12  # expands to 4096 alternatives: refused
+    s = load(tmp_path, {"agent": {"sampling": {"allowedServers": ["docs", huge], "autoApprove": [huge]}}},
+             {"permissions": {"deny": ["mcp__*", huge], "allow": ["a[!x]b"]}})
+    text = "\n".join(s.problems)
+    for where in ("permissions.deny", "agent.sampling.allowedServers", "agent.sampling.autoApprove"):
+        assert f"{where}: the pattern '{huge}' is not usable: it expands to more than 1000 alternatives" in text
+    assert "a[!x]b" not in text  # a usable pattern is not reported
+    assert s.deny == ("mcp__*", huge)  # kept (it matches nothing); the usable one still applies
+    assert s.sampling.policy("docs", None, None).allowed
+    # the settings loader reports the same as a diagnostic at the pattern's place in the file
+    ws = tmp_path / "ws"
+    loaded = load_settings([ws], user_settings=tmp_path / "user.json", environ={}, trust=TRUST_ALL)
+    places = {(d.file.name, d.json_path) for d in loaded.diagnostics if "alternatives" in d.message}
+    assert places == {("settings.json", ("permissions", "deny", 1)),
+                      ("user.json", ("agent", "sampling", "allowedServers", 1)),
+                      ("user.json", ("agent", "sampling", "autoApprove", 0))}
+    assert all(d.span is not None for d in loaded.diagnostics if "alternatives" in d.message)

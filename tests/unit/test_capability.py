@@ -5,7 +5,7 @@ from __future__ import annotations
 import mcp_types as types
 import pytest
 
-from agent_ls.agent.tools import Capability
+from agent_ls.core.tools import Capability
 from agent_ls.mcp.capability import infer_capability
 
 R, W, N, U = Capability.READ, Capability.WRITE, Capability.NETWORK, Capability.UNKNOWN

@@ -16,7 +16,7 @@ from agent_ls.agent.prompt import (
     system_messages,
     tool_definitions,
 )
-from agent_ls.agent.tools import ToolSpec
+from agent_ls.core.tools import ToolSpec
 
 
 def mcp(server: str, model_name: str, original: str) -> ToolSpec:

@@ -12,7 +12,7 @@ from urllib.parse import quote, quote_plus
 
 import pytest
 
-from agent_ls.mcp.redact import (
+from agent_ls.core.redact import (
     MASK,
     RedactingFilter,
     add_secrets,

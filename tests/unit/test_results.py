@@ -9,7 +9,7 @@ import re
 import mcp_types as types
 import pytest
 
-from agent_ls.agent.tools import Attachment, ToolResult
+from agent_ls.core.tools import Attachment, ToolResult
 from agent_ls.mcp.results import DEFAULT_MAX_OUTPUT_CHARS, cap_text, convert_call_result, convert_content
 
 PNG = base64.b64encode(b"\x89PNG" + b"\0" * 96).decode()  # 100 bytes

@@ -1,6 +1,6 @@
 """Settings: scopes and precedence, validation with exact locations, expansion, trust keys.
 
-Also covers :mod:`agent_ls.mcp.redact`, which protects the ``secrets`` of a server entry.
+Also covers :mod:`agent_ls.core.redact`, which protects the ``secrets`` of a server entry.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from agent_ls.config.diagnostics import ConfigDiagnostic
 from agent_ls.config.entries import DEFAULT_CALL_TIMEOUT, DEFAULT_CONNECT_TIMEOUT, Scope, ServerConfig
 from agent_ls.config.paths import user_config_dir, user_data_dir, user_settings_path
 from agent_ls.config.settings import LoadedSettings, load_settings
-from agent_ls.mcp.redact import MASK, redact, redact_mapping
+from agent_ls.core.redact import MASK, redact, redact_mapping
 from tests.tooling import TRUST_ALL
 
 ENV = {"GH_TOKEN": "ghp_abcdef123456", "HOME": "/home/alice", "API_KEY": "key-9876543210", "EMPTY": ""}
@@ -1151,7 +1151,7 @@ def test_oauth_unknown_keys_and_header_conflict_are_warnings(tmp_path: Path) -> 
 def test_live_secrets_are_masked_in_log_records_and_tracebacks() -> None:
     import logging
 
-    from agent_ls.mcp.redact import RedactingFilter, add_secrets, redact_live
+    from agent_ls.core.redact import RedactingFilter, add_secrets, redact_live
 
     token = "at-live-token-" + "x" * 12
     add_secrets(token, None, "abc")  # None and too-short values are ignored

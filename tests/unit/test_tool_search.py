@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from agent_ls.agent.tool_search import SearchResult, ToolIndex, normalize, synonym_group, tokenize
-from agent_ls.agent.tools import ToolSpec
+from agent_ls.core.tools import ToolSpec
 
 REPO = Path(__file__).resolve().parents[2]
 

@@ -1,0 +1,52 @@
+"""What a workspace folder or an MCP server entry asks to be trusted with, as plain text: for
+the terminal (``agent-ls``'s prompt and ``agent-ls trust``) and for editors that show text
+(the ACP permission request)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from agent_ls.config.state import HostState
+    from agent_ls.config.trust import EntryView, WorkspaceTrustInfo
+
+
+def entry_lines(view: EntryView, changes: Sequence[str], indent: str = "    ") -> list[str]:
+    """An MCP server entry as written, everything that decides what runs or where data goes."""
+    lines = [f"{indent}{view.name} ({view.transport}) from {view.source}"]
+    if view.command is not None:
+        lines.append(f"{indent}  runs: {' '.join([view.command, *view.args])}")
+    if view.cwd is not None:
+        lines.append(f"{indent}  in: {view.cwd}")
+    if view.url is not None:
+        lines.append(f"{indent}  connects to: {view.url}")
+    for k, v in view.env:
+        lines.append(f"{indent}  env: {k}={v}")
+    for k, v in view.headers:
+        lines.append(f"{indent}  header: {k}: {v}")
+    if view.variables:
+        lines.append(f"{indent}  receives the values of: {', '.join(view.variables)}")
+    for c in changes:
+        lines.append(f"{indent}  changed since you trusted it: {c}")
+    return lines
+
+
+def describe(info: WorkspaceTrustInfo, state: HostState | None) -> str:
+    """What a folder's settings files ask for that needs trust, for the terminal."""
+    request = info.request
+    lines = [f"Workspace {request.folder}: {info.message}"]
+    if request.servers:
+        lines.append("  MCP servers it defines:")
+        for view in request.servers:
+            before = state.last_trusted_entry(request.folder, view.name) if state is not None else None
+            lines += entry_lines(view, view.changes_since(before))
+    if request.settings:
+        lines.append("  Settings that need trust:")
+        for item in request.settings:
+            lines.append(f"    {item.key} = {item.value_text}  ({item.source.name}: {item.why})")
+    changes = info.changes()
+    if changes:
+        lines.append("  Changed since you last trusted it:")
+        lines += [f"    {c}" for c in changes]
+    return "\n".join(lines)

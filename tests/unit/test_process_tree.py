@@ -1,0 +1,67 @@
+"""kill_children (agent_ls/server/server.py): the server's last resort at exit, on psutil.
+
+It runs in a throwaway Python process here (it ends every child of the process that calls it,
+which inside pytest would include other tests' servers).
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import psutil
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+
+SCRIPT = r"""
+import json, subprocess, sys, time
+from agent_ls.server.server import kill_children
+
+sleep = [sys.executable, "-c", "import time; time.sleep(60)"]
+# like an MCP server: its own process group, with a child of its own in that group
+leader = subprocess.Popen(
+    [sys.executable, "-c",
+     "import subprocess, sys, time\n"
+     "p = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(60)'])\n"
+     "print(p.pid, flush=True)\n"
+     "time.sleep(60)"],
+    start_new_session=True, stdout=subprocess.PIPE, text=True)
+grandchild = int(leader.stdout.readline())
+# a plain child in our own process group: only it may be signalled, never the group
+plain = subprocess.Popen(sleep)
+# a child that already exited and was not reaped (a zombie): skipped
+zombie = subprocess.Popen([sys.executable, "-c", "pass"])
+time.sleep(0.5)
+kill_children()
+codes = {"leader": leader.wait(10), "plain": plain.wait(10), "zombie": zombie.wait(10)}
+print(json.dumps({"grandchild": grandchild, "codes": codes}), flush=True)
+"""
+
+
+def gone(pid: int) -> bool:
+    try:
+        return psutil.Process(pid).status() == psutil.STATUS_ZOMBIE
+    except psutil.NoSuchProcess:
+        return True
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="process groups")
+def test_kill_children_ends_each_child_and_its_process_group() -> None:
+    out = subprocess.run([sys.executable, "-c", SCRIPT], cwd=ROOT, capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr  # the caller itself survived (no SIGTERM to its own group)
+    report = json.loads(out.stdout.strip().splitlines()[-1])
+    assert report["codes"] == {"leader": -15, "plain": -15, "zombie": 0}
+    deadline = time.monotonic() + 10
+    while not gone(report["grandchild"]) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert gone(report["grandchild"]), "the group leader's own child outlived kill_children"
+
+
+def test_kill_children_without_children_is_a_no_op() -> None:
+    out = subprocess.run([sys.executable, "-c", "from agent_ls.server.server import kill_children; "
+                          "kill_children(); print('ok')"], cwd=ROOT, capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0 and out.stdout.strip() == "ok", out.stderr
