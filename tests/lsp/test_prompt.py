@@ -75,6 +75,19 @@ async def test_streamed_event_order(editor: Editor, setup: Setup) -> None:
     assert tool_messages(setup.llm.requests[-1].body)[-1]["content"] == "deleted item 7"
 
 
+async def test_thinking_arrives_as_its_own_events(editor: Editor, setup: Setup) -> None:
+    """A model that streams its reasoning: ``thinking`` events before the ``text`` of the reply,
+    and the reply alone is the answer."""
+    setup.llm.script(text("Four.", reasoning="two and two make four"))
+    result = await editor.request("agent/prompt", {"text": "2+2?"})
+    sid = result["sessionId"]
+    assert result["text"] == "Four."
+    events = editor.session_events(sid)
+    assert "".join(e["text"] for e in events if e["type"] == "thinking") == "two and two make four"
+    kinds = editor.event_types(sid)
+    assert kinds.index("text") > max(i for i, k in enumerate(kinds) if k == "thinking")
+
+
 async def test_approval_allow_session_asks_once(editor: Editor, setup: Setup) -> None:
     await editor.wait_state("knob", "connected")
     editor.approval_answers = ["allow_session"]
