@@ -24,7 +24,7 @@ from pygls.uris import to_fs_path
 
 from agent_ls.server import protocol as P
 from agent_ls.server.features import ensure_manager
-from agent_ls.server.server import AgentLanguageServer, guarded
+from agent_ls.server.server import AgentLanguageServer, guarded, in_daemon_thread
 
 log = logging.getLogger("agent_ls.server")
 _direct_ids = itertools.count(1)
@@ -288,7 +288,7 @@ async def load_llm() -> None:
     from agent_ls.agent import llm
 
     if llm._litellm is None:
-        await asyncio.to_thread(llm.get_litellm)
+        await in_daemon_thread(llm.get_litellm)
 
 
 async def load_llm_with_progress(ls: AgentLanguageServer) -> None:
@@ -332,7 +332,7 @@ async def warm_up() -> None:
             importlib.import_module(name)
 
     await load_llm()
-    await asyncio.to_thread(load)
+    await in_daemon_thread(load)
 
 
 async def prompt(ls: AgentLanguageServer, params: P.PromptParams) -> dict[str, Any]:

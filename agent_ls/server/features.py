@@ -22,7 +22,14 @@ from lsprotocol import types as lsp
 from pygls.uris import from_fs_path, to_fs_path
 
 from agent_ls.server import protocol as P
-from agent_ls.server.server import AgentLanguageServer, LspLogHandler, guarded, kill_children, status_payload
+from agent_ls.server.server import (
+    AgentLanguageServer,
+    LspLogHandler,
+    guarded,
+    in_daemon_thread,
+    kill_children,
+    status_payload,
+)
 
 log = logging.getLogger("agent_ls.server")
 
@@ -138,7 +145,7 @@ async def _preload() -> None:
         for name in ("agent_ls.config.settings", "agent_ls.mcp.preview"):
             importlib.import_module(name)
 
-    await asyncio.to_thread(load)
+    await in_daemon_thread(load)
 
 
 def _imported(name: str) -> bool:
@@ -198,7 +205,7 @@ async def start_host(ls: AgentLanguageServer) -> None:
             await asyncio.wait_for(ls.status_answered.wait(), 0.1)
         # The MCP SDK takes a while to import: do it off the event loop so the editor's
         # requests keep being answered meanwhile.
-        host = await asyncio.to_thread(importlib.import_module, "agent_ls.mcp.host")
+        host = await in_daemon_thread(lambda: importlib.import_module("agent_ls.mcp.host"))
         manager = host.create_manager(
             folders, settings,
             state=host_state(ls),

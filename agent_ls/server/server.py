@@ -8,10 +8,12 @@ Custom requests are defined in :mod:`agent_ls.server.protocol`.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import functools
 import logging
 import os
 import signal
+import threading
 import uuid
 from collections.abc import Awaitable, Callable
 from pathlib import Path
@@ -282,6 +284,28 @@ def kill_children() -> None:
                 child.terminate()
         except (psutil.Error, OSError):
             pass
+
+
+async def in_daemon_thread(fn: Any) -> Any:
+    """``fn()`` in a daemon thread: an import that is still running when the editor shuts the
+    server down must not hold the process (``asyncio.to_thread``'s workers are joined at exit)."""
+    loop = asyncio.get_running_loop()
+    done: asyncio.Future[Any] = loop.create_future()
+
+    def settle(ok: bool, value: Any) -> None:
+        if not done.done():
+            (done.set_result if ok else done.set_exception)(value)
+
+    def run() -> None:
+        try:
+            result: tuple[bool, Any] = (True, fn())
+        except BaseException as e:  # noqa: BLE001 - handed to the awaiting task
+            result = (False, e)
+        with contextlib.suppress(RuntimeError):  # the loop is gone: nobody waits any more
+            loop.call_soon_threadsafe(settle, *result)
+
+    threading.Thread(target=run, name="agent-ls import", daemon=True).start()
+    return await done
 
 
 def status_payload(source: MCPManager | list[ServerStatus]) -> list[P.ServerStatusPayload]:
