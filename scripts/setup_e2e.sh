@@ -12,7 +12,8 @@
 #   .tools/e2e     `npm ci` of editor-extension/e2e/package.json + package-lock.json (committed):
 #                  code-server (pinned: the workbench DOM the test drives changes between
 #                  releases), playwright-core (drives Debian's /usr/bin/chromium; no browser
-#                  download), typescript + @types/node (type-check the driver).
+#                  download), typescript + @types/node (type-check the driver), axe-core (the
+#                  accessibility check the driver injects into the chat webview, e2e/ux.ts).
 # Needs: npm on PATH; for code-server's native modules a C/C++ toolchain and the Kerberos
 # headers (apt: build-essential libkrb5-dev, which setup.sh step 4 installs). Chromium itself
 # is only needed when the test runs (apt: chromium).
@@ -99,14 +100,15 @@ install_complete() {
   [[ -f "$vs/@vscode/sqlite3/build/Release/vscode-sqlite3.node" ]] || return 1
   [[ -f "$vs/kerberos/build/Release/kerberos.node" ]] || return 1
   [[ -f "$DEST/node_modules/playwright-core/package.json" && -x "$DEST/node_modules/.bin/tsc" ]] || return 1
+  [[ -f "$DEST/node_modules/axe-core/axe.min.js" ]] || return 1
 }
 
 N24_KEY="$(hash_of "$NODE_PKG@$NODE24_VERSION")"
 E2E_KEY="$(hash_of "$SRC/package.json" "$SRC/package-lock.json" "$NODE_PKG@$NODE24_VERSION")"
 
 summary() {
-  printf 'node %s, code-server %s, playwright-core %s' \
-    "$(node24_version)" "$(pkg_version code-server)" "$(pkg_version playwright-core)"
+  printf 'node %s, code-server %s, playwright-core %s, axe-core %s' \
+    "$(node24_version)" "$(pkg_version code-server)" "$(pkg_version playwright-core)" "$(pkg_version axe-core)"
 }
 
 if stamp_ok e2e-node24 "$N24_KEY" && [[ "$(node24_version)" == v24.* ]] \

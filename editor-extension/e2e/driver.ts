@@ -33,6 +33,7 @@ import {
   until,
 } from './harness.ts';
 import { fullOutputStep, resumedCardsStep, reviewSteps } from './review.ts';
+import { uxSteps } from './ux.ts';
 
 const configPath = process.argv[2];
 if (!configPath) {
@@ -722,6 +723,9 @@ async function scenario(page: Page, steps: Steps): Promise<void> {
     await until(`"${sc.server}" connected again in the MCP Servers view after the restart`, async () =>
       /^connected · [1-9]\d* tools?$/.test(norm((await row.locator('.label-description').allInnerTexts()).join(' '))), T);
   });
+
+  // issue 17: keyboard only, the pinned approval at two window sizes, a long trust prompt, axe-core in three themes
+  await uxSteps({ page, steps, facts, timeoutMs: T, artifacts: cfg.artifacts, workspace: cfg.workspace, nodeModules: cfg.nodeModules, scenario: sc, chatFrame, needs: ['final-answer'] });
 
   await escape(page);
   await sleep(100);

@@ -119,7 +119,9 @@ describe("the workspace trust card", () => {
   it("shows every server in full (never clipped) and every setting with why", () => {
     act({ type: "workspaceTrustRequest", id: "w1", params });
     const card = q('[data-testid="workspace-trust-prompt"]')!;
-    expect(card.getAttribute("role")).toBe("group");
+    // pinned above the input while it waits: a dialog named by its title (issue 17)
+    expect(card.getAttribute("role")).toBe("alertdialog");
+    expect(card.closest("[data-testid=pending]")).not.toBeNull();
     expect(card.getAttribute("aria-label")).toBe("Trust this workspace's agent settings?");
     const entries = Array.from(card.querySelectorAll('[data-testid="trust-entry"]')) as HTMLElement[];
     expect(entries.map((e) => e.dataset.server)).toEqual(["db", "leak"]);

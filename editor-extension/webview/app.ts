@@ -36,6 +36,42 @@ interface Saved {
   state: ChatState;
   draft: string;
   collapsed: string[];
+  /** Long tool cards the user opened (they start collapsed). */
+  expanded?: string[];
+}
+
+/** A question the agent waits on (approval, trust, elicitation, sampling consent): pinned above
+ * the input, outside the scrolling transcript, until it is answered (issue 17). */
+export function isPending(item: ChatItem): boolean {
+  switch (item.kind) {
+    case "approval":
+    case "trust":
+    case "workspaceTrust":
+    case "elicit":
+    case "sampling":
+      return item.answer === null;
+    default:
+      return false;
+  }
+}
+
+/** Lines and characters past which a tool card starts collapsed (its summary line stays). */
+const LONG_LINES = 12;
+const LONG_CHARS = 800;
+
+/** A tool card too long to show open by default: a long result or long arguments, or output kept by the server. */
+export function isLongTool(item: ToolItem): boolean {
+  if (item.output) return true;
+  const long = (text: string) => text.length > LONG_CHARS || text.split("\n").length > LONG_LINES;
+  return (item.result !== null && long(item.result)) || long(json(item.args));
+}
+
+/** A duration as people read it: "850 ms", "1.2 s", "2 min 5 s". */
+export function formatDuration(ms: number): string {
+  if (ms < 1000) return `${Math.round(ms)} ms`;
+  if (ms < 60_000) return `${(ms / 1000).toFixed(1)} s`;
+  const total = Math.round(ms / 1000);
+  return `${Math.floor(total / 60)} min ${total % 60} s`;
 }
 
 const SAMPLING_LABELS: Record<string, string> = {
@@ -91,9 +127,16 @@ export class ChatApp {
   private readonly doc: Document;
   private readonly rendered = new Map<string, { rev: number; el: HTMLElement }>();
   private readonly collapsed = new Set<string>();
+  private readonly expanded = new Set<string>();
+  /** Ids of the items pinned in the pending region at the last render. */
+  private pinned = new Set<string>();
+  /** Escape closed the slash list (until the input changes). */
+  private slashClosed = false;
   private slashIndex = 0;
 
   readonly transcript: HTMLElement;
+  /** Pinned questions (approval, trust, elicitation, sampling) waiting for an answer. */
+  readonly pending: HTMLElement;
   readonly input: HTMLTextAreaElement;
   readonly sendButton: HTMLButtonElement;
   readonly stopButton: HTMLButtonElement;
@@ -113,10 +156,14 @@ export class ChatApp {
     const saved = host.getState() as Partial<Saved> | undefined;
     this.state = saved?.state && Array.isArray(saved.state.items) ? saved.state : initialState();
     for (const id of saved?.collapsed ?? []) this.collapsed.add(id);
+    for (const id of saved?.expanded ?? []) this.expanded.add(id);
 
     const d = this.doc;
     root.textContent = "";
     root.className = "chat";
+    // the whole chat is the page's main landmark (screen readers jump to it)
+    root.setAttribute("role", "main");
+    root.setAttribute("aria-label", "Agent chat");
 
     const top = el(d, "div", { class: "top" });
     const newSession = el(d, "button", { "data-testid": "new-session", class: "secondary", title: "Start a new session" }, "New session");
@@ -129,7 +176,11 @@ export class ChatApp {
     sessionsBox.open = true;
 
     this.banner = el(d, "div", { "data-testid": "restricted-banner", class: "banner", role: "status" });
-    this.transcript = el(d, "div", { class: "transcript", role: "log", "aria-live": "polite" });
+    // The log announces what is added (completed messages: aria-busy while text streams, so a
+    // screen reader does not read every delta); tabindex: the scrollable log is reachable by keyboard.
+    this.transcript = el(d, "div", { class: "transcript", role: "log", "aria-live": "polite", "aria-relevant": "additions", "aria-label": "Conversation", tabindex: "0" });
+    this.pending = el(d, "div", { "data-testid": "pending", class: "pending", role: "region", "aria-live": "assertive", "aria-label": "Waiting for your answer" });
+    this.pending.hidden = true;
     this.emptyHint = el(d, "div", { class: "empty" }, "Ask the agent anything. Type / for MCP prompts.");
     this.busyHost = el(d, "div", { class: "busy-host" });
 
@@ -140,6 +191,7 @@ export class ChatApp {
       "data-testid": "prompt-input",
       rows: "3",
       placeholder: "Ask the agent… (Enter to send, Shift+Enter for a new line, / for MCP prompts)",
+      "aria-label": "Message to the agent (Enter to send, Shift+Enter for a new line, / for MCP prompts)",
     });
     this.input.value = saved?.draft ?? "";
     const row = el(d, "div", { class: "row" });
@@ -152,7 +204,7 @@ export class ChatApp {
     row.append(attachSel, attachFile, attachRes, spacer, this.stopButton, this.sendButton);
     composer.append(this.attachmentsBox, this.slashList, this.input, row);
 
-    root.append(top, this.banner, sessionsBox, this.transcript, this.busyHost, composer);
+    root.append(top, this.banner, sessionsBox, this.transcript, this.busyHost, this.pending, composer);
 
     newSession.addEventListener("click", () => this.host.post({ type: "newSession" }));
     sessionsBox.addEventListener("toggle", () => {
@@ -165,6 +217,7 @@ export class ChatApp {
     this.stopButton.addEventListener("click", () => this.host.post({ type: "stop" }));
     this.input.addEventListener("keydown", (e) => this.onKey(e));
     this.input.addEventListener("input", () => {
+      this.slashClosed = false;
       // Entering slash mode: ask the host for the current MCP prompts.
       if (this.input.value === "/") this.host.post({ type: "listPrompts" });
       this.slashIndex = 0;
@@ -172,6 +225,15 @@ export class ChatApp {
       this.save();
     });
     root.addEventListener("click", (e) => this.onClick(e));
+    this.pending.addEventListener("keydown", (e) => this.onPendingKey(e));
+    this.sessionsList.addEventListener("keydown", (e) => {
+      // A session row is operated like a button: Enter or Space resumes it.
+      if (e.key !== "Enter" && e.key !== " ") return;
+      const session = (e.target as HTMLElement | null)?.closest?.("[data-testid=session-item]") as HTMLElement | null;
+      if (!session?.dataset.sessionId) return;
+      e.preventDefault();
+      this.host.post({ type: "resumeSession", sessionId: session.dataset.sessionId });
+    });
 
     this.render();
   }
@@ -212,6 +274,12 @@ export class ChatApp {
   }
 
   private onKey(e: KeyboardEvent): void {
+    if (e.key === "Escape" && !this.slashList.hidden) {
+      e.preventDefault();
+      this.slashClosed = true;
+      this.renderSlash();
+      return;
+    }
     const matches = this.slashMatches();
     if (matches.length && (e.key === "ArrowDown" || e.key === "ArrowUp")) {
       e.preventDefault();
@@ -228,6 +296,20 @@ export class ChatApp {
       e.preventDefault();
       this.send();
     }
+  }
+
+  /** Escape in a pinned question: an elicitation is cancelled; any other question stays (it is
+   * a decision, not dismissed by a stray key) and the focus goes back to the input. */
+  private onPendingKey(e: KeyboardEvent): void {
+    if (e.key !== "Escape") return;
+    const box = (e.target as HTMLElement | null)?.closest?.("[data-item-id]") as HTMLElement | null;
+    const item = box ? this.state.items.find((i) => i.id === box.dataset.itemId) : undefined;
+    e.preventDefault();
+    if (item && item.kind === "elicit" && item.answer === null) {
+      this.host.post({ type: "elicit", id: item.id, action: "cancel" });
+      this.disableButtons(box);
+    }
+    this.input.focus();
   }
 
   private pickSlash(name: string): void {
@@ -346,7 +428,7 @@ export class ChatApp {
 
   // rendering ---------------------------------------------------------------------------------------
   private save(): void {
-    const saved: Saved = { state: this.state, draft: this.input.value, collapsed: [...this.collapsed] };
+    const saved: Saved = { state: this.state, draft: this.input.value, collapsed: [...this.collapsed], expanded: [...this.expanded] };
     this.host.setState(saved);
   }
 
@@ -355,8 +437,15 @@ export class ChatApp {
     // items, incrementally
     const t = this.transcript;
     const atBottom = t.scrollHeight - t.scrollTop - t.clientHeight < 40;
+    const active = this.doc.activeElement;
+    const focusWasPinned = !!active && this.pending.contains(active);
     const seen = new Set<string>();
-    let prev: Element | null = null;
+    const pinned = new Set<string>();
+    const newlyPinned: HTMLElement[] = [];
+    // Two places, each in item order: the transcript, and the pending region above the input.
+    let prevT = null as Element | null;
+    let prevP = null as Element | null;
+    let inTranscript = 0;
     for (const item of s.items) {
       seen.add(item.id);
       const known = this.rendered.get(item.id);
@@ -368,12 +457,22 @@ export class ChatApp {
         if (known) known.el.replaceWith(node);
         this.rendered.set(item.id, { rev: item.rev, el: node });
       }
-      const expectedNext: Element | null = prev ? prev.nextElementSibling : this.transcript.firstElementChild;
+      const isPinned = isPending(item);
+      const box = isPinned ? this.pending : t;
+      const prev: Element | null = isPinned ? prevP : prevT;
+      const expectedNext: Element | null = prev ? prev.nextElementSibling : box.firstElementChild;
       if (expectedNext !== node) {
         if (prev) prev.after(node);
-        else this.transcript.prepend(node);
+        else box.prepend(node);
       }
-      prev = node;
+      if (isPinned) {
+        prevP = node;
+        pinned.add(item.id);
+        if (!this.pinned.has(item.id)) newlyPinned.push(node);
+      } else {
+        prevT = node;
+        inTranscript++;
+      }
     }
     for (const [id, r] of this.rendered) {
       if (!seen.has(id)) {
@@ -381,18 +480,23 @@ export class ChatApp {
         this.rendered.delete(id);
       }
     }
-    if (s.items.length === 0) {
+    if (inTranscript === 0) {
       if (!this.emptyHint.isConnected) this.transcript.appendChild(this.emptyHint);
     } else if (this.emptyHint.isConnected) {
       this.emptyHint.remove();
     }
     // Follow the stream unless the user scrolled up to read.
-    if (s.items.length && atBottom) t.scrollTop = t.scrollHeight;
+    if (inTranscript && atBottom) t.scrollTop = t.scrollHeight;
+    // While an answer streams the log is busy: a screen reader reads the message once it is complete.
+    const last = s.items[s.items.length - 1];
+    const streaming = s.busy && last?.kind === "message" && last.role === "assistant";
+    t.setAttribute("aria-busy", streaming ? "true" : "false");
+    this.renderPending(pinned, newlyPinned, focusWasPinned);
 
     // busy, stop, send
     const busyEl = this.busyHost.querySelector("[data-testid=busy]");
     if (s.busy && !busyEl) {
-      const b = el(this.doc, "div", { "data-testid": "busy", class: "busy" });
+      const b = el(this.doc, "div", { "data-testid": "busy", class: "busy", role: "status" });
       b.append(el(this.doc, "span", { class: "spinner" }), this.doc.createTextNode(" The agent is working…"));
       this.busyHost.appendChild(b);
     } else if (!s.busy && busyEl) {
@@ -413,6 +517,27 @@ export class ChatApp {
     this.renderAttachments();
     this.renderSlash();
     this.save();
+  }
+
+  /** The pending region: shown while a question waits. A new question is scrolled into view and
+   * takes the focus unless the user is typing (a screen reader reads its label; Tab reaches its
+   * buttons); once answered, the focus goes to the next question or back to the input. */
+  private renderPending(pinned: Set<string>, newlyPinned: HTMLElement[], focusWasPinned: boolean): void {
+    this.pinned = pinned;
+    this.pending.hidden = pinned.size === 0;
+    const active = this.doc.activeElement;
+    const first = this.pending.firstElementChild as HTMLElement | null;
+    if (newlyPinned.length) {
+      const node = newlyPinned[0];
+      const typing = active === this.input && this.input.value.trim() !== "";
+      // already on a question (reading it, filling a form): it keeps the focus and stays in view
+      const onQuestion = !!active && this.pending.contains(active);
+      if (!onQuestion) node.scrollIntoView?.({ block: "nearest" });
+      if (!typing && !onQuestion) node.focus();
+    } else if (focusWasPinned && !(active && this.pending.contains(active))) {
+      if (first) first.focus();
+      else this.input.focus();
+    }
   }
 
   /** While a folder's settings are not in effect: one line per folder, with a way to trust it. */
@@ -444,6 +569,7 @@ export class ChatApp {
         "data-testid": "session-item",
         "data-session-id": s.id,
         class: s.id === this.state.sessionId ? "session current" : "session",
+        "aria-current": s.id === this.state.sessionId ? "true" : "false",
         title: `Resume session ${s.id}`,
         tabindex: "0",
       });
@@ -462,12 +588,13 @@ export class ChatApp {
     this.state.attachments.forEach((a, i) => {
       const chip = el(this.doc, "span", { "data-testid": "attachment", "data-kind": a.kind, class: "chip" });
       chip.append(el(this.doc, "span", {}, a.label));
-      chip.append(el(this.doc, "button", { "data-testid": "remove-attachment", "data-index": String(i), class: "icon", title: "Remove" }, "×"));
+      chip.append(el(this.doc, "button", { "data-testid": "remove-attachment", "data-index": String(i), class: "icon", title: "Remove", "aria-label": `Remove ${a.label}` }, "×"));
       box.appendChild(chip);
     });
   }
 
   private slashMatches() {
+    if (this.slashClosed) return [];
     return matchPrompts(this.input.value, this.state.prompts);
   }
 
@@ -475,18 +602,18 @@ export class ChatApp {
     const list = this.slashList;
     list.textContent = "";
     const value = this.input.value;
-    if (!value.startsWith("/") || /\s/.test(value)) {
+    if (!value.startsWith("/") || /\s/.test(value) || this.slashClosed) {
       list.hidden = true;
       return;
     }
     const matches = this.slashMatches();
     list.hidden = false;
     if (this.state.prompts.length === 0) {
-      list.appendChild(el(this.doc, "li", { class: "muted" }, "No MCP server offers prompts."));
+      list.appendChild(el(this.doc, "li", { class: "muted", role: "option", "aria-disabled": "true" }, "No MCP server offers prompts."));
       return;
     }
     if (matches.length === 0) {
-      list.appendChild(el(this.doc, "li", { class: "muted" }, "No matching MCP prompt."));
+      list.appendChild(el(this.doc, "li", { class: "muted", role: "option", "aria-disabled": "true" }, "No matching MCP prompt."));
       return;
     }
     matches.forEach((p, i) => {
@@ -532,6 +659,16 @@ export class ChatApp {
         break;
     }
     node.dataset.itemId = item.id;
+    if (isPending(item)) {
+      // A question the agent waits on: a dialog the focus can move to, named by its heading.
+      node.setAttribute("role", "alertdialog");
+      node.tabIndex = -1;
+      const head = node.querySelector(".head") as HTMLElement | null;
+      if (head && !node.hasAttribute("aria-label")) {
+        head.id = `head-${item.id}`;
+        node.setAttribute("aria-labelledby", head.id);
+      }
+    }
     return node;
   }
 
@@ -580,10 +717,14 @@ export class ChatApp {
       "data-status": item.status,
       class: `tool-card ${item.status}`,
     });
-    card.open = !this.collapsed.has(item.id);
+    // Long cards start collapsed (the summary line says what ran and how it ended); the user's
+    // choice for a card survives re-renders. Enter / Space on the summary toggles it.
+    const defaultOpen = !isLongTool(item);
+    card.open = this.expanded.has(item.id) || (defaultOpen && !this.collapsed.has(item.id));
     card.addEventListener("toggle", () => {
-      if (card.open) this.collapsed.delete(item.id);
-      else this.collapsed.add(item.id);
+      this.collapsed.delete(item.id);
+      this.expanded.delete(item.id);
+      if (card.open !== defaultOpen) (card.open ? this.expanded : this.collapsed).add(item.id);
       this.save();
     });
     const summary = el(d, "summary");
@@ -597,12 +738,20 @@ export class ChatApp {
     const statusEl = summary.lastElementChild as HTMLElement;
     statusEl.append(
       el(d, "span", { class: "tool-status-icon", "aria-hidden": "true" }, status.icon),
-      ` ${status.text}${item.durationMs !== null ? ` (${Math.round(item.durationMs)} ms)` : ""}`,
+      ` ${status.text}${item.durationMs !== null ? ` (${formatDuration(item.durationMs)})` : ""}`,
     );
+    if (!defaultOpen && item.result !== null) {
+      const lines = item.result.split("\n").length;
+      summary.append(el(d, "span", { class: "tool-size" }, ` · ${lines} line${lines === 1 ? "" : "s"} of output`));
+    }
     const args = el(d, "div", { "data-testid": "tool-args", class: "tool-args" });
     args.appendChild(el(d, "pre", {}, json(item.args)));
     const result = el(d, "div", { "data-testid": "tool-result", class: "tool-result" });
-    if (item.result !== null) result.appendChild(el(d, "pre", {}, item.result));
+    if (item.result !== null) {
+      // A long output scrolls inside the card: reachable by keyboard to scroll it (issue 17).
+      const scrolls = item.result.length > LONG_CHARS || item.result.split("\n").length > LONG_LINES;
+      result.appendChild(el(d, "pre", scrolls ? { tabindex: "0", role: "region", "aria-label": `Output of ${item.displayName || item.tool}` } : {}, item.result));
+    }
     if (item.output) {
       // the card (and the model) got the first page; the server keeps the whole output
       const open = el(d, "button", { "data-testid": "tool-full-output", class: "secondary", title: "Open the whole output in an editor" }, "Open full output");
@@ -627,7 +776,14 @@ export class ChatApp {
     box.append(head);
     if (item.answer === null) {
       if (item.reason) box.append(el(d, "div", { class: "reason" }, item.reason));
-      box.append(el(d, "pre", { class: "args" }, json(item.args)));
+      // Every argument in full, wrapped (never clipped); characters that would not show are escapes.
+      // (short arguments on one line: a pinned question in a short panel keeps its buttons in view)
+      const compact = JSON.stringify(item.args) ?? "";
+      const text = compact.length <= 60 ? compact : json(item.args);
+      box.append(
+        el(d, "div", { class: "label", title: item.tool }, "Arguments:"),
+        el(d, "pre", { class: "args", "data-testid": "approval-args" }, text.split("\n").map(visible).join("\n")),
+      );
       const row = el(d, "div", { class: "buttons" });
       for (const a of ["allow_once", "allow_session", "deny"] as const) {
         row.append(el(d, "button", { "data-answer": a, class: a === "deny" ? "secondary" : "" }, APPROVAL_LABELS[a]));
@@ -734,6 +890,12 @@ export class ChatApp {
       head.append(el(d, "b", {}, visible(entry.server)), d.createTextNode(` (${visible(entry.transport)}) from ${visible(entry.source)}`));
       box.append(head);
     }
+    // What changed since the user trusted it comes first: it is what this question is about.
+    if (entry.changes.length) {
+      const list = el(d, "ul", { class: "changes", "data-testid": "trust-changes", "aria-label": "Changed since you trusted it" });
+      for (const c of entry.changes) list.append(el(d, "li", {}, visible(c)));
+      box.append(el(d, "div", { class: "label" }, "Changed since you trusted it:"), list);
+    }
     if (entry.command) {
       box.append(el(d, "div", { class: "label" }, "Runs:"), el(d, "pre", { class: "args", "data-testid": "trust-command" }, commandLine(entry.command, entry.args)));
     }
@@ -750,11 +912,6 @@ export class ChatApp {
     pairs("Headers:", "trust-headers", entry.headers, ": ");
     if (entry.variables.length) {
       box.append(el(d, "div", { class: "reason", "data-testid": "trust-variables" }, `Receives the values of: ${entry.variables.map(visible).join(", ")}`));
-    }
-    if (entry.changes.length) {
-      const list = el(d, "ul", { class: "changes", "data-testid": "trust-changes", "aria-label": "Changed since you trusted it" });
-      for (const c of entry.changes) list.append(el(d, "li", {}, visible(c)));
-      box.append(el(d, "div", { class: "label" }, "Changed since you trusted it:"), list);
     }
     return box;
   }
@@ -849,7 +1006,7 @@ export class ChatApp {
       return box;
     }
     if (item.systemPrompt) box.append(el(d, "div", { class: "reason", "data-testid": "sampling-system" }, `System prompt: ${item.systemPrompt}`));
-    const list = el(d, "div", { class: "sampling-messages", "data-testid": "sampling-messages" });
+    const list = el(d, "div", { class: "sampling-messages", "data-testid": "sampling-messages", tabindex: "0", role: "group", "aria-label": "The messages it would send" });
     if (item.omittedMessages > 0) list.append(el(d, "div", { class: "muted" }, `${item.omittedMessages} earlier messages not shown`));
     for (const m of item.messages) {
       const row = el(d, "div", { class: "sampling-message", "data-role": m.role });
