@@ -44,6 +44,7 @@ from pydantic import FileUrl, ValidationError
 from agent_ls.config.entries import ServerConfig
 from agent_ls.core.redact import redact_live
 from agent_ls.mcp.catalogue import CatalogueStore, Listing, catalogue_key
+from agent_ls.mcp.result_kind import results_read_as_complete
 from agent_ls.mcp.skills import SKILLS_CLIENT_EXTENSION
 from agent_ls.mcp.status import Phase, ServerError, State
 
@@ -819,7 +820,8 @@ class ServerConnection:
         self._lost = asyncio.Event()
         phase = Phase.SPAWN if cfg.transport == "stdio" else Phase.HANDSHAKE
         got_ready = False
-        transport = self._stdio_transport() if cfg.transport == "stdio" else self._http_transport()
+        transport = results_read_as_complete(
+            self._stdio_transport() if cfg.transport == "stdio" else self._http_transport())
         client = Client(
             transport,
             mode=mode,  # type: ignore[arg-type]

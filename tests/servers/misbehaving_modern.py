@@ -31,6 +31,8 @@ Options
                           ``requestState``; ``unknown-kind``: an input request whose method is
                           ``bogus/unknownKind``; ``endless``: a new roots request on every
                           round, forever.
+--no-result-type          ``echo`` answers with a result that has no ``resultType`` (valid: the
+                          2026-07-28 spec reads an absent resultType as complete).
 --bad-header not-a-token|on-number|duplicate
                           add the tool ``bad_header`` whose input schema declares an invalid
                           ``x-mcp-header`` parameter (a name with a space; on a ``number``
@@ -128,6 +130,7 @@ def parse_options(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--discover", choices=["ok", "wrong-shape", "unspoken-version", "future-only"], default="ok")
     p.add_argument("--input-required", choices=["ok", "missing", "unknown-kind", "endless"], default="ok")
     p.add_argument("--bad-header", choices=sorted(BAD_HEADER_SCHEMAS), default=None)
+    p.add_argument("--no-result-type", action="store_true")
     return p.parse_args(argv)
 
 
@@ -183,6 +186,10 @@ def build_server(opts: argparse.Namespace) -> MCPServer:
         params = ctx.params if isinstance(ctx.params, dict) else {}
         if name == "shaped":
             return _complete(json.dumps(params.get("arguments"), sort_keys=True))
+        if name == "echo" and opts.no_result_type:
+            arguments = params.get("arguments")
+            text = arguments.get("text") if isinstance(arguments, dict) else None
+            return {"content": [{"type": "text", "text": str(text)}], "isError": False}
         if name == "bad_header":
             return _complete("bad_header was called")
         if name == "needs_input" and opts.input_required != "ok":

@@ -422,6 +422,23 @@ def test_litellm_usage_fields(litellm: Any) -> None:
              f"litellm's Usage no longer carries the cache token counts ({report!r})")
 
 
+# --- mcp: a result without resultType (agent_ls/mcp/result_kind.py) -------------------------------
+
+def test_the_sdk_still_rejects_a_result_without_result_type() -> None:
+    """agent_ls/mcp/result_kind.py fills in ``resultType: complete`` because the SDK requires the
+    field of a 2026-07-28 result although the spec reads its absence as complete. When this
+    canary fails, the SDK accepts such a result itself: remove result_kind.py and this canary."""
+    from mcp_types import methods
+    from pydantic import ValidationError
+
+    try:
+        methods.validate_server_result("tools/call", "2026-07-28", {"content": []})
+    except ValidationError:
+        return
+    fail("result_kind (results_read_as_complete)", "agent_ls/mcp/result_kind.py",
+         "the SDK now accepts a 2026-07-28 result without resultType: the workaround is no longer needed")
+
+
 # --- the doc ---------------------------------------------------------------------------------------
 
 def test_every_canary_is_in_the_hooks_table_and_back() -> None:
