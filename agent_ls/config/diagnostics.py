@@ -21,6 +21,16 @@ class ConfigDiagnostic:
     """``error``, ``warning`` or ``information``."""
     span: jsonc.Span | None = None
     server: str | None = None
+    summary: str | None = None
+    """The problem in one sentence that names the setting, for a plain list of problems
+    (``agent.maxSteps must be a positive integer, got 0``); ``message`` is said at the place,
+    after its JSON path."""
+
+    def sentence(self) -> str:
+        """:attr:`summary`, else the JSON path and the message."""
+        if self.summary is not None:
+            return self.summary
+        return f"{jsonc.format_path(self.json_path)}: {self.message}" if self.json_path else self.message
 
     def __str__(self) -> str:
         where = str(self.file)
@@ -37,10 +47,10 @@ class Problems:
 
     def add(
         self, path: jsonc.JsonPath, message: str, *, severity: str = "error", key: bool = False,
-        server: str | None = None,
+        server: str | None = None, summary: str | None = None,
     ) -> str:
         span = self.doc.span(path, key=key) if self.doc is not None else None
-        self.items.append(ConfigDiagnostic(self.file, path, message, severity, span, server))
+        self.items.append(ConfigDiagnostic(self.file, path, message, severity, span, server, summary))
         return message
 
 

@@ -96,8 +96,10 @@ _SKIP = re.compile(r"(?:[ \t\r\n\ufeff]+|//[^\n]*|/\*.*?\*/)+", re.DOTALL)
 _SKIP_START = frozenset(" \t\r\n\ufeff/")
 # The characters a string can hold as they are; it stops at a quote, a backslash or a line break.
 _STRING_RUN = re.compile(r'[^"\\\n]+')
-# What is taken as a number before converting it (int() or float() decides if it is valid).
+# What is taken as a number token (so that a bad one is one error, at its start), and what a
+# number must be: exactly JSON's grammar (no leading zeros, "1.", ".5", "+1" or non-ASCII digits).
 _NUMBER = re.compile(r"-?[0-9.eE+\-]*")
+_JSON_NUMBER = re.compile(r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?")
 
 
 def _shorten(raw: str, limit: int = 40) -> str:
@@ -318,6 +320,8 @@ class _Parser:
     def number(self) -> int | float:
         m = _NUMBER.match(self.text, self.i)
         raw = m.group() if m else ""
+        if not _JSON_NUMBER.fullmatch(raw):
+            raise self.error(f"invalid number {_shorten(raw)!r}")
         try:
             value: int | float = float(raw) if any(ch in raw for ch in ".eE") else int(raw)
         except ValueError:  # also a number too long for int() (sys.set_int_max_str_digits)

@@ -32,8 +32,8 @@ from agent_ls.config.entries import (
     parse_entry,
 )
 from agent_ls.config.expand import ExpansionContext
-from agent_ls.config.globs import settings_glob_problems
 from agent_ls.config.paths import user_settings_path
+from agent_ls.config.sections import KNOWN_TOP_LEVEL, FileSections, Sections, merge_sections, read_sections
 from agent_ls.config.trust import (
     EntryView,
     TrustItem,
@@ -61,16 +61,24 @@ class LoadedSettings:
     files: list[Path] = attrs.field(factory=list)
     """Every settings file that was looked at (existing or not), for file watching."""
     other: dict[str, Any] = attrs.field(factory=dict)
-    """Non-MCP top-level settings merged across agent-ls files (workspace over user)."""
+    """Non-MCP top-level settings merged across agent-ls files (workspace over user), as the
+    files say them (unchecked; the product reads :meth:`merged_sections`)."""
     layers: list[tuple[Scope, Path, dict[str, Any]]] = attrs.field(factory=list)
-    """Each agent-ls settings file's top-level object, highest precedence first (for settings
-    that combine across scopes, such as permission rules). An untrusted folder's layer holds
-    only what an untrusted folder may set."""
+    """Each agent-ls settings file's top-level object, highest precedence first, unchecked. An
+    untrusted folder's layer holds only what an untrusted folder may set."""
+    sections: list[FileSections] = attrs.field(factory=list)
+    """Each agent-ls settings file's typed sections, highest precedence first (what
+    :meth:`merged_sections` combines; an invalid section counts as absent)."""
     workspaces: dict[Path, WorkspaceTrustInfo] = attrs.field(factory=dict)
     """The trust state of each workspace folder, in folder order."""
 
     def diagnostics_for(self, file: Path) -> list[ConfigDiagnostic]:
         return [d for d in self.diagnostics if d.file == file]
+
+    def merged_sections(self) -> Sections:
+        """``model``, ``apiBase``, ``permissions``, ``agent``, ``toolActions`` and ``mcp``
+        combined across the files (see :func:`agent_ls.config.sections.merge_sections`)."""
+        return merge_sections(self.sections)
 
 
 def _read_file(file: Path, problems_out: list[ConfigDiagnostic]) -> jsonc.Document | None:
@@ -110,9 +118,6 @@ def _read_file(file: Path, problems_out: list[ConfigDiagnostic]) -> jsonc.Docume
     except (RecursionError, MemoryError, ValueError) as e:  # belt and braces: the parser's own limits come first
         problems_out.append(ConfigDiagnostic(file, (), f"cannot parse the file: {type(e).__name__}: {e}"))
         return None
-
-
-_KNOWN_TOP_LEVEL = {"mcpServers", "model", "apiBase", "permissions", "agent", "toolActions", "mcp", "$schema"}
 
 
 @attrs.frozen
@@ -155,7 +160,8 @@ def _servers_in(
     trust: WorkspaceTrustInfo | None = None,
 ) -> list[ServerConfig | FailedEntry]:
     """The server entries of one file; for an agent-ls settings file, also its other settings
-    (into ``loaded.other`` and ``loaded.layers``). ``trust`` None: the user scope."""
+    (into ``loaded.sections``, ``loaded.other`` and ``loaded.layers``). ``trust`` None: the
+    user scope."""
     doc, file, key = read.doc, read.file, read.key
     if doc is None:
         return []
@@ -169,11 +175,6 @@ def _servers_in(
     restricted = trust is not None and not trust.trusted
     servers = root.get(key, {})
     if agent_settings_file:
-        for k in root:
-            if k not in _KNOWN_TOP_LEVEL:
-                problems.add((k,), f"unknown setting {k!r} is ignored", severity="warning", key=True)
-        for path, message in settings_glob_problems(root):
-            problems.add(path, message)
         layer: dict[str, Any] = root
         if restricted:
             layer, ignored = split_settings(root, file)
@@ -181,8 +182,9 @@ def _servers_in(
             for item in ignored:
                 problems.add(item.path, f"ignored until you trust this workspace: {item.why}",
                              severity="information", key=True)
+        loaded.sections.append(read_sections(root, layer, read.scope, problems))
         for k, v in layer.items():
-            if k != key and k in _KNOWN_TOP_LEVEL:
+            if k != key and k in KNOWN_TOP_LEVEL:
                 loaded.other.setdefault(k, v)
         loaded.layers.append((read.scope, file, layer))
     if not isinstance(servers, dict):

@@ -21,11 +21,10 @@ from agent_ls.mcp.results import DEFAULT_MAX_OUTPUT_CHARS
 
 
 def max_output_chars(settings: LoadedSettings) -> int:
-    mcp_opts = settings.other.get("mcp")
-    if isinstance(mcp_opts, dict):
-        value = mcp_opts.get("maxOutputChars")
-        if isinstance(value, int) and not isinstance(value, bool) and value > 0:
-            return value
+    """``"mcp": {"maxOutputChars": N}`` (checked by the settings layer), else the default."""
+    mcp_opts = settings.merged_sections().mcp
+    if mcp_opts is not None and mcp_opts.max_output_chars is not None:
+        return mcp_opts.max_output_chars
     return DEFAULT_MAX_OUTPUT_CHARS
 
 

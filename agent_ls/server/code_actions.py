@@ -79,12 +79,9 @@ class ActionArgs:
 
 
 def tool_actions(ls: AgentLanguageServer) -> list[dict[str, Any]]:
-    raw = (ls.settings.other.get("toolActions") if ls.settings else None) or []
-    if not isinstance(raw, list):
-        return []
-    return [a for a in raw if isinstance(a, dict) and isinstance(a.get("title"), str)
-            and isinstance(a.get("server"), str) and isinstance(a.get("tool"), str)
-            and isinstance(a.get("arguments", {}), dict)]
+    """The ``toolActions`` setting (checked and typed by the settings layer), as dicts."""
+    actions = (ls.settings.merged_sections().tool_actions if ls.settings else None) or ()
+    return [a.as_dict() for a in actions]
 
 
 def _uses_selection(value: Any) -> bool:

@@ -410,6 +410,9 @@ def _keep_last_valid(old: Any, new: Any) -> None:
         if prev is not None and prev.source.file == failed.source.file:
             new.servers[name] = prev  # the entry is broken now: its last valid version keeps running
             del new.failed[name]
+    from agent_ls.config.reload import keep_last_valid_sections
+
+    keep_last_valid_sections(old, new)  # the same per settings section (model, agent, toolActions...)
 
 
 def publish_config_diagnostics(ls: AgentLanguageServer, force: bool = False) -> None:

@@ -536,3 +536,42 @@ def test_a_megabyte_of_settings_parses() -> None:
     assert len(text) > 1_000_000
     doc = parse(text)  # (its speed is not asserted here: timings belong in benchmarks, not tests)
     assert len(doc.value["mcpServers"]) == 3000
+
+
+# number grammar: exactly JSON's ----------------------------------------------------------------
+
+
+@pytest.mark.parametrize("raw", ["007", "00", "-01", "01.5", "1.", "1.e3", "-", "1e", "1e+", "1.5e", "--1", "1-2",
+                                 "1e5e5", "0.5.5"])
+def test_numbers_outside_the_json_grammar_are_invalid_numbers_at_their_start(raw: str) -> None:
+    e = error(f'{{"a": {raw}}}')
+    assert "invalid number" in e.message and e.pos == Pos(0, 6)
+
+
+@pytest.mark.parametrize("raw", [".5", "+1", "\u0663", "-\u0663", "\uff11", "Infinity", "-Infinity", "NaN", "0x1F",
+                                 "1_000"])
+def test_other_number_like_tokens_are_rejected(raw: str) -> None:
+    error(f"[{raw}]")
+
+
+@pytest.mark.parametrize("raw", ["0", "-0", "10", "0.5", "-0.0", "1e5", "1E+2", "2e-3", "-1.5e-3", "123456789012345678901"])
+def test_json_numbers_are_accepted_with_json_values(raw: str) -> None:
+    assert value(f"[{raw}]") == json.loads(f"[{raw}]")
+    assert type(value(f"[{raw}]")[0]) is type(json.loads(f"[{raw}]")[0])
+
+
+@given(st.text(alphabet="0123456789-+.eE", min_size=1, max_size=8))
+@settings(max_examples=300, deadline=None)
+def test_a_number_token_parses_exactly_when_json_accepts_it(raw: str) -> None:
+    try:
+        expected = json.loads(f"[{raw}]")
+    except ValueError:
+        with pytest.raises(JsoncError):
+            parse(f"[{raw}]")
+    else:
+        assert value(f"[{raw}]") == expected
+
+
+def test_numbers_with_comments_and_trailing_commas() -> None:
+    assert value('{"a": 0, /* c */ "b": [-0.5e1, 10,], // d\n}') == {"a": 0, "b": [-5.0, 10]}
+    assert "invalid number" in error('{"a": 007, // leading zeros\n}').message
