@@ -1,9 +1,10 @@
 """One ACP session: the agent's :class:`~agent_ls.agent.session.Session` on the session's folder,
 its MCP host, approvals through ``session/request_permission`` and events as ``session/update``.
 
-Built from the same pieces as ``agent-ls chat`` and the language server's chat: the settings of
-the folder (:func:`agent_ls.agent.config.agent_settings`), the built-in tools confined to the
-folder, the MCP manager's tools, the permission gate and the per-workspace session store.
+Built like ``agent-ls chat`` and the language server's chat build theirs
+(:func:`agent_ls.agent.builder.build_session`): the settings of the folder, the built-in tools
+confined to the folder, the MCP manager's tools, the permission gate and the per-workspace
+session store.
 """
 
 from __future__ import annotations
@@ -124,13 +125,8 @@ class AcpSession:
         """(Re)build the agent's session on the current settings (after a trust decision the
         folder's model, rules and instructions may apply); the history comes from the store,
         "allow for session" answers carry over."""
-        from agent_ls.agent.builtin_tools import builtin_tools
+        from agent_ls.agent.builder import FrontEnd, build_session
         from agent_ls.agent.config import agent_settings
-        from agent_ls.agent.permissions import PermissionGate, PermissionRules
-        from agent_ls.agent.registry import ToolRegistry
-        from agent_ls.agent.session import Session
-        from agent_ls.agent.workspace import Workspace
-        from agent_ls.mcp.skills import SkillCatalog
 
         agent = agent_settings(self.host.settings)
         for problem in agent.problems:
@@ -140,18 +136,12 @@ class AcpSession:
             if required:
                 raise RequestError(-32603, NO_MODEL)
             return
-        workspace = Workspace([self.folder])
-        editor = self.files if (self.files.can_read or self.files.can_write) else None
-        tools = builtin_tools(workspace, bash_timeout=agent.bash_timeout, editor=editor, outputs=agent.output_store())
-        manager = self.host.manager
-        registry = ToolRegistry(with_editor_files(tools, self.files, workspace), manager,
-                                defer=agent.defer_mcp_tools, skills=SkillCatalog(manager) if manager else None)
-        gate = PermissionGate(PermissionRules(agent.allow, agent.ask, agent.deny), self.approver)
-        if self.session is not None:
-            gate.session_allowed |= self.session.gate.session_allowed
-        self.session = await asyncio.to_thread(
-            lambda: Session(llm=llm, registry=registry, gate=gate, roots=[self.folder], store=self.store,
-                            session_id=self.id, max_steps=agent.max_steps, extra_instructions=agent.instructions))
+        files = self.files
+        front = FrontEnd(approver=self.approver, editor=files if (files.can_read or files.can_write) else None,
+                         wrap_tools=lambda tools, workspace: with_editor_files(tools, files, workspace))
+        allowed = self.session.gate.session_allowed if self.session is not None else ()
+        self.session = await build_session(agent, llm, roots=[self.folder], front=front, manager=self.host.manager,
+                                           store=self.store, session_id=self.id, session_allowed=allowed)
 
     def spawn(self, coro: Any, what: str) -> None:
         task = asyncio.ensure_future(coro)

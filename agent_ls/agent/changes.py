@@ -171,7 +171,7 @@ class ChangeStore:
     _shared_lock = threading.Lock()
 
     def __init__(self, path: str | Path, *, busy_timeout: float = 5.0) -> None:
-        from agent_ls.agent.store import make_private_db
+        from agent_ls.agent.private_db import make_private_db
 
         self.path = Path(path)
         make_private_db(self.path)

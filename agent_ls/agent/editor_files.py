@@ -9,7 +9,7 @@ The built-in file tools read and change files through :class:`FileAccess`:
   sent to it as a workspace edit: it lands in the buffer, is undoable there, and the disk
   changes only when the user saves. The editor may refuse it (:class:`EditOutcome`), and
   the model is told so. Otherwise the file is written to the disk atomically
-  (:func:`atomic_write`: a temporary file in the same directory, then a rename).
+  (:func:`agent_ls.agent.file_writes.atomic_write`: a temporary file in the same directory, then a rename).
 - **Stale edits.** :class:`ReadTracker` remembers, per file, a digest of the content the
   agent last saw (read, or wrote itself). A write to a file whose content differs from that
   is refused with a message telling the model to read it again; a file the agent has not
@@ -22,13 +22,9 @@ This module knows nothing about LSP: the language server implements :class:`Edit
 from __future__ import annotations
 
 import asyncio
-import contextlib
-import errno
 import hashlib
 import logging
-import os
 import secrets
-import stat
 import threading
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -45,7 +41,8 @@ from agent_ls.agent.changes import (
     line_counts,
 )
 from agent_ls.agent.events import FileChange
-from agent_ls.agent.workspace import SymlinkInPath, Workspace
+from agent_ls.agent.file_writes import atomic_write
+from agent_ls.agent.workspace import Workspace
 
 log = logging.getLogger(__name__)
 
@@ -198,105 +195,6 @@ def stale_message(shown: str, why: str) -> str:
         f"{shown} changed since you last read it ({why}); nothing was written. Read it again and "
         "retry the change on its current content."
     )
-
-
-# --- atomic disk writes ---------------------------------------------------------------------
-
-
-class NotRegularFile(OSError):
-    """The path is a FIFO, socket or device: reading or writing it could block forever."""
-
-
-def kind_of(mode: int) -> str:
-    if stat.S_ISFIFO(mode):
-        return "a named pipe (FIFO)"
-    if stat.S_ISSOCK(mode):
-        return "a socket"
-    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
-        return "a device"
-    return "not a regular file"
-
-
-def atomic_write(workspace: Workspace, path: Path, data: bytes, *, create_parents: bool = False) -> None:
-    """Replace the file at an already resolved path with ``data`` atomically.
-
-    The data goes to a new temporary file in the same directory, which is then renamed over
-    the target (``os.replace``): a reader sees the old or the new content, never a part, and
-    a failure leaves the old file as it was. The directory is opened through
-    :meth:`Workspace.open_dir` (``openat`` style, ``O_NOFOLLOW`` on every component;
-    ``create_parents`` makes the missing ones), and the temporary file and the rename work
-    relative to that descriptor, so a symlink swapped into the path after
-    :meth:`Workspace.resolve` raises :class:`SymlinkInPath` and nothing is written through it.
-    A target that is now a symlink (even a dangling one) is refused the same way; a FIFO,
-    socket or device raises :class:`NotRegularFile`. An existing file keeps its permission
-    bits (and its owner where allowed); a new one gets 0o666 less the umask. A hard link is
-    replaced by the new file (the other names keep the old content).
-
-    If the directory does not let us create the temporary file (no write permission on it
-    while the file itself is writable), the file is rewritten in place instead.
-    """
-    if path == workspace.root_of(path):
-        raise IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR), str(path))
-    dir_fd = workspace.open_dir(path.parent, create=create_parents)
-    try:
-        name = path.name
-        try:
-            st: os.stat_result | None = os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
-        except FileNotFoundError:
-            st = None
-        if st is not None:
-            if stat.S_ISLNK(st.st_mode):
-                raise SymlinkInPath(workspace.display(path), workspace.display(path))
-            if stat.S_ISDIR(st.st_mode):
-                raise IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR), str(path))
-            if not stat.S_ISREG(st.st_mode):
-                raise NotRegularFile(errno.EINVAL, kind_of(st.st_mode), str(path))
-        tmp = f".{name[:200]}.agent-ls-{secrets.token_hex(4)}.tmp"
-        flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
-        try:
-            fd = os.open(tmp, flags, 0o666 if st is None else 0o600, dir_fd=dir_fd)
-        except PermissionError:
-            if st is None:
-                raise PermissionError(errno.EACCES, os.strerror(errno.EACCES), str(path)) from None
-            _rewrite_in_place(dir_fd, name, path, data)
-            return
-        try:
-            try:
-                with os.fdopen(fd, "wb", closefd=False) as f:
-                    f.write(data)
-                    f.flush()
-                    os.fsync(fd)
-                if st is not None:
-                    os.fchmod(fd, stat.S_IMODE(st.st_mode))
-                    with contextlib.suppress(OSError):
-                        os.fchown(fd, st.st_uid, st.st_gid)
-            finally:
-                os.close(fd)
-            os.replace(tmp, name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
-        except BaseException:
-            with contextlib.suppress(OSError):
-                os.unlink(tmp, dir_fd=dir_fd)
-            raise
-    finally:
-        os.close(dir_fd)
-
-
-def _rewrite_in_place(dir_fd: int, name: str, path: Path, data: bytes) -> None:
-    flags = os.O_WRONLY | os.O_NOFOLLOW | os.O_CLOEXEC | getattr(os, "O_NONBLOCK", 0)
-    try:
-        fd = os.open(name, flags, dir_fd=dir_fd)
-    except OSError as exc:
-        raise type(exc)(exc.errno, exc.strerror, str(path)) from None
-    try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            raise NotRegularFile(errno.EINVAL, "not a regular file", str(path))
-        os.set_blocking(fd, True)
-        os.ftruncate(fd, 0)
-        view = memoryview(data)
-        while view:
-            view = view[os.write(fd, view) :]
-    finally:
-        os.close(fd)
 
 
 # --- the tools' access to files --------------------------------------------------------------

@@ -7,6 +7,8 @@ is the LSP channel.
 
 from __future__ import annotations
 
+import asyncio
+import logging
 import os
 import re
 from collections.abc import AsyncIterator, Mapping
@@ -15,6 +17,8 @@ from typing import Any
 import attrs
 
 from agent_ls.agent.events import UsageReport
+
+log = logging.getLogger(__name__)
 
 _litellm: Any = None
 
@@ -182,6 +186,40 @@ def _usage_of(u: Any) -> UsageReport:
         cache_read_tokens=cache_read,
         cache_write_tokens=get(u, "cache_creation_input_tokens"),
     )
+
+
+WARM_UP_REPLY = "ok"
+
+
+def warm_up(config: LLMConfig) -> None:
+    """Run litellm's request path once for ``config`` without reaching the provider.
+
+    litellm's first ``acompletion`` imports and builds much of what the provider needs (the
+    provider's handler, the tokenizer, the streaming wrapper): about half a second, paid by the
+    user's first prompt unless done before. ``mock_response`` (litellm's own switch for this)
+    answers without any network call. Blocking, with an event loop of its own: call it in a
+    background thread, so the caller's loop keeps serving meanwhile. Never raises: a warm-up is
+    only an optimisation.
+    """
+    litellm = get_litellm()
+    kwargs: dict[str, Any] = {
+        "model": config.model,
+        "messages": [{"role": "user", "content": "warm-up"}],
+        "stream": True,
+        "stream_options": {"include_usage": True},
+        "mock_response": WARM_UP_REPLY,
+        **({"api_base": config.api_base} if config.api_base else {}),
+    }
+
+    async def run() -> None:
+        response = await litellm.acompletion(**kwargs)
+        async for _chunk in response:
+            pass
+
+    try:
+        asyncio.run(run())
+    except Exception as e:  # an unknown model, a provider quirk: the real call will say so
+        log.debug("LLM warm-up for %s failed: %s", config.model, type(e).__name__)
 
 
 async def stream_completion(

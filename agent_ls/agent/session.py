@@ -15,7 +15,6 @@ import asyncio
 import inspect
 import json
 import logging
-import re
 import time
 from collections.abc import Sequence
 from pathlib import Path
@@ -38,19 +37,17 @@ from agent_ls.agent.events import (
     TurnStarted,
     UsageReport,
 )
+from agent_ls.agent.history import repair_history, restore_loaded_tools
 from agent_ls.agent.llm import LLMConfig, LLMError, ToolCallAcc, check_credentials, stream_completion
 from agent_ls.agent.output_store import DEFAULT_PAGE_CHARS, READ_OUTPUT, OutputStore, ReadOutputTool
 from agent_ls.agent.prompt import FrozenPrompt, dynamic_text, system_messages, tool_definitions
-from agent_ls.agent.registry import LOADED_PREFIX, TOOL_SEARCH, ToolRegistry
+from agent_ls.agent.registry import ToolRegistry
 from agent_ls.agent.store import SessionStore, ToolRun
 from agent_ls.core.tools import Capability, Tool, ToolResult, cap_text
 
 log = logging.getLogger(__name__)
 
 CANCELLED_RESULT = "The call was cancelled by the user before it finished."
-INTERRUPTED_RESULT = ("Error: this call never finished: agent-ls stopped (crashed or was closed) while it ran, "
-                      "so its outcome is unknown.")
-_LOADED_LINE = re.compile(r"^- (\S+) \(server ", re.MULTILINE)
 
 
 class Gate(Protocol):
@@ -127,10 +124,10 @@ class Session:
             if session_id is None:
                 session_id = store.create_session(model=llm.model).id
             else:
-                self.history = store.load_messages(session_id)
-                for message in self._repair_history(session_id):
+                self.history, added = repair_history(store.load_messages(session_id), session_id)
+                for message in added:
                     store.append_message(session_id, message)
-                self._restore_loaded_tools()
+                restore_loaded_tools(self.history, self.registry.load)
                 self.turns = sum(1 for m in self.history if m.get("role") == "user")
         self.session_id = session_id or "memory"
         if outputs is None:
@@ -141,54 +138,6 @@ class Session:
             outputs.skip_handles_in(m.get("content") for m in self.history if m.get("role") == "tool")
 
     # history ---------------------------------------------------------------------------
-    def _repair_history(self, session_id: str) -> list[dict[str, Any]]:
-        """Give every tool call of a loaded history a result, so that the next request is valid.
-
-        A process that died while a tool ran (crash, kill, power loss) left an assistant
-        message whose calls have no result; providers reject such a history. The missing
-        results are added as errors right after the call's other results. Returns the ones
-        added at the end of the history (the usual case), for the caller to persist.
-        """
-        out: list[dict[str, Any]] = []
-        pending: list[str] = []
-
-        def answer() -> list[dict[str, Any]]:
-            added = [{"role": "tool", "tool_call_id": cid, "content": INTERRUPTED_RESULT} for cid in pending]
-            pending.clear()
-            out.extend(added)
-            return added
-
-        for msg in self.history:
-            if msg.get("role") != "tool" and pending:
-                answer()
-            out.append(msg)
-            if msg.get("role") == "assistant":
-                pending = [c.get("id", "") for c in msg.get("tool_calls") or []]
-            elif msg.get("role") == "tool" and msg.get("tool_call_id") in pending:
-                pending.remove(msg["tool_call_id"])
-        tail = answer()
-        if len(out) != len(self.history):
-            log.warning("session %s: %d tool call(s) without a result were closed as interrupted",
-                        session_id, len(out) - len(self.history))
-        self.history = out
-        return tail
-
-    def _restore_loaded_tools(self) -> None:
-        """Tools loaded by tool_search stay loaded on resume (derived from the history): the
-        ones its results listed as loaded, and every MCP tool that was called."""
-        search_ids: set[str] = set()
-        for msg in self.history:
-            for call in msg.get("tool_calls") or []:
-                fn = call.get("function", {})
-                if fn.get("name") == TOOL_SEARCH:
-                    search_ids.add(call.get("id", ""))
-                else:
-                    self.registry.load([fn.get("name", "")])
-            if msg.get("role") == "tool" and msg.get("tool_call_id") in search_ids:
-                content = msg.get("content")
-                if isinstance(content, str) and content.startswith(LOADED_PREFIX):
-                    self.registry.load(m.group(1) for m in _LOADED_LINE.finditer(content))
-
     def _append(self, message: dict[str, Any]) -> None:
         self.history.append(message)
         if self.store is not None:
@@ -399,9 +348,17 @@ class Session:
                     finally:
                         current_call.reset(token)
         except asyncio.CancelledError:
-            # cancelled while waiting for approval or while the tool ran: the UI still gets the end
-            await asyncio.shield(_emit(sink, ToolCallFinished(
-                call.id, call.name, True, CANCELLED_RESULT, (time.perf_counter() - started) * 1e3)))
+            # cancelled while waiting for approval or while the tool ran: the UI still gets the end,
+            # and a resumed session's card still says who ran it, how long and how it ended
+            cancelled_ms = (time.perf_counter() - started) * 1e3
+
+            async def finish() -> None:
+                await _emit(sink, ToolCallFinished(call.id, call.name, True, CANCELLED_RESULT, cancelled_ms))
+                await self._record_run(ToolRun(call.id, call.name, spec.server if spec else None,
+                                               spec.display_name if spec else None, round(cancelled_ms, 1),
+                                               True, False))
+
+            await asyncio.shield(finish())
             raise
         whole = result
         result = self._page(call.name, result)

@@ -83,10 +83,9 @@ def agent_settings_now(ls: AgentLanguageServer) -> Any:
 
 
 def make_gate(ls: AgentLanguageServer, approver: EditorApprover) -> Any:
-    from agent_ls.agent.permissions import PermissionGate, PermissionRules
+    from agent_ls.agent.builder import permission_gate
 
-    agent = agent_settings_now(ls)
-    return PermissionGate(PermissionRules(agent.allow, agent.ask, agent.deny), approver)
+    return permission_gate(agent_settings_now(ls), approver)
 
 
 def direct_gate(ls: AgentLanguageServer) -> Any:
@@ -198,21 +197,13 @@ async def get_session(ls: AgentLanguageServer, session_id: str | None, model: st
     if session_id is not None and await asyncio.to_thread(store.get_session, session_id) is None:
         raise P.RequestFailed(f"no session {session_id!r}")
 
-    from agent_ls.agent.builtin_tools import builtin_tools
-    from agent_ls.agent.registry import ToolRegistry
-    from agent_ls.agent.session import Session
-    from agent_ls.agent.workspace import Workspace
-    from agent_ls.mcp.skills import SkillCatalog
+    from agent_ls.agent.builder import FrontEnd, build_session
     from agent_ls.server.editor_files import LspEditorFiles
 
-    folders = ls.folders() or [Path.cwd()]
-    tools = builtin_tools(Workspace(folders), bash_timeout=agent.bash_timeout, editor=LspEditorFiles(ls),
-                          outputs=agent.output_store())
-    registry = ToolRegistry(tools, manager,
-                            defer=agent.defer_mcp_tools, skills=SkillCatalog(manager))
     approver = EditorApprover(ls)
-    session = Session(llm=llm, registry=registry, gate=make_gate(ls, approver), roots=folders, store=store,
-                      session_id=session_id, max_steps=agent.max_steps, extra_instructions=agent.instructions)
+    session = await build_session(agent, llm, roots=ls.folders() or [Path.cwd()],
+                                  front=FrontEnd(approver=approver, editor=LspEditorFiles(ls)),
+                                  manager=manager, store=store, session_id=session_id)
     approver.session_id = session.session_id
     session.approver = approver  # type: ignore[attr-defined]
     ls.sessions[session.session_id] = session
@@ -323,16 +314,21 @@ def prewarm_llm(ls: AgentLanguageServer) -> None:
     if os.environ.get("AGENT_LS_WARMUP") == "0":
         return
     if agent_settings_now(ls).model and "litellm" not in sys.modules:  # (sys.modules: also while importing)
-        ls.run_task(warm_up(), "warm up the agent")
+        ls.run_task(warm_up(ls), "warm up the agent")
 
 
-async def warm_up() -> None:
+async def warm_up(ls: AgentLanguageServer) -> None:
     def load() -> None:
-        for name in ("agent_ls.agent.session", "agent_ls.agent.builtin_tools", "agent_ls.agent.registry"):
+        for name in ("agent_ls.agent.builder",):  # the session, the tools, the registry
             importlib.import_module(name)
 
     await load_llm()
     await in_daemon_thread(load)
+    config = agent_settings_now(ls).llm_config(None)
+    if config is not None:  # litellm's first call builds the provider's client: do it now, not at the first prompt
+        from agent_ls.agent import llm
+
+        await in_daemon_thread(lambda: llm.warm_up(config))
 
 
 async def prompt(ls: AgentLanguageServer, params: P.PromptParams) -> dict[str, Any]:

@@ -23,7 +23,7 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from agent_ls.agent.store import make_private_db
+from agent_ls.agent.private_db import make_private_db
 
 log = logging.getLogger("agent_ls.server")
 

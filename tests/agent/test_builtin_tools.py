@@ -15,16 +15,11 @@ from typing import Any
 
 import pytest
 
-from agent_ls.agent.builtin_tools import (
-    GLOB_MAX_RESULTS,
-    GREP_MAX_MATCHES,
-    MAX_LINE_CHARS,
-    READ_DEFAULT_LIMIT,
-    BashTool,
-    builtin_tools,
-    compile_glob,
-    validate_arguments,
-)
+from agent_ls.agent.arguments import validate_arguments
+from agent_ls.agent.builtin_tools import builtin_tools
+from agent_ls.agent.builtin_tools.reading import MAX_LINE_CHARS, READ_DEFAULT_LIMIT
+from agent_ls.agent.builtin_tools.search import GLOB_MAX_RESULTS, GREP_MAX_MATCHES, compile_glob
+from agent_ls.agent.builtin_tools.shell import BashTool
 from agent_ls.agent.workspace import Workspace
 from agent_ls.core.tools import Capability, Tool, ToolResult
 

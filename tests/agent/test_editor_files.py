@@ -12,19 +12,18 @@ from typing import Any
 
 import pytest
 
-from agent_ls.agent import editor_files
+from agent_ls.agent import file_writes
 from agent_ls.agent.builtin_tools import builtin_tools
 from agent_ls.agent.editor_files import (
     EditorFiles,
     EditOutcome,
-    NotRegularFile,
     OpenDocument,
     ReadTracker,
     TextChange,
-    atomic_write,
     digest_text,
     minimal_change,
 )
+from agent_ls.agent.file_writes import NotRegularFile, atomic_write
 from agent_ls.agent.workspace import SymlinkInPath, Workspace
 from agent_ls.core.tools import Tool, ToolResult
 
@@ -136,7 +135,7 @@ def test_atomic_write_failure_leaves_the_old_file(root: Path, monkeypatch: pytes
     def broken_replace(*args: Any, **kwargs: Any) -> None:
         raise OSError(5, "Input/output error")
 
-    monkeypatch.setattr(editor_files.os, "replace", broken_replace)
+    monkeypatch.setattr(file_writes.os, "replace", broken_replace)
     with pytest.raises(OSError, match="Input/output"):
         atomic_write(ws, ws.resolve("a.txt"), b"new\n")
     assert (root / "a.txt").read_text() == "old\n"
@@ -174,7 +173,7 @@ def test_atomic_write_without_room_for_a_temporary_rewrites_in_place(
             raise PermissionError(13, "Permission denied")
         return real_open(path, flags, *args, **kwargs)
 
-    monkeypatch.setattr(editor_files.os, "open", no_new_files)
+    monkeypatch.setattr(file_writes.os, "open", no_new_files)
     atomic_write(ws, ws.resolve("a.txt"), b"new\n")
     assert (root / "a.txt").read_text() == "new\n" and (root / "a.txt").stat().st_ino == inode
     with pytest.raises(PermissionError):

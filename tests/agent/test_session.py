@@ -209,3 +209,29 @@ async def test_anthropic_cache_control_reaches_the_wire(llm: ScriptedLLM, ws: Pa
     assert body["tools"][-1].get("cache_control") == {"type": "ephemeral"}
     assert all("cache_control" not in t for t in body["tools"][:-1])
     assert result.usage.cache_read_tokens == 80 and result.usage.cache_write_tokens == 10
+
+
+async def test_a_cancelled_call_keeps_its_run_for_the_resumed_card(llm: ScriptedLLM, ws: Path, tmp_path: Path) -> None:
+    """A call cancelled while it ran is recorded like any other (the chat's tool card on resume
+    shows its duration and that it ended in an error), next to its 'cancelled' result."""
+    from agent_ls.agent.store import SessionStore
+
+    llm.script(tool_calls([("bash", {"command": "sleep 30"})]))
+    with SessionStore(tmp_path / "s.sqlite3") as store:
+        s = make_session(llm, ws, store=store)
+        rec = Recorder()
+        task = asyncio.create_task(s.prompt("run", rec))
+        while not rec.of("tool_call_started"):
+            await asyncio.sleep(0.02)
+        await asyncio.sleep(0.2)
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+        call_id = rec.of("tool_call_started")[0].call_id
+        for _ in range(100):  # recorded by a shielded task that outlives the cancellation
+            if call_id in store.tool_runs(s.session_id):
+                break
+            await asyncio.sleep(0.02)
+        run = store.tool_runs(s.session_id)[call_id]
+        assert run.name == "bash" and run.is_error and not run.denied
+        assert run.duration_ms is not None and run.duration_ms >= 150

@@ -17,9 +17,9 @@ from typing import Any
 import pytest
 
 from agent_ls.agent.events import TextDelta, ThinkingDelta, TurnStarted, to_dict
+from agent_ls.agent.history import INTERRUPTED_RESULT
 from agent_ls.agent.llm import LLMConfig
 from agent_ls.agent.permissions import ApprovalAnswer, ApprovalRequest, PermissionGate, PermissionRules
-from agent_ls.agent.session import INTERRUPTED_RESULT
 from agent_ls.agent.store import SessionStore
 from agent_ls.core.tools import Capability, ToolResult, ToolSpec
 from tests.agent.conftest import Recorder, make_session

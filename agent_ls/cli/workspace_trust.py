@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from agent_ls.cli.common import workspace_folders
 from agent_ls.config.trust_text import describe, entry_lines
 
 if TYPE_CHECKING:
@@ -78,7 +79,7 @@ def server_trust_handler(assume_yes: bool, state: HostState | None) -> Any:
     return handler
 
 
-async def cmd_trust_workspace(args: Any, folders: Sequence[Path]) -> int:
+async def cmd_trust_workspace(args: Any) -> int:
     """``agent-ls trust``: show what each folder asks for, then trust it (or ``--revoke``)."""
     from agent_ls.config.paths import host_state_path
     from agent_ls.config.settings import load_settings
@@ -87,7 +88,7 @@ async def cmd_trust_workspace(args: Any, folders: Sequence[Path]) -> int:
 
     state = HostState(host_state_path())
     policy = TrustPolicy(state)
-    settings = load_settings(list(folders), trust=policy)
+    settings = load_settings(workspace_folders(args), trust=policy)
     for folder, info in settings.workspaces.items():
         print(describe(info, state))
         if args.show:

@@ -1,0 +1,101 @@
+"""One way to assemble an agent session, for every front end (the language server's chat,
+``agent-ls chat``, ``agent-ls acp``).
+
+A session is the model (:class:`~agent_ls.agent.llm.LLMConfig`), the tool registry (the
+built-in tools confined to the workspace roots, with the session's store of oversized output,
+and the MCP host's tools and skills), the permission gate (the settings' allow/ask/deny rules
+and the front end's approver), the per-workspace session store and the settings' step limit and
+extra instructions. The front end supplies what only it can (:class:`FrontEnd`): how to ask the
+user, and the editor's files when there is an editor. Events are not part of the session: each
+prompt gets its sink (:meth:`Session.prompt`).
+
+The front end keeps what differs between them: where the settings come from, what it says when
+no model is configured (so it resolves :meth:`AgentSettings.llm_config` itself), and where it
+keeps its sessions.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable, Iterable, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import attrs
+
+from agent_ls.agent.builtin_tools import builtin_tools
+from agent_ls.agent.config import AgentSettings
+from agent_ls.agent.editor_files import EditorFiles
+from agent_ls.agent.llm import LLMConfig
+from agent_ls.agent.permissions import ApprovalHandler, PermissionGate, PermissionRules
+from agent_ls.agent.registry import ToolRegistry
+from agent_ls.agent.session import Session
+from agent_ls.agent.store import SessionStore
+from agent_ls.agent.workspace import Workspace
+from agent_ls.core.tools import Tool
+
+if TYPE_CHECKING:
+    from agent_ls.mcp.manager import MCPManager
+
+ToolWrapper = Callable[[list[Tool], Workspace], list[Tool]]
+
+
+@attrs.frozen
+class FrontEnd:
+    """What the front end running a session gives it."""
+
+    approver: ApprovalHandler | None = None
+    """Asks the user about a call the rules leave to them (None: such calls are refused)."""
+    editor: EditorFiles | None = None
+    """The editor's buffers and edits, for the file tools (None: files on the disk only)."""
+    wrap_tools: ToolWrapper | None = None
+    """Given the built-in tools and their workspace, the tools the session gets (ACP wraps the file
+    tools so that the file a call names is fetched from the client first)."""
+
+
+def permission_gate(agent: AgentSettings, approver: ApprovalHandler | None) -> PermissionGate:
+    """The gate of the settings' permission rules, asking ``approver``."""
+    return PermissionGate(PermissionRules(agent.allow, agent.ask, agent.deny), approver)
+
+
+def tool_registry(agent: AgentSettings, roots: Sequence[Path], manager: MCPManager | None,
+                  front: FrontEnd) -> ToolRegistry:
+    """The built-in tools on ``roots`` (bash timeout and output store from the settings) and the
+    MCP host's tools and skills, deferred as the settings say."""
+    workspace = Workspace(list(roots))
+    tools = builtin_tools(workspace, bash_timeout=agent.bash_timeout, editor=front.editor,
+                          outputs=agent.output_store())
+    if front.wrap_tools is not None:
+        tools = front.wrap_tools(tools, workspace)
+    skills = None
+    if manager is not None:
+        from agent_ls.mcp.skills import SkillCatalog  # the MCP SDK: only once there is a host
+
+        skills = SkillCatalog(manager)
+    return ToolRegistry(tools, manager, defer=agent.defer_mcp_tools, skills=skills)
+
+
+async def build_session(
+    agent: AgentSettings,
+    llm: LLMConfig,
+    *,
+    roots: Sequence[Path],
+    front: FrontEnd,
+    manager: MCPManager | None = None,
+    store: SessionStore | None = None,
+    session_id: str | None = None,
+    session_allowed: Iterable[str] = (),
+) -> Session:
+    """A session on ``roots`` with ``llm``: a new one in ``store``, or the stored ``session_id``
+    (its history loaded and repaired in a worker thread, never on the event loop).
+
+    ``agent``: the settings (:func:`agent_ls.agent.config.agent_settings`); ``manager``: the MCP
+    host (None: built-in tools only); ``session_allowed``: tools the user already allowed for
+    the session (a session rebuilt after the settings changed keeps those answers).
+    """
+    registry = tool_registry(agent, roots, manager, front)
+    gate = permission_gate(agent, front.approver)
+    gate.session_allowed |= set(session_allowed)
+    return await asyncio.to_thread(
+        lambda: Session(llm=llm, registry=registry, gate=gate, roots=list(roots), store=store,
+                        session_id=session_id, max_steps=agent.max_steps, extra_instructions=agent.instructions))

@@ -1,0 +1,62 @@
+"""The built-in tools: read, write and edit files, glob, grep and bash, and the set a session gets.
+
+All of them are confined to the :class:`~agent_ls.agent.workspace.Workspace`; ``bash``
+runs in the first root (a shell can of course reach further: it is a WRITE tool and goes
+through the approval gate). Failures are error results with a message for the model, never
+exceptions (except cancellation). File work runs in worker threads so the event loop stays
+responsive; long walks stop early when the awaiting task is cancelled.
+
+Each tool caps what it keeps of its output (``output_cap_chars``); whatever is cut is replaced
+by an explicit marker such as ``[... 12345 characters cut ...]`` and counted in
+:attr:`ToolResult.truncated_chars`. In a session the cap is what the session's output store
+can hold, and the session shows the model a page at a time
+(:mod:`agent_ls.agent.output_store`, the ``read_output`` tool).
+
+One module per family: :mod:`.base` (the shared plumbing), :mod:`.reading` (``read_file``),
+:mod:`.editing` (``write_file``, ``edit_file``), :mod:`.search` (``glob``, ``grep``),
+:mod:`.shell` (``bash``); ``read_output`` is :mod:`agent_ls.agent.output_store`'s.
+"""
+
+from __future__ import annotations
+
+from agent_ls.agent.builtin_tools.editing import EditFileTool, WriteFileTool
+from agent_ls.agent.builtin_tools.reading import ReadFileTool
+from agent_ls.agent.builtin_tools.search import GlobTool, GrepTool
+from agent_ls.agent.builtin_tools.shell import DEFAULT_BASH_TIMEOUT, BashTool
+from agent_ls.agent.editor_files import EditorFiles, FileAccess
+from agent_ls.agent.output_store import OutputStore, ReadOutputTool
+from agent_ls.agent.workspace import Workspace
+from agent_ls.core.tools import Tool
+
+
+def builtin_tools(
+    workspace: Workspace,
+    *,
+    output_cap_chars: int | None = None,
+    bash_timeout: float = DEFAULT_BASH_TIMEOUT,
+    editor: EditorFiles | None = None,
+    outputs: OutputStore | None = None,
+) -> list[Tool]:
+    """Every built-in tool, sorted by name, ``read_output`` included.
+
+    ``editor`` (the language server's open documents and ``workspace/applyEdit``): the file
+    tools read open buffers and change files through it (:mod:`agent_ls.agent.editor_files`).
+    ``outputs``: the session's store of oversized output (a default one when None); the
+    session that runs these tools finds it through ``read_output`` and pages long results into
+    it. The tools themselves then keep up to what the store can hold (``read_file`` keeps to a
+    page: it pages by lines itself); an explicit ``output_cap_chars`` caps every tool instead.
+    """
+    files = FileAccess(workspace, editor)
+    outputs = outputs if outputs is not None else OutputStore()
+    keep = outputs.max_chars if output_cap_chars is None else output_cap_chars
+    page = outputs.page_chars if output_cap_chars is None else output_cap_chars
+    tools: list[Tool] = [
+        ReadFileTool(workspace, output_cap_chars=page, files=files),
+        WriteFileTool(workspace, output_cap_chars=keep, files=files),
+        EditFileTool(workspace, output_cap_chars=keep, files=files),
+        GlobTool(workspace, output_cap_chars=keep),
+        GrepTool(workspace, output_cap_chars=keep, files=files),
+        BashTool(workspace, output_cap_chars=keep, timeout=bash_timeout),
+        ReadOutputTool(outputs),
+    ]
+    return sorted(tools, key=lambda t: t.spec.name)

@@ -1,0 +1,220 @@
+"""``bash``: a shell command in the first workspace root, in its own process group, with a
+timeout that kills everything it started and output kept head and tail within the cap."""
+
+from __future__ import annotations
+
+import asyncio
+import codecs
+import collections
+import contextlib
+import os
+import signal
+from typing import Any
+
+from agent_ls.agent.builtin_tools.base import DEFAULT_OUTPUT_CAP_CHARS, BuiltinTool, cut_marker
+from agent_ls.agent.workspace import Workspace
+from agent_ls.core.tools import Capability, ToolResult
+
+DEFAULT_BASH_TIMEOUT = 120.0
+"""Default ``bash`` timeout in seconds."""
+MAX_BASH_TIMEOUT = 600.0
+"""Largest timeout the model may ask for (or the configured default, if larger)."""
+
+_DRAIN_SECONDS = 0.5
+"""After the shell exits, how long to wait for the end of its output."""
+
+
+class _OutputCollector:
+    """Keeps the head and the tail of a stream of text within a character budget."""
+
+    def __init__(self, max_chars: int) -> None:
+        self.max_chars = max_chars
+        unlimited = max_chars <= 0
+        self._head_limit = (1 << 62) if unlimited else max_chars * 3 // 4
+        self._tail_limit = 0 if unlimited else max_chars - self._head_limit
+        self._head: list[str] = []
+        self._head_len = 0
+        self._tail: collections.deque[str] = collections.deque()
+        self._tail_len = 0
+        self.total = 0
+        self._decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
+
+    def feed_bytes(self, data: bytes, *, final: bool = False) -> None:
+        self.feed(self._decoder.decode(data, final))
+
+    def feed(self, text: str) -> None:
+        if not text:
+            return
+        self.total += len(text)
+        room = self._head_limit - self._head_len
+        if room > 0:
+            take = text[:room]
+            self._head.append(take)
+            self._head_len += len(take)
+            text = text[room:]
+        if text and self._tail_limit > 0:
+            self._tail.append(text)
+            self._tail_len += len(text)
+            while self._tail and self._tail_len - len(self._tail[0]) >= self._tail_limit:
+                self._tail_len -= len(self._tail.popleft())
+
+    def result(self) -> tuple[str, int]:
+        head = "".join(self._head)
+        kept_tail = "".join(self._tail)[-self._tail_limit :] if self._tail_limit else ""
+        cut = self.total - len(head) - len(kept_tail)
+        if cut <= 0:
+            return head + kept_tail, 0
+        return f"{head}\n{cut_marker(cut)}\n{kept_tail}", cut
+
+
+def _kill_group(proc: asyncio.subprocess.Process) -> None:
+    """SIGKILL the process group of ``proc`` (it was started in its own session)."""
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(proc.pid, signal.SIGKILL)
+    if proc.returncode is None:
+        with contextlib.suppress(ProcessLookupError):
+            proc.kill()
+
+
+async def _wait_exit(proc: asyncio.subprocess.Process) -> int:
+    # Process.wait() on 3.11 also waits for the pipes to close, which a background child
+    # holding stdout can delay forever; poll the leader's own exit status instead.
+    delay = 0.005
+    while proc.returncode is None:
+        await asyncio.sleep(delay)
+        delay = min(delay * 2, 0.05)
+    return proc.returncode
+
+
+async def _pump(stream: asyncio.StreamReader, collector: _OutputCollector) -> None:
+    while True:
+        chunk = await stream.read(65536)
+        if not chunk:
+            collector.feed_bytes(b"", final=True)
+            return
+        collector.feed_bytes(chunk)
+
+
+def _format_seconds(seconds: float) -> str:
+    return f"{seconds:g} s"
+
+
+class BashTool(BuiltinTool):
+    _name = "bash"
+    _capability = Capability.WRITE
+    _required = ["command"]
+
+    def __init__(
+        self,
+        workspace: Workspace,
+        *,
+        output_cap_chars: int = DEFAULT_OUTPUT_CAP_CHARS,
+        timeout: float = DEFAULT_BASH_TIMEOUT,
+    ) -> None:
+        self.timeout = timeout
+        self.max_timeout = max(MAX_BASH_TIMEOUT, timeout)
+        self._description = (
+            "Run a shell command with `bash -c` in the workspace root and return its output "
+            "(stdout and stderr interleaved) and exit code. There is no terminal and no "
+            f"input (stdin is empty). Default timeout {_format_seconds(timeout)}, at most "
+            f"{_format_seconds(self.max_timeout)}; on timeout the command and everything it "
+            "started are killed. Very long output is cut in the middle with a marker. Prefer "
+            "read_file, grep, glob and edit_file for reading, searching and editing files."
+        )
+        self._properties = {
+            "command": {"type": "string", "description": "The command line to run with `bash -c`."},
+            "timeout": {
+                "type": "number",
+                "exclusiveMinimum": 0,
+                "maximum": self.max_timeout,
+                "description": f"Timeout in seconds (default {timeout:g}).",
+            },
+        }
+        super().__init__(workspace, output_cap_chars=output_cap_chars)
+
+    async def _run(self, args: dict[str, Any]) -> ToolResult:
+        command: str = args["command"]
+        timeout = float(args.get("timeout", self.timeout))
+        if "\x00" in command:
+            return ToolResult.error("The command contains a NUL byte")
+        env = dict(os.environ)
+        env.update({"PAGER": "cat", "GIT_PAGER": "cat", "GIT_TERMINAL_PROMPT": "0"})
+        spawn = asyncio.ensure_future(
+            asyncio.create_subprocess_exec(
+                "bash",
+                "-c",
+                command,
+                cwd=self.workspace.root,
+                stdin=asyncio.subprocess.DEVNULL,
+                stdout=asyncio.subprocess.PIPE,
+                stderr=asyncio.subprocess.STDOUT,
+                start_new_session=True,
+                env=env,
+            )
+        )
+        try:
+            proc = await asyncio.shield(spawn)
+        except asyncio.CancelledError:
+            # Cancelled while the process was being set up: it may already be running (and
+            # have started children). Unshielded, asyncio would kill only bash itself and
+            # orphan the rest; wait for the spawn to finish and kill the whole group.
+            with contextlib.suppress(BaseException):
+                _kill_group(await spawn)
+            raise
+        except OSError as exc:
+            return ToolResult.error(f"Could not start bash: {exc}")
+        assert proc.stdout is not None
+        collector = _OutputCollector(self.output_cap_chars)
+        reader = asyncio.create_task(_pump(proc.stdout, collector))
+        timed_out = False
+        leftovers = False
+        try:
+            try:
+                await asyncio.wait_for(_wait_exit(proc), timeout)
+            except TimeoutError:
+                timed_out = True
+                _kill_group(proc)
+            done, _ = await asyncio.wait({reader}, timeout=_DRAIN_SECONDS)
+            if not done:
+                # Something the command started still holds the output open.
+                leftovers = True
+                _kill_group(proc)
+                done, _ = await asyncio.wait({reader}, timeout=_DRAIN_SECONDS)
+                if not done:
+                    reader.cancel()
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(_wait_exit(proc), 5)
+        except BaseException:
+            _kill_group(proc)
+            reader.cancel()
+            raise
+        if reader.done() and not reader.cancelled() and reader.exception() is not None:
+            collector.feed(f"\n[error reading output: {reader.exception()}]")
+
+        output, cut = collector.result()
+        code = proc.returncode
+        notes: list[str] = []
+        if timed_out:
+            notes.append(
+                f"[command timed out after {_format_seconds(timeout)}; it was killed with its process group]"
+            )
+        elif leftovers:
+            notes.append("[background processes still holding the output open were killed]")
+        if code is None:
+            notes.append("[exit code unknown]")
+        elif code < 0:
+            try:
+                name = signal.Signals(-code).name
+            except ValueError:
+                name = f"signal {-code}"
+            notes.append(f"[killed by {name}]" if not timed_out else f"[exit: killed by {name}]")
+        else:
+            notes.append(f"[exit code {code}]")
+        if not output:
+            output = "(no output)\n"
+        elif not output.endswith("\n"):
+            output += "\n"
+        text = output + "\n".join(notes)
+        if timed_out:
+            text = f"Command timed out after {_format_seconds(timeout)} and was killed.\n" + text
+        return ToolResult(content=text, is_error=timed_out or code != 0, truncated_chars=cut)

@@ -1,0 +1,144 @@
+"""``agent-ls``: the language server (no arguments, or ``serve``) and headless commands over
+the same host code.
+
+    agent-ls [serve]                        serve LSP on stdio (what the editor runs)
+    agent-ls mcp status [--json]            servers, state, tool counts, last error
+    agent-ls mcp tools [SERVER] [--json]    tools with model-facing and original names
+    agent-ls mcp call SERVER TOOL '{json}'  call one tool and print its result
+    agent-ls mcp doctor [SERVER]            resolved argv/cwd/env (secrets redacted), PATH
+                                            lookup, the phase that failed, stderr tail
+    agent-ls mcp trust SERVER [--deny]      remember the trust decision for a workspace server
+    agent-ls trust [--revoke | --show]      what the workspace's settings ask for; trust it
+    agent-ls mcp login SERVER               sign in to an OAuth server (opens the browser or
+                                            prints the URL; waits for the redirect)
+    agent-ls mcp logout SERVER              forget its tokens and client registration
+    agent-ls chat [--model M] [PROMPT]      chat with the agent (one-shot or interactive)
+    agent-ls demo                           the first-run demo on the workspace in demo/
+    agent-ls acp                            serve the Agent Client Protocol on stdio (Zed, Neovim...)
+
+Every command takes ``--workspace DIR`` (repeatable; default: the current directory). A folder
+whose settings files ask for something that needs trust (MCP servers, model, endpoint, allow
+rules, ...) is restricted until you trust it: at the prompt (on a terminal), with
+``--trust-workspace``, with ``agent-ls trust``, or in the editor.
+"""
+
+import argparse
+import asyncio
+import logging
+import sys
+from collections.abc import Sequence
+
+# Only what `serve` needs is imported at module level: the language server must answer
+# `initialize` fast, and the MCP SDK alone costs ~0.8 s to import. The command modules import
+# what they need when they run.
+from agent_ls.cli.chat import cmd_chat
+from agent_ls.cli.common import EXIT_OK
+from agent_ls.cli.demo import cmd_demo
+from agent_ls.cli.doctor import cmd_doctor
+from agent_ls.cli.mcp_commands import cmd_call, cmd_login, cmd_logout, cmd_status, cmd_tools, cmd_trust
+from agent_ls.cli.workspace_trust import cmd_trust_workspace
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="agent-ls", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--log-level", default="WARNING", help="log level for stderr (default WARNING)")
+    sub = parser.add_subparsers(dest="command")
+
+    def common(p: argparse.ArgumentParser) -> None:
+        p.add_argument("--workspace", "-w", action="append", help="workspace folder (repeatable)")
+        p.add_argument("--wait", type=float, default=60.0, help="seconds to wait for servers (default 60)")
+        p.add_argument("--yes", "-y", action="store_true",
+                       help="answer yes to trust questions (the workspace and its servers)")
+        p.add_argument("--trust-workspace", action="store_true",
+                       help="trust the workspace folders (their settings and the MCP servers they define now)")
+
+    mcp = sub.add_parser("mcp", help="inspect and use the configured MCP servers")
+    msub = mcp.add_subparsers(dest="mcp_command", required=True)
+    p = msub.add_parser("status", help="servers and their state")
+    common(p)
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_status)
+    p = msub.add_parser("tools", help="list tools")
+    common(p)
+    p.add_argument("server", nargs="?")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_tools)
+    p = msub.add_parser("call", help="call a tool")
+    common(p)
+    p.add_argument("server")
+    p.add_argument("tool")
+    p.add_argument("arguments", nargs="?", default="{}")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_call)
+    p = msub.add_parser("doctor", help="diagnose servers")
+    common(p)
+    p.add_argument("server", nargs="?")
+    p.set_defaults(func=cmd_doctor)
+    p = msub.add_parser("trust", help="trust (or --deny) a workspace server")
+    common(p)
+    p.add_argument("server")
+    p.add_argument("--deny", action="store_true")
+    p.set_defaults(func=cmd_trust)
+    p = msub.add_parser("login", help="sign in to an OAuth server")
+    common(p)
+    p.add_argument("server")
+    p.add_argument("--no-browser", action="store_true", help="only print the URL")
+    p.add_argument("--timeout", type=float, default=None,
+                   help="seconds to wait for the sign-in (default: the server's oauth.signInTimeout, 300)")
+    p.set_defaults(func=cmd_login)
+    p = msub.add_parser("logout", help="forget an OAuth server's tokens and registration")
+    common(p)
+    p.add_argument("server")
+    p.set_defaults(func=cmd_logout)
+
+    p = sub.add_parser("chat", help="chat with the agent in the terminal")
+    common(p)
+    p.add_argument("prompt", nargs="*", help="one-shot prompt (interactive when absent)")
+    p.add_argument("--model", "-m", help="litellm model string (overrides settings and AGENT_LS_MODEL)")
+    p.add_argument("--resume", help="resume a session by id")
+    p.add_argument("--continue", dest="continue_last", action="store_true", help="resume the latest session")
+    p.add_argument("--list-sessions", action="store_true", help="list this workspace's sessions")
+    p.add_argument("--delete-session", metavar="ID", help="delete a session and its messages")
+    p.set_defaults(func=cmd_chat)
+
+    p = sub.add_parser("trust", help="show what the workspace's settings ask for and trust it (or --revoke)")
+    p.add_argument("--workspace", "-w", action="append", help="workspace folder (repeatable)")
+    p.add_argument("--revoke", action="store_true", help="restrict the workspace again")
+    p.add_argument("--show", action="store_true", help="only show what it asks for and its state")
+    p.set_defaults(func=cmd_trust_workspace)
+
+    sub.add_parser("serve", help="serve the language server on stdio (the default)")
+    sub.add_parser("acp", help="serve the Agent Client Protocol on stdio (Zed, JetBrains, Neovim, Emacs)")
+
+    p = sub.add_parser("demo", help="run the first-run demo")
+    common(p)
+    p.set_defaults(func=cmd_demo)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    logging.basicConfig(level=getattr(logging, str(args.log_level).upper(), logging.WARNING),
+                        stream=sys.stderr, format="%(levelname)s %(name)s: %(message)s")
+    from agent_ls.core.redact import RedactingFilter
+
+    for handler in logging.getLogger().handlers:
+        handler.addFilter(RedactingFilter())  # tokens never reach the terminal
+    if args.command is None or args.command == "serve":
+        return serve()
+    if args.command == "acp":
+        from agent_ls.acp import main as acp_main
+
+        return acp_main()
+    return asyncio.run(args.func(args))
+
+
+def serve() -> int:
+    """Serve LSP on stdio (what editors run). Nothing else may write to stdout."""
+    from agent_ls.server.server import create_server
+
+    create_server().start_io()
+    return EXIT_OK
+

@@ -1,0 +1,146 @@
+"""``agent-ls chat``: the agent in the terminal (one-shot or interactive), on the session the
+editor's chat uses (:func:`agent_ls.agent.builder.build_session`); approvals and MCP sampling
+consent are asked on the terminal."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import sys
+from typing import TYPE_CHECKING, Any
+
+from agent_ls.cli.common import EXIT_FAIL, EXIT_OK, EXIT_USAGE, read_line, workspace_folders
+from agent_ls.cli.host import open_host, settle
+
+if TYPE_CHECKING:
+    from agent_ls.mcp.manager import MCPManager
+
+
+async def cmd_chat(args: argparse.Namespace) -> int:
+    """A terminal chat on the same session code the editor uses."""
+    import signal
+
+    from agent_ls.agent import events as ev
+    from agent_ls.agent.builder import FrontEnd, build_session
+    from agent_ls.agent.config import agent_settings
+    from agent_ls.agent.events import Event
+    from agent_ls.agent.permissions import ApprovalAnswer, ApprovalRequest
+    from agent_ls.agent.store import SessionStore
+    from agent_ls.config.paths import user_data_dir
+
+    folders = workspace_folders(args)
+    _state, _policy, settings = await settle(args)
+    agent = agent_settings(settings)
+    for problem in agent.problems:
+        print(f"settings: {problem}", file=sys.stderr)
+    store = SessionStore.for_workspace(user_data_dir(), folders[0])
+    if args.list_sessions:
+        for info in store.list_sessions():
+            print(f"{info.id}  {info.message_count:>4} messages  {info.title or ''}")
+        return EXIT_OK
+    if args.delete_session:
+        if not store.delete_session(args.delete_session):
+            print(f"error: no session {args.delete_session!r} in this workspace", file=sys.stderr)
+            return EXIT_USAGE
+        print(f"Deleted session {args.delete_session}")
+        return EXIT_OK
+    llm = agent.llm_config(args.model)
+    if llm is None:
+        print("error: no model is configured. Pass --model, set AGENT_LS_MODEL, or put \"model\" in "
+              "settings.json (any litellm model, e.g. anthropic/claude-sonnet-4-5, or ollama/qwen3 with "
+              "\"apiBase\": \"http://127.0.0.1:11434\").", file=sys.stderr)
+        return EXIT_USAGE
+    session_id = args.resume
+    if args.continue_last:
+        sessions = store.list_sessions()
+        session_id = sessions[0].id if sessions else None
+
+    async def approve(request: ApprovalRequest) -> ApprovalAnswer:
+        argv = json.dumps(request.arguments)[:300]
+        line = await read_line(f"\n[approve] {request.spec.name} {argv}\n  ({request.reason})\n"
+                               "  allow [o]nce, for the [s]ession, or [d]eny? ")
+        answer = (line or "").strip().lower()
+        if answer in ("o", "once", "y", "yes"):
+            return ApprovalAnswer.ALLOW_ONCE
+        if answer in ("s", "session"):
+            return ApprovalAnswer.ALLOW_SESSION
+        return ApprovalAnswer.DENY
+
+    manager, _ = await open_host(args)
+    _attach_terminal_sampling(manager, agent, llm.model)
+    try:
+        session = await build_session(agent, llm, roots=folders, front=FrontEnd(approver=approve), manager=manager,
+                                      store=store, session_id=session_id)
+        print(f"[session {session.session_id}, model {llm.model}]", file=sys.stderr)
+
+        def sink(event: Event) -> None:
+            if isinstance(event, ev.TextDelta):
+                print(event.text, end="", flush=True)
+            elif isinstance(event, ev.ToolCallStarted):
+                print(f"\n[tool] {event.name} {json.dumps(event.arguments)[:200]}", file=sys.stderr, flush=True)
+            elif isinstance(event, ev.ToolCallFinished):
+                first = (event.content.strip().splitlines() or [""])[0][:160]
+                print(f"[tool {'error' if event.is_error else 'ok'}] {first}", file=sys.stderr, flush=True)
+            elif isinstance(event, ev.TurnError):
+                print(f"\n[error] {event.message}", file=sys.stderr, flush=True)
+            elif isinstance(event, ev.TurnFinished):
+                u = event.usage
+                print(f"\n[{event.stop_reason}; tokens in {u.input_tokens}, out {u.output_tokens}, "
+                      f"cache read {u.cache_read_tokens}]", file=sys.stderr, flush=True)
+
+        async def one(prompt: str) -> str:
+            loop = asyncio.get_running_loop()
+            task = asyncio.ensure_future(session.prompt(prompt, sink))
+            loop.add_signal_handler(signal.SIGINT, task.cancel)
+            try:
+                result = await task
+                return result.stop_reason
+            except asyncio.CancelledError:
+                print("\n[cancelled]", file=sys.stderr)
+                return "cancelled"
+            finally:
+                loop.remove_signal_handler(signal.SIGINT)
+
+        if args.prompt:
+            reason = await one(" ".join(args.prompt))
+            return EXIT_OK if reason == "end" else EXIT_FAIL
+        while True:
+            line = await read_line("\n> ")
+            if line is None or line.strip() in ("/exit", "/quit"):
+                return EXIT_OK
+            if line.strip():
+                await one(line)
+    finally:
+        await manager.close()
+        store.close()
+
+
+def _attach_terminal_sampling(manager: MCPManager, agent: Any, model: str) -> None:
+    """MCP sampling in ``agent-ls chat``: consent is asked on the terminal, like approvals;
+    the chat's model (``--model`` included) answers unless ``agent.sampling.model`` is set."""
+    import attrs
+
+    from agent_ls.agent.sampling import Sampler, SamplingAnswer, SamplingRequest
+
+    settings = attrs.evolve(agent, model=model)
+
+    async def consent(request: SamplingRequest) -> SamplingAnswer:
+        lines = [f"\n[sampling] MCP server '{request.server}' asks the model {request.model} "
+                 f"(at most {request.max_tokens} tokens)"
+                 + (f" at {request.endpoint}" if request.endpoint else "")]
+        if request.system_prompt:
+            lines.append(f"  system: {request.system_prompt[:300]}")
+        if request.omitted_messages:
+            lines.append(f"  ({request.omitted_messages} earlier messages not shown)")
+        for m in request.messages:
+            lines.append(f"  {m.role}: {m.text[:300]}")
+        line = await read_line("\n".join(lines) + "\n  allow [o]nce, for the [s]ession, or [d]eny? ")
+        answer = (line or "").strip().lower()
+        if answer in ("o", "once", "y", "yes"):
+            return SamplingAnswer.ALLOW_ONCE
+        if answer in ("s", "session"):
+            return SamplingAnswer.ALLOW_SESSION
+        return SamplingAnswer.DENY
+
+    manager.set_sampling_handler(Sampler(lambda: settings, consent))

@@ -1,0 +1,140 @@
+"""``agent-ls mcp doctor``: why a server does not work: the settings files and their problems,
+each server's resolved command line, environment (configured values hidden), PATH lookup, OAuth
+state, the phase that failed and the tail of its stderr."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+from typing import TYPE_CHECKING
+
+from agent_ls.cli.common import EXIT_FAIL, EXIT_OK, auth_text
+from agent_ls.cli.host import open_host
+
+if TYPE_CHECKING:
+    from agent_ls.config.entries import ServerConfig
+
+
+def _login_shell_lookup(command: str) -> str | None:
+    shell = os.environ.get("SHELL", "/bin/bash")
+    try:
+        out = subprocess.run([shell, "-lc", f"command -v {command!s}"], capture_output=True, text=True,
+                             timeout=5, stdin=subprocess.DEVNULL)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    found = out.stdout.strip().splitlines()
+    return found[-1] if out.returncode == 0 and found else None
+
+
+def _doctor_config(cfg: ServerConfig) -> list[str]:
+    from agent_ls.core.redact import MASK, redact
+    from agent_ls.mcp.connection import child_environment, resolve_command
+
+    lines = [f"  defined in: {cfg.source.file} ({cfg.source.scope.value} scope)", f"  transport: {cfg.transport}"]
+    if cfg.transport == "stdio":
+        resolved, path_var = resolve_command(cfg)
+        argv = [resolved or cfg.command or "", *cfg.args]
+        lines.append(f"  argv: {json.dumps([redact(a, cfg.secrets) for a in argv])}")
+        lines.append(f"  cwd: {cfg.cwd or os.getcwd()}")
+        env = child_environment(cfg)
+        lines.append("  env given to the server (values of configured variables hidden):")
+        for k in sorted(env):
+            shown = MASK if k in cfg.env else env[k]
+            lines.append(f"    {k}={shown}")
+        if resolved:
+            lines.append(f"  command: {cfg.command} -> {resolved}")
+        else:
+            lines.append(f"  command: {cfg.command!r} NOT FOUND on PATH={path_var}")
+            if cfg.command and os.sep not in cfg.command:
+                alt = _login_shell_lookup(cfg.command)
+                if alt:
+                    lines.append(
+                        f"  hint: your login shell finds it at {alt}; the editor was probably started "
+                        f"with a different PATH. Use the full path in \"command\" or set env.PATH."
+                    )
+    else:
+        lines.append(f"  url: {redact(cfg.url or '', cfg.secrets)}")
+        for k in sorted(cfg.headers):
+            lines.append(f"  header {k}: {MASK}")
+        o = cfg.oauth
+        if o is None:
+            lines.append("  oauth: off")
+        else:
+            parts = [f"grant {o.grant}", "configured" if o.explicit else "automatic (on a Bearer challenge)"]
+            if o.client_id:
+                parts.append(f"client id {o.client_id}" + (" (secret set)" if o.client_secret else ""))
+            if o.client_metadata_url:
+                parts.append(f"client metadata {o.client_metadata_url}")
+            if o.issuer:
+                parts.append(f"issuer {o.issuer}")
+            lines.append("  oauth: " + ", ".join(parts))
+            from agent_ls.mcp.host import oauth_store_path
+            from agent_ls.mcp.oauth_store import OAuthStore
+
+            store = OAuthStore(oauth_store_path())
+            path = store.path_for(cfg.name, cfg.url or "")
+            rec = store.load(cfg.name, cfg.url or "")
+            if rec is None:
+                lines.append(f"  tokens: none stored ({path})")
+            else:
+                what = ["tokens" if rec.tokens else "no tokens",
+                        f"registration ({rec.client_source})" if rec.client else "no registration"]
+                if rec.tokens and rec.tokens.get("refresh_token"):
+                    what.append("refresh token")
+                lines.append(f"  tokens: {', '.join(what)} in {path}")
+    lines.append(f"  timeouts: connect {cfg.connect_timeout:g}s, call {cfg.call_timeout:g}s; protocol {cfg.protocol}")
+    return lines
+
+
+async def cmd_doctor(args: argparse.Namespace) -> int:
+    manager, settings = await open_host(args)
+    print("Settings files:")
+    for f in settings.files:
+        print(f"  {'found  ' if f.exists() else 'missing'} {f}")
+    if settings.diagnostics:
+        print("Problems in settings:")
+        for d in settings.diagnostics:
+            print(f"  {d}")
+    for folder, info in settings.workspaces.items():
+        print(f"Workspace {folder}: {info.message}")
+    bad = 0
+    try:
+        statuses = {s.name: s for s in manager.status()}
+        names = [args.server] if args.server else manager.server_names()
+        for name in names:
+            s = statuses.get(name)
+            if s is None:
+                print(f"\n{name}: not configured")
+                bad += 1
+                continue
+            print(f"\n{name}: {s.state}")
+            cfg = settings.servers.get(name)
+            if cfg is not None:
+                print("\n".join(_doctor_config(cfg)))
+            if s.error:
+                err = s.error
+                extra = "".join(f", {k} {err[k]}" for k in ("errno", "exitCode", "httpStatus") if k in err)
+                print(f"  FAILED in phase '{err['phase']}'{extra}: {err['message']}")
+            if s.state in ("connected", "connected-listing-failed"):
+                print(f"  server: {s.server_info or '?'}, protocol {s.protocol_version}, "
+                      f"{s.tool_count} tools, {s.prompt_count} prompts, {s.resource_count} resources")
+            elif s.state == "awaiting-trust":
+                restricted = cfg is not None and cfg.restricted
+                how = "`agent-ls trust` (the workspace)" if restricted else f"`agent-ls mcp trust {name}`"
+                print(f"  waiting for your trust: run {how} (or answer the editor's prompt)")
+            auth = auth_text(s.auth)
+            if auth:
+                print(f"  auth: {auth}")
+            if s.auth and s.auth.get("state") in ("needs-sign-in", "failed"):
+                print(f"  sign in: run `agent-ls mcp login {name}` (or Sign in on the server in the editor)")
+            if s.stderr_tail:
+                print("  stderr (last lines):")
+                for line in s.stderr_tail[-15:]:
+                    print(f"    {line}")
+            if s.state not in ("connected", "disabled"):
+                bad += 1
+        return EXIT_FAIL if bad else EXIT_OK
+    finally:
+        await manager.close()
