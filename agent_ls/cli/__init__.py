@@ -137,6 +137,9 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def serve() -> int:
     """Serve LSP on stdio (what editors run). Nothing else may write to stdout."""
+    from agent_ls.server import preload
+
+    preload.start()  # what the first mcp/status needs, while the server's own modules load
     from agent_ls.server.server import create_server
 
     create_server().start_io()

@@ -7,7 +7,10 @@ imports (the MCP SDK is imported after ``initialize`` instead of before it).
 import logging
 import sys
 
-from agent_ls.server.server import create_server
+from agent_ls.server import preload
+
+preload.start()  # what the first mcp/status needs, while the server's own modules load
+from agent_ls.server.server import create_server  # noqa: E402
 
 logging.basicConfig(level=logging.WARNING, stream=sys.stderr, format="%(levelname)s %(name)s: %(message)s")
 create_server().start_io()
