@@ -7,6 +7,7 @@
  */
 
 /** Control characters, bidi controls and zero-width / invisible formatting characters. */
+// eslint-disable-next-line no-control-regex -- control characters are what this finds (to show them escaped)
 const HIDDEN = /[\u0000-\u001f\u007f-\u009f\u00ad\u061c\u180e\u200b-\u200f\u2028-\u202e\u2060-\u2069\ufeff\ufff9-\ufffb]/gu;
 const HIDDEN_ONE = new RegExp(HIDDEN.source, "u");
 

@@ -77,6 +77,7 @@ const EXCEPTION_PREFIX = /^(?:[A-Za-z_][\w]*\.)*(?:[A-Z]\w*)?(?:Error|Exception|
  * stays in the logs.
  */
 export function readableErrorText(text: string, max = 300): string {
+  // eslint-disable-next-line @typescript-eslint/no-unnecessary-condition, @typescript-eslint/no-unnecessary-type-conversion -- error texts come from the server: anything may arrive
   let t = String(text ?? "").replace(/\r/g, "");
   if (/Traceback \(most recent call last\)/.test(t)) {
     // The exception line of a traceback is its last non-indented line.

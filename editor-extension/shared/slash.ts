@@ -3,7 +3,7 @@
  * unique). `rest` is either `key=value` pairs naming the prompt's arguments, or free text that
  * fills its first required argument (else its first argument).
  */
-import type { McpPrompt } from "../src/protocol";
+import type { McpPrompt, Wire } from "../src/protocol";
 
 export type SlashResult =
   | { kind: "none" }
@@ -38,7 +38,8 @@ export function parseSlash(text: string, prompts: McpPrompt[]): SlashResult {
   const prompt = findPrompt(m[1], prompts);
   if (!prompt) return { kind: "none" };
   const rest = m[2].trim();
-  const args = prompt.arguments ?? [];
+  const wire: Wire<McpPrompt> = prompt;
+  const args = wire.arguments ?? [];
   const names = new Set(args.map((a) => a.name));
   const out: Record<string, string> = {};
   const pairs = rest ? rest.match(/(\w[\w-]*)=("[^"]*"|\S+)/g) : null;
@@ -51,7 +52,7 @@ export function parseSlash(text: string, prompts: McpPrompt[]): SlashResult {
       out[p.slice(0, eq)] = v;
     }
   } else if (rest) {
-    const target = args.find((a) => a.required) ?? args[0];
+    const target = args.find((a) => a.required) ?? args.at(0);
     if (!target) return { kind: "error", message: `/${slashName(prompt)} takes no arguments` };
     out[target.name] = rest;
   }

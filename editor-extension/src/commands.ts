@@ -1,7 +1,8 @@
 /** The contributed commands (ids in CONTRACT.md) and the code-action bridge. */
 import * as vscode from "vscode";
 import type { Middleware } from "vscode-languageclient/node";
-import { selectionAttachment, type ChatController } from "./chat/controller";
+import { selectionAttachment } from "./chat/attachments";
+import type { ChatController } from "./chat/controller";
 import type { ChatViews } from "./chat/views";
 import type { AgentClient } from "./client";
 import { needsQuestion, withQuestion } from "./codeActions";
@@ -50,7 +51,9 @@ export function codeActionMiddleware(): Middleware {
   return {
     executeCommand: async (command, args, next) => {
       const final = await askQuestionIfNeeded(command, args);
-      return final === null ? undefined : next(command, final);
+      if (final === null) return undefined;
+      const result: unknown = await next(command, final);
+      return result;
     },
     provideCodeActions: async (document, range, context, token, next) => {
       const actions = await next(document, range, context, token);
@@ -256,7 +259,7 @@ export function registerCommands(
 export async function trustWorkspace(agent: AgentClient, chat: ChatController, servers: ServersModel, arg?: unknown): Promise<void> {
   const folder = workspaceFolderArg(arg);
   const restricted = servers.workspaces.filter((w) => workspaceRestricted(w) && (folder === undefined || w.folder === folder));
-  if (restricted.some((w) => w.state === "editor-restricted") || vscode.workspace.isTrusted === false) {
+  if (restricted.some((w) => w.state === "editor-restricted") || !vscode.workspace.isTrusted) {
     await vscode.commands.executeCommand("workbench.trust.manage");
     return;
   }

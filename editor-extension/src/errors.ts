@@ -7,9 +7,7 @@ const INTERNAL_ERROR = -32603;
 /** An error's message as it came (exception class names, tracebacks and all): for logs only. */
 export function rawErrorText(e: unknown): string {
   if (e instanceof Error) return e.message;
-  if (e && typeof e === "object" && "message" in e && typeof (e as { message: unknown }).message === "string") {
-    return (e as { message: string }).message;
-  }
+  if (e && typeof e === "object" && "message" in e && typeof e.message === "string") return e.message;
   return String(e);
 }
 
@@ -23,8 +21,6 @@ export function errorText(e: unknown): string {
 }
 
 export function errorCode(e: unknown): number | undefined {
-  if (e && typeof e === "object" && "code" in e && typeof (e as { code: unknown }).code === "number") {
-    return (e as { code: number }).code;
-  }
+  if (e && typeof e === "object" && "code" in e && typeof e.code === "number") return e.code;
   return undefined;
 }

@@ -32,7 +32,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     ...registerCommands(agent, chat, views, servers),
   );
   fact("activated");
-  agent.output.info(`agent-ls extension ${String(context.extension.packageJSON.version)} activated`);
+  agent.output.info(`agent-ls extension ${String((context.extension.packageJSON as { version?: unknown }).version)} activated`);
   await agent.start();
 }
 

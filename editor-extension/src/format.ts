@@ -21,7 +21,7 @@ export function serverDescription(s: P.ServerStatus): string {
 export function serverContextValue(s: P.ServerStatus): string {
   let v = `server.${s.state}`;
   if (s.state === "awaiting-trust" || s.state === "untrusted") v += ".untrusted";
-  if (s.auth && s.auth.state) v += `.auth-${s.auth.state}`;
+  if (s.auth?.state) v += `.auth-${s.auth.state}`;
   const auth = authActions(s);
   if (auth.signIn) v += ".can-sign-in";
   if (auth.signOut) v += ".can-sign-out";
@@ -33,9 +33,11 @@ export function serverErrorText(e: P.ServerError | string | null | undefined): s
   if (!e) return "";
   if (typeof e === "string") return e;
   const extra: string[] = [];
-  if (e.errno !== undefined && e.errno !== null) extra.push(`errno ${String(e.errno)}`);
-  if (e.exitCode !== undefined && e.exitCode !== null) extra.push(`exit code ${e.exitCode}`);
-  if (e.httpStatus !== undefined && e.httpStatus !== null) extra.push(`HTTP ${e.httpStatus}`);
+  // (a JSON null reads as absent)
+  const wire: P.Wire<P.ServerError> = e;
+  if (wire.errno != null) extra.push(`errno ${String(wire.errno)}`);
+  if (wire.exitCode != null) extra.push(`exit code ${wire.exitCode}`);
+  if (wire.httpStatus != null) extra.push(`HTTP ${wire.httpStatus}`);
   const msg = typeof e.message === "string" ? e.message : JSON.stringify(e);
   return `${e.phase ? `${e.phase}: ` : ""}${msg}${extra.length ? ` (${extra.join(", ")})` : ""}`;
 }
@@ -191,7 +193,8 @@ export function workspaceRowLabel(w: P.WorkspaceStatusPayload): string {
 /** One MCP server entry as lines of text: the full command line or URL, cwd, env, headers. */
 export function trustEntryLines(e: P.TrustServerParams): string[] {
   const lines = [`${visible(e.server)} (${visible(e.transport ?? "stdio")}) from ${visible(e.source)}`];
-  if (e.command) lines.push(`  runs: ${commandLine(e.command, e.args ?? [])}`);
+  const wire: P.Wire<P.TrustServerParams> = e;
+  if (e.command) lines.push(`  runs: ${commandLine(e.command, wire.args ?? [])}`);
   if (e.cwd) lines.push(`  in: ${visible(e.cwd)}`);
   if (e.url) lines.push(`  connects to: ${visible(e.url)}`);
   for (const line of pairLines(e.env ?? {}, "=")) lines.push(`  env: ${line}`);

@@ -29,6 +29,7 @@ export function readServerSettings(get: (key: string) => unknown): ServerSetting
   const envOut: Record<string, string> = {};
   if (env && typeof env === "object" && !Array.isArray(env)) {
     for (const [k, v] of Object.entries(env as Record<string, unknown>)) {
+      // eslint-disable-next-line @typescript-eslint/no-base-to-string -- the settings schema says string: a number or boolean is passed as written
       if (v !== undefined && v !== null) envOut[k] = String(v);
     }
   }

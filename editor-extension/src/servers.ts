@@ -45,7 +45,7 @@ export class ServersModel implements vscode.Disposable {
       }),
     );
     agent.addBinder((client: LanguageClient) => [
-      client.onNotification(P.MCP_STATUS_CHANGED, (p: P.StatusChangedParams) => {
+      client.onNotification(P.MCP_STATUS_CHANGED, (p: P.StatusChangedParams | null) => {
         if (p && Array.isArray(p.servers)) {
           this.received = true;
           this.update(p.servers, undefined, p.workspaces);

@@ -20,8 +20,8 @@ export function workspaceSettingsPath(folder: string): string {
 export async function openSettingsFile(file: string): Promise<void> {
   if (!fs.existsSync(file)) {
     await fs.promises.mkdir(path.dirname(file), { recursive: true });
-    await fs.promises.writeFile(file, SETTINGS_TEMPLATE, { flag: "wx" }).catch((e: NodeJS.ErrnoException) => {
-      if (e.code !== "EEXIST") throw e;
+    await fs.promises.writeFile(file, SETTINGS_TEMPLATE, { flag: "wx" }).catch((e: unknown) => {
+      if ((e as NodeJS.ErrnoException | null)?.code !== "EEXIST") throw e;
     });
   }
   const doc = await vscode.workspace.openTextDocument(vscode.Uri.file(file));

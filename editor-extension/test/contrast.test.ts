@@ -140,7 +140,7 @@ function parseHex(hex: string): RGBA | null {
   const m = /^#([0-9a-f]{3,8})$/i.exec(hex.trim());
   if (!m) return null;
   let h = m[1];
-  if (h.length === 3 || h.length === 4) h = [...h].map((c) => c + c).join("");
+  if (h.length === 3 || h.length === 4) h = Array.from(h, (c) => c + c).join("");
   if (h.length !== 6 && h.length !== 8) return null;
   const n = (i: number) => parseInt(h.slice(i, i + 2), 16);
   return [n(0), n(2), n(4), h.length === 8 ? n(6) / 255 : 1];
@@ -173,7 +173,8 @@ function resolve(value: string, theme: Theme): RGBA | null {
   if (m) {
     const key = m[1];
     if (key in theme) return parseHex(theme[key]);
-    return m[2] !== undefined ? resolve(m[2], theme) : [0, 0, 0, 0]; // unset variable, no fallback: nothing drawn
+    const fallback = m.at(2);
+    return fallback !== undefined ? resolve(fallback, theme) : [0, 0, 0, 0]; // unset variable, no fallback: nothing drawn
   }
   return parseHex(v);
 }
@@ -182,14 +183,15 @@ function resolve(value: string, theme: Theme): RGBA | null {
 
 interface Rule {
   selectors: string[];
-  decls: Record<string, string>;
+  /** Property -> value (a property the rule does not set: undefined). */
+  decls: Partial<Record<string, string>>;
 }
 
 function parseCss(css: string): Rule[] {
   const text = css.replace(/\/\*[\s\S]*?\*\//g, "").replace(/@keyframes[^{]*\{(?:[^{}]*\{[^{}]*\})*[^{}]*\}/g, "");
   const rules: Rule[] = [];
   for (const m of text.matchAll(/([^{}]+)\{([^{}]*)\}/g)) {
-    const decls: Record<string, string> = {};
+    const decls: Partial<Record<string, string>> = {};
     for (const d of m[2].split(";")) {
       const i = d.indexOf(":");
       if (i > 0) decls[d.slice(0, i).trim()] = d.slice(i + 1).trim();
@@ -217,7 +219,7 @@ function pairs(css: string): Pair[] {
   /** The declarations of every rule with this exact selector, later ones winning (the cascade, simplified). */
   const find = (sel: string): Rule | undefined => {
     const all = rules.filter((r) => r.selectors.includes(sel));
-    return all.length ? { selectors: [sel], decls: Object.assign({}, ...all.map((r) => r.decls)) } : undefined;
+    return all.length ? { selectors: [sel], decls: Object.fromEntries(all.flatMap((r) => Object.entries(r.decls))) } : undefined;
   };
   const body = find("body")!;
   const page = background(body)!;
@@ -227,7 +229,7 @@ function pairs(css: string): Pair[] {
       const r = find(c);
       if (r?.decls.color && r.decls.color !== "inherit") return r.decls.color;
     }
-    return body.decls.color;
+    return body.decls.color!;
   };
   for (const r of rules) {
     for (const sel of r.selectors) {

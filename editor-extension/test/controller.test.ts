@@ -127,7 +127,7 @@ describe("Stop", () => {
         t!.onCancellationRequested(() => reject(Object.assign(new Error("cancelled"), { code: P.REQUEST_CANCELLED }))),
       );
     };
-    chat.handle(surface, { type: "send", text: "tell me a story" });
+    void chat.handle(surface, { type: "send", text: "tell me a story" });
     await flush();
     agent.event("s1", { type: "turn_started", turn: 1 });
     expect(token?.isCancellationRequested).toBe(false);
@@ -140,7 +140,7 @@ describe("Stop", () => {
 
   it("stops the background turn the chat shows even while its own prompt runs in another session", async () => {
     agent.answer = (method) => (method === P.PROMPT ? new Promise(() => undefined) : Promise.resolve({ cancelled: true }));
-    chat.handle(surface, { type: "send", text: "first" });
+    void chat.handle(surface, { type: "send", text: "first" });
     await flush();
     agent.event("s-own", { type: "turn_started", turn: 1 });
     agent.event("s-bg", { type: "turn_started", turn: 1 }); // a code action's turn: the chat switches to it
@@ -198,7 +198,7 @@ describe("prompts the server withdraws ($/cancelRequest)", () => {
     cts.cancel();
     await expect(answer).resolves.toEqual({ answer: "deny" });
     const item = chat.snapshot.items.find((i) => i.kind === "approval")!;
-    expect(item.kind === "approval" && [item.answer, item.withdrawn]).toEqual(["deny", true]);
+    expect([item.answer, item.withdrawn]).toEqual(["deny", true]);
     renderApp(surface);
     const box = document.querySelector('[data-testid="approval"]') as HTMLElement;
     expect(box.dataset.withdrawn).toBe("true");

@@ -84,7 +84,7 @@ describe("MCP Servers view", () => {
         serverStateLabel(state)[0].toLowerCase() + serverStateLabel(state).slice(1) + (state.startsWith("connected") ? " · 2 tools" : ""),
       );
       expect(it.tooltip, state).toContain(`(state: ${state})`);
-      expect(((it.iconPath as vscode.ThemeIcon).color as vscode.ThemeColor | undefined)?.id, state).not.toBe("testing.iconPassed");
+      expect((it.iconPath as vscode.ThemeIcon).color?.id, state).not.toBe("testing.iconPassed");
     }
     expect(serverStateLabel("awaiting-trust")).toBe("Waiting for your trust");
     expect(serverStateLabel("connected-listing-failed")).toBe("Connected, but listing failed");

@@ -59,7 +59,7 @@ describe("resumed tool cards", () => {
       app.receive({ type: "action", action: { type: "history", sessionId: "s1", messages: history } satisfies ChatAction });
       const cards = Array.from(root.querySelectorAll<HTMLElement>('[data-testid="tool-card"]'));
       expect(cards.map((c) => c.dataset.server)).toEqual(["knob", "knob", ""]);
-      const summary = (c: HTMLElement) => c.querySelector("summary")!.textContent!.replace(/\s+/g, " ").trim();
+      const summary = (c: HTMLElement) => c.querySelector("summary")!.textContent.replace(/\s+/g, " ").trim();
       expect(summary(cards[0])).toBe("echo · knob · ✓ Done (12 ms)");
       expect(summary(cards[1])).toBe("delete_item · knob · ⊘ Denied (3 ms)");
       expect(cards[1].dataset.status).toBe("denied");

@@ -1,69 +1,24 @@
 /**
  * Workspace trust in the extension (issue 14): the server start never runs workspace code
- * (machine-scoped settings, -P), the trust cards show everything that is decided on, the
- * restricted state is visible (chat banner, servers view row), and the commands.
+ * (machine-scoped settings, -P), the trust cards show everything that is decided on and as it
+ * runs, the restricted state is visible (chat banner), a pending card outlives the chat around it.
+ * The host side (controller, servers view row, commands) is in trustHost.test.ts.
  * `vscode` is test/fakes/vscode.ts (vitest.config.ts).
  */
 import { readFileSync } from "fs";
 import * as path from "path";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { beforeEach, describe, expect, it } from "vitest";
 import { commandLine, pairLines, visible } from "../shared/commandLine";
 import { parseFromWebview, type ToWebview } from "../shared/messages";
-import { initialState, reduce, type ChatAction, type WorkspaceTrustItem } from "../shared/state";
-import { ChatController, type ChatSurface } from "../src/chat/controller";
+import { initialState, reduce, type ChatAction } from "../shared/state";
+import { ChatController } from "../src/chat/controller";
 import type { AgentClient } from "../src/client";
-import type { ChatViews } from "../src/chat/views";
-import { heldByRestrictedFolder, registerCommands, trustWorkspace } from "../src/commands";
-import { workspaceStateText, workspaceTrustDetail } from "../src/format";
+import { workspaceTrustDetail } from "../src/format";
 import * as P from "../src/protocol";
 import { resolveServerCommand } from "../src/serverCommand";
-import { ServersModel, ServersTree } from "../src/servers";
 import { ChatApp } from "../webview/app";
 import * as vscode from "./fakes/vscode";
-
-const LONG_ARGS = ["-y", "@acme/database-mcp-server@1.2.3", "--connection", "postgres://reader@db.internal.example:5432/analytics_warehouse_production", "--read-only", "--schema=public,reporting,finance_2026"];
-
-const entry: P.TrustServerParams = {
-  server: "db",
-  command: "npx",
-  args: LONG_ARGS,
-  source: "/w/.mcp.json",
-  cwd: "/w/tools",
-  transport: "stdio",
-  env: { BASH_ENV: "./x.sh", DB_PASSWORD: "***", TOKEN: "${env:GH_TOKEN}" },
-  url: null,
-  headers: {},
-  variables: ["GH_TOKEN"],
-  changes: ["env: BASH_ENV=./x.sh added"],
-};
-const http: P.TrustServerParams = {
-  server: "leak",
-  command: "",
-  args: [],
-  source: "/w/.mcp.json",
-  transport: "http",
-  url: "http://10.0.0.5/mcp?t=${SECRET_TOKEN}",
-  headers: { Authorization: "Bearer ${env:SECRET_TOKEN}" },
-  variables: ["SECRET_TOKEN"],
-  changes: [],
-};
-const params: P.TrustWorkspaceParams = {
-  folder: "/w",
-  servers: [entry, http],
-  settings: [
-    { source: "/w/.agent-ls/settings.json", key: "apiBase", value: '"http://10.0.0.5/v1"', why: "the endpoint receives your API key and your conversation" },
-    { source: "/w/.agent-ls/settings.json", key: "permissions.allow", value: '["*"]', why: "allow rules let tools run without asking you" },
-  ],
-  changes: ['apiBase: "http://a" -> "http://10.0.0.5/v1"'],
-  previouslyTrusted: true,
-};
-const restricted: P.WorkspaceStatusPayload = {
-  folder: "/w",
-  state: "restricted",
-  message: "This workspace is restricted: its agent-ls settings and MCP servers are ignored until you trust it.",
-  ignored: params.settings,
-  servers: params.servers,
-};
+import { FakeAgent, LONG_ARGS, Surface, entry, params, readPackageJson, restricted } from "./trustFixtures";
 
 describe("starting the server", () => {
   it("the pythonPath form runs python -P (the current directory is never searched)", () => {
@@ -72,13 +27,13 @@ describe("starting the server", () => {
   });
 
   it("the server settings are machine-scoped and untrusted workspaces are supported in a limited way", () => {
-    const pkg = JSON.parse(readFileSync(path.join(__dirname, "..", "package.json"), "utf-8"));
+    const pkg = readPackageJson();
     const props = pkg.contributes.configuration.properties;
     for (const key of ["agentLs.server.command", "agentLs.server.pythonPath", "agentLs.server.env"]) {
       expect(props[key].scope, key).toBe("machine");
     }
     expect(pkg.capabilities.untrustedWorkspaces.supported).toBe("limited");
-    const ids = pkg.contributes.commands.map((c: { command: string }) => c.command);
+    const ids = pkg.contributes.commands.map((c) => c.command);
     expect(ids).toEqual(expect.arrayContaining(["agentLs.trustWorkspace", "agentLs.restrictWorkspace"]));
   });
 
@@ -104,7 +59,7 @@ class FakeHost {
 let root: HTMLElement;
 let host: FakeHost;
 let app: ChatApp;
-const q = (sel: string) => root.querySelector(sel) as HTMLElement | null;
+const q = (sel: string) => root.querySelector<HTMLElement>(sel);
 const act = (action: ChatAction) => app.receive({ type: "action", action } satisfies ToWebview);
 
 beforeEach(() => {
@@ -123,7 +78,7 @@ describe("the workspace trust card", () => {
     expect(card.getAttribute("role")).toBe("alertdialog");
     expect(card.closest("[data-testid=pending]")).not.toBeNull();
     expect(card.getAttribute("aria-label")).toBe("Trust this workspace's agent settings?");
-    const entries = Array.from(card.querySelectorAll('[data-testid="trust-entry"]')) as HTMLElement[];
+    const entries = Array.from(card.querySelectorAll<HTMLElement>('[data-testid="trust-entry"]'));
     expect(entries.map((e) => e.dataset.server)).toEqual(["db", "leak"]);
     expect(entries[0].querySelector('[data-testid="trust-command"]')!.textContent).toBe(["npx", ...LONG_ARGS].join(" "));
     expect(entries[0].querySelector('[data-testid="trust-cwd"]')!.textContent).toBe("in /w/tools");
@@ -132,7 +87,7 @@ describe("the workspace trust card", () => {
     expect(entries[0].querySelector('[data-testid="trust-changes"]')!.textContent).toContain("env: BASH_ENV=./x.sh added");
     expect(entries[1].querySelector('[data-testid="trust-url"]')!.textContent).toBe("http://10.0.0.5/mcp?t=${SECRET_TOKEN}");
     expect(entries[1].querySelector('[data-testid="trust-headers"]')!.textContent).toBe("Authorization: Bearer ${env:SECRET_TOKEN}");
-    const settings = Array.from(card.querySelectorAll('[data-testid="workspace-settings"] li')) as HTMLElement[];
+    const settings = Array.from(card.querySelectorAll<HTMLElement>('[data-testid="workspace-settings"] li'));
     expect(settings.map((s) => s.dataset.key)).toEqual(["apiBase", "permissions.allow"]);
     expect(settings[0].textContent).toContain('apiBase = "http://10.0.0.5/v1"');
     expect(settings[0].textContent).toContain("the endpoint receives your API key");
@@ -144,7 +99,7 @@ describe("the workspace trust card", () => {
 
   it("answers with the buttons, and shows how it ended", () => {
     act({ type: "workspaceTrustRequest", id: "w1", params });
-    const buttons = Array.from(root.querySelectorAll('[data-testid="workspace-trust-prompt"] button')) as HTMLButtonElement[];
+    const buttons = Array.from(root.querySelectorAll<HTMLButtonElement>('[data-testid="workspace-trust-prompt"] button'));
     expect(buttons.map((b) => b.textContent)).toEqual(["Trust workspace", "Keep restricted"]);
     buttons[0].click();
     expect(host.sent).toContainEqual({ type: "workspaceTrust", id: "w1", answer: "trust" });
@@ -207,168 +162,6 @@ describe("the restricted banner", () => {
   });
 });
 
-// the controller ---------------------------------------------------------------------------------
-
-type Handler = (params: unknown, token: vscode.CancellationToken) => unknown;
-
-class FakeAgent {
-  readonly sent: { method: string; params: unknown }[] = [];
-  readonly requests = new Map<string, Handler>();
-  readonly stateEmitter = new vscode.EventEmitter<{ state: string }>();
-  readonly onDidChangeState = this.stateEmitter.event;
-  readonly output = { info: () => undefined, warn: () => undefined, error: () => undefined };
-  running: unknown = {};
-  addBinder(binder: (client: unknown) => unknown): void {
-    binder({
-      onNotification: () => new vscode.Disposable(),
-      onRequest: (method: string, fn: Handler) => {
-        this.requests.set(method, fn);
-        return new vscode.Disposable();
-      },
-    });
-  }
-  async request<R>(method: string, params?: unknown): Promise<R> {
-    this.sent.push({ method, params });
-    return { servers: [], workspaces: [{ ...restricted, state: "trusted" }] } as R;
-  }
-}
-
-class Surface implements ChatSurface {
-  readonly messages: ToWebview[] = [];
-  readonly visible = true;
-  post(message: ToWebview): void {
-    this.messages.push(message);
-  }
-}
-
-describe("the controller", () => {
-  let agent: FakeAgent;
-  let chat: ChatController;
-  let surface: Surface;
-  beforeEach(() => {
-    agent = new FakeAgent();
-    chat = new ChatController(agent as unknown as AgentClient);
-    surface = new Surface();
-    chat.attach(surface);
-  });
-
-  it("shows agent/trustWorkspace as a card and answers with the user's choice", async () => {
-    const cts = new vscode.CancellationTokenSource();
-    const answer = agent.requests.get(P.TRUST_WORKSPACE)!(params, cts.token) as Promise<P.TrustWorkspaceResult>;
-    const card = chat.snapshot.items.find((i): i is WorkspaceTrustItem => i.kind === "workspaceTrust")!;
-    expect(card.servers.map((s) => s.server)).toEqual(["db", "leak"]);
-    expect(chat.revealWorkspaceTrust()).toBe(true);
-    expect(surface.messages).toContainEqual({ type: "focusItem", id: card.id });
-    await chat.handle(surface, { type: "workspaceTrust", id: card.id, answer: "restricted" });
-    expect(await answer).toEqual({ trusted: false });
-    expect(chat.revealWorkspaceTrust()).toBe(false);
-  });
-
-  it("arriving, it reveals a hidden chat; a server that stops withdraws it", async () => {
-    const revealed: boolean[] = [];
-    const hidden = new ChatController(agent as unknown as AgentClient);
-    hidden.reveal = (preserveFocus) => void revealed.push(preserveFocus);
-    hidden.attach({ post: () => undefined, visible: false });
-    const answer = agent.requests.get(P.TRUST_WORKSPACE)!(params, new vscode.CancellationTokenSource().token) as Promise<P.TrustWorkspaceResult>;
-    expect(revealed).toEqual([true]); // shown without taking the focus from the editor
-    agent.stateEmitter.fire({ state: "stopped" });
-    expect(await answer).toEqual({ trusted: null });
-    const card = hidden.snapshot.items.find((i): i is WorkspaceTrustItem => i.kind === "workspaceTrust")!;
-    expect(card).toMatchObject({ answer: "dismissed", withdrawn: true });
-    expect(hidden.revealWorkspaceTrust()).toBe(false);
-  });
-
-  it("a withdrawn prompt answers null and closes the card", async () => {
-    const cts = new vscode.CancellationTokenSource();
-    const answer = agent.requests.get(P.TRUST_WORKSPACE)!(params, cts.token) as Promise<P.TrustWorkspaceResult>;
-    cts.cancel();
-    expect(await answer).toEqual({ trusted: null });
-    const card = chat.snapshot.items.find((i): i is WorkspaceTrustItem => i.kind === "workspaceTrust")!;
-    expect(card.withdrawn).toBe(true);
-  });
-
-  it("the workspaces' state reaches the banner", () => {
-    chat.setWorkspaces([restricted]);
-    expect(chat.snapshot.restricted).toEqual([{ folder: "/w", state: "restricted", message: restricted.message }]);
-  });
-
-  function model(workspaces: P.WorkspaceStatusPayload[], servers: P.ServerStatus[] = []): ServersModel {
-    const a = { onDidChangeState: new vscode.EventEmitter<unknown>().event, addBinder: () => undefined, output: { warn: () => undefined } };
-    const m = new ServersModel(a as unknown as AgentClient);
-    m.update(servers, [], workspaces);
-    return m;
-  }
-
-  it("Trust Workspace Settings: the pending card first, else a modal listing everything, then setWorkspaceTrust", async () => {
-    const m = model([restricted]);
-    agent.requests.get(P.TRUST_WORKSPACE)!(params, new vscode.CancellationTokenSource().token);
-    surface.messages.length = 0;
-    await trustWorkspace(agent as unknown as AgentClient, chat, m);
-    expect(surface.messages.some((x) => x.type === "focusItem")).toBe(true);
-    expect(agent.sent).toEqual([]);
-    // answered: now the modal
-    const card = chat.snapshot.items.find((i) => i.kind === "workspaceTrust")!;
-    chat.answerWorkspaceTrust(card.id, null);
-    let shown: unknown[] = [];
-    vscode.window.showWarningMessage = async (...args: unknown[]) => {
-      shown = args;
-      return "Trust";
-    };
-    await trustWorkspace(agent as unknown as AgentClient, chat, m);
-    const detail = (shown[1] as { modal: boolean; detail: string }).detail;
-    expect((shown[1] as { modal: boolean }).modal).toBe(true);
-    expect(detail).toContain(`runs: npx ${LONG_ARGS.join(" ")}`);
-    expect(detail).toContain("connects to: http://10.0.0.5/mcp?t=${SECRET_TOKEN}");
-    expect(detail).toContain('apiBase = "http://10.0.0.5/v1"');
-    expect(agent.sent).toEqual([{ method: P.SET_WORKSPACE_TRUST, params: { trusted: true, folder: "/w" } }]);
-    expect(m.workspaces[0].state).toBe("trusted"); // the result's status was applied
-  });
-
-  it("in VS Code's restricted mode it opens VS Code's trust editor instead", async () => {
-    const ran: unknown[] = [];
-    vscode.commands.executeCommand = async (...args: unknown[]) => ran.push(args[0]);
-    await trustWorkspace(agent as unknown as AgentClient, chat, model([{ ...restricted, state: "editor-restricted" }]));
-    expect(ran).toEqual(["workbench.trust.manage"]);
-    expect(agent.sent).toEqual([]);
-  });
-
-  it("a server held by a restricted folder is trusted with its folder", () => {
-    const held: P.ServerStatus = { name: "db", state: "awaiting-trust", scope: "mcp.json", toolCount: 0 };
-    expect(heldByRestrictedFolder(model([restricted], [held]), "db")?.folder).toBe("/w");
-    expect(heldByRestrictedFolder(model([{ ...restricted, state: "trusted" }], [held]), "db")).toBeUndefined();
-    expect(heldByRestrictedFolder(model([restricted], [{ ...held, scope: "user" }]), "db")).toBeUndefined();
-  });
-});
-
-describe("the servers view", () => {
-  it("a restricted folder is the first row, in words, with what it ignores", () => {
-    const a = { onDidChangeState: new vscode.EventEmitter<unknown>().event, addBinder: () => undefined, output: { warn: () => undefined } };
-    const m = new ServersModel(a as unknown as AgentClient);
-    m.update([{ name: "knob", state: "connected", toolCount: 1 }], [], [{ ...restricted, state: "declined" }]);
-    const t = new ServersTree(m);
-    const [row, knob] = t.getChildren();
-    expect(row.kind).toBe("workspace");
-    expect(knob.kind).toBe("server");
-    const item = t.getTreeItem(row) as unknown as vscode.TreeItem;
-    expect(item.label).toBe("Workspace restricted: w");
-    expect(item.description).toBe("you kept it restricted");
-    expect(item.description).not.toContain("declined");
-    expect(item.tooltip).toContain("(state: declined)");
-    expect(item.contextValue).toBe("workspace.declined");
-    const children = t.getChildren(row).map((n) => t.getTreeItem(n) as unknown as vscode.TreeItem);
-    expect(children.map((c) => c.label)).toEqual(["apiBase", "permissions.allow"]);
-    expect(children[0].description).toBe("ignored: the endpoint receives your API key and your conversation");
-    // a trusted folder has no row
-    m.update([{ name: "knob", state: "connected", toolCount: 1 }], [], [{ ...restricted, state: "trusted" }]);
-    expect(t.getChildren().map((n) => n.kind)).toEqual(["server"]);
-  });
-
-  it("every state has words", () => {
-    for (const s of P.WORKSPACE_TRUST_STATES) expect(workspaceStateText(s)).not.toBe(s === "trusted" ? "" : s);
-    expect(workspaceTrustDetail([restricted])).toContain("receives the values of: GH_TOKEN");
-  });
-});
-
 describe("the reducer", () => {
   it("keeps the banner list to folders whose settings are not in effect", () => {
     const s = reduce(initialState(), {
@@ -421,147 +214,6 @@ describe("an entry reads exactly as it runs", () => {
     const css = readFileSync(path.join(__dirname, "..", "webview", "style.css"), "utf-8");
     expect(css).toMatch(/\.entry pre[^{]*\{[^}]*white-space: pre-wrap/);
     expect(css).not.toMatch(/\.entry[^{]*\{[^}]*(text-overflow|max-height|overflow: hidden)/);
-  });
-});
-
-// the servers view row, per state, and the commands ------------------------------------------------
-
-function statusModel(workspaces: P.WorkspaceStatusPayload[], servers: P.ServerStatus[] = []): ServersModel {
-  const a = { onDidChangeState: new vscode.EventEmitter<unknown>().event, addBinder: () => undefined, output: { warn: () => undefined } };
-  const m = new ServersModel(a as unknown as AgentClient);
-  m.update(servers, [], workspaces);
-  return m;
-}
-
-describe("the servers view, per state", () => {
-  const pkg = JSON.parse(readFileSync(path.join(__dirname, "..", "package.json"), "utf-8"));
-  /** The commands package.json offers inline on a tree item with this contextValue. */
-  const inlineCommands = (contextValue: string): string[] =>
-    (pkg.contributes.menus["view/item/context"] as { command: string; when: string; group: string }[])
-      .filter((m) => m.group.startsWith("inline"))
-      .filter((m) => {
-        const re = /viewItem =~ \/(.*?)\/(?:\s|$)/.exec(m.when);
-        return m.when.includes("view == agentLs.servers") && !!re && new RegExp(re[1].replace(/\\\\/g, "\\")).test(contextValue);
-      })
-      .map((m) => m.command);
-
-  for (const state of P.WORKSPACE_TRUST_STATES) {
-    const shown = state === "restricted" || state === "declined" || state === "editor-restricted";
-    it(`${state}: ${shown ? "a first row with the trust action" : "no row"}`, () => {
-      const m = statusModel([{ ...restricted, state }], [{ name: "knob", state: "connected", toolCount: 1 }]);
-      const t = new ServersTree(m);
-      const rows = t.getChildren();
-      if (!shown) {
-        expect(rows.map((r) => r.kind)).toEqual(["server"]);
-        return;
-      }
-      expect(rows.map((r) => r.kind)).toEqual(["workspace", "server"]);
-      const item = t.getTreeItem(rows[0]) as unknown as vscode.TreeItem;
-      expect(item.label).toBe("Workspace restricted: w");
-      expect(item.description).toBe(workspaceStateText(state));
-      expect(item.description).not.toContain(state);
-      expect(item.tooltip).toContain(restricted.message);
-      expect(inlineCommands(item.contextValue!)).toEqual(["agentLs.trustWorkspace"]);
-      expect(inlineCommands(`server.connected`)).not.toContain("agentLs.trustWorkspace");
-    });
-  }
-});
-
-describe("the commands", () => {
-  let agent: FakeAgent;
-  let chat: ChatController;
-  let surface: Surface;
-  const saved = { warn: vscode.window.showWarningMessage, exec: vscode.commands.executeCommand, isTrusted: vscode.workspace.isTrusted };
-  let modal: unknown[] | null;
-  let ran: unknown[];
-  beforeEach(() => {
-    agent = new FakeAgent();
-    chat = new ChatController(agent as unknown as AgentClient);
-    surface = new Surface();
-    chat.attach(surface);
-    modal = null;
-    ran = [];
-    vscode.workspace.isTrusted = true;
-    vscode.window.showWarningMessage = async (...args: unknown[]) => {
-      modal = args;
-      return "Trust";
-    };
-    vscode.commands.executeCommand = async (...args: unknown[]) => ran.push(args[0]);
-  });
-  afterEach(() => {
-    vscode.window.showWarningMessage = saved.warn;
-    vscode.commands.executeCommand = saved.exec;
-    vscode.workspace.isTrusted = saved.isTrusted;
-  });
-
-  const other: P.WorkspaceStatusPayload = { folder: "/b", state: "declined", message: "You kept /b restricted.", ignored: [], servers: [http] };
-
-  it("Trust Workspace Settings on a folder's row is about that folder only", async () => {
-    await trustWorkspace(agent as unknown as AgentClient, chat, statusModel([restricted, other]), { kind: "workspace", workspace: other });
-    const detail = (modal![1] as { detail: string }).detail;
-    expect(detail).toContain("/b: You kept /b restricted.");
-    expect(detail).not.toContain("apiBase");
-    expect(agent.sent).toEqual([{ method: P.SET_WORKSPACE_TRUST, params: { trusted: true, folder: "/b" } }]);
-  });
-
-  it("from the palette it lists every restricted folder; Cancel sends nothing", async () => {
-    vscode.window.showWarningMessage = async (...args: unknown[]) => {
-      modal = args;
-      return undefined;
-    };
-    await trustWorkspace(agent as unknown as AgentClient, chat, statusModel([restricted, other]));
-    const [message, options] = modal as [string, { modal: boolean; detail: string }];
-    expect(message).toContain("Trust this workspace's agent settings?");
-    expect(options.modal).toBe(true);
-    expect(options.detail).toContain("/w: ");
-    expect(options.detail).toContain("/b: ");
-    expect(options.detail).toContain("permissions.allow = [\"*\"]");
-    expect(agent.sent).toEqual([]);
-  });
-
-  it("a pending card of the row's folder is revealed instead of the modal", async () => {
-    agent.requests.get(P.TRUST_WORKSPACE)!(params, new vscode.CancellationTokenSource().token);
-    await trustWorkspace(agent as unknown as AgentClient, chat, statusModel([restricted, other]), { kind: "workspace", workspace: other });
-    expect(modal).not.toBeNull(); // the card is about /w, the row about /b
-    modal = null;
-    agent.sent.length = 0;
-    surface.messages.length = 0;
-    await trustWorkspace(agent as unknown as AgentClient, chat, statusModel([restricted, other]), { kind: "workspace", workspace: restricted });
-    expect(modal).toBeNull();
-    expect(agent.sent).toEqual([]);
-    expect(surface.messages.filter((x) => x.type === "focusItem")).toHaveLength(1);
-  });
-
-  it("for an editor-restricted row it opens VS Code's trust editor", async () => {
-    const editor: P.WorkspaceStatusPayload = { ...restricted, state: "editor-restricted" };
-    await trustWorkspace(agent as unknown as AgentClient, chat, statusModel([editor]), { kind: "workspace", workspace: editor });
-    expect(ran).toEqual(["workbench.trust.manage"]);
-    expect(modal).toBeNull();
-    expect(agent.sent).toEqual([]);
-  });
-
-  it("registered: Trust and Restrict Workspace Settings send agent/setWorkspaceTrust", async () => {
-    const views = {} as unknown as ChatViews;
-    const m = statusModel([restricted]);
-    const disposables = registerCommands(agent as unknown as AgentClient, chat, views, m);
-    try {
-      await vscode.commands.registered.get("agentLs.restrictWorkspace")!();
-      expect(agent.sent).toEqual([{ method: P.SET_WORKSPACE_TRUST, params: { trusted: false } }]);
-      agent.sent.length = 0;
-      m.update([], [], [restricted]); // (the fake server answered "trusted")
-      await vscode.commands.registered.get("agentLs.trustWorkspace")!();
-      expect(agent.sent).toEqual([{ method: P.SET_WORKSPACE_TRUST, params: { trusted: true, folder: "/w" } }]);
-      // Trust Server on a server its restricted folder holds: that folder's decision, not mcp/trust
-      agent.sent.length = 0;
-      modal = null;
-      m.update([{ name: "leak", state: "awaiting-trust", scope: "mcp.json", toolCount: 0 }], [], [restricted, other]);
-      await vscode.commands.registered.get("agentLs.trustServer")!("leak");
-      expect((modal![1] as { detail: string }).detail).toMatch(/^\/w: /);
-      expect((modal![1] as { detail: string }).detail).not.toContain("/b: ");
-      expect(agent.sent).toEqual([{ method: P.SET_WORKSPACE_TRUST, params: { trusted: true, folder: "/w" } }]);
-    } finally {
-      for (const d of disposables) d.dispose();
-    }
   });
 });
 

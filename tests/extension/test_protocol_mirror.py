@@ -1,8 +1,9 @@
-"""editor-extension/src/protocol.ts mirrors agent_ls/server/protocol.py, field by field.
+"""editor-extension/src/protocol/ mirrors agent_ls/server/protocol.py, field by field.
 
-The TypeScript module is read as text (no Node needed): its ``export const`` method names,
-error codes and value lists, and the fields of its interfaces, are compared with the Python
-definitions. A payload class added in Python without its TypeScript interface (or a field
+The TypeScript modules (every ``*.ts`` of that folder: names and values, the payloads of
+prompts, sessions, MCP servers, questions and commands) are read as text (no Node needed):
+their ``export const`` method names, error codes and value lists, and the fields of their
+interfaces, are compared with the Python definitions. A payload class added in Python without its TypeScript interface (or a field
 renamed on one side only) fails here.
 """
 
@@ -15,7 +16,10 @@ import attrs
 
 from agent_ls.server import protocol as P
 
-TS = (Path(__file__).resolve().parents[2] / "editor-extension" / "src" / "protocol.ts").read_text(encoding="utf-8")
+TS_DIR = Path(__file__).resolve().parents[2] / "editor-extension" / "src" / "protocol"
+TS_FILES = sorted(TS_DIR.glob("*.ts"))
+# One text: each declaration is matched at the start of a line, whichever file it is in.
+TS = "\n".join(f.read_text(encoding="utf-8") for f in TS_FILES)
 
 # Python payload class -> TypeScript interface, where the names differ.
 TS_NAMES = {
@@ -52,7 +56,7 @@ def ts_consts() -> dict[str, str | int]:
 
 def ts_list(name: str) -> list[str]:
     m = re.search(rf"^export const {name} = \[(.*?)\] as const;", TS, flags=re.M | re.S)
-    assert m, f"protocol.ts has no `export const {name} = [...] as const`"
+    assert m, f"src/protocol/ has no `export const {name} = [...] as const`"
     consts = ts_consts()
     items = [i.strip() for i in m.group(1).split(",") if i.strip()]
     return [i.strip('"') if i.startswith('"') else str(consts[i]) for i in items]
@@ -97,9 +101,9 @@ def test_method_names_commands_and_values_match() -> None:
     py_names = {k: v for k, v in vars(P).items() if k.isupper() and isinstance(v, str) and v in methods}
     assert set(py_names.values()) == methods
     mismatched = {k: (v, consts.get(k)) for k, v in py_names.items() if consts.get(k) != v}
-    assert mismatched == {}, "protocol.ts must export the same constant name and value: {name: (py, ts)}"
+    assert mismatched == {}, "src/protocol/ must export the same constant name and value: {name: (py, ts)}"
     ts_methods = {k: v for k, v in consts.items() if isinstance(v, str) and ("/" in v or v.startswith("agent-ls."))}
-    assert set(ts_methods) - set(py_names) == set(), "protocol.ts defines methods protocol.py does not"
+    assert set(ts_methods) - set(py_names) == set(), "src/protocol/ defines methods protocol.py does not"
     assert ts_list("CLIENT_REQUESTS") == list(P.CLIENT_REQUESTS)
     assert ts_list("SERVER_REQUESTS") == list(P.SERVER_REQUESTS)
     assert ts_list("SERVER_NOTIFICATIONS") == list(P.SERVER_NOTIFICATIONS)
@@ -126,7 +130,7 @@ def test_every_payload_has_an_interface_with_the_same_fields() -> None:
         ts_name = TS_NAMES.get(cls.__name__, cls.__name__)
         ts = interfaces.get(ts_name)
         if ts is None:
-            problems.append(f"{cls.__name__}: no `export interface {ts_name}` in protocol.ts "
+            problems.append(f"{cls.__name__}: no `export interface {ts_name}` in src/protocol/ "
                             "(add it, or map the name in TS_NAMES)")
             continue
         py = {P.camel(a.name): a for a in attrs.fields(cls)}
@@ -148,3 +152,12 @@ def test_the_parser_sees_nested_and_commented_members() -> None:
                                            "name": True, "display": True, "run": True}
     assert interfaces["CancelParams"] == {"sessionId": False}
     assert "phase" in interfaces["ServerError"] and "message" in interfaces["ServerError"]
+
+
+def test_the_index_re_exports_every_protocol_module() -> None:
+    """src/protocol/index.ts is what the extension imports: a module it leaves out is checked here
+    but invisible to the extension."""
+    index = (TS_DIR / "index.ts").read_text(encoding="utf-8")
+    exported = set(re.findall(r'^export (?:type )?\* from "\./(\w+)";$', index, flags=re.M))
+    modules = {f.stem for f in TS_FILES} - {"index"}
+    assert modules and exported == modules

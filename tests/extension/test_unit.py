@@ -1,9 +1,10 @@
-"""The extension's own checks: strict TypeScript typecheck and the vitest unit tests.
+"""The extension's own checks: strict TypeScript typecheck, ESLint and the vitest unit tests.
 
 The unit tests (editor-extension/test/*.test.ts, jsdom) cover the webview's rendering and
 message handling, markdown sanitizing, schema -> form, the event reducer, slash commands,
-the server command resolution and formatting helpers. Needs editor-extension/node_modules
-(scripts/setup.sh step 5 installs it).
+the server command resolution and formatting helpers. ESLint runs typescript-eslint's
+strict type-checked rules (editor-extension/eslint.config.mjs). Needs
+editor-extension/node_modules (scripts/setup.sh step 5 installs it, devDependencies included).
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ EXT = REPO_ROOT / "editor-extension"
 
 def _require_node_modules() -> Path:
     bin_dir = EXT / "node_modules" / ".bin"
-    missing = [b for b in ("tsc", "vitest") if not (bin_dir / b).exists()]
+    missing = [b for b in ("tsc", "vitest", "eslint") if not (bin_dir / b).exists()]
     if shutil.which("node") is None or missing:
         msg = (f"editor-extension dependencies are not installed (missing: node or {', '.join(missing)}); "
                "run: bash scripts/setup.sh")
@@ -41,6 +42,13 @@ def test_typecheck_strict() -> None:
     bin_dir = _require_node_modules()
     r = _run([str(bin_dir / "tsc"), "-p", ".", "--noEmit"], timeout=180)
     assert r.returncode == 0, f"tsc --noEmit failed:\n{r.stdout}\n{r.stderr}"
+
+
+@pytest.mark.timeout(300)
+def test_eslint_strict_type_checked() -> None:
+    bin_dir = _require_node_modules()
+    r = _run([str(bin_dir / "eslint"), "--max-warnings", "0", "."], timeout=280)
+    assert r.returncode == 0, f"eslint failed:\n{r.stdout}\n{r.stderr}"
 
 
 @pytest.mark.timeout(300)

@@ -112,14 +112,17 @@ export class EditReviews implements vscode.TextDocumentContentProvider {
   // the server's request ----------------------------------------------------------------------
   /** `agent/reviewEdit`: answered at once (afterApply, or an "all" answer for the turn), or when the user decides. */
   request(params: P.ReviewEditParams, token?: Cancellation): Promise<P.ReviewEditResult> {
-    const changeId = String(params.changeId);
+    const wire: P.Wire<P.ReviewEditParams> = params;
+    const changeId = String(wire.changeId);
     const sessionId = params.sessionId ?? null;
     this.texts.set(changeId, {
-      uri: String(params.uri),
-      path: String(params.path),
-      before: String(params.before ?? ""),
-      after: String(params.after ?? ""),
-      created: params.created === true,
+      uri: String(wire.uri),
+      path: String(wire.path),
+      /* eslint-disable @typescript-eslint/no-unnecessary-type-conversion -- a server may send a non-string: kept as text */
+      before: String(wire.before ?? ""),
+      after: String(wire.after ?? ""),
+      /* eslint-enable @typescript-eslint/no-unnecessary-type-conversion */
+      created: wire.created === true,
       sessionId,
     });
     const key = `${sessionId ?? ""}#${params.turn ?? 0}`;
@@ -130,7 +133,7 @@ export class EditReviews implements vscode.TextDocumentContentProvider {
       fact(`review ${auto} ${params.path}`);
       return Promise.resolve({ decision: auto });
     }
-    if (this.host.mode(String(params.uri)) !== "beforeApply") {
+    if (this.host.mode(String(wire.uri)) !== "beforeApply") {
       this.host.dispatch({ type: "reviewRequest", params, pending: false });
       fact(`review deferred ${params.path}`);
       return Promise.resolve({ decision: "deferred" });
@@ -248,10 +251,11 @@ export class EditReviews implements vscode.TextDocumentContentProvider {
   }
 
   provideTextDocumentContent(uri: vscode.Uri): string {
-    const [, changeId, side] = uri.path.split("/");
-    const texts = this.texts.get(changeId ?? "");
+    // /<changeId>/<side>
+    const parts = uri.path.split("/");
+    const texts = this.texts.get(parts.at(1) ?? "");
     if (!texts) return "";
-    return side === "before" ? texts.before : texts.after;
+    return parts.at(2) === "before" ? texts.before : texts.after;
   }
 
   private async record(card: ChangesItem, row: FileChangeRow, outcome: P.ChangeOutcome): Promise<void> {

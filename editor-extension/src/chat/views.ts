@@ -33,12 +33,12 @@ export function chatHtml(webview: vscode.Webview, extensionUri: vscode.Uri): str
 <meta charset="UTF-8">
 <meta http-equiv="Content-Security-Policy" content="${csp}">
 <meta name="viewport" content="width=device-width, initial-scale=1.0">
-<link rel="stylesheet" href="${style}">
+<link rel="stylesheet" href="${style.toString()}">
 <title>Agent</title>
 </head>
 <body>
 <div id="app"></div>
-<script nonce="${n}" src="${script}"></script>
+<script nonce="${n}" src="${script.toString()}"></script>
 </body>
 </html>`;
 }
@@ -119,9 +119,10 @@ export class ChatViews implements vscode.WebviewViewProvider, vscode.WebviewPane
     this.adoptPanel(panel);
   }
 
-  async deserializeWebviewPanel(panel: vscode.WebviewPanel): Promise<void> {
+  deserializeWebviewPanel(panel: vscode.WebviewPanel): Promise<void> {
     panel.webview.options = webviewOptions(this.extensionUri);
     this.adoptPanel(panel);
+    return Promise.resolve();
   }
 
   private adoptPanel(panel: vscode.WebviewPanel): void {

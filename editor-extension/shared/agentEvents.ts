@@ -1,0 +1,98 @@
+/**
+ * The chat's state after one streamed agent event (agent/event): text deltas, tool cards, file
+ * changes, errors, the turn's start and end.
+ */
+import type { AgentEvent, ToolCallFinishedEvent, ToolCallStartedEvent, Wire } from "../src/protocol";
+import { changeRow, upsertChange } from "./fileChanges";
+import { addMessage, isTool, newId, pushItem, toolStatus, updateItem } from "./itemOps";
+import type { ChatState, MessageItem, ToolItem } from "./items";
+import { readableErrorText } from "./labels";
+
+export function applyEvent(state: ChatState, sessionId: string | null, event: AgentEvent): ChatState {
+  // Events of a session other than the current one (e.g. a code action started while the
+  // chat was idle) switch the chat to that session; events without a session (a tool action
+  // run from a code action) leave the session as it is.
+  if (sessionId && sessionId !== state.sessionId) {
+    state = { ...state, sessionId, streamingId: null };
+  }
+  switch (event.type) {
+    case "turn_started":
+      return { ...state, busy: true, streamingId: null };
+    case "text": {
+      if (!event.text) return state;
+      const sid = state.streamingId;
+      if (sid !== null) {
+        const next = updateItem(
+          state,
+          (it): it is MessageItem => it.id === sid && it.kind === "message",
+          (it) => ({ text: it.text + event.text }),
+        );
+        if (next !== state) return next;
+      }
+      const [id, nextId] = newId(state, "m");
+      const item: MessageItem = { kind: "message", id, rev: 0, role: "assistant", text: event.text };
+      return { ...pushItem(state, item, nextId), streamingId: id };
+    }
+    case "tool_call_started": {
+      const wire: Wire<ToolCallStartedEvent> = event;
+      const [id, nextId] = newId(state, "t");
+      const item: ToolItem = {
+        kind: "tool",
+        id,
+        rev: 0,
+        callId: event.callId,
+        tool: event.name,
+        server: event.server ?? null,
+        displayName: event.displayName ?? null,
+        args: wire.arguments ?? {},
+        status: "running",
+        awaitingApproval: false,
+        result: null,
+        durationMs: null,
+      };
+      return { ...pushItem(state, item, nextId), streamingId: null };
+    }
+    case "approval_requested":
+      return updateItem(state, isTool(event.callId), () => ({ awaitingApproval: true }));
+    case "tool_call_finished": {
+      const wire: Wire<ToolCallFinishedEvent> = event;
+      const status = toolStatus(event.isError, event.denied);
+      const next = updateItem(state, isTool(event.callId), () => ({
+        status,
+        awaitingApproval: false,
+        result: wire.content ?? "",
+        durationMs: typeof event.durationMs === "number" ? event.durationMs : null,
+        output: typeof event.outputHandle === "string" && sessionId ? { sessionId, handle: event.outputHandle } : null,
+      }));
+      if (next !== state) return { ...next, streamingId: null };
+      // A finish without a start (should not happen): show a finished card anyway.
+      const [id, nextId] = newId(state, "t");
+      const item: ToolItem = {
+        kind: "tool",
+        id,
+        rev: 0,
+        callId: event.callId,
+        tool: event.name,
+        server: null,
+        displayName: null,
+        args: {},
+        status,
+        awaitingApproval: false,
+        result: wire.content ?? "",
+        durationMs: wire.durationMs ?? null,
+      };
+      return { ...pushItem(state, item, nextId), streamingId: null };
+    }
+    case "file_change":
+      return upsertChange(state, sessionId ?? state.sessionId, event.turn ?? 0, changeRow(event));
+    case "error":
+      // One readable line: no exception class names or tracebacks (issue 17).
+      return addMessage(state, "error", readableErrorText(event.message || event.kind, 1000));
+    case "turn_finished":
+      return { ...state, busy: false, streamingId: null };
+    case "usage":
+      return state;
+    default:
+      return state;
+  }
+}

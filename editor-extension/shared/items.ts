@@ -1,0 +1,226 @@
+/**
+ * What the chat shows: its items (messages, tool cards, the questions waiting for the user, file
+ * change cards) and the state that holds them, shared by the extension host and the webview;
+ * the reducer that changes it is in ./state.
+ */
+import type {
+  ApprovalAnswer,
+  ChangeStatus,
+  McpPrompt,
+  SamplingAnswer,
+  SessionInfo,
+  TrustServerParams,
+  Wire,
+  WorkspaceSettingPayload,
+} from "../src/protocol";
+
+export type Role = "user" | "assistant" | "error" | "notice";
+export type ToolStatus = "running" | "done" | "error" | "denied";
+
+interface ItemBase {
+  id: string;
+  /** Bumped on every change: the webview re-renders an item only when its rev changes. */
+  rev: number;
+}
+
+export interface MessageItem extends ItemBase {
+  kind: "message";
+  role: Role;
+  text: string;
+  /** Labels of the attachments sent with a user message. */
+  attachments?: string[];
+}
+
+export interface ToolItem extends ItemBase {
+  kind: "tool";
+  callId: string;
+  /** Model-facing tool name. */
+  tool: string;
+  server: string | null;
+  displayName: string | null;
+  args: Record<string, unknown>;
+  status: ToolStatus;
+  awaitingApproval: boolean;
+  result: string | null;
+  durationMs: number | null;
+  /** The result was longer than a page: the server keeps it whole (agent/toolOutput). */
+  output?: { sessionId: string; handle: string } | null;
+}
+
+export interface ApprovalItem extends ItemBase {
+  kind: "approval";
+  /** The callId of the agent/approve request. */
+  requestId: string;
+  tool: string;
+  server: string | null;
+  displayName: string | null;
+  args: Record<string, unknown>;
+  reason: string;
+  answer: ApprovalAnswer | null;
+  /** The server withdrew the question ($/cancelRequest: its turn was stopped or ended). */
+  withdrawn?: boolean;
+}
+
+/** An MCP server entry of a workspace file as the trust prompts show it: everything that
+ * decides what runs or where data goes, as written. */
+export interface TrustEntry {
+  server: string;
+  /** `stdio`, `http` or `sse`. */
+  transport: string;
+  command: string;
+  args: string[];
+  source: string;
+  /** The directory the server would run in (null: its workspace folder). */
+  cwd: string | null;
+  env: Record<string, string>;
+  url: string | null;
+  headers: Record<string, string>;
+  /** Environment variables whose values it would receive. */
+  variables: string[];
+  /** What changed since the user trusted it (empty: new). */
+  changes: string[];
+}
+
+export function trustEntry(p: Wire<TrustServerParams>): TrustEntry {
+  const strings = (v: unknown): string[] => (Array.isArray(v) ? v.map((x) => String(x)) : []);
+  const map = (v: unknown): Record<string, string> =>
+    v && typeof v === "object" && !Array.isArray(v)
+      ? Object.fromEntries(Object.entries(v as Record<string, unknown>).map(([k, x]) => [k, String(x)]))
+      : {};
+  return {
+    server: String(p.server),
+    transport: p.transport ?? (p.url ? "http" : "stdio"),
+    command: p.command ?? "",
+    args: strings(p.args),
+    // eslint-disable-next-line @typescript-eslint/no-unnecessary-type-conversion -- a server may send a non-string: shown as text
+    source: String(p.source ?? ""),
+    cwd: p.cwd ?? null,
+    env: map(p.env),
+    url: p.url ?? null,
+    headers: map(p.headers),
+    variables: strings(p.variables),
+    changes: strings(p.changes),
+  };
+}
+
+export interface TrustItem extends ItemBase, TrustEntry {
+  kind: "trust";
+  answer: "trust" | "deny" | "dismissed" | null;
+  withdrawn?: boolean;
+}
+
+export type WorkspaceTrustAnswer = "trust" | "restricted" | "dismissed";
+
+/** A workspace folder's settings ask for things that need trust (agent/trustWorkspace). */
+export interface WorkspaceTrustItem extends ItemBase {
+  kind: "workspaceTrust";
+  folder: string;
+  servers: TrustEntry[];
+  settings: WorkspaceSettingPayload[];
+  /** What changed in those settings since the folder was last trusted. */
+  changes: string[];
+  previouslyTrusted: boolean;
+  answer: WorkspaceTrustAnswer | null;
+  withdrawn?: boolean;
+}
+
+/** A workspace folder whose settings are not in effect (the chat's banner). */
+export interface RestrictedWorkspace {
+  folder: string;
+  state: string;
+  message: string;
+}
+
+export interface ElicitItem extends ItemBase {
+  kind: "elicit";
+  server: string;
+  message: string;
+  schema: Record<string, unknown>;
+  answer: "accept" | "decline" | "cancel" | null;
+  content: Record<string, unknown> | null;
+  withdrawn?: boolean;
+}
+
+/** An MCP server asks to use the model (MCP sampling): the user allows it or not. */
+export interface SamplingItem extends ItemBase {
+  kind: "sampling";
+  server: string;
+  model: string;
+  maxTokens: number;
+  systemPrompt: string | null;
+  messages: { role: string; text: string }[];
+  omittedMessages: number;
+  /** The API base the request goes to (null: the provider's default). */
+  endpoint: string | null;
+  answer: SamplingAnswer | null;
+  /** The server withdrew the question ($/cancelRequest) or went away. */
+  withdrawn?: boolean;
+}
+
+/** One file the agent changed (or wants to change), as its card's row shows it. */
+export interface FileChangeRow {
+  changeId: string;
+  callId: string | null;
+  /** The path relative to its workspace folder. */
+  path: string;
+  uri: string | null;
+  added: number;
+  removed: number;
+  created: boolean;
+  /** `pending`: waiting for the user's Accept / Reject (agent/reviewEdit is open). */
+  status: ChangeStatus | "pending";
+  reason: string | null;
+  /** The texts before and after are known (live) or kept by the server: Review / Revert work. */
+  reviewable: boolean;
+  /** The server withdrew the review (the turn was stopped). */
+  withdrawn?: boolean;
+}
+
+/** The files one turn changed, with what became of each (issue 16: review in the editor). */
+export interface ChangesItem extends ItemBase {
+  kind: "changes";
+  sessionId: string | null;
+  turn: number;
+  files: FileChangeRow[];
+}
+
+export type ChatItem = MessageItem | ToolItem | ApprovalItem | TrustItem | WorkspaceTrustItem | ElicitItem | SamplingItem | ChangesItem;
+
+export interface AttachmentChip {
+  kind: "selection" | "file" | "resource";
+  label: string;
+}
+
+export type ServerConnection = "starting" | "running" | "stopped" | "failed";
+
+export interface ChatState {
+  sessionId: string | null;
+  busy: boolean;
+  items: ChatItem[];
+  sessions: SessionInfo[];
+  attachments: AttachmentChip[];
+  prompts: McpPrompt[];
+  server: ServerConnection;
+  serverError: string | null;
+  /** Id of the assistant message that text deltas append to (null: the next delta starts one). */
+  streamingId: string | null;
+  nextId: number;
+  /** Workspace folders whose settings are not in effect (restricted), for the banner. */
+  restricted?: RestrictedWorkspace[];
+}
+
+export function initialState(): ChatState {
+  return {
+    sessionId: null,
+    busy: false,
+    items: [],
+    sessions: [],
+    attachments: [],
+    prompts: [],
+    server: "starting",
+    serverError: null,
+    streamingId: null,
+    nextId: 1,
+    restricted: [],
+  };
+}

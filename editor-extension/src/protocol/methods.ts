@@ -1,0 +1,110 @@
+/**
+ * agent-ls protocol: the method names, command names, error codes and value lists.
+ * Mirrors agent_ls/server/protocol.py (tests/extension/test_protocol_mirror.py compares them).
+ */
+
+// client -> server requests ---------------------------------------------------------------
+export const PROMPT = "agent/prompt";
+/** Stops a session's running turn, also one a code action started in the background. */
+export const CANCEL = "agent/cancel";
+export const SESSIONS_LIST = "agent/sessions/list";
+export const SESSIONS_NEW = "agent/sessions/new";
+export const SESSIONS_RESUME = "agent/sessions/resume";
+export const SESSIONS_DELETE = "agent/sessions/delete";
+export const SERVER_INFO = "agent/serverInfo";
+export const MCP_STATUS = "mcp/status";
+export const MCP_RESTART = "mcp/restart";
+export const MCP_SET_ENABLED = "mcp/setEnabled";
+export const MCP_TRUST = "mcp/trust";
+export const MCP_RESOURCES_LIST = "mcp/resources/list";
+export const MCP_RESOURCES_READ = "mcp/resources/read";
+export const MCP_PROMPTS_LIST = "mcp/prompts/list";
+export const MCP_PROMPTS_GET = "mcp/prompts/get";
+export const MCP_CALL_TOOL = "mcp/callTool";
+/** OAuth (issue 7); a server without it answers "method not found". */
+export const MCP_SIGN_IN = "mcp/signIn";
+export const MCP_SIGN_OUT = "mcp/signOut";
+/** Trust or restrict a workspace folder (issue 14). */
+export const SET_WORKSPACE_TRUST = "agent/setWorkspaceTrust";
+/** The user kept or reverted a change applied unreviewed (issue 16): recorded for resume. */
+export const CHANGE_OUTCOME = "agent/changeOutcome";
+/** The texts of a recorded change (Review / Revert on a resumed file card). */
+export const CHANGE_CONTENT = "agent/changeContent";
+/** The whole of a tool output longer than a page (issue 16, item 4). */
+export const TOOL_OUTPUT = "agent/toolOutput";
+
+// client -> server notifications ------------------------------------------------------------
+/** The editor's own workspace trust changed (VS Code: onDidGrantWorkspaceTrust). */
+export const EDITOR_TRUST = "agent/editorTrust";
+
+// server -> client notifications ------------------------------------------------------------
+export const EVENT = "agent/event";
+export const MCP_STATUS_CHANGED = "mcp/statusChanged";
+
+// server -> client requests -----------------------------------------------------------------
+export const APPROVE = "agent/approve";
+export const TRUST_SERVER = "mcp/trustServer";
+/** A workspace folder's settings ask for things that need trust. */
+export const TRUST_WORKSPACE = "agent/trustWorkspace";
+export const ELICIT = "mcp/elicit";
+/** MCP sampling consent (a server without it never sends it). */
+export const SAMPLE = "mcp/sample";
+/** The agent wants to change a file: the client answers accept / reject / deferred (issue 16). */
+export const REVIEW_EDIT = "agent/reviewEdit";
+
+// workspace/executeCommand commands (carried by the server's code actions) -------------------
+export const CMD_ASK = "agent-ls.ask";
+export const CMD_RUN_TOOL_ACTION = "agent-ls.runToolAction";
+export const CMD_RUN_MCP_PROMPT = "agent-ls.runMcpPrompt";
+
+export const COMMANDS = [CMD_ASK, CMD_RUN_TOOL_ACTION, CMD_RUN_MCP_PROMPT] as const;
+
+export const CLIENT_REQUESTS = [
+  PROMPT, CANCEL, SESSIONS_LIST, SESSIONS_NEW, SESSIONS_RESUME, SESSIONS_DELETE, SERVER_INFO, MCP_STATUS,
+  MCP_RESTART, MCP_SET_ENABLED, MCP_TRUST, MCP_RESOURCES_LIST, MCP_RESOURCES_READ, MCP_PROMPTS_LIST,
+  MCP_PROMPTS_GET, MCP_CALL_TOOL, MCP_SIGN_IN, MCP_SIGN_OUT, SET_WORKSPACE_TRUST, CHANGE_OUTCOME, CHANGE_CONTENT,
+  TOOL_OUTPUT,
+] as const;
+export const CLIENT_NOTIFICATIONS = [EDITOR_TRUST] as const;
+export const SERVER_REQUESTS = [APPROVE, TRUST_SERVER, TRUST_WORKSPACE, ELICIT, SAMPLE, REVIEW_EDIT] as const;
+export const SERVER_NOTIFICATIONS = [EVENT, MCP_STATUS_CHANGED] as const;
+
+// JSON-RPC / LSP error codes the custom methods answer with ----------------------------------
+/** JSON-RPC "method not found" (e.g. mcp/signIn on a server that predates OAuth). */
+export const METHOD_NOT_FOUND = -32601;
+/** The params do not have the documented shape (the message says which field and why). */
+export const INVALID_PARAMS = -32602;
+/** Well-formed, but it cannot be done: unknown session or server, server not connected, busy. */
+export const REQUEST_FAILED = -32803;
+/** The client cancelled the request with `$/cancelRequest`. */
+export const REQUEST_CANCELLED = -32800;
+/** A bug (the message names the exception). */
+export const INTERNAL_ERROR = -32603;
+
+// values ----------------------------------------------------------------------------------------
+export const APPROVAL_ANSWERS = ["allow_once", "allow_session", "deny"] as const;
+export const ELICIT_ACTIONS = ["accept", "decline", "cancel"] as const;
+export const SAMPLING_ANSWERS = ["allow_once", "allow_session", "deny"] as const;
+export type SamplingAnswer = (typeof SAMPLING_ANSWERS)[number];
+export const WORKSPACE_TRUST_STATES = ["trusted", "restricted", "declined", "editor-restricted", "nothing-to-trust"] as const;
+export type WorkspaceTrustState = (typeof WORKSPACE_TRUST_STATES)[number];
+export const EVENT_TYPES = [
+  "turn_started",
+  "text",
+  "thinking",
+  "tool_call_started",
+  "approval_requested",
+  "tool_call_finished",
+  "file_change",
+  "usage",
+  "error",
+  "turn_finished",
+] as const;
+export const REVIEW_DECISIONS = ["accept", "reject", "deferred"] as const;
+export type ReviewDecision = (typeof REVIEW_DECISIONS)[number];
+export const CHANGE_STATUSES = ["proposed", "accepted", "rejected", "failed", "written", "applied", "kept", "reverted"] as const;
+export type ChangeStatus = (typeof CHANGE_STATUSES)[number];
+export const CHANGE_OUTCOMES = ["kept", "reverted"] as const;
+export type ChangeOutcome = (typeof CHANGE_OUTCOMES)[number];
+/** `capabilities.experimental.agentLs.reviewEdits: true`: this client answers agent/reviewEdit. */
+export const REVIEW_CAPABILITY = "reviewEdits";

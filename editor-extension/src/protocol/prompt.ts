@@ -1,0 +1,178 @@
+/**
+ * agent-ls protocol: a prompt (agent/prompt, agent/cancel) and the events its turn streams
+ * (agent/event). Mirrors agent_ls/server/protocol.py.
+ */
+import type { ChangeStatus } from "./methods";
+
+export interface LspPosition {
+  line: number;
+  character: number;
+}
+
+export interface LspRange {
+  start: LspPosition;
+  end: LspPosition;
+}
+
+/** Context attached to a prompt. */
+export interface Attachment {
+  /** `selection`, `file` or `resource`. */
+  kind: "selection" | "file" | "resource";
+  /** File URI (selection, file) or resource URI. */
+  uri?: string | null;
+  /** The text (selection), or null to let the server read it (file, resource). */
+  text?: string | null;
+  /** For `resource`: the MCP server that has it. */
+  server?: string | null;
+  /** For `selection`: the LSP range. */
+  range?: LspRange | null;
+  languageId?: string | null;
+}
+
+export interface PromptParams {
+  text: string;
+  /** Continue this session; a new one is created when absent. */
+  sessionId?: string | null;
+  attachments?: Attachment[];
+  /** Override the configured model for this prompt. */
+  model?: string | null;
+  /** What the chat shows as the message when it differs from `text` (a slash command the
+   * client expanded); kept for resume, never sent to the model. */
+  displayText?: string | null;
+}
+
+/** `agent/cancel`: stop the running turn of a session, whoever started it. */
+export interface CancelParams {
+  sessionId: string;
+}
+
+export interface CancelResult {
+  /** True when a turn was running and has ended; false when the session runs none. */
+  cancelled: boolean;
+}
+
+export interface Usage {
+  inputTokens?: number;
+  outputTokens?: number;
+  cacheReadTokens?: number;
+  cacheWriteTokens?: number;
+}
+
+export interface PromptResult {
+  sessionId: string;
+  /** `end`, `max_steps` or `error` (see `error`); a cancelled prompt gets the
+   * REQUEST_CANCELLED error response instead. */
+  stopReason: string;
+  text: string;
+  usage: Usage;
+  error?: { kind: string; message: string } | null;
+}
+
+export interface TurnStartedEvent {
+  type: "turn_started";
+  sessionId?: string;
+  turn: number;
+}
+/** A piece of the model's reasoning (models that think aloud); not part of the reply. */
+export interface ThinkingEvent {
+  type: "thinking";
+  text: string;
+}
+
+export interface TextEvent {
+  type: "text";
+  text: string;
+}
+export interface ToolCallStartedEvent {
+  type: "tool_call_started";
+  callId: string;
+  /** Model-facing tool name. */
+  name: string;
+  arguments: Record<string, unknown>;
+  server?: string | null;
+  displayName?: string | null;
+}
+export interface ApprovalRequestedEvent {
+  type: "approval_requested";
+  callId: string;
+  name: string;
+  arguments: Record<string, unknown>;
+  reason: string;
+}
+export interface ToolCallFinishedEvent {
+  type: "tool_call_finished";
+  callId: string;
+  name: string;
+  isError: boolean;
+  content: string;
+  durationMs: number;
+  denied?: boolean;
+  attachments?: ToolAttachment[];
+  /** The output was longer than a page: kept whole under this handle (`content` is its first page). */
+  outputHandle?: string | null;
+}
+
+/** Non-text content of a tool result: images, audio, resources. */
+export interface ToolAttachment {
+  kind: string;
+  mimeType?: string | null;
+  /** Base64 (images, audio, blobs). */
+  data?: string | null;
+  text?: string | null;
+  uri?: string | null;
+  name?: string | null;
+}
+/** An agent change to a file and what became of it (the chat's file card). */
+export interface FileChangeEvent {
+  type: "file_change";
+  changeId: string;
+  callId: string | null;
+  /** The absolute path. */
+  path: string;
+  /** The path relative to its workspace folder. */
+  shown: string;
+  added: number;
+  removed: number;
+  /** `applied`, `accepted`, `rejected`, `failed` or `written`. */
+  status: ChangeStatus;
+  created?: boolean;
+  reason?: string | null;
+  turn?: number;
+  uri?: string | null;
+}
+export interface UsageEvent extends Usage {
+  type: "usage";
+}
+export interface ErrorEvent {
+  type: "error";
+  kind: string;
+  message: string;
+}
+export interface TurnFinishedEvent {
+  type: "turn_finished";
+  /** `end`, `max_steps`, `error` or `cancelled`. */
+  stopReason: string;
+  /** The turn's totals (camelCase, as the `usage` event). */
+  usage?: Usage;
+  steps?: number;
+  text?: string;
+}
+
+export type AgentEvent =
+  | TurnStartedEvent
+  | TextEvent
+  | ThinkingEvent
+  | ToolCallStartedEvent
+  | ApprovalRequestedEvent
+  | ToolCallFinishedEvent
+  | FileChangeEvent
+  | UsageEvent
+  | ErrorEvent
+  | TurnFinishedEvent;
+
+/** `agent/event`: one streamed event of a running prompt. */
+export interface EventParams {
+  /** The session; null for events outside any session (a tool action run from a code action). */
+  sessionId: string | null;
+  event: AgentEvent;
+}

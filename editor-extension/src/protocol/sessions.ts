@@ -1,0 +1,172 @@
+/**
+ * agent-ls protocol: sessions (agent/sessions/*), their stored messages and file changes, the
+ * review of a change (agent/reviewEdit), tool output (agent/toolOutput), and agent/serverInfo.
+ * Mirrors agent_ls/server/protocol.py.
+ */
+import type { ChangeOutcome, ChangeStatus, ReviewDecision } from "./methods";
+import type { LspRange } from "./prompt";
+
+export interface SessionParams {
+  sessionId: string;
+}
+
+export interface NewSessionParams {
+  title?: string | null;
+}
+
+export interface NewSessionResult {
+  sessionId: string;
+}
+
+export interface SessionInfo {
+  id: string;
+  title: string | null;
+  /** Seconds since the epoch. */
+  created: number;
+  updated: number;
+  model: string | null;
+  messageCount: number;
+}
+
+export interface SessionsListResult {
+  sessions: SessionInfo[];
+}
+
+/** A stored message (the LLM's message format). */
+export interface StoredMessage {
+  role: string;
+  content?: unknown;
+  tool_calls?: { id?: string; function?: { name?: string; arguments?: string } }[];
+  tool_call_id?: string;
+  name?: string;
+  /** User messages whose model-facing text is not what the user typed (attachments rendered
+   * into it, a slash command expanded): how the chat shows them. Added by the server on resume. */
+  display?: MessageDisplay | null;
+  /** Tool results: how the call ran (added by the server on resume; never sent to the model). */
+  run?: ToolRunInfo | null;
+}
+
+/** `run` of a resumed tool result: what the chat's tool card shows besides the call and result. */
+export interface ToolRunInfo {
+  server: string | null;
+  displayName: string | null;
+  durationMs: number | null;
+  isError: boolean;
+  denied: boolean;
+}
+
+/** An attachment as the chat shows it (a chip): what it was, without its content. */
+export interface DisplayAttachment {
+  kind: "selection" | "file" | "resource";
+  uri?: string | null;
+  server?: string | null;
+  range?: LspRange | null;
+  languageId?: string | null;
+}
+
+/** The typed text and the attachment chips of a user message. */
+export interface MessageDisplay {
+  text: string;
+  attachments: DisplayAttachment[];
+}
+
+export interface SessionsResumeResult {
+  sessionId: string;
+  messages: StoredMessage[];
+  /** The agent's file changes in the session with their outcome (older servers: absent). */
+  changes?: FileChangePayload[];
+}
+
+/** A recorded file change (a resumed session's file cards). */
+export interface FileChangePayload {
+  changeId: string;
+  callId: string | null;
+  path: string;
+  shown: string;
+  added: number;
+  removed: number;
+  created: boolean;
+  status: ChangeStatus;
+  turn?: number;
+  uri?: string | null;
+  reason?: string | null;
+  /** agent/changeContent has its texts. */
+  hasContent?: boolean;
+}
+
+/** `agent/changeOutcome`: the user kept or reverted an applied change (result: the updated FileChangePayload). */
+export interface ChangeOutcomeParams {
+  sessionId: string;
+  changeId: string;
+  outcome: ChangeOutcome;
+}
+
+/** `agent/changeContent`. */
+export interface ChangeContentParams {
+  sessionId: string;
+  changeId: string;
+}
+
+export interface ChangeContentResult {
+  change: FileChangePayload;
+  /** Null when the texts were not kept (too long). */
+  before: string | null;
+  after: string | null;
+}
+
+/** `agent/toolOutput`: the whole of a tool output (the `outputHandle` of its tool_call_finished). */
+export interface ToolOutputParams {
+  sessionId: string;
+  handle: string;
+}
+
+export interface ToolOutputResult {
+  handle: string;
+  /** The tool that produced it (model-facing name). */
+  tool: string;
+  text: string;
+  /** The tool's whole output (more than `text` only when it exceeded the session's store). */
+  totalChars: number;
+}
+
+/** `agent/reviewEdit` (server -> client): the agent wants to change a file. */
+export interface ReviewEditParams {
+  changeId: string;
+  uri: string;
+  /** The path relative to its workspace folder. */
+  path: string;
+  /** The current text (the buffer, unsaved changes included; empty for a new file). */
+  before: string;
+  after: string;
+  added: number;
+  removed: number;
+  created: boolean;
+  sessionId?: string | null;
+  /** The tool call making the change. */
+  callId?: string | null;
+  turn?: number;
+}
+
+export interface ReviewEditResult {
+  /** `deferred`: apply it now, the user reviews it afterwards (Keep / Revert). */
+  decision: ReviewDecision;
+  /** Why the user rejected it (the model is told). */
+  reason?: string | null;
+}
+
+export interface DeleteResult {
+  deleted: boolean;
+}
+
+/** `agent/serverInfo`: facts about the server process (for diagnostics and tests). */
+export interface ServerInfoResult {
+  name: string;
+  version: string;
+  pid: number;
+  python: string;
+  /** Whether the heavy dependencies are imported yet: `litellm`, `mcp`. */
+  loadedModules: Record<string, boolean>;
+  /** The same, recorded while `initialize` was answered. */
+  loadedAtInitialize: Record<string, boolean>;
+  workspaceFolders: string[];
+}
