@@ -17,6 +17,8 @@ echo "[test] mypy"
 "$ROOT/.venv/bin/mypy" || exit 1
 echo "[test] import-linter (layers, no cycles: [tool.importlinter] in pyproject.toml)"
 "$ROOT/.venv/bin/lint-imports" --no-cache || exit 1
+echo "[test] vulture (dead code: [tool.vulture] in pyproject.toml, scripts/vulture_whitelist.py)"
+"$ROOT/.venv/bin/vulture" || exit 1
 
 # pytest exit 5 (no test collected) is a failure, never green.
 run_pytest() {

@@ -17,7 +17,7 @@ from typing import Any, Protocol
 import attrs
 
 from agent_ls.config.globs import first_match
-from agent_ls.core.tools import Capability, Tool, ToolResult, ToolSpec
+from agent_ls.core.tools import Capability, ToolSpec
 
 
 class Decision(enum.StrEnum):
@@ -116,25 +116,3 @@ class PermissionGate:
         if answer is ApprovalAnswer.ALLOW_ONCE:
             return True, "allowed once"
         return False, "The user denied this call."
-
-
-class GatedTool:
-    """A tool that checks the gate before every call (for direct calls outside a turn)."""
-
-    def __init__(self, tool: Tool, gate: PermissionGate) -> None:
-        self._tool = tool
-        self._gate = gate
-
-    @property
-    def spec(self) -> ToolSpec:
-        return self._tool.spec
-
-    async def call(self, arguments: dict[str, Any]) -> ToolResult:
-        ok, reason = await self._gate.check(self._tool.spec, arguments)
-        if not ok:
-            return ToolResult.error(reason)
-        return await self._tool.call(arguments)
-
-
-def gated(tool: Tool, gate: PermissionGate) -> Tool:
-    return GatedTool(tool, gate)

@@ -186,9 +186,6 @@ class ToolRegistry:
             return self._skill_tool
         return self._allowed_builtins().get(name) or self._allowed_mcp().get(name)
 
-    def mcp_specs(self) -> list[ToolSpec]:
-        return [t.spec for t in self._mcp.values()]
-
 
 class ToolSearchTool:
     """Loads deferred MCP tools: ``select:a,b`` by exact name, or a ranked keyword search."""

@@ -197,10 +197,6 @@ def _message_text(response: Any) -> tuple[str, str | None]:
 
 # the handler --------------------------------------------------------------------------------
 
-def _declined(message: str) -> types.ErrorData:
-    return types.ErrorData(code=DECLINED, message=message)
-
-
 class Sampler:
     """The host's sampling handler (``MCPManager.set_sampling_handler(Sampler(...))``).
 
@@ -216,9 +212,6 @@ class Sampler:
         self.timeout = timeout
         self._session_allowed: set[str] = set()
         self._locks: dict[str, asyncio.Lock] = {}
-
-    def allowed_for_session(self, server: str) -> bool:
-        return server in self._session_allowed
 
     def forget(self, server: str | None = None) -> None:
         """Forget "allow for the session" answers (one server's, or all)."""

@@ -140,7 +140,7 @@ def serve() -> int:
     from agent_ls.server import preload
 
     preload.start()  # what the first mcp/status needs, while the server's own modules load
-    from agent_ls.server.server import create_server
+    from agent_ls.server.app import create_server
 
     create_server().start_io()
     return EXIT_OK

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from agent_ls.config.settings import LoadedSettings
-    from agent_ls.mcp.manager import ServerStatus
+    from agent_ls.mcp.status import ServerStatus
 
 EXIT_OK = 0
 EXIT_FAIL = 1

@@ -30,7 +30,7 @@ def _login_shell_lookup(command: str) -> str | None:
 
 def _doctor_config(cfg: ServerConfig) -> list[str]:
     from agent_ls.core.redact import MASK, redact
-    from agent_ls.mcp.connection import child_environment, resolve_command
+    from agent_ls.mcp.transports import child_environment, resolve_command
 
     lines = [f"  defined in: {cfg.source.file} ({cfg.source.scope.value} scope)", f"  transport: {cfg.transport}"]
     if cfg.transport == "stdio":

@@ -20,7 +20,7 @@ from agent_ls.cli.common import (
 from agent_ls.cli.host import open_host, settle
 
 if TYPE_CHECKING:
-    from agent_ls.mcp.manager import ServerStatus
+    from agent_ls.mcp.status import ServerStatus
 
 
 async def cmd_status(args: argparse.Namespace) -> int:
@@ -143,7 +143,7 @@ def _cli_opener(open_browser: bool) -> Any:
     async def opener(server: str, url: str) -> None:
         print(f"\nSign in to '{server}': open this URL in your browser\n\n  {url}\n", file=sys.stderr, flush=True)
         if open_browser:
-            from agent_ls.mcp.oauth import open_in_gui_browser
+            from agent_ls.mcp.oauth_redirect import open_in_gui_browser
 
             if await asyncio.to_thread(open_in_gui_browser, url):
                 print("(opened in your browser; waiting for the redirect...)", file=sys.stderr, flush=True)

@@ -135,9 +135,6 @@ class _Parser:
             self.line_start = text.rindex("\n", self.i, j) + 1
         self.i = j
 
-    def advance(self, n: int = 1) -> None:
-        self.advance_to(min(self.i + n, len(self.text)))
-
     # lexing --------------------------------------------------------------
     def skip_ws(self) -> None:
         if self.text[self.i : self.i + 1] not in _SKIP_START:

@@ -179,9 +179,15 @@ REDACTED_LOGGERS = (
     "httpx",
     "httpcore",
     "agent_ls.mcp.oauth",
+    "agent_ls.mcp.oauth_record",
+    "agent_ls.mcp.oauth_redirect",
     "agent_ls.mcp.oauth_store",
     "agent_ls.mcp.connection",
+    "agent_ls.mcp.client_handlers",
+    "agent_ls.mcp.eras",
     "agent_ls.mcp.manager",
+    "agent_ls.mcp.sign_in",
+    "agent_ls.mcp.trust_decisions",
 )
 _FILTER = RedactingFilter()
 

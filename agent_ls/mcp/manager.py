@@ -7,6 +7,9 @@
   the single writer, right before a prompt) re-lists the dirty servers once.
 - Tools come out sorted by server then tool name, so identical tool sets give identical bytes.
 - ``status()`` reads plain fields: no lock, no I/O.
+
+OAuth sign-in lives in :mod:`agent_ls.mcp.sign_in`, the trust decisions for workspace servers
+in :mod:`agent_ls.mcp.trust_decisions`.
 """
 
 from __future__ import annotations
@@ -16,11 +19,11 @@ import contextlib
 import logging
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
 import mcp_types as types
 
-from agent_ls.config.entries import FailedEntry, ServerConfig
+from agent_ls.config.entries import FailedEntry
 from agent_ls.config.settings import LoadedSettings
 from agent_ls.config.state import HostState
 from agent_ls.core.redact import add_secrets, install_log_redaction
@@ -28,37 +31,31 @@ from agent_ls.core.tools import ToolResult
 from agent_ls.mcp import naming
 from agent_ls.mcp.adapter import MCPTool, make_spec
 from agent_ls.mcp.catalogue import CatalogueStore
-from agent_ls.mcp.connection import (
-    ElicitationHandler,
-    HostCallbacks,
-    RestartPolicy,
-    SamplingHandler,
-    ServerConnection,
-    ServerUnavailable,
-)
-from agent_ls.mcp.oauth import AuthOpener, OAuthSession
+from agent_ls.mcp.client_handlers import ElicitationHandler, HostCallbacks, SamplingHandler
+from agent_ls.mcp.connection import ServerConnection
+from agent_ls.mcp.failures import RestartPolicy, ServerUnavailable
+from agent_ls.mcp.oauth import OAuthSession
+from agent_ls.mcp.oauth_redirect import AuthOpener
 from agent_ls.mcp.oauth_store import OAuthStore
 from agent_ls.mcp.results import DEFAULT_MAX_OUTPUT_CHARS
+from agent_ls.mcp.sign_in import SignIns
 from agent_ls.mcp.status import (
     Phase,
-    ServerError,
     ServerStatus,
     State,
     ToolInfo,
     activation,
     error_dict,
 )
+from agent_ls.mcp.trust_decisions import TrustDecisions, TrustHandler
 
 log = logging.getLogger(__name__)
 
-class TrustHandler(Protocol):
-    async def __call__(self, config: ServerConfig) -> bool | None:
-        """Ask the user whether a workspace-defined MCP server may run (None: no answer).
-        :meth:`MCPManager.trust_changes` says what changed since the entry was last trusted."""
-        ...
 
+class MCPManager(SignIns, TrustDecisions):
+    """Every configured server of the host (its OAuth sign-ins: :class:`SignIns`; its trust
+    decisions: :class:`TrustDecisions`)."""
 
-class MCPManager:
     def __init__(
         self,
         *,
@@ -119,14 +116,6 @@ class MCPManager:
         """How authorization URLs reach the user: ``await opener(server_name, url)``."""
         self.auth_opener = opener
 
-    @property
-    def oauth_store(self) -> OAuthStore:
-        if self._oauth_store is None:
-            from agent_ls.config.paths import user_data_dir
-
-            self._oauth_store = OAuthStore(user_data_dir() / "oauth")
-        return self._oauth_store
-
     # lifecycle --------------------------------------------------------------------------
     async def apply(self, settings: LoadedSettings) -> None:
         """Start or reconfigure from loaded settings. Returns once stopped servers are gone;
@@ -175,144 +164,11 @@ class MCPManager:
             return
         conn.start()
 
-    def _auth_session(self, cfg: ServerConfig) -> OAuthSession | None:
-        """The OAuth session of an HTTP server (kept across reconfigures while name and URL stay)."""
-        if cfg.oauth is None or cfg.transport not in ("http", "sse") or cfg.url is None:
-            return None
-        session = self._auth.get(cfg.name)
-        if session is None or session.url != cfg.url:
-            session = OAuthSession(cfg, self.oauth_store, opener=lambda: self.auth_opener,
-                                   on_change=lambda: self._changed(cfg.name), sign_in_timeout=self.sign_in_timeout)
-            self._auth[cfg.name] = session
-        else:
-            session.update_config(cfg)
-        return session
-
-    # OAuth ----------------------------------------------------------------------------------
-    async def sign_in(self, name: str) -> ServerStatus:
-        """Sign in to an OAuth server now (the user asked): reconnect it with authorization
-        allowed, the URL going to the opener, and wait until it is connected or failed.
-
-        Raises ``ServerUnavailable`` for an unknown server and ``ValueError`` for one that
-        does not use OAuth or is disabled/untrusted. A sign-in already under way is joined.
-        """
-        conn = self._get(name)
-        session = conn.auth
-        if session is None:
-            raise ValueError(f"MCP server {name!r} does not use OAuth (only HTTP servers without an "
-                             "Authorization header, or with \"oauth\" set, do)")
-        if conn.state in (State.DISABLED, State.AWAITING_TRUST, State.UNTRUSTED):
-            raise ValueError(f"MCP server {name!r} is {conn.state.value}")
-        task = self._sign_ins.get(name)
-        if task is None or task.done():
-            task = asyncio.ensure_future(self._sign_in(conn, session))
-            self._sign_ins[name] = task
-        await asyncio.shield(task)
-        return self._status_of(name)
-
-    async def _sign_in(self, conn: ServerConnection, session: OAuthSession) -> None:
-        for attempt in range(2):
-            session.begin_sign_in()
-            await conn.close()
-            conn.restarts = 0
-            conn.error = None
-            session.begin_sign_in()
-            conn.start()
-            await conn.wait_ready(timeout=session.sign_in_timeout + conn.config.connect_timeout + 10)
-            if conn.connected:
-                session.sign_in_finished(True, None)
-                break
-            if session.registration_rejected and attempt == 0:
-                log.info("MCP server %s: signing in again with a new registration", conn.name)
-                continue
-            session.sign_in_finished(False, conn.error.message if conn.error else None)
-            break
-        self.dirty = True
-        self._changed(conn.name)
-
-    async def sign_out(self, name: str) -> ServerStatus:
-        """Forget the server's tokens and client registration (revoking the tokens where the
-        server supports it), then reconnect without them (it will show needs-sign-in)."""
-        conn = self._get(name)
-        session = conn.auth
-        if session is None:
-            raise ValueError(f"MCP server {name!r} does not use OAuth")
-        pending = self._sign_ins.pop(name, None)
-        await conn.close()
-        if pending is not None and not pending.done():
-            pending.cancel()
-            with contextlib.suppress(BaseException):
-                await pending
-        await session.sign_out()
-        conn.restarts = 0
-        conn.error = None
-        self._activate(conn)
-        if conn.state is State.STARTING:
-            await conn.wait_ready(timeout=min(conn.config.connect_timeout, 10.0))
-        self.dirty = True
-        self._changed(name)
-        return self._status_of(name)
-
     def _status_of(self, name: str) -> ServerStatus:
         for s in self.status():
             if s.name == name:
                 return s
         raise ServerUnavailable(f"no MCP server named {name!r} is configured")
-
-    async def _ask_trust(self, conn: ServerConnection) -> None:
-        assert self.trust_handler is not None
-        try:
-            answer = await self.trust_handler(conn.config)
-        except Exception as e:
-            log.warning("trust prompt for %s failed: %s", conn.name, e)
-            return
-        if answer is None or self._conns.get(conn.name) is not conn:
-            return
-        await self.set_trust(conn.name, answer)
-
-    def trust_changes(self, config: ServerConfig) -> list[str]:
-        """What changed in a workspace server's entry since the user last trusted a version of it
-        (empty: never trusted)."""
-        if self.state_store is None:
-            return []
-        before = self.state_store.last_trusted_entry(config.source.workspace_folder, config.name)
-        return config.view().changes_since(before)
-
-    async def recheck_trust(self) -> None:
-        """Servers waiting for a trust decision that another process has made since: start them
-        (trusted) or mark them untrusted."""
-        if self.state_store is None:
-            return
-        for conn in list(self._conns.values()):
-            cfg = conn.config
-            if conn.state is not State.AWAITING_TRUST or cfg.restricted or not cfg.needs_trust:
-                continue
-            decision = self.state_store.trust(cfg.source.workspace_folder, cfg.trust_key())
-            if decision is not None:
-                log.info("MCP server %s: trust decided in another process (%s)", cfg.name,
-                         "trusted" if decision else "not trusted")
-                self._activate(conn)
-        self.dirty = True
-
-    async def set_trust(self, name: str, trusted: bool) -> None:
-        conn = self._get(name)
-        cfg = conn.config
-        if cfg.restricted and trusted:
-            raise ValueError(f"MCP server {name!r} is defined by a workspace you have not trusted: trust the "
-                             "workspace first (its settings and servers are decided together)")
-        if self.state_store is not None:
-            self.state_store.set_trust(cfg.source.workspace_folder, cfg.trust_key(), trusted, name=cfg.name,
-                                       entry=cfg.view().snapshot())
-        if trusted:
-            if conn.state in (State.AWAITING_TRUST, State.UNTRUSTED):
-                conn.error = None
-                conn.start()
-        else:
-            await conn.close()
-            conn.state = State.UNTRUSTED
-            conn.error = ServerError(Phase.TRUST, "you did not trust this workspace server")
-        self.dirty = True
-        self._changed(name)
 
     async def set_enabled(self, name: str, enabled: bool) -> None:
         """Turn a server on or off; remembered per workspace when a state store is attached."""

@@ -10,7 +10,7 @@ import sys
 from agent_ls.server import preload
 
 preload.start()  # what the first mcp/status needs, while the server's own modules load
-from agent_ls.server.server import create_server  # noqa: E402
+from agent_ls.server.app import create_server  # noqa: E402
 
 logging.basicConfig(level=logging.WARNING, stream=sys.stderr, format="%(levelname)s %(name)s: %(message)s")
 create_server().start_io()

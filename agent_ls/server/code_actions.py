@@ -39,7 +39,13 @@ from lsprotocol import types as lsp
 from pygls.uris import to_fs_path
 from pygls.workspace import ServerTextPosition, ServerTextRange
 
-from agent_ls.server import protocol as P
+from agent_ls.server.chat import notify_event, start_prompt
+from agent_ls.server.direct_tools import call_tool_direct
+from agent_ls.server.host import ensure_manager
+from agent_ls.server.mcp_methods import prompt_message
+from agent_ls.server.protocol.codec import InvalidParams, RequestFailed, _register, dump, parse
+from agent_ls.server.protocol.methods import CMD_ASK, CMD_RUN_MCP_PROMPT, CMD_RUN_TOOL_ACTION
+from agent_ls.server.protocol.prompt import Attachment, Range
 from agent_ls.server.server import AgentLanguageServer, guarded
 
 log = logging.getLogger("agent_ls.server")
@@ -48,13 +54,13 @@ _VAR = re.compile(r"\$\{(selection|file|fileUri|languageId|line|workspaceFolder)
 APPLY_MODES = ("replaceSelection",)
 
 
-@P._register
+@_register
 @attrs.define
 class ActionArgs:
     """The argument every agent-ls command carries (built by the code action)."""
 
     uri: str
-    range: P.Range
+    range: Range
     text: str = ""
     """The selected text (or the lines of the diagnostics when nothing is selected)."""
     language_id: str = ""
@@ -134,11 +140,11 @@ def _range_json(r: lsp.Range) -> dict[str, Any]:
             "end": {"line": r.end.line, "character": r.end.character}}
 
 
-def _lsp_range(r: P.Range) -> lsp.Range:
+def _lsp_range(r: Range) -> lsp.Range:
     def pos(d: dict[str, int]) -> lsp.Position:
         line, char = d.get("line"), d.get("character")
         if not isinstance(line, int) or not isinstance(char, int) or line < 0 or char < 0:
-            raise P.InvalidParams("invalid params: range positions need non-negative line and character")
+            raise InvalidParams("invalid params: range positions need non-negative line and character")
         return lsp.Position(line, char)
 
     return lsp.Range(pos(r.start), pos(r.end))
@@ -174,28 +180,28 @@ def code_actions_for(ls: AgentLanguageServer, params: lsp.CodeActionParams) -> l
 
     problems = "; ".join(d.message for d in diagnostics)[:2000]
     if diagnostics:
-        add("Fix with agent", lsp.CodeActionKind.QuickFix, P.CMD_ASK, {**base, "mode": "fix", "diagnostics": problems},
+        add("Fix with agent", lsp.CodeActionKind.QuickFix, CMD_ASK, {**base, "mode": "fix", "diagnostics": problems},
             diagnostics)
-        add("Explain with agent", lsp.CodeActionKind.QuickFix, P.CMD_ASK,
+        add("Explain with agent", lsp.CodeActionKind.QuickFix, CMD_ASK,
             {**base, "mode": "explain", "diagnostics": problems}, diagnostics)
     if text.strip():
-        add("Ask agent", lsp.CodeActionKind.Empty, P.CMD_ASK, {**base, "mode": "ask"})
+        add("Ask agent", lsp.CodeActionKind.Empty, CMD_ASK, {**base, "mode": "ask"})
         if not diagnostics:
-            add("Fix with agent", lsp.CodeActionKind.RefactorRewrite, P.CMD_ASK, {**base, "mode": "fix"})
-            add("Explain with agent", lsp.CodeActionKind.Empty, P.CMD_ASK, {**base, "mode": "explain"})
+            add("Fix with agent", lsp.CodeActionKind.RefactorRewrite, CMD_ASK, {**base, "mode": "fix"})
+            add("Explain with agent", lsp.CodeActionKind.Empty, CMD_ASK, {**base, "mode": "explain"})
         if ls.manager is not None:
             for srv, prompt in ls.manager.prompts():
                 args = prompt.arguments or []
                 required = [a for a in args if a.required]
                 if args and len(required) <= 1:
                     arg_name = (required or args)[0].name
-                    add(f"MCP prompt: {srv}/{prompt.name}", lsp.CodeActionKind.Empty, P.CMD_RUN_MCP_PROMPT,
+                    add(f"MCP prompt: {srv}/{prompt.name}", lsp.CodeActionKind.Empty, CMD_RUN_MCP_PROMPT,
                         {**base, "server": srv, "name": prompt.name, "argument": arg_name})
     for i, action in enumerate(tool_actions(ls)):
         if _uses_selection(action.get("arguments", {})) and not text.strip():
             continue
         kind = lsp.CodeActionKind.RefactorRewrite if action.get("apply") in APPLY_MODES else lsp.CodeActionKind.Empty
-        add(action["title"], kind, P.CMD_RUN_TOOL_ACTION, {**base, "index": i, "title": action["title"]})
+        add(action["title"], kind, CMD_RUN_TOOL_ACTION, {**base, "index": i, "title": action["title"]})
     if not actions:
         return None
     if not _literal_support(ls):
@@ -224,18 +230,18 @@ def _question(a: ActionArgs) -> str:
             "Explain what this code does and point out anything surprising."
     if a.mode == "ask":
         return a.question or "What should I know about this code?"
-    raise P.InvalidParams(f"invalid params: mode must be ask, fix or explain, not {a.mode!r}")
+    raise InvalidParams(f"invalid params: mode must be ask, fix or explain, not {a.mode!r}")
 
 
-def _selection(a: ActionArgs) -> P.Attachment:
-    return P.Attachment(kind="selection", uri=a.uri, text=a.text, range=_range_json(_lsp_range(a.range)),
-                        language_id=a.language_id or None)
+def _selection(a: ActionArgs) -> Attachment:
+    return Attachment(kind="selection", uri=a.uri, text=a.text, range=_range_json(_lsp_range(a.range)),
+                      language_id=a.language_id or None)
 
 
 def command_args(args: tuple[Any, ...]) -> ActionArgs:
     if len(args) != 1 or not isinstance(args[0], dict):
-        raise P.InvalidParams("invalid params: this command takes exactly one object argument")
-    return P.parse(ActionArgs, args[0])
+        raise InvalidParams("invalid params: this command takes exactly one object argument")
+    return parse(ActionArgs, args[0])
 
 
 def register(server: AgentLanguageServer) -> None:
@@ -247,44 +253,35 @@ def register(server: AgentLanguageServer) -> None:
             # Asked right after start-up: the settings (tool actions) and the MCP prompts come
             # with the host, which `initialized` is starting; wait for it rather than answer
             # without them.
-            from agent_ls.server.features import ensure_manager
-
             try:
                 await ensure_manager(ls)
-            except P.RequestFailed:  # shut down meanwhile
+            except RequestFailed:  # shut down meanwhile
                 return None
         return code_actions_for(ls, params)
 
-    @server.command(P.CMD_ASK)
+    @server.command(CMD_ASK)
     @guarded
     async def ask(ls: AgentLanguageServer, *args: Any) -> Any:
-        from agent_ls.server import chat
-
         a = command_args(args)
-        result = await chat.start_prompt(ls, _question(a), a.session_id, [_selection(a)])
-        return P.dump(result)
+        result = await start_prompt(ls, _question(a), a.session_id, [_selection(a)])
+        return dump(result)
 
-    @server.command(P.CMD_RUN_MCP_PROMPT)
+    @server.command(CMD_RUN_MCP_PROMPT)
     @guarded
     async def run_prompt(ls: AgentLanguageServer, *args: Any) -> Any:
-        from agent_ls.server import chat
-        from agent_ls.server.features import ensure_manager, prompt_message
-
         a = command_args(args)
         if not (a.server and a.name and a.argument):
-            raise P.InvalidParams("invalid params: server, name and argument are required")
+            raise InvalidParams("invalid params: server, name and argument are required")
         manager = await ensure_manager(ls)
         if a.server not in manager.server_names():
-            raise P.RequestFailed(f"no MCP server named {a.server!r} is configured")
+            raise RequestFailed(f"no MCP server named {a.server!r} is configured")
         result = await manager.get_prompt(a.server, a.name, {a.argument: a.text})
         text = "\n\n".join(prompt_message(m).text for m in result.messages)
-        return P.dump(await chat.start_prompt(ls, text, a.session_id, []))
+        return dump(await start_prompt(ls, text, a.session_id, []))
 
-    @server.command(P.CMD_RUN_TOOL_ACTION)
+    @server.command(CMD_RUN_TOOL_ACTION)
     @guarded
     async def run_tool_action(ls: AgentLanguageServer, *args: Any) -> Any:
-        from agent_ls.server import chat
-
         a = command_args(args)
         actions = tool_actions(ls)
         action = None
@@ -293,7 +290,7 @@ def register(server: AgentLanguageServer) -> None:
         elif a.title is not None:
             action = next((x for x in actions if x["title"] == a.title), None)
         if action is None:
-            raise P.RequestFailed(f"no tool action {a.title or a.index!r} in the toolActions setting")
+            raise RequestFailed(f"no tool action {a.title or a.index!r} in the toolActions setting")
         rng = _lsp_range(a.range)
         folders = ls.folders()
         ctx = {"selection": a.text, "fileUri": a.uri, "file": to_fs_path(a.uri) or a.uri,
@@ -303,10 +300,10 @@ def register(server: AgentLanguageServer) -> None:
         apply = action.get("apply") in APPLY_MODES
 
         def sink(event: Any) -> None:
-            chat.notify_event(ls, None, event)
+            notify_event(ls, None, event)
 
         chat_sink = None if apply else sink
-        result = await chat.call_tool_direct(ls, action["server"], action["tool"], arguments, sink=chat_sink,
+        result = await call_tool_direct(ls, action["server"], action["tool"], arguments, sink=chat_sink,
                                              call_id=f"action-{ls.protocol.msg_id or 'x'}")
         result.title = action["title"]
         if apply and not result.is_error:
@@ -316,4 +313,4 @@ def register(server: AgentLanguageServer) -> None:
             result.applied = bool(applied.applied)
             if not applied.applied:
                 log.warning("the editor did not apply %r: %s", action["title"], applied.failure_reason)
-        return P.dump(result)
+        return dump(result)

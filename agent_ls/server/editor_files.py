@@ -33,6 +33,9 @@ from pygls.uris import to_fs_path
 
 from agent_ls.agent.changes import Proposal, ReviewAnswer
 from agent_ls.agent.editor_files import EditOutcome, OpenDocument, TextChange
+from agent_ls.server.protocol.codec import dump, parse
+from agent_ls.server.protocol.methods import REVIEW_CAPABILITY, REVIEW_DECISIONS, REVIEW_EDIT
+from agent_ls.server.protocol.sessions import ReviewEditParams, ReviewEditResult
 
 if TYPE_CHECKING:
     from pygls.lsp.server import LanguageServer
@@ -85,21 +88,19 @@ class LspEditorFiles:
     # review (agent/reviewEdit) -----------------------------------------------------------
     def reviews_edits(self) -> bool:
         """The client answers ``agent/reviewEdit`` (``experimental.agentLs.reviewEdits``)."""
-        from agent_ls.server import protocol as P
 
         try:
             experimental = self.ls.client_capabilities.experimental
         except AttributeError:
             return False
         ours = experimental.get("agentLs") if isinstance(experimental, dict) else None
-        return isinstance(ours, dict) and ours.get(P.REVIEW_CAPABILITY) is True
+        return isinstance(ours, dict) and ours.get(REVIEW_CAPABILITY) is True
 
     async def review_edit(self, proposal: Proposal) -> ReviewAnswer:
         """Ask the editor; it answers when the user decided (or at once: ``deferred``). An error
         or a broken answer is a rejection with the reason (nothing is changed unasked)."""
-        from agent_ls.server import protocol as P
 
-        params = P.ReviewEditParams(
+        params = ReviewEditParams(
             change_id=proposal.change_id, uri=proposal.uri, path=proposal.shown, before=proposal.before,
             after=proposal.after, added=proposal.added, removed=proposal.removed, created=proposal.created,
             session_id=proposal.session_id, call_id=proposal.call_id, turn=proposal.turn)
@@ -107,14 +108,14 @@ class LspEditorFiles:
         try:
             if ask is None:
                 raise RuntimeError("this server cannot ask the editor")
-            raw = await ask(P.REVIEW_EDIT, P.dump(params))
-            result = P.parse(P.ReviewEditResult, raw)
+            raw = await ask(REVIEW_EDIT, dump(params))
+            result = parse(ReviewEditResult, raw)
         except asyncio.CancelledError:
             raise
         except Exception as e:
             log.warning("agent/reviewEdit for %s failed: %s", proposal.shown, e)
             return ReviewAnswer("reject", f"the editor could not show the review ({e})")
-        if result.decision not in P.REVIEW_DECISIONS:
+        if result.decision not in REVIEW_DECISIONS:
             log.warning("unknown review decision %r for %s: rejected", result.decision, proposal.shown)
             return ReviewAnswer("reject", f"the editor answered {result.decision!r}")
         return ReviewAnswer(result.decision, result.reason)

@@ -19,7 +19,7 @@ log = logging.getLogger(__name__)
 FIRST_STATUS_MODULES = ("agent_ls.config.settings", "agent_ls.config.state", "agent_ls.mcp.preview")
 
 
-def _import_all() -> None:
+def import_first_status_modules() -> None:
     for name in FIRST_STATUS_MODULES:
         try:
             importlib.import_module(name)
@@ -29,6 +29,6 @@ def _import_all() -> None:
 
 def start() -> threading.Thread:
     """Start importing :data:`FIRST_STATUS_MODULES` in a daemon thread; returns the thread."""
-    thread = threading.Thread(target=_import_all, name="agent-ls preload", daemon=True)
+    thread = threading.Thread(target=import_first_status_modules, name="agent-ls preload", daemon=True)
     thread.start()
     return thread

@@ -11,7 +11,10 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from agent_ls.server import protocol as P
+from agent_ls.server.approval import agent_settings_now
+from agent_ls.server.ask import AskFailed, ask
+from agent_ls.server.protocol.methods import SAMPLE, SAMPLING_ANSWERS
+from agent_ls.server.protocol.questions import SampleMessage, SampleParams, SampleResult
 from agent_ls.server.server import AgentLanguageServer
 
 log = logging.getLogger("agent_ls.server")
@@ -19,9 +22,9 @@ log = logging.getLogger("agent_ls.server")
 
 async def ask_sampling_consent(ls: AgentLanguageServer, request: Any) -> str:
     """``mcp/sample`` to the editor: ``allow_once``, ``allow_session`` or ``deny``."""
-    params = P.SampleParams(
+    params = SampleParams(
         server=request.server,
-        messages=[P.SampleMessage(role=m.role, text=m.text) for m in request.messages],
+        messages=[SampleMessage(role=m.role, text=m.text) for m in request.messages],
         max_tokens=request.max_tokens,
         model=request.model,
         system_prompt=request.system_prompt,
@@ -29,13 +32,14 @@ async def ask_sampling_consent(ls: AgentLanguageServer, request: Any) -> str:
         omitted_messages=request.omitted_messages,
         endpoint=getattr(request, "endpoint", None),
     )
-    raw = await ls.ask_client(P.SAMPLE, P.dump(params))
     try:
-        answer = P.parse(P.SampleResult, raw).answer
-    except P.InvalidParams as e:
+        answer = (await ask(ls, SAMPLE, params, SampleResult, fallback=SampleResult("deny"))).answer
+    except AskFailed as e:
+        if not e.malformed:
+            raise  # the Sampler tells the MCP server that the user could not be asked
         log.warning("sampling consent for %s: malformed answer from the editor (%s): denied", request.server, e)
         return "deny"
-    if answer not in P.SAMPLING_ANSWERS:
+    if answer not in SAMPLING_ANSWERS:
         log.warning("sampling consent for %s: unknown answer %r from the editor: denied", request.server, answer)
         return "deny"
     log.info("sampling request from %s (model %s): %s", request.server, request.model, answer)
@@ -46,7 +50,6 @@ def install_sampling(ls: AgentLanguageServer, manager: Any) -> Any:
     """Route the manager's sampling requests through a Sampler that reads the current settings
     and asks the editor for consent. Returns the Sampler."""
     from agent_ls.agent.sampling import Sampler
-    from agent_ls.server.chat import agent_settings_now
 
     sampler = Sampler(lambda: agent_settings_now(ls), lambda request: ask_sampling_consent(ls, request))
     manager.set_sampling_handler(sampler)

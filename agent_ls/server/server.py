@@ -1,8 +1,10 @@
-"""The pygls language server: a thin adapter over the MCP host and the agent.
+"""The pygls language server object and its plumbing: a thin adapter over the MCP host and the agent.
 
-Nothing slow happens on the ``initialize`` path (litellm and the MCP SDK are imported later);
-``initialized`` starts the MCP connections in the background with work-done progress.
-Custom requests are defined in :mod:`agent_ls.server.protocol`.
+Here: the protocol fixes (:class:`AgentLsProtocol`), logging to the editor, the server's state,
+background tasks, server -> client requests (:meth:`AgentLanguageServer.ask_client`, used by
+:func:`agent_ls.server.ask.ask`), coalesced ``mcp/statusChanged`` notifications, and the mapping
+of exceptions to JSON-RPC errors (:func:`guarded`). The features are registered by
+:mod:`agent_ls.server.app`; custom requests are defined in :mod:`agent_ls.server.protocol`.
 """
 
 from __future__ import annotations
@@ -26,7 +28,25 @@ from pygls.protocol import LanguageServerProtocol
 from pygls.uris import to_fs_path
 
 from agent_ls import __version__
-from agent_ls.server import protocol as P
+from agent_ls.server.protocol.codec import (
+    InvalidParams,
+    RawNotification,
+    RawRequest,
+    RawResponse,
+    RequestFailed,
+    dump,
+)
+from agent_ls.server.protocol.mcp import ServerStatusPayload, StatusChangedParams
+from agent_ls.server.protocol.methods import (
+    CLIENT_NOTIFICATIONS,
+    CLIENT_REQUESTS,
+    INTERNAL_ERROR,
+    MCP_STATUS_CHANGED,
+    REQUEST_FAILED,
+    SERVER_REQUESTS,
+)
+from agent_ls.server.status import status_payload
+from agent_ls.server.workspaces import workspaces_payload
 
 if TYPE_CHECKING:
     from agent_ls.agent.session import Session
@@ -35,13 +55,6 @@ if TYPE_CHECKING:
     from agent_ls.mcp.status import ServerStatus
 
 log = logging.getLogger("agent_ls.server")
-
-
-@functools.lru_cache(maxsize=1)
-def _lsp_converter() -> Any:
-    from lsprotocol.converters import get_converter
-
-    return get_converter()
 
 
 class _Malformed:
@@ -63,15 +76,15 @@ class AgentLsProtocol(LanguageServerProtocol):
     """
 
     def get_message_type(self, method: str) -> Any:  # type: ignore[override]
-        if method in P.CLIENT_REQUESTS:
-            return P.RawRequest
-        if method in P.CLIENT_NOTIFICATIONS:
-            return P.RawNotification
+        if method in CLIENT_REQUESTS:
+            return RawRequest
+        if method in CLIENT_NOTIFICATIONS:
+            return RawNotification
         return super().get_message_type(method)
 
     def get_result_type(self, method: str) -> Any:  # type: ignore[override]
-        if method in P.SERVER_REQUESTS:
-            return P.RawResponse
+        if method in SERVER_REQUESTS:
+            return RawResponse
         return super().get_result_type(method)
 
     def structure_message(self, data: dict[str, Any]) -> Any:
@@ -221,7 +234,7 @@ class AgentLanguageServer(LanguageServer):
         except asyncio.CancelledError:
             self.protocol.notify(lsp.CANCEL_REQUEST, lsp.CancelParams(id=msg_id))
             raise
-        return raw.result if isinstance(raw, P.RawResponse) else raw
+        return raw.result if isinstance(raw, RawResponse) else raw
 
     def notify_status_soon(self) -> None:
         """Coalesce status changes into one ``mcp/statusChanged`` per 50 ms."""
@@ -233,10 +246,8 @@ class AgentLanguageServer(LanguageServer):
             self._status_pending = False
             source = self.manager if self.manager is not None else self.preview
             if source is not None:
-                from agent_ls.server.trust import workspaces_payload
-
                 servers = status_payload(source)
-                self.protocol.notify(P.MCP_STATUS_CHANGED, P.dump(P.StatusChangedParams(
+                self.protocol.notify(MCP_STATUS_CHANGED, dump(StatusChangedParams(
                     servers=servers, workspaces=workspaces_payload(self))))
                 self._announce_failures(servers)
 
@@ -246,7 +257,7 @@ class AgentLanguageServer(LanguageServer):
             self._status_pending = False
 
 
-    def _announce_failures(self, servers: list[P.ServerStatusPayload]) -> None:
+    def _announce_failures(self, servers: list[ServerStatusPayload]) -> None:
         """A server that just failed is shown to the user (``window/showMessage``), once."""
         for s in servers:
             before = self._last_states.get(s.name)
@@ -308,30 +319,6 @@ async def in_daemon_thread(fn: Any) -> Any:
     return await done
 
 
-def status_payload(source: MCPManager | list[ServerStatus]) -> list[P.ServerStatusPayload]:
-    out = []
-    for s in source if isinstance(source, list) else source.status():
-        auth = getattr(s, "auth", None)
-        out.append(P.ServerStatusPayload(
-            name=s.name, state=s.state, transport=s.transport, scope=s.scope, source=s.source,
-            tool_count=s.tool_count, prompt_count=s.prompt_count, resource_count=s.resource_count,
-            error=s.error, stderr_tail=list(s.stderr_tail), server_info=s.server_info,
-            protocol_version=s.protocol_version, restarts=s.restarts, pid=s.pid,
-            tools=[P.ToolInfoPayload(name=t.name, original=t.original, capability=t.capability,
-                                     description=t.description) for t in s.tools],
-            auth=auth if isinstance(auth, dict) or auth is None else P.snake_to_camel_dict(_as_dict(auth)),
-        ))
-    return out
-
-
-def _as_dict(value: Any) -> Any:
-    import attrs
-
-    if attrs.has(type(value)):
-        return attrs.asdict(value)
-    return value
-
-
 Handler = Callable[..., Awaitable[Any]]
 
 
@@ -345,25 +332,25 @@ def guarded(fn: Handler) -> Handler:
             return await fn(*args, **kwargs)
         except JsonRpcException:
             raise
-        except P.InvalidParams as e:
+        except InvalidParams as e:
             raise JsonRpcInvalidParams(str(e)) from None
-        except P.RequestFailed as e:
-            raise JsonRpcException(str(e), code=P.REQUEST_FAILED) from None
+        except RequestFailed as e:
+            raise JsonRpcException(str(e), code=REQUEST_FAILED) from None
         except asyncio.CancelledError:
             raise
         except Exception as e:
             failed = _request_failure(e)
             if failed is not None:
-                raise JsonRpcException(failed, code=P.REQUEST_FAILED) from None
+                raise JsonRpcException(failed, code=REQUEST_FAILED) from None
             log.exception("%s failed", fn.__name__)
-            raise JsonRpcException(f"{type(e).__name__}: {e}", code=P.INTERNAL_ERROR) from None
+            raise JsonRpcException(f"{type(e).__name__}: {e}", code=INTERNAL_ERROR) from None
 
     return wrapper
 
 
 def _request_failure(e: Exception) -> str | None:
     """Errors of the MCP layer that mean "cannot be done" rather than "bug"."""
-    from agent_ls.mcp.connection import ServerUnavailable
+    from agent_ls.mcp.failures import ServerUnavailable
 
     if isinstance(e, ServerUnavailable):
         return str(e)
@@ -374,11 +361,3 @@ def _request_failure(e: Exception) -> str | None:
     if isinstance(e, MCPError):
         return f"the MCP server answered with an error: {e}"
     return None
-
-
-def create_server() -> AgentLanguageServer:
-    from agent_ls.server import features
-
-    server = AgentLanguageServer()
-    features.register(server)
-    return server

@@ -1,20 +1,29 @@
-"""editor-extension/src/protocol/ mirrors agent_ls/server/protocol.py, field by field.
+"""editor-extension/src/protocol/ mirrors agent_ls/server/protocol/, field by field.
 
 The TypeScript modules (every ``*.ts`` of that folder: names and values, the payloads of
 prompts, sessions, MCP servers, questions and commands) are read as text (no Node needed):
 their ``export const`` method names, error codes and value lists, and the fields of their
-interfaces, are compared with the Python definitions. A payload class added in Python without its TypeScript interface (or a field
+interfaces, are compared with the Python definitions (every module of the
+``agent_ls.server.protocol`` package: ``methods`` for the names and values, the payload classes
+registered by the others). A payload class added in Python without its TypeScript interface (or a field
 renamed on one side only) fails here.
 """
 
 from __future__ import annotations
 
+import importlib
+import pkgutil
 import re
 from pathlib import Path
 
 import attrs
 
-from agent_ls.server import protocol as P
+from agent_ls.server import protocol
+from agent_ls.server.protocol import methods as P
+from agent_ls.server.protocol.codec import _PAYLOADS, camel
+
+# Importing every module of the package registers its payload classes.
+PY_MODULES = [importlib.import_module(f"{protocol.__name__}.{m.name}") for m in pkgutil.iter_modules(protocol.__path__)]
 
 TS_DIR = Path(__file__).resolve().parents[2] / "editor-extension" / "src" / "protocol"
 TS_FILES = sorted(TS_DIR.glob("*.ts"))
@@ -92,7 +101,7 @@ def ts_interfaces() -> dict[str, dict[str, bool]]:
 
 
 def py_payloads() -> list[type]:
-    return sorted(P._PAYLOADS, key=lambda c: c.__name__)
+    return sorted((c for c in _PAYLOADS if c.__module__.startswith(f"{protocol.__name__}.")), key=lambda c: c.__name__)
 
 
 def test_method_names_commands_and_values_match() -> None:
@@ -103,7 +112,7 @@ def test_method_names_commands_and_values_match() -> None:
     mismatched = {k: (v, consts.get(k)) for k, v in py_names.items() if consts.get(k) != v}
     assert mismatched == {}, "src/protocol/ must export the same constant name and value: {name: (py, ts)}"
     ts_methods = {k: v for k, v in consts.items() if isinstance(v, str) and ("/" in v or v.startswith("agent-ls."))}
-    assert set(ts_methods) - set(py_names) == set(), "src/protocol/ defines methods protocol.py does not"
+    assert set(ts_methods) - set(py_names) == set(), "src/protocol/ defines methods protocol/methods.py does not"
     assert ts_list("CLIENT_REQUESTS") == list(P.CLIENT_REQUESTS)
     assert ts_list("SERVER_REQUESTS") == list(P.SERVER_REQUESTS)
     assert ts_list("SERVER_NOTIFICATIONS") == list(P.SERVER_NOTIFICATIONS)
@@ -133,7 +142,7 @@ def test_every_payload_has_an_interface_with_the_same_fields() -> None:
             problems.append(f"{cls.__name__}: no `export interface {ts_name}` in src/protocol/ "
                             "(add it, or map the name in TS_NAMES)")
             continue
-        py = {P.camel(a.name): a for a in attrs.fields(cls)}
+        py = {camel(a.name): a for a in attrs.fields(cls)}
         if set(py) != set(ts):
             problems.append(f"{cls.__name__} vs {ts_name}: only in Python {sorted(set(py) - set(ts))}, "
                             f"only in TypeScript {sorted(set(ts) - set(py))}")

@@ -27,7 +27,8 @@ from pytest_lsp import ClientServerConfig, LanguageClient
 from pytest_lsp.client import DEFAULT_CLIENT_FEATURES, register_lsp_features
 from pytest_lsp.protocol import LanguageClientProtocol
 
-from agent_ls.server import protocol as P
+from agent_ls.server.protocol import methods as P
+from agent_ls.server.protocol.codec import RawNotification, RawRequest, RawResponse
 from tests.llm.scripted_server import ScriptedLLM
 from tests.servers.launch import knob_stdio_params
 
@@ -124,16 +125,16 @@ class RawClientProtocol(LanguageClientProtocol):
 
     def get_message_type(self, method: str) -> Any:
         if method in SERVER_REQUESTS:
-            return P.RawRequest
+            return RawRequest
         if method in SERVER_NOTIFICATIONS:
-            return P.RawNotification
+            return RawNotification
         return super().get_message_type(method)
 
     def get_result_type(self, method: str) -> Any:
         if method == lsp.TEXT_DOCUMENT_CODE_ACTION:
-            return P.RawResponse  # lsprotocol 2025.0.0 parses a CodeAction with a command as a Command
+            return RawResponse  # lsprotocol 2025.0.0 parses a CodeAction with a command as a Command
         if method in CUSTOM_CLIENT_REQUESTS or "/" in method and method.split("/")[0] in ("agent", "mcp"):
-            return P.RawResponse
+            return RawResponse
         return super().get_result_type(method)
 
 
@@ -219,8 +220,8 @@ class Editor:
         msg_id = f"raw-{uuid.uuid4().hex[:8]}"
         future: Future[Any] = Future()
         proto._request_futures[msg_id] = future
-        proto._result_types[msg_id] = P.RawResponse
-        proto._send_data(P.RawRequest(id=msg_id, method=method, jsonrpc="2.0", params=params))
+        proto._result_types[msg_id] = RawResponse
+        proto._send_data(RawRequest(id=msg_id, method=method, jsonrpc="2.0", params=params))
         return await asyncio.wait_for(asyncio.wrap_future(future), timeout)
 
     def start_request(self, method: str, params: Any = None) -> tuple[str, asyncio.Task[Any]]:
@@ -340,7 +341,7 @@ async def open_editor(setup: Setup, folders: list[Path] | None = None,
     async def on_show_document(params: lsp.ShowDocumentParams) -> lsp.ShowDocumentResult:
         ed.shown_documents.append(params)
         if params.external and ed.follow_auth_urls and params.uri.startswith("http://127.0.0.1"):
-            from agent_ls.mcp.oauth import headless_opener
+            from agent_ls.mcp.oauth_redirect import headless_opener
 
             await headless_opener("editor", params.uri)
         return lsp.ShowDocumentResult(success=True)

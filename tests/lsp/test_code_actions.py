@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from lsprotocol import types as lsp
 
-from agent_ls.server import protocol as P
+from agent_ls.server.protocol import methods as P
 from tests.llm.scripted_server import text
 from tests.lsp.conftest import Editor, Setup, close_editor, open_editor, plain, wait_for
 

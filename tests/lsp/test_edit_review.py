@@ -20,7 +20,7 @@ from typing import Any
 
 import pytest
 
-from agent_ls.server import protocol as P
+from agent_ls.server.protocol import methods as P
 from tests.llm.scripted_server import text, tool_calls
 from tests.lsp.conftest import Editor, Setup, close_editor, open_editor
 from tests.lsp.test_editor_files import FULL_EDITS, Buffers, results, start

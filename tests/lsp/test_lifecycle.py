@@ -14,7 +14,8 @@ import pytest
 from lsprotocol import types as lsp
 from pygls.exceptions import JsonRpcException, JsonRpcMethodNotFound
 
-from agent_ls.server import protocol as P
+from agent_ls.server.protocol import methods as P
+from agent_ls.server.protocol.codec import RawNotification
 from tests.llm.scripted_server import text, tool_calls
 from tests.lsp.conftest import SERVER_COMMAND, Editor, Setup, close_editor, open_editor, pid_alive, wait_for
 from tests.servers.launch import knob_stdio_params
@@ -151,7 +152,7 @@ async def test_malformed_params_get_errors_never_a_hang(editor: Editor) -> None:
     for method, params in [(lsp.WORKSPACE_DID_CHANGE_WORKSPACE_FOLDERS, {"event": 5}),
                            (lsp.WORKSPACE_DID_CHANGE_WATCHED_FILES, {"changes": "all"}),
                            (lsp.CANCEL_REQUEST, {"id": "never-sent"})]:
-        proto._send_data(P.RawNotification(method=method, jsonrpc="2.0", params=params))
+        proto._send_data(RawNotification(method=method, jsonrpc="2.0", params=params))
     status = await editor.status()
     assert status["knob"]["state"] == "connected"
     out = await editor.request(P.MCP_CALL_TOOL, {"server": "knob", "tool": "echo", "arguments": {"text": "alive"}})

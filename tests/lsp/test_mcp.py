@@ -11,7 +11,7 @@ import pytest
 from lsprotocol import types as lsp
 from pygls.exceptions import JsonRpcException
 
-from agent_ls.server import protocol as P
+from agent_ls.server.protocol import methods as P
 from tests.lsp.conftest import Editor, Setup, close_editor, open_editor, pid_alive, wait_for
 from tests.servers.launch import knob_stdio_params
 

@@ -1,4 +1,4 @@
-"""docs/protocol.md stays in step with agent_ls/server/protocol.py."""
+"""docs/protocol.md stays in step with agent_ls/server/protocol/."""
 
 from __future__ import annotations
 
@@ -7,34 +7,79 @@ from pathlib import Path
 
 import attrs
 
-from agent_ls.server import protocol as P
+from agent_ls.server.protocol.codec import camel
+from agent_ls.server.protocol.commands import AskResult
+from agent_ls.server.protocol.mcp import (
+    ServerStatusPayload,
+    StatusResult,
+    ToolResultPayload,
+    WorkspaceStatusPayload,
+)
+from agent_ls.server.protocol.methods import (
+    CLIENT_NOTIFICATIONS,
+    CLIENT_REQUESTS,
+    COMMANDS,
+    EVENT_TYPES,
+    INTERNAL_ERROR,
+    INVALID_PARAMS,
+    REQUEST_CANCELLED,
+    REQUEST_FAILED,
+    SERVER_NOTIFICATIONS,
+    SERVER_REQUESTS,
+)
+from agent_ls.server.protocol.prompt import CancelParams, CancelResult, PromptParams, PromptResult
+from agent_ls.server.protocol.questions import (
+    ApproveParams,
+    EditorTrustParams,
+    ElicitParams,
+    SampleParams,
+    SetWorkspaceTrustParams,
+    TrustServerParams,
+    TrustWorkspaceParams,
+    TrustWorkspaceResult,
+    WorkspaceSettingPayload,
+)
+from agent_ls.server.protocol.sessions import (
+    ChangeContentParams,
+    ChangeContentResult,
+    ChangeOutcomeParams,
+    DisplayAttachment,
+    FileChangePayload,
+    MessageDisplay,
+    ReviewEditParams,
+    ReviewEditResult,
+    ServerInfoResult,
+    SessionInfo,
+    ToolOutputParams,
+    ToolOutputResult,
+)
 
 DOC = (Path(__file__).resolve().parents[2] / "docs" / "protocol.md").read_text(encoding="utf-8")
 
 
 def test_every_method_and_command_has_a_section() -> None:
     headings = set(re.findall(r"^### (\S+)$", DOC, flags=re.M))
-    names = (set(P.CLIENT_REQUESTS) | set(P.CLIENT_NOTIFICATIONS) | set(P.SERVER_REQUESTS)
-             | set(P.SERVER_NOTIFICATIONS) | set(P.COMMANDS))
+    names = (set(CLIENT_REQUESTS) | set(CLIENT_NOTIFICATIONS) | set(SERVER_REQUESTS)
+             | set(SERVER_NOTIFICATIONS) | set(COMMANDS))
     assert names - headings == set(), "methods without a section in docs/protocol.md"
     assert headings - names == set(), "sections for methods protocol.py does not define"
 
 
 def test_every_event_type_and_error_code_is_documented() -> None:
-    for kind in P.EVENT_TYPES:
+    for kind in EVENT_TYPES:
         assert f"| `{kind}` |" in DOC, kind
-    for code in (P.INVALID_PARAMS, P.REQUEST_FAILED, P.REQUEST_CANCELLED, P.INTERNAL_ERROR):
+    for code in (INVALID_PARAMS, REQUEST_FAILED, REQUEST_CANCELLED, INTERNAL_ERROR):
         assert f"| {code} |" in DOC, code
 
 
 def test_every_payload_field_is_mentioned() -> None:
-    payloads = [P.PromptParams, P.PromptResult, P.ApproveParams, P.TrustServerParams, P.ElicitParams,
-                P.ServerStatusPayload, P.ToolResultPayload, P.ServerInfoResult, P.SessionInfo, P.AskResult,
-                P.CancelParams, P.CancelResult, P.MessageDisplay, P.DisplayAttachment, P.TrustWorkspaceParams,
-                P.TrustWorkspaceResult, P.SetWorkspaceTrustParams, P.EditorTrustParams, P.WorkspaceStatusPayload,
-                P.WorkspaceSettingPayload, P.StatusResult, P.SampleParams, P.ReviewEditParams, P.ReviewEditResult,
-                P.ChangeOutcomeParams, P.ChangeContentParams, P.ChangeContentResult, P.FileChangePayload,
-                P.ToolOutputParams, P.ToolOutputResult]
-    missing = [f"{cls.__name__}.{P.camel(a.name)}" for cls in payloads for a in attrs.fields(cls)
-               if f"`{P.camel(a.name)}`" not in DOC and f"{P.camel(a.name)}" not in DOC]
+    payloads = [PromptParams, PromptResult, ApproveParams, TrustServerParams, ElicitParams,
+                ServerStatusPayload, ToolResultPayload, ServerInfoResult, SessionInfo, AskResult,
+                CancelParams, CancelResult, MessageDisplay, DisplayAttachment, TrustWorkspaceParams,
+                TrustWorkspaceResult, SetWorkspaceTrustParams, EditorTrustParams, WorkspaceStatusPayload,
+                WorkspaceSettingPayload, StatusResult, SampleParams, ReviewEditParams, ReviewEditResult,
+                ChangeOutcomeParams, ChangeContentParams, ChangeContentResult, FileChangePayload,
+                ToolOutputParams, ToolOutputResult]
+    missing = [f"{cls.__name__}.{camel(a.name)}" for cls in payloads for a in attrs.fields(cls)
+               if f"`{camel(a.name)}`" not in DOC and f"{camel(a.name)}" not in DOC]
     assert missing == []

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 from lsprotocol import types as lsp
 
-from agent_ls.server import protocol as P
+from agent_ls.server.protocol import methods as P
 from tests.llm.scripted_server import text, tool_calls
 from tests.lsp.conftest import Editor, Setup, close_editor, open_editor, wait_for
 

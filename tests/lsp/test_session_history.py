@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from agent_ls.agent.store import SessionStore, session_title
-from agent_ls.server import protocol as P
+from agent_ls.server.protocol import methods as P
 from tests.llm.scripted_server import text, tool_calls
 from tests.lsp.conftest import Editor, Setup, close_editor, open_editor
 

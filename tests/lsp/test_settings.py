@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from lsprotocol import types as lsp
 
-from agent_ls.server import protocol as P
+from agent_ls.server.protocol import methods as P
 from tests.lsp.conftest import Editor, Setup, open_editor, pid_alive, wait_for
 from tests.servers.launch import knob_stdio_params
 

@@ -8,7 +8,7 @@ import json
 import pytest
 from lsprotocol import types as lsp
 
-from agent_ls.server import protocol as P
+from agent_ls.server.protocol import methods as P
 from tests.llm.scripted_server import text
 from tests.lsp.conftest import Editor, Setup
 from tests.lsp.test_settings import changed, position_of, wait_diagnostics

@@ -20,7 +20,7 @@ import pytest
 from lsprotocol import types as lsp
 from pygls.exceptions import JsonRpcException
 
-from agent_ls.server import protocol as P
+from agent_ls.server.protocol import methods as P
 from tests.adversarial import SECRET, SECRET_ENV, USER_KEY, AdversarialWorkspace, Sink
 from tests.llm.scripted_server import ScriptedLLM, text, tool_calls
 from tests.lsp.conftest import Editor, Setup, close_editor, open_editor, wait_for

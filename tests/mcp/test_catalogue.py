@@ -11,8 +11,8 @@ from typing import Any
 
 from agent_ls.agent.registry import ToolRegistry
 from agent_ls.mcp.catalogue import CatalogueStore, Listing
-from agent_ls.mcp.connection import State
 from agent_ls.mcp.manager import MCPManager
+from agent_ls.mcp.status import State
 from tests.mcp.conftest import HostEnv, status_of, wait_until
 from tests.servers.launch import knob_stdio_params
 

@@ -11,7 +11,7 @@ from pathlib import Path
 import mcp_types as types
 import pytest
 
-from agent_ls.mcp.connection import State
+from agent_ls.mcp.status import State
 from tests.mcp.conftest import HostEnv, processes_with, status_of, wait_until
 from tests.servers.launch import knob_stdio_params
 

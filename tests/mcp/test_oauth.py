@@ -26,7 +26,7 @@ import httpx2
 import pytest
 
 from agent_ls.mcp.manager import MCPManager
-from agent_ls.mcp.oauth import headless_opener, port_is_free
+from agent_ls.mcp.oauth_redirect import headless_opener, port_is_free
 from agent_ls.mcp.oauth_store import OAuthStore, record_key
 from tests.mcp.conftest import HostEnv, status_of
 from tests.servers.launch import knob_stdio_params

@@ -17,16 +17,15 @@ from typing import Any
 import pytest
 
 from agent_ls.mcp.manager import MCPManager
-from agent_ls.mcp.skills import (
+from agent_ls.mcp.skill_entries import (
     SKILLS_EXTENSION,
-    SkillCatalog,
     SkillEntry,
     SkillError,
     SkillVerificationError,
-    offers_skills,
     parse_entry,
     verify_frontmatter,
 )
+from agent_ls.mcp.skills import SkillCatalog, offers_skills
 from tests.mcp.conftest import HostEnv, status_of
 from tests.servers import skills_server
 

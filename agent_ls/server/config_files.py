@@ -1,0 +1,118 @@
+"""The settings files as the editor sees them: which files they are, their diagnostics, watching them.
+
+The settings parser's problems are published as LSP diagnostics on the files they are in
+(positions converted to the client's units); the editor is asked to watch every settings file
+and the user's remembered decisions (dynamic registration of ``didChangeWatchedFiles``).
+"""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from lsprotocol import types as lsp
+from pygls.uris import from_fs_path
+
+if TYPE_CHECKING:
+    from agent_ls.server.server import AgentLanguageServer
+
+log = logging.getLogger("agent_ls.server")
+
+
+SETTINGS_GLOBS = ("**/.agent-ls/settings.json", "**/.mcp.json", "**/.vscode/mcp.json")
+
+
+def is_settings_file(path: str | None) -> bool:
+    if not path:
+        return False
+    p = Path(path)
+    return (p.name == "settings.json" and p.parent.name == ".agent-ls") or p.name == ".mcp.json" or (
+        p.name == "mcp.json" and p.parent.name == ".vscode") or _is_user_settings(p)
+
+
+def is_host_state(path: str | None) -> bool:
+    """The user's remembered decisions (another window, or `agent-ls trust`, wrote them)."""
+    from agent_ls.config.paths import host_state_path
+
+    try:
+        return path is not None and Path(path).resolve() == host_state_path().resolve()
+    except OSError:
+        return False
+
+
+def _is_user_settings(p: Path) -> bool:
+    from agent_ls.config.paths import user_settings_path
+
+    try:
+        return p.resolve() == user_settings_path().resolve()
+    except OSError:
+        return False
+
+
+def publish_config_diagnostics(ls: AgentLanguageServer, force: bool = False) -> None:
+    from agent_ls.config.jsonc import format_path
+
+    settings = ls.settings
+    if settings is None:
+        return
+    by_file: dict[str, list[lsp.Diagnostic]] = {}
+    for f in settings.files:
+        uri = from_fs_path(str(f))
+        if uri:
+            by_file[uri] = []
+    lines_of: dict[Path, list[str]] = {}
+    codec = ls.workspace.position_codec
+
+    def client_pos(file: Path, line: int, column: int) -> lsp.Position:
+        # The settings parser counts code points; the editor counts UTF-16 units (usually).
+        if file not in lines_of:
+            try:
+                lines_of[file] = file.read_text(encoding="utf-8").splitlines(keepends=True)
+            except (OSError, UnicodeDecodeError):
+                lines_of[file] = []
+        lines = lines_of[file]
+        if line >= len(lines):
+            return lsp.Position(line, column)
+        return codec.position_to_client_units(lines, lsp.Position(line, column))
+
+    for d in settings.diagnostics:
+        uri = from_fs_path(str(d.file))
+        if not uri:
+            continue
+        if d.span is not None:
+            rng = lsp.Range(client_pos(d.file, d.span.start.line, d.span.start.column),
+                            client_pos(d.file, d.span.end.line, d.span.end.column))
+        else:
+            rng = lsp.Range(lsp.Position(0, 0), lsp.Position(0, 0))
+        sev = {"error": lsp.DiagnosticSeverity.Error, "information": lsp.DiagnosticSeverity.Information}.get(
+            d.severity, lsp.DiagnosticSeverity.Warning)
+        message = f"{format_path(d.json_path)}: {d.message}" if d.json_path else d.message
+        by_file.setdefault(uri, []).append(lsp.Diagnostic(range=rng, message=message, severity=sev,
+                                                          source="agent-ls"))
+    for uri, diags in by_file.items():
+        if diags or ls.config_diagnostics.get(uri) or (force and uri in ls.config_diagnostics):
+            ls.text_document_publish_diagnostics(lsp.PublishDiagnosticsParams(uri=uri, diagnostics=diags))
+        ls.config_diagnostics[uri] = diags
+
+
+async def watch_settings_files(ls: AgentLanguageServer) -> None:
+    """Ask the editor to watch the settings files (dynamic registration)."""
+    caps = ls.client_capabilities
+    ws = caps.workspace
+    if ws is None or ws.did_change_watched_files is None or not ws.did_change_watched_files.dynamic_registration:
+        return
+    from agent_ls.config.paths import user_settings_path
+
+    watchers = [lsp.FileSystemWatcher(glob_pattern=g) for g in SETTINGS_GLOBS]
+    from agent_ls.config.paths import host_state_path
+
+    for file in (user_settings_path(), host_state_path()):
+        watchers.append(lsp.FileSystemWatcher(glob_pattern=lsp.RelativePattern(
+            base_uri=file.parent.as_uri(), pattern=file.name)))
+    try:
+        await ls.client_register_capability_async(lsp.RegistrationParams(registrations=[lsp.Registration(
+            id="agent-ls-settings", method=lsp.WORKSPACE_DID_CHANGE_WATCHED_FILES,
+            register_options=lsp.DidChangeWatchedFilesRegistrationOptions(watchers=watchers))]))
+    except Exception as e:
+        log.info("could not register settings file watchers: %s", e)

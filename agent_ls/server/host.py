@@ -1,0 +1,159 @@
+"""The MCP host's life in the language server: start it, stop it, follow its servers connecting.
+
+``initialized`` starts the host in the background: settings first (so ``mcp/status`` answers
+from a preview of what the host will report), then the MCP SDK off the event loop, then every
+server, with work-done progress while they connect. Every handler that needs the host waits
+for it through :func:`ensure_manager`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import functools
+import importlib
+import logging
+from typing import Any
+
+from lsprotocol import types as lsp
+
+from agent_ls.server.config_files import publish_config_diagnostics
+from agent_ls.server.editor_questions import ask_elicit, ask_server_trust
+from agent_ls.server.progress import start_progress
+from agent_ls.server.protocol.codec import RequestFailed
+from agent_ls.server.reload import ask_pending_workspaces
+from agent_ls.server.sampling import install_sampling
+from agent_ls.server.server import AgentLanguageServer, in_daemon_thread, kill_children
+from agent_ls.server.warmup import prewarm_llm
+from agent_ls.server.workspaces import host_state, policy
+
+log = logging.getLogger("agent_ls.server")
+
+
+async def shutdown_host(ls: AgentLanguageServer) -> None:
+    """Stop every background task, every MCP server and the session store."""
+    for t in list(ls.tasks):
+        t.cancel()
+    manager, ls.manager = ls.manager, None
+    ls.preview = None
+    if manager is not None:
+        await manager.close()
+    if ls.store is not None:
+        ls.store.close()
+        ls.store = None
+    if ls.display_store is not None:
+        ls.display_store.close()
+        ls.display_store = None
+    kill_children()
+
+
+async def ensure_manager(ls: AgentLanguageServer) -> Any:
+    if ls.manager is None:
+        await start_host(ls)
+    if ls.manager is None:
+        raise RequestFailed("the MCP host is shut down")
+    return ls.manager
+
+
+async def start_host(ls: AgentLanguageServer) -> None:
+    """Load settings and start every MCP server in the background, with work-done progress."""
+    async with ls.host_lock:
+        if ls.manager is not None:
+            return
+        from agent_ls.config.settings import load_settings
+
+        folders = ls.folders()
+        try:
+            settings = await asyncio.to_thread(functools.partial(load_settings, folders, trust=policy(ls)))
+            ls.settings = settings
+            # Until the host is loaded, mcp/status answers with what it will report: every
+            # server, and the tools kept from each one's last connection.
+            ls.preview = await asyncio.to_thread(preview, settings, host_state(ls))
+        finally:
+            ls.preview_ready.set()
+        ls.notify_status_soon()
+        # Building the SDK's pydantic models holds the interpreter for long stretches: let the
+        # editor's first mcp/status be answered (from the preview) before that starts.
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(ls.status_answered.wait(), 0.1)
+        # The MCP SDK takes a while to import: do it off the event loop so the editor's
+        # requests keep being answered meanwhile.
+        host = await in_daemon_thread(lambda: importlib.import_module("agent_ls.mcp.host"))
+        manager = host.create_manager(
+            folders, settings,
+            state=host_state(ls),
+            trust_handler=lambda cfg: ask_server_trust(ls, cfg),
+            elicitation_handler=lambda server, params: ask_elicit(ls, server, params),
+            on_change=ls.notify_status_soon,
+        )
+        ls.manager = manager
+        ls.preview = None
+        install_sampling(ls, manager)  # MCP sampling: consent through mcp/sample
+        if hasattr(manager, "set_auth_opener"):
+            manager.set_auth_opener(lambda server, url: open_auth_url(ls, server, url))
+        await manager.apply(settings)
+        prewarm_llm(ls)  # the servers start in their own processes meanwhile
+        publish_config_diagnostics(ls)
+        for d in settings.diagnostics:
+            log.log(logging.INFO if d.severity == "information" else logging.WARNING, "settings: %s", d)
+        ls.run_task(connect_progress(ls, manager), "MCP connect progress")
+        ask_pending_workspaces(ls)
+
+
+def preview(settings: Any, state: Any) -> Any:
+    """The status the host will report once loaded (None when it cannot be told)."""
+    from agent_ls.config.paths import catalogue_path
+    from agent_ls.mcp.catalogue import CatalogueStore
+    from agent_ls.mcp.preview import preview_status
+
+    try:
+        return preview_status(settings, state, CatalogueStore(catalogue_path()))
+    except Exception as e:  # noqa: BLE001 - only a head start: the host reports the truth anyway
+        log.info("no early MCP status: %s", e)
+        return None
+
+
+async def connect_progress(ls: AgentLanguageServer, manager: Any) -> None:
+    """Work-done progress while servers connect; one log line per server outcome."""
+    names = manager.server_names()
+    progress = await start_progress(ls, "mcp", "Connecting MCP servers", f"{len(names)} servers", percentage=0)
+    done: set[str] = set()
+    waiting = {"starting", "restarting"}
+
+    def report() -> None:
+        states = {s.name: (s.state, s.error) for s in manager.status()}
+        finished = {n for n, (st, _) in states.items() if st not in waiting}
+        for n in sorted(finished - done):
+            done.add(n)
+            st, err = states[n]
+            if err and st == "failed":
+                log.warning("MCP server %s: %s [%s] %s", n, st, err.get("phase"), err.get("message"))
+            else:
+                log.info("MCP server %s: %s", n, st)
+            if progress is not None:
+                pct = int(100 * len(done) / max(1, len(states)))
+                progress.report(f"{n}: {st}", pct)
+
+    try:
+        for _ in range(1200):
+            report()
+            if all(s.state not in waiting for s in manager.status()):
+                break
+            await asyncio.sleep(0.1)
+        report()
+    finally:
+        if progress is not None:
+            connected = sum(1 for s in manager.status() if s.state == "connected")
+            progress.end(f"{connected}/{len(manager.server_names())} connected")
+
+
+async def open_auth_url(ls: AgentLanguageServer, server: str, url: str) -> None:
+    """An OAuth authorization page: the editor opens it in the browser (``window/showDocument``
+    with ``external``); an editor that cannot is shown the URL."""
+    window = ls.client_capabilities.window
+    if window is not None and window.show_document is not None and window.show_document.support:
+        result = await ls.window_show_document_async(lsp.ShowDocumentParams(uri=url, external=True))
+        if result.success:
+            return
+    log.warning("open this URL to sign in to the MCP server %s: %s", server, url)
+    ls.show(lsp.MessageType.Info, f"agent-ls: open this URL to sign in to the MCP server '{server}': {url}")

@@ -1,0 +1,113 @@
+"""LSP lifecycle and settings-file handlers: initialize, initialized, workspace folders, shutdown,
+``agent/serverInfo``, and the notifications that reload the settings (watched files, saves).
+
+Nothing slow happens on the ``initialize`` path (litellm and the MCP SDK are imported later);
+``initialized`` starts the MCP host in the background (:mod:`agent_ls.server.host`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import sys
+from typing import Any
+
+from lsprotocol import types as lsp
+from pygls.uris import to_fs_path
+
+from agent_ls.server import preload
+from agent_ls.server.config_files import (
+    is_host_state,
+    is_settings_file,
+    publish_config_diagnostics,
+    watch_settings_files,
+)
+from agent_ls.server.host import shutdown_host, start_host
+from agent_ls.server.protocol.codec import NoParams, dump, parse
+from agent_ls.server.protocol.methods import SERVER_INFO
+from agent_ls.server.protocol.sessions import ServerInfoResult
+from agent_ls.server.reload import decisions_changed, reload_settings
+from agent_ls.server.server import AgentLanguageServer, guarded, in_daemon_thread
+from agent_ls.server.workspaces import editor_trust_from
+
+log = logging.getLogger("agent_ls.server")
+
+
+HEAVY_MODULES = ("litellm", "mcp")
+
+
+def register(server: AgentLanguageServer) -> None:
+    _register_lifecycle(server)
+    _register_settings(server)
+
+
+def _register_lifecycle(server: AgentLanguageServer) -> None:
+    @server.feature(lsp.INITIALIZE)
+    def initialize(ls: AgentLanguageServer, params: lsp.InitializeParams) -> None:
+        # Evidence for the "initialize stays light" promise (reported by agent/serverInfo).
+        ls.modules_at_initialize = {m: m in sys.modules for m in HEAVY_MODULES}
+        ls.editor_trusted = editor_trust_from(params.initialization_options)
+        # Once the result is on its way: load what answers the first mcp/status (settings and
+        # the kept catalogue, no MCP SDK) in the background.
+        asyncio.get_running_loop().call_soon(lambda: ls.run_task(_preload(), "preload settings"))
+
+    @server.feature(lsp.INITIALIZED)
+    async def initialized(ls: AgentLanguageServer, params: lsp.InitializedParams) -> None:
+        ls.run_task(start_host(ls), "start MCP host")
+        ls.run_task(watch_settings_files(ls), "register file watchers")
+
+    @server.feature(lsp.WORKSPACE_DID_CHANGE_WORKSPACE_FOLDERS)
+    async def folders_changed(ls: AgentLanguageServer, params: lsp.DidChangeWorkspaceFoldersParams) -> None:
+        # pygls has already applied the change to ls.workspace.folders.
+        log.info("workspace folders: %s", ", ".join(map(str, ls.folders())) or "(none)")
+        await reload_settings(ls)
+
+    @server.feature(lsp.SHUTDOWN)
+    async def shutdown(ls: AgentLanguageServer, params: Any) -> None:
+        await shutdown_host(ls)
+
+    @server.feature(SERVER_INFO)
+    @guarded
+    async def server_info(ls: AgentLanguageServer, raw: Any) -> Any:
+        from agent_ls import __version__
+
+        parse(NoParams, raw)
+        return dump(ServerInfoResult(
+            name="agent-ls", version=__version__, pid=os.getpid(), python=sys.version.split()[0],
+            loaded_modules={m: _imported(m) for m in HEAVY_MODULES},
+            loaded_at_initialize=dict(ls.modules_at_initialize),
+            workspace_folders=[str(f) for f in ls.folders()],
+        ))
+
+
+async def _preload() -> None:
+    """What the first mcp/status needs (already under way when the process was started by
+    ``agent-ls serve`` or ``python -m agent_ls.server``: :mod:`agent_ls.server.preload`)."""
+    await in_daemon_thread(preload.import_first_status_modules)
+
+
+def _imported(name: str) -> bool:
+    """Fully imported (a module is in sys.modules while its import still runs)."""
+    module = sys.modules.get(name)
+    return module is not None and not getattr(getattr(module, "__spec__", None), "_initializing", False)
+
+
+def _register_settings(server: AgentLanguageServer) -> None:
+    @server.feature(lsp.WORKSPACE_DID_CHANGE_WATCHED_FILES)
+    async def watched(ls: AgentLanguageServer, params: lsp.DidChangeWatchedFilesParams) -> None:
+        paths = [to_fs_path(c.uri) for c in params.changes]
+        if any(is_settings_file(p) for p in paths):
+            await reload_settings(ls)
+        elif any(is_host_state(p) for p in paths):
+            await decisions_changed(ls)
+
+    @server.feature(lsp.TEXT_DOCUMENT_DID_SAVE)
+    async def did_save(ls: AgentLanguageServer, params: lsp.DidSaveTextDocumentParams) -> None:
+        if is_settings_file(to_fs_path(params.text_document.uri)):
+            await reload_settings(ls)
+
+    @server.feature(lsp.TEXT_DOCUMENT_DID_OPEN)
+    async def did_open(ls: AgentLanguageServer, params: lsp.DidOpenTextDocumentParams) -> None:
+        if is_settings_file(to_fs_path(params.text_document.uri)):
+            publish_config_diagnostics(ls, force=True)

@@ -1,0 +1,213 @@
+"""The ``mcp/*`` requests: status, server control (restart, enable, trust, sign-in), resources,
+prompts and direct tool calls. Each handler validates its params, waits for the host
+(:func:`~agent_ls.server.host.ensure_manager`) and maps the result.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from typing import Any
+
+from agent_ls.server.direct_tools import call_tool_direct
+from agent_ls.server.host import ensure_manager, start_host
+from agent_ls.server.protocol.codec import NoParams, RequestFailed, dump, parse
+from agent_ls.server.protocol.mcp import (
+    CallToolParams,
+    GetPromptParams,
+    GetPromptResult,
+    PromptArgumentPayload,
+    PromptMessagePayload,
+    PromptPayload,
+    PromptsListParams,
+    PromptsListResult,
+    ReadResourceParams,
+    ReadResourceResult,
+    ResourcePayload,
+    ResourcesListParams,
+    ResourcesListResult,
+    ServerParams,
+    ServerStatusPayload,
+    SetEnabledParams,
+    SignInParams,
+    TrustParams,
+)
+from agent_ls.server.protocol.methods import (
+    MCP_CALL_TOOL,
+    MCP_PROMPTS_GET,
+    MCP_PROMPTS_LIST,
+    MCP_RESOURCES_LIST,
+    MCP_RESOURCES_READ,
+    MCP_RESTART,
+    MCP_SET_ENABLED,
+    MCP_SIGN_IN,
+    MCP_SIGN_OUT,
+    MCP_STATUS,
+    MCP_TRUST,
+)
+from agent_ls.server.server import AgentLanguageServer, guarded
+from agent_ls.server.status import status_payload, status_result
+
+log = logging.getLogger("agent_ls.server")
+
+
+def _one_status(manager: Any, name: str) -> ServerStatusPayload:
+    return next(s for s in status_payload(manager) if s.name == name)
+
+
+def _known(manager: Any, server: str) -> None:
+    if server not in manager.server_names():
+        raise RequestFailed(f"no MCP server named {server!r} is configured")
+
+
+def _connected(manager: Any, server: str) -> None:
+    _known(manager, server)
+    conn = manager.connection(server)
+    if conn is None or not conn.connected:
+        state = conn.state.value if conn is not None else "failed"
+        raise RequestFailed(f"MCP server {server!r} is not connected ({state})")
+
+
+def register(server: AgentLanguageServer) -> None:  # noqa: C901 - one registration list
+    @server.feature(MCP_STATUS)
+    @guarded
+    async def mcp_status(ls: AgentLanguageServer, raw: Any) -> Any:
+        parse(NoParams, raw)
+        if ls.manager is None:  # the host is loading: answer with what it will report
+            if not ls.host_lock.locked():
+                ls.run_task(start_host(ls), "start MCP host")
+            await ls.preview_ready.wait()  # settings and the kept catalogues: milliseconds
+            if ls.manager is None and ls.preview is not None:
+                # set once this answer is on its way (pygls writes it when the handler returns)
+                asyncio.get_running_loop().call_soon(ls.status_answered.set)
+                return status_result(ls, ls.preview)
+        return status_result(ls, await ensure_manager(ls))
+
+    @server.feature(MCP_RESTART)
+    @guarded
+    async def mcp_restart(ls: AgentLanguageServer, raw: Any) -> Any:
+        p = parse(ServerParams, raw)
+        manager = await ensure_manager(ls)
+        if p.server is not None:
+            _known(manager, p.server)
+            if manager.connection(p.server) is None:
+                raise RequestFailed(f"MCP server {p.server!r} has a configuration error; fix the settings file")
+        await manager.restart(p.server)
+        await manager.wait_ready(60)
+        return status_result(ls, manager)
+
+    @server.feature(MCP_SET_ENABLED)
+    @guarded
+    async def mcp_set_enabled(ls: AgentLanguageServer, raw: Any) -> Any:
+        p = parse(SetEnabledParams, raw)
+        manager = await ensure_manager(ls)
+        _known(manager, p.server)
+        if manager.connection(p.server) is None:
+            raise RequestFailed(f"MCP server {p.server!r} has a configuration error; fix the settings file")
+        await manager.set_enabled(p.server, p.enabled)
+        await manager.wait_ready(60)
+        return status_result(ls, manager)
+
+    @server.feature(MCP_TRUST)
+    @guarded
+    async def mcp_trust(ls: AgentLanguageServer, raw: Any) -> Any:
+        p = parse(TrustParams, raw)
+        manager = await ensure_manager(ls)
+        _known(manager, p.server)
+        conn = manager.connection(p.server)
+        if conn is None or not conn.config.needs_trust:
+            raise RequestFailed(f"MCP server {p.server!r} is not defined by a workspace file: it needs no trust")
+        try:
+            await manager.set_trust(p.server, p.trusted)
+        except ValueError as e:
+            raise RequestFailed(str(e)) from None
+        await manager.wait_ready(60)
+        return status_result(ls, manager)
+
+    async def auth_action(ls: AgentLanguageServer, raw: Any, sign_in: bool) -> Any:
+        p = parse(SignInParams, raw)
+        manager = await ensure_manager(ls)
+        _known(manager, p.server)
+        try:
+            status = await (manager.sign_in(p.server) if sign_in else manager.sign_out(p.server))
+        except ValueError as e:
+            raise RequestFailed(str(e)) from None
+        return dump(_one_status(manager, status.name))
+
+    @server.feature(MCP_SIGN_IN)
+    @guarded
+    async def mcp_sign_in(ls: AgentLanguageServer, raw: Any) -> Any:
+        return await auth_action(ls, raw, sign_in=True)
+
+    @server.feature(MCP_SIGN_OUT)
+    @guarded
+    async def mcp_sign_out(ls: AgentLanguageServer, raw: Any) -> Any:
+        return await auth_action(ls, raw, sign_in=False)
+
+    @server.feature(MCP_RESOURCES_LIST)
+    @guarded
+    async def resources_list(ls: AgentLanguageServer, raw: Any) -> Any:
+        p = parse(ResourcesListParams, raw)
+        manager = await ensure_manager(ls)
+        if p.server is not None:
+            _known(manager, p.server)
+        await manager.refresh_if_dirty()
+        resources = [ResourcePayload(server=s, uri=str(r.uri), name=r.name, mime_type=r.mime_type,
+                                     description=r.description)
+                     for s, r in manager.resources() if p.server in (None, s)]
+        templates = [{"server": s, "uriTemplate": str(t.uri_template), "name": t.name, "mimeType": t.mime_type,
+                      "description": t.description}
+                     for s, t in manager.resource_templates() if p.server in (None, s)]
+        return dump(ResourcesListResult(resources=resources, templates=templates))
+
+    @server.feature(MCP_RESOURCES_READ)
+    @guarded
+    async def resources_read(ls: AgentLanguageServer, raw: Any) -> Any:
+        p = parse(ReadResourceParams, raw)
+        manager = await ensure_manager(ls)
+        _connected(manager, p.server)
+        result = await manager.read_resource(p.server, p.uri)
+        contents = [c.model_dump(mode="json", by_alias=True, exclude_none=True) for c in result.contents]
+        return dump(ReadResourceResult(contents=contents))
+
+    @server.feature(MCP_PROMPTS_LIST)
+    @guarded
+    async def prompts_list(ls: AgentLanguageServer, raw: Any) -> Any:
+        p = parse(PromptsListParams, raw)
+        manager = await ensure_manager(ls)
+        if p.server is not None:
+            _known(manager, p.server)
+        await manager.refresh_if_dirty()
+        prompts = [PromptPayload(server=s, name=pr.name, description=pr.description, arguments=[
+            PromptArgumentPayload(name=a.name, description=a.description, required=bool(a.required))
+            for a in (pr.arguments or [])]) for s, pr in manager.prompts() if p.server in (None, s)]
+        return dump(PromptsListResult(prompts=prompts))
+
+    @server.feature(MCP_PROMPTS_GET)
+    @guarded
+    async def prompts_get(ls: AgentLanguageServer, raw: Any) -> Any:
+        p = parse(GetPromptParams, raw)
+        manager = await ensure_manager(ls)
+        _connected(manager, p.server)
+        result = await manager.get_prompt(p.server, p.name, p.arguments)
+        return dump(GetPromptResult(description=result.description,
+                                    messages=[prompt_message(m) for m in result.messages]))
+
+    @server.feature(MCP_CALL_TOOL)
+    @guarded
+    async def call_tool(ls: AgentLanguageServer, raw: Any) -> Any:
+        p = parse(CallToolParams, raw)
+        return dump(await call_tool_direct(ls, p.server, p.tool, p.arguments))
+
+
+def prompt_message(m: Any) -> PromptMessagePayload:
+    content = m.content
+    text = getattr(content, "text", None)
+    if text is None:
+        resource = getattr(content, "resource", None)
+        text = getattr(resource, "text", None)
+    if text is None:
+        kind = getattr(content, "type", "content")
+        mime = getattr(content, "mime_type", None) or getattr(getattr(content, "resource", None), "mime_type", None)
+        text = f"[{kind}{' ' + mime if mime else ''}]"
+    return PromptMessagePayload(role=str(m.role), text=text)

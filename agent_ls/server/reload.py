@@ -1,0 +1,159 @@
+"""Settings changes while the server runs: reload live, keep the last valid configuration, and
+the workspace trust questions that follow.
+
+A settings file saved or changed on disk, a workspace folder added, the editor's trust or a
+remembered decision changed: the settings are read again and the host reconfigured (unchanged
+servers keep running). A folder whose files ask for something that needs trust is asked about
+(``agent/trustWorkspace``); its answer is remembered and the settings reload with it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import logging
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from lsprotocol import types as lsp
+
+from agent_ls.server.ask import AskFailed, ask
+from agent_ls.server.config_files import publish_config_diagnostics
+from agent_ls.server.protocol.methods import TRUST_WORKSPACE
+from agent_ls.server.protocol.questions import TrustWorkspaceResult
+from agent_ls.server.workspaces import policy, record, trust_workspace_params
+
+if TYPE_CHECKING:
+    from agent_ls.config.trust import WorkspaceTrustInfo
+    from agent_ls.server.server import AgentLanguageServer
+
+log = logging.getLogger("agent_ls.server")
+
+
+def _unparsable_files(settings: Any) -> set[Path]:
+    """Files that could not be read as JSON at all (their diagnostic has no JSON path)."""
+    return {d.file for d in settings.diagnostics if d.severity == "error" and d.json_path == ()}
+
+
+async def reload_settings(ls: AgentLanguageServer) -> None:
+    """Re-read every scope and reconfigure live (unchanged servers keep running).
+
+    The last valid configuration stays in force: while a file does not parse, everything it
+    defined before is kept; an entry that became invalid keeps its last valid version running.
+    Diagnostics always show the current problems.
+    """
+    from agent_ls.config.settings import load_settings
+
+    if ls.manager is None:
+        return
+    async with ls.reload_lock:
+        manager = ls.manager
+        if manager is None:
+            return
+        folders = ls.folders()
+        new = await asyncio.to_thread(functools.partial(load_settings, folders, trust=policy(ls)))
+        old = ls.settings
+        broken = sorted(_unparsable_files(new) - (_unparsable_files(old) if old is not None else set()))
+        if old is not None:
+            _keep_last_valid(old, new)
+        for file in broken:
+            ls.show(lsp.MessageType.Error, f"agent-ls: {file} is not valid JSON; the last valid configuration "
+                                           "stays in force until it is fixed (see the diagnostics)")
+        ls.settings = new
+        ls.direct_gate = None
+        await manager.set_roots(folders)
+        await manager.apply(new)
+        publish_config_diagnostics(ls)
+        ls.sessions.clear()  # new sessions pick up model and permission changes
+        ls.notify_status_soon()  # the workspaces' trust may have changed with no server changing
+        log.info("settings reloaded: %d servers, %d problems", len(new.servers), len(new.diagnostics))
+        ask_pending_workspaces(ls)
+
+
+def _keep_last_valid(old: Any, new: Any) -> None:
+    broken = _unparsable_files(new)
+    if broken:
+        # The file's previous content stays in force: its servers, and its other settings.
+        for name, cfg in old.servers.items():
+            if cfg.source.file in broken and (name not in new.servers or new.servers[name].source.file != cfg.source.file):
+                new.servers[name] = cfg
+                new.failed.pop(name, None)
+        old_layers = {file: (scope, root) for scope, file, root in old.layers}
+        for file in broken:
+            if file in old_layers:
+                scope, root = old_layers[file]
+                new.layers.append((scope, file, root))
+                for k, v in root.items():
+                    if k != "mcpServers":
+                        new.other.setdefault(k, v)
+    for name, failed in list(new.failed.items()):
+        prev = old.servers.get(name)
+        if prev is not None and prev.source.file == failed.source.file:
+            new.servers[name] = prev  # the entry is broken now: its last valid version keeps running
+            del new.failed[name]
+    from agent_ls.config.reload import keep_last_valid_sections
+
+    keep_last_valid_sections(old, new)  # the same per settings section (model, agent, toolActions...)
+
+
+def ask_pending_workspaces(ls: AgentLanguageServer) -> None:
+    """Ask about every folder that needs a decision now (one prompt per folder and digest);
+    withdraw prompts that no longer match what the folder asks for."""
+    settings = ls.settings
+    if settings is None:
+        return
+    for folder, (digest, task) in list(ls.workspace_prompts.items()):
+        info = settings.workspaces.get(folder)
+        if info is None or not info.asks or info.request.digest != digest:
+            task.cancel()
+            ls.workspace_prompts.pop(folder, None)
+    for folder, info in settings.workspaces.items():
+        if not info.asks or folder in ls.workspace_prompts:
+            continue
+        if ls.workspace_prompt_unsupported:
+            continue
+        log.info("workspace %s asks for trust: %s", folder, info.message)
+        task = ls.run_task(_ask_workspace(ls, info), f"trust prompt for {folder}")
+        ls.workspace_prompts[folder] = (info.request.digest, task)
+
+
+async def _ask_workspace(ls: AgentLanguageServer, info: WorkspaceTrustInfo) -> None:
+    folder = info.request.folder
+    try:
+        answer = await ask(ls, TRUST_WORKSPACE, trust_workspace_params(ls, info), TrustWorkspaceResult,
+                           fallback=TrustWorkspaceResult(trusted=None),
+                           supported=not ls.workspace_prompt_unsupported)
+        trusted = answer.trusted
+        if trusted is not None:
+            await record(ls, [info.request], trusted)
+    except asyncio.CancelledError:
+        raise
+    except Exception as e:
+        if isinstance(e, AskFailed) and e.method_not_found:
+            ls.workspace_prompt_unsupported = True
+        log.info("no trust decision for %s from the editor (%s); it stays restricted. Trust it with the "
+                 "agent/setWorkspaceTrust request or `agent-ls trust --workspace %s`", folder, e, folder)
+        return
+    finally:
+        current = ls.workspace_prompts.get(folder)
+        if current is not None and current[0] == info.request.digest:
+            ls.workspace_prompts.pop(folder, None)
+    if trusted is not None:
+        await reload_settings(ls)
+
+
+async def decisions_changed(ls: AgentLanguageServer) -> None:
+    """``host-state.json`` changed (another window, or the terminal, decided something): a
+    folder whose trust state differs now reloads the settings; servers that waited for a
+    decision another process made start (or stay stopped) without a reload."""
+    from agent_ls.config.settings import load_settings
+
+    if ls.settings is None or ls.manager is None:
+        return
+    fresh = await asyncio.to_thread(functools.partial(load_settings, ls.folders(), trust=policy(ls)))
+    before = {f: i.state for f, i in ls.settings.workspaces.items()}
+    if {f: i.state for f, i in fresh.workspaces.items()} != before:
+        log.info("workspace trust changed in another process: reloading the settings")
+        await reload_settings(ls)
+        return
+    await ls.manager.recheck_trust()

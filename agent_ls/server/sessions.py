@@ -1,0 +1,226 @@
+"""Stored sessions over LSP: the session store, building a session, and the ``agent/sessions/*``,
+``agent/changeOutcome``, ``agent/changeContent`` and ``agent/toolOutput`` requests.
+
+Sessions live in the workspace's session database (:class:`agent_ls.agent.store.SessionStore`);
+next to them, how user messages are shown (:mod:`.display`) and the agent's file changes
+(:class:`agent_ls.agent.changes.ChangeStore`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from pathlib import Path
+from typing import Any
+
+from agent_ls.server.approval import EditorApprover, agent_settings_now
+from agent_ls.server.host import ensure_manager
+from agent_ls.server.protocol.codec import NoParams, RequestFailed, dump, parse
+from agent_ls.server.protocol.methods import (
+    CHANGE_CONTENT,
+    CHANGE_OUTCOME,
+    SESSIONS_DELETE,
+    SESSIONS_LIST,
+    SESSIONS_NEW,
+    SESSIONS_RESUME,
+    TOOL_OUTPUT,
+)
+from agent_ls.server.protocol.sessions import (
+    ChangeContentParams,
+    ChangeContentResult,
+    ChangeOutcomeParams,
+    DeleteResult,
+    FileChangePayload,
+    NewSessionParams,
+    NewSessionResult,
+    ResumeResult,
+    SessionInfo,
+    SessionParams,
+    SessionsListResult,
+    ToolOutputParams,
+    ToolOutputResult,
+)
+from agent_ls.server.server import AgentLanguageServer, guarded
+
+log = logging.getLogger("agent_ls.server")
+
+
+async def ensure_store(ls: AgentLanguageServer) -> Any:
+    if ls.store is None:
+        from agent_ls.agent.store import SessionStore
+        from agent_ls.config.paths import user_data_dir
+
+        folders = ls.folders()
+        root = folders[0] if folders else Path.cwd()
+        ls.store = await asyncio.to_thread(SessionStore.for_workspace, user_data_dir(), root)
+    return ls.store
+
+
+async def ensure_display_store(ls: AgentLanguageServer) -> Any:
+    store = await ensure_store(ls)
+    if ls.display_store is None:
+        from agent_ls.server.display import DisplayStore
+
+        ls.display_store = await asyncio.to_thread(DisplayStore, store.path)
+    return ls.display_store
+
+
+change_notes: dict[str, list[str]] = {}
+"""Per session: what the user did to the agent's changes since its last prompt (a revert), said
+at the start of the next user message."""
+
+
+async def ensure_change_store(ls: AgentLanguageServer) -> Any:
+    """The agent's file changes (:class:`agent_ls.agent.changes.ChangeStore`), in the session database."""
+    from agent_ls.agent.changes import ChangeStore
+
+    store = await ensure_store(ls)
+    return await asyncio.to_thread(ChangeStore.for_path, store.path)
+
+
+def change_payload(record: dict[str, Any]) -> FileChangePayload:
+    return FileChangePayload(
+        change_id=record["change_id"], call_id=record.get("call_id"), path=record["path"], shown=record["shown"],
+        added=record["added"], removed=record["removed"], created=record["created"], status=record["status"],
+        turn=record.get("turn", 0), uri=record.get("uri"), reason=record.get("reason"),
+        has_content=bool(record.get("has_content")))
+
+
+def with_tool_runs(messages: list[dict[str, Any]], runs: dict[str, Any]) -> list[dict[str, Any]]:
+    """The tool results of a resumed history with ``run``: ``{server, displayName, durationMs,
+    isError, denied}`` (how the call ran, for the chat's tool cards; copies, never sent to the model)."""
+    if not runs:
+        return messages
+    out = []
+    for m in messages:
+        run = runs.get(m.get("tool_call_id") or "") if m.get("role") == "tool" else None
+        if run is not None:
+            m = {**m, "run": {"server": run.server, "displayName": run.display_name, "durationMs": run.duration_ms,
+                              "isError": run.is_error, "denied": run.denied}}
+        out.append(m)
+    return out
+
+
+async def get_session(ls: AgentLanguageServer, session_id: str | None, model: str | None) -> Any:
+    if session_id is not None and session_id in ls.sessions and model is None:
+        return ls.sessions[session_id]
+    manager = await ensure_manager(ls)
+    store = await ensure_store(ls)
+    agent = agent_settings_now(ls)
+    llm = agent.llm_config(model)
+    if llm is None:
+        raise RequestFailed(
+            "no model is configured: set \"model\" in .agent-ls/settings.json or the user settings, or the "
+            "AGENT_LS_MODEL environment variable (any litellm model string, e.g. anthropic/claude-sonnet-4-5 "
+            "or ollama/qwen3 with \"apiBase\")")
+    if session_id is not None and await asyncio.to_thread(store.get_session, session_id) is None:
+        raise RequestFailed(f"no session {session_id!r}")
+
+    from agent_ls.agent.builder import FrontEnd, build_session
+    from agent_ls.server.editor_files import LspEditorFiles
+
+    approver = EditorApprover(ls)
+    session = await build_session(agent, llm, roots=ls.folders() or [Path.cwd()],
+                                  front=FrontEnd(approver=approver, editor=LspEditorFiles(ls)),
+                                  manager=manager, store=store, session_id=session_id)
+    approver.session_id = session.session_id
+    session.approver = approver  # type: ignore[attr-defined]
+    ls.sessions[session.session_id] = session
+    return session
+
+
+def register(server: AgentLanguageServer) -> None:
+    @server.feature(SESSIONS_LIST)
+    @guarded
+    async def sessions_list(ls: AgentLanguageServer, raw: Any) -> Any:
+        parse(NoParams, raw)
+        store = await ensure_store(ls)
+        infos = await asyncio.to_thread(store.list_sessions)
+        return dump(SessionsListResult(sessions=[
+            SessionInfo(id=i.id, title=i.title, created=i.created, updated=i.updated, model=i.model,
+                        message_count=i.message_count) for i in infos]))
+
+    @server.feature(SESSIONS_NEW)
+    @guarded
+    async def sessions_new(ls: AgentLanguageServer, raw: Any) -> Any:
+        p = parse(NewSessionParams, raw)
+        store = await ensure_store(ls)
+        info = await asyncio.to_thread(store.create_session, p.title)
+        return dump(NewSessionResult(session_id=info.id))
+
+    @server.feature(SESSIONS_RESUME)
+    @guarded
+    async def sessions_resume(ls: AgentLanguageServer, raw: Any) -> Any:
+        p = parse(SessionParams, raw)
+        store = await ensure_store(ls)
+        if await asyncio.to_thread(store.get_session, p.session_id) is None:
+            raise RequestFailed(f"no session {p.session_id!r}")
+        messages = await asyncio.to_thread(store.load_messages, p.session_id)
+        try:
+            display = await ensure_display_store(ls)
+            messages = await asyncio.to_thread(display.annotate, p.session_id, messages)
+        except Exception as e:  # the history itself is what matters
+            log.warning("could not read how session %s shows its messages: %s", p.session_id, e)
+        try:
+            messages = with_tool_runs(messages, await asyncio.to_thread(store.tool_runs, p.session_id))
+        except Exception as e:
+            log.warning("could not read how the tools of session %s ran: %s", p.session_id, e)
+        changes: list[FileChangePayload] = []
+        try:
+            change_store = await ensure_change_store(ls)
+            changes = [change_payload(r) for r in await asyncio.to_thread(change_store.list, p.session_id)]
+        except Exception as e:  # the history itself is what matters
+            log.warning("could not read the file changes of session %s: %s", p.session_id, e)
+        return dump(ResumeResult(session_id=p.session_id, messages=messages, changes=changes))
+
+    @server.feature(CHANGE_OUTCOME)
+    @guarded
+    async def change_outcome(ls: AgentLanguageServer, raw: Any) -> Any:
+        p = parse(ChangeOutcomeParams, raw)
+        change_store = await ensure_change_store(ls)
+        record = await asyncio.to_thread(change_store.set_status, p.session_id, p.change_id, p.outcome)
+        if record is None:
+            raise RequestFailed(f"no change {p.change_id!r} in session {p.session_id!r}")
+        if p.outcome == "reverted":  # the model is told with the next prompt (it thinks its change is in)
+            change_notes.setdefault(p.session_id, []).append(
+                f"the user reverted your change to {record['shown']} (it has the text from before that change again)")
+        return dump(change_payload(record))
+
+    @server.feature(TOOL_OUTPUT)
+    @guarded
+    async def tool_output(ls: AgentLanguageServer, raw: Any) -> Any:
+        p = parse(ToolOutputParams, raw)
+        session = ls.sessions.get(p.session_id)
+        outputs = getattr(session, "outputs", None)
+        if outputs is None:
+            raise RequestFailed(f"the outputs of session {p.session_id!r} are not kept any more: stored output "
+                                "lives in memory only, and agent-ls restarted (or the session was deleted)")
+        found = outputs.get(p.handle)
+        if isinstance(found, str):
+            raise RequestFailed(found)
+        return dump(ToolOutputResult(handle=found.handle, tool=found.tool, text=found.text,
+                                     total_chars=found.total_chars))
+
+    @server.feature(CHANGE_CONTENT)
+    @guarded
+    async def change_content(ls: AgentLanguageServer, raw: Any) -> Any:
+        p = parse(ChangeContentParams, raw)
+        change_store = await ensure_change_store(ls)
+        found = await asyncio.to_thread(change_store.content, p.session_id, p.change_id)
+        if found is None:
+            raise RequestFailed(f"no change {p.change_id!r} in session {p.session_id!r}")
+        record, before, after = found
+        record["has_content"] = before is not None
+        return dump(ChangeContentResult(change=change_payload(record), before=before, after=after))
+
+    @server.feature(SESSIONS_DELETE)
+    @guarded
+    async def sessions_delete(ls: AgentLanguageServer, raw: Any) -> Any:
+        p = parse(SessionParams, raw)
+        lock = ls.session_locks.get(p.session_id)
+        if lock is not None and lock.locked():
+            raise RequestFailed(f"session {p.session_id} is answering a prompt; cancel it first")
+        store = await ensure_store(ls)
+        ls.sessions.pop(p.session_id, None)
+        ls.session_locks.pop(p.session_id, None)
+        return dump(DeleteResult(deleted=await asyncio.to_thread(store.delete_session, p.session_id)))

@@ -1,0 +1,67 @@
+"""litellm and the agent, imported off the event loop: warmed up after the host started, or
+loaded (with work-done progress) when a prompt needs them first."""
+
+from __future__ import annotations
+
+import importlib
+import logging
+import os
+import sys
+from typing import TYPE_CHECKING
+
+from agent_ls.server.approval import agent_settings_now
+from agent_ls.server.progress import start_progress
+from agent_ls.server.server import in_daemon_thread
+
+if TYPE_CHECKING:
+    from agent_ls.server.server import AgentLanguageServer
+
+log = logging.getLogger("agent_ls.server")
+
+
+async def load_llm() -> None:
+    """litellm takes seconds to import: never on the event loop (requests, including
+    ``$/cancelRequest``, keep being answered meanwhile)."""
+    from agent_ls.agent import llm
+
+    if llm._litellm is None:
+        await in_daemon_thread(llm.get_litellm)
+
+
+async def load_llm_with_progress(ls: AgentLanguageServer) -> None:
+    """:func:`load_llm`; while a prompt waits for it (the warm-up has not finished yet), the
+    editor shows work-done progress saying so."""
+    from agent_ls.agent import llm
+
+    if llm._litellm is not None:
+        return
+    progress = await start_progress(ls, "load", "agent-ls", "Loading the model library (first prompt only)…")
+    try:
+        await load_llm()
+    finally:
+        if progress is not None:
+            progress.end()
+
+
+def prewarm_llm(ls: AgentLanguageServer) -> None:
+    """Import litellm and the agent in the background once the MCP host has started (its
+    servers start in their own processes), when a model is configured, so that the first
+    prompt is as fast as the later ones. ``AGENT_LS_WARMUP=0`` turns it off (benchmarks)."""
+    if os.environ.get("AGENT_LS_WARMUP") == "0":
+        return
+    if agent_settings_now(ls).model and "litellm" not in sys.modules:  # (sys.modules: also while importing)
+        ls.run_task(warm_up(ls), "warm up the agent")
+
+
+async def warm_up(ls: AgentLanguageServer) -> None:
+    def load() -> None:
+        for name in ("agent_ls.agent.builder",):  # the session, the tools, the registry
+            importlib.import_module(name)
+
+    await load_llm()
+    await in_daemon_thread(load)
+    config = agent_settings_now(ls).llm_config(None)
+    if config is not None:  # litellm's first call builds the provider's client: do it now, not at the first prompt
+        from agent_ls.agent import llm
+
+        await in_daemon_thread(lambda: llm.warm_up(config))
