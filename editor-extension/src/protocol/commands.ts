@@ -1,6 +1,6 @@
 /**
  * agent-ls protocol: the arguments and results of the agent-ls.* commands the server's code
- * actions carry. Mirrors agent_ls/server/protocol.py.
+ * actions carry. Mirrors agent_ls/server/protocol/commands.py.
  */
 import type { LspRange } from "./prompt";
 

@@ -1,7 +1,7 @@
 /**
  * The custom LSP protocol of agent-ls: method names and payload types.
  *
- * Mirrors agent_ls/server/protocol.py (the source of truth; documented in docs/protocol.md).
+ * Mirrors agent_ls/server/protocol/ (the source of truth; documented in docs/protocol.md).
  * Every field is camelCase on the wire. Keep the two in step: tests/extension/test_protocol_mirror.py
  * reads every file of this folder and compares it with the Python definitions.
  */

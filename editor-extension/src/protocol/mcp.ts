@@ -1,6 +1,6 @@
 /**
  * agent-ls protocol: the MCP servers (mcp/status, mcp/restart, mcp/setEnabled, mcp/trust, sign-in),
- * their tools, resources and prompts. Mirrors agent_ls/server/protocol.py.
+ * their tools, resources and prompts. Mirrors agent_ls/server/protocol/mcp.py.
  */
 import type { WorkspaceTrustState } from "./methods";
 import type { TrustServerParams } from "./questions";

@@ -1,6 +1,6 @@
 /**
  * agent-ls protocol: the method names, command names, error codes and value lists.
- * Mirrors agent_ls/server/protocol.py (tests/extension/test_protocol_mirror.py compares them).
+ * Mirrors agent_ls/server/protocol/methods.py (tests/extension/test_protocol_mirror.py compares them).
  */
 
 // client -> server requests ---------------------------------------------------------------

@@ -1,6 +1,6 @@
 /**
  * agent-ls protocol: a prompt (agent/prompt, agent/cancel) and the events its turn streams
- * (agent/event). Mirrors agent_ls/server/protocol.py.
+ * (agent/event). Mirrors agent_ls/server/protocol/prompt.py.
  */
 import type { ChangeStatus } from "./methods";
 

@@ -1,7 +1,7 @@
 /**
  * agent-ls protocol: what the server asks the user (agent/approve, mcp/trustServer,
  * agent/trustWorkspace, mcp/elicit, mcp/sample) and workspace trust the client sets.
- * Mirrors agent_ls/server/protocol.py.
+ * Mirrors agent_ls/server/protocol/questions.py.
  */
 import type { WorkspaceSettingPayload } from "./mcp";
 import type { SamplingAnswer } from "./methods";

@@ -1,7 +1,7 @@
 /**
  * agent-ls protocol: sessions (agent/sessions/*), their stored messages and file changes, the
  * review of a change (agent/reviewEdit), tool output (agent/toolOutput), and agent/serverInfo.
- * Mirrors agent_ls/server/protocol.py.
+ * Mirrors agent_ls/server/protocol/sessions.py.
  */
 import type { ChangeOutcome, ChangeStatus, ReviewDecision } from "./methods";
 import type { LspRange } from "./prompt";
