@@ -16,7 +16,6 @@ from typing import Any
 from lsprotocol import types as lsp
 from pygls.uris import to_fs_path
 
-from agent_ls.server import preload
 from agent_ls.server.config_files import (
     is_host_state,
     is_settings_file,
@@ -28,7 +27,7 @@ from agent_ls.server.protocol.codec import NoParams, dump, parse
 from agent_ls.server.protocol.methods import SERVER_INFO
 from agent_ls.server.protocol.sessions import ServerInfoResult
 from agent_ls.server.reload import decisions_changed, reload_settings
-from agent_ls.server.server import AgentLanguageServer, guarded, in_daemon_thread
+from agent_ls.server.server import AgentLanguageServer, guarded
 from agent_ls.server.workspaces import editor_trust_from
 
 log = logging.getLogger("agent_ls.server")
@@ -48,13 +47,13 @@ def _register_lifecycle(server: AgentLanguageServer) -> None:
         # Evidence for the "initialize stays light" promise (reported by agent/serverInfo).
         ls.modules_at_initialize = {m: m in sys.modules for m in HEAVY_MODULES}
         ls.editor_trusted = editor_trust_from(params.initialization_options)
-        # Once the result is on its way: load what answers the first mcp/status (settings and
-        # the kept catalogue, no MCP SDK) in the background.
-        asyncio.get_running_loop().call_soon(lambda: ls.run_task(_preload(), "preload settings"))
+        # Once the result is on its way, start the host: first what answers the first mcp/status
+        # (the settings and the kept catalogues, no MCP SDK), while the editor reads the result
+        # and sends `initialized`; then the SDK and the servers.
+        asyncio.get_running_loop().call_soon(lambda: ls.run_task(start_host(ls), "start MCP host"))
 
     @server.feature(lsp.INITIALIZED)
     async def initialized(ls: AgentLanguageServer, params: lsp.InitializedParams) -> None:
-        ls.run_task(start_host(ls), "start MCP host")
         ls.run_task(watch_settings_files(ls), "register file watchers")
 
     @server.feature(lsp.WORKSPACE_DID_CHANGE_WORKSPACE_FOLDERS)
@@ -79,12 +78,6 @@ def _register_lifecycle(server: AgentLanguageServer) -> None:
             loaded_at_initialize=dict(ls.modules_at_initialize),
             workspace_folders=[str(f) for f in ls.folders()],
         ))
-
-
-async def _preload() -> None:
-    """What the first mcp/status needs (already under way when the process was started by
-    ``agent-ls serve`` or ``python -m agent_ls.server``: :mod:`agent_ls.server.preload`)."""
-    await in_daemon_thread(preload.import_first_status_modules)
 
 
 def _imported(name: str) -> bool:

@@ -45,7 +45,12 @@ async def reload_settings(ls: AgentLanguageServer) -> None:
     from agent_ls.config.settings import load_settings
 
     if ls.manager is None:
-        return
+        if not ls.host_lock.locked():
+            return  # no host yet and none starting: it reads the files when it starts
+        async with ls.host_lock:  # starting: reload once it is up, so a change made meanwhile counts
+            pass
+        if ls.manager is None:
+            return
     async with ls.reload_lock:
         manager = ls.manager
         if manager is None:
