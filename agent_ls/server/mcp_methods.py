@@ -60,6 +60,13 @@ def _known(manager: Any, server: str) -> None:
         raise RequestFailed(f"no MCP server named {server!r} is configured")
 
 
+def _configured(manager: Any, server: str) -> None:
+    """``server`` is configured and its entry is valid (a restart or an enable can act on it)."""
+    _known(manager, server)
+    if manager.connection(server) is None:
+        raise RequestFailed(f"MCP server {server!r} has a configuration error; fix the settings file")
+
+
 def _connected(manager: Any, server: str) -> None:
     _known(manager, server)
     conn = manager.connection(server)
@@ -89,9 +96,7 @@ def register(server: AgentLanguageServer) -> None:  # noqa: C901 - one registrat
         p = parse(ServerParams, raw)
         manager = await ensure_manager(ls)
         if p.server is not None:
-            _known(manager, p.server)
-            if manager.connection(p.server) is None:
-                raise RequestFailed(f"MCP server {p.server!r} has a configuration error; fix the settings file")
+            _configured(manager, p.server)
         await manager.restart(p.server)
         await manager.wait_ready(60)
         return status_result(ls, manager)
@@ -101,9 +106,7 @@ def register(server: AgentLanguageServer) -> None:  # noqa: C901 - one registrat
     async def mcp_set_enabled(ls: AgentLanguageServer, raw: Any) -> Any:
         p = parse(SetEnabledParams, raw)
         manager = await ensure_manager(ls)
-        _known(manager, p.server)
-        if manager.connection(p.server) is None:
-            raise RequestFailed(f"MCP server {p.server!r} has a configuration error; fix the settings file")
+        _configured(manager, p.server)
         await manager.set_enabled(p.server, p.enabled)
         await manager.wait_ready(60)
         return status_result(ls, manager)
