@@ -1,5 +1,6 @@
 // ESLint (flat config): typescript-eslint's strict, type-checked rules over the extension host
-// (src), the code it shares with the webview (shared) and the unit tests (test).
+// (src), the webview (webview), the code they share (shared), the unit tests (test) and the
+// code-server e2e driver (e2e).
 //   npx eslint .       (run by tests/extension/test_unit.py)
 import js from "@eslint/js";
 import tseslint from "typescript-eslint";
@@ -9,12 +10,6 @@ export default tseslint.config(
     ignores: [
       "dist/**",
       "node_modules/**",
-      // Not linted yet: the webview (and its tests) and the e2e harness are being restructured
-      // by another change of issue 18; they are to be linted once it lands.
-      "webview/**",
-      "e2e/**",
-      "test/app.test.ts",
-      "test/ux.test.ts",
     ],
   },
   js.configs.recommended,

@@ -26,6 +26,7 @@ MAP=(
   "chat-light.png:ux-chat-light.png"        # the chat in the light theme
   "trust-prompt.png:ux-trust-prompt.png"    # a server's trust prompt with a long command, in full
   "servers.png:ux-servers.png"              # the MCP Servers view
+  "server-failed.png:ux-server-failed.png"  # a server that failed to start: its reason and fixes
   "review.png:*-review-accept.png"          # a file change waiting for review, with the diff editor
 )
 

@@ -1,12 +1,12 @@
-// Building blocks of the end-to-end driver: the run config, the fact log, named steps with
-// screenshots, and helpers that act on the VS Code workbench and on the chat webview the way a
-// user does (command palette, clicks, typing). Runs on Node 24 by type stripping: erasable
-// TypeScript only (no enums, no parameter properties).
+// Building blocks of the end-to-end driver: the run config (what test_e2e.py hands over), polling
+// waits, the extension's fact log, and named steps with screenshots. What acts on the workbench
+// is in workbench.ts, on the chat webview in chat.ts, the accessibility checks in a11y.ts.
+// Runs on Node 24 by type stripping: erasable TypeScript only (no enums, no parameter properties).
 
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { createRequire } from 'node:module';
-import type { Frame, Locator, Page } from 'playwright-core';
+import type { Frame, Page } from 'playwright-core';
 
 import type { ReviewScenario } from './review.ts';
 
@@ -28,6 +28,9 @@ export interface Config {
   browserProfile: string;
   /** <repo>/.tools/e2e/node_modules (playwright-core lives there). */
   nodeModules: string;
+  /** The agent-ls user settings file (AGENT_LS_CONFIG_DIR/settings.json): the driver adds a
+   * server that fails to start to it (server-failed), and takes it out again. */
+  userSettings: string;
   /** code-server's Machine settings.json: where it reads the machine-scoped agentLs.server.*
    * settings (the driver edits it, as "Preferences: Open Remote Settings (JSON)", to change one). */
   machineSettings: string;
@@ -130,7 +133,7 @@ export class FactLog {
   }
 
   lines(): string[] {
-    let text = '';
+    let text: string;
     try {
       text = fs.readFileSync(this.file, 'utf8');
     } catch {
@@ -150,7 +153,7 @@ export class FactLog {
   }
 
   find(re: RegExp, after = 0): string | undefined {
-    return this.lines().slice(after).map(FactLog.fact).find((f) => re.test(f));
+    return this.lines().slice(after).map((l) => FactLog.fact(l)).find((f) => re.test(f));
   }
 
   has(re: RegExp, after = 0): boolean {
@@ -163,6 +166,12 @@ export class FactLog {
 
   tail(n = 20): string[] {
     return this.lines().slice(-n);
+  }
+
+  /** The last facts written after `mark`, for failure messages. */
+  since(mark: number): string {
+    const lines = this.lines().slice(mark);
+    return lines.length ? JSON.stringify(lines.slice(-12)) : '(none)';
   }
 }
 
@@ -271,10 +280,6 @@ export function log(line: string): void {
   process.stdout.write(`${line}\n`);
 }
 
-// -------------------------------------------------------------------------- workbench
-
-export const escapeRe = (s: string): string => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
-
 /** Close whatever widget has focus (palette, menus, hovers). */
 export async function escape(page: Page, times = 2): Promise<void> {
   for (let i = 0; i < times; i++) {
@@ -282,107 +287,17 @@ export async function escape(page: Page, times = 2): Promise<void> {
   }
 }
 
-/**
- * Open a quick input with `key` (F1, Control+P) and type `text` into it, as a user does.
- * The workbench briefly makes the quick input inert while it opens or while another widget
- * (a notification toast, a closing menu) still holds focus; a user just presses the key again,
- * and so does this (up to 4 attempts, the last error is thrown).
- */
-export async function quickInput(page: Page, key: string, text: string, timeoutMs = 15_000): Promise<Locator> {
-  const input = page.locator('.quick-input-widget input').first();
-  let last: unknown;
-  for (let attempt = 0; attempt < 4; attempt++) {
-    try {
-      await escape(page);
-      await page.keyboard.press(key);
-      await input.waitFor({ state: 'visible', timeout: timeoutMs });
-      await input.fill(text, { timeout: 5_000 });
-      return input;
-    } catch (e) {
-      last = e;
-      await page.waitForTimeout(500);
-    }
-  }
-  throw last instanceof Error ? last : new Error(String(last));
-}
+export const escapeRe = (s: string): string => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 
-/** Run a command from the command palette by its exact label, as a user does (F1, type, pick). */
-export async function runCommand(page: Page, label: string, timeoutMs = 15_000, match: 'exact' | 'prefix' = 'exact'): Promise<void> {
-  await quickInput(page, 'F1', `>${label}`, timeoutMs);
-  // 'prefix': titles VS Code completes, e.g. "Preferences: Open Remote Settings (JSON) (<remote>)"
-  const name = new RegExp(`^\\s*${escapeRe(label)}${match === 'exact' ? '\\s*$' : ''}`);
-  const row = page
-    .locator('.quick-input-list .monaco-list-row')
-    .filter({ has: page.locator('.label-name', { hasText: name }) })
-    .first();
-  try {
-    await row.waitFor({ state: 'visible', timeout: timeoutMs });
-  } catch {
-    const shown = await page.locator('.quick-input-list .monaco-list-row .label-name').allInnerTexts();
-    await escape(page);
-    throw new Error(
-      `the command palette has no command "${label}" (it shows: ${shown.slice(0, 8).map((s) => JSON.stringify(s)).join(', ') || 'nothing'})`,
-    );
-  }
-  await row.click();
-  await page.locator('.quick-input-widget').waitFor({ state: 'hidden', timeout: timeoutMs }).catch(() => undefined);
-}
-
-/** Open a workspace file with Quick Open (Ctrl+P), as a user does. Returns the editor. */
-export async function openFile(page: Page, relPath: string, timeoutMs = 15_000): Promise<Locator> {
-  await quickInput(page, 'Control+P', relPath, timeoutMs);
-  const base = path.basename(relPath);
-  const row = page
-    .locator('.quick-input-list .monaco-list-row')
-    .filter({ has: page.locator('.label-name', { hasText: base }) })
-    .first();
-  await row.waitFor({ state: 'visible', timeout: timeoutMs });
-  await row.click();
-  const tab = page.locator(`.tabs-container .tab[aria-label*="${base}"]`).first();
-  await tab.waitFor({ state: 'visible', timeout: timeoutMs });
-  const editor = page.locator('.editor-group-container.active .monaco-editor[data-uri$="' + base + '"]').first();
-  await editor.waitFor({ state: 'visible', timeout: timeoutMs });
-  return editor;
-}
-
-// ----------------------------------------------------------------------------- webview
-
-export const tid = (id: string): string => `[data-testid="${id}"]`;
-
-/**
- * The frame of the chat webview: the frame (nested in VS Code's webview iframes) that holds the
- * prompt input. Found by content, not by position, so other webviews do not confuse it.
- */
-export async function findChatFrame(page: Page, timeoutMs: number): Promise<Frame> {
-  return until(
-    `the chat webview (a frame with ${tid('prompt-input')})`,
-    async () => {
-      for (const f of page.frames()) {
-        if (f.isDetached()) continue;
-        try {
-          if ((await f.locator(tid('prompt-input')).count()) > 0) return f;
-        } catch {
-          // frame navigated or detached meanwhile
-        }
-      }
-      return undefined;
-    },
-    timeoutMs,
-    200,
-  );
-}
-
-/** Longest prefix of `full` (normalized) that `text` (normalized) contains. */
-export function prefixShown(text: string, full: string): number {
-  const t = norm(text);
-  const f = norm(full);
-  let lo = 0;
-  let hi = f.length;
-  // prefixes are monotone: if a prefix is contained, every shorter one is too
-  while (lo < hi) {
-    const mid = Math.ceil((lo + hi) / 2);
-    if (t.includes(f.slice(0, mid))) lo = mid;
-    else hi = mid - 1;
-  }
-  return lo;
+/** What every group of steps works with. */
+export interface Run {
+  cfg: Config;
+  sc: Scenario;
+  page: Page;
+  steps: Steps;
+  facts: FactLog;
+  /** The default timeout of a wait (the step timeout), in milliseconds. */
+  T: number;
+  /** The chat frame (the side bar's view), found again when VS Code re-created the webview. */
+  chatFrame: () => Promise<Frame>;
 }

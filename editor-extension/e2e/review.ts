@@ -13,7 +13,9 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { Frame, Locator, Page } from 'playwright-core';
-import { type FactLog, type Steps, norm, openFile, tid, until } from './harness.ts';
+import { type FactLog, type Steps, norm, until } from './harness.ts';
+import { tid } from './chat.ts';
+import { openFile } from './workbench.ts';
 
 export interface ReviewScenario {
   /** The file (relative to the workspace) the agent edits; on disk it holds `valueBefore`. */

@@ -175,6 +175,16 @@ export class ServersTree implements vscode.TreeDataProvider<ServerNode> {
   }
 
   getTreeItem(node: ServerNode): vscode.TreeItem {
+    const item = this.treeItem(node);
+    // VS Code reads a row's tooltip as its accessible name: name it by what it shows instead
+    // (WCAG 2.5.3, label in name); the tooltip's details stay one hover away.
+    const label = typeof item.label === "string" ? item.label : (item.label?.label ?? "");
+    const description = typeof item.description === "string" ? item.description : "";
+    item.accessibilityInformation = { label: description ? `${label} ${description}` : label };
+    return item;
+  }
+
+  private treeItem(node: ServerNode): vscode.TreeItem {
     if (node.kind === "workspace") {
       const w = node.workspace;
       const item = new vscode.TreeItem(

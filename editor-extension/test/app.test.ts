@@ -1,43 +1,8 @@
 import { beforeEach, describe, expect, it } from "vitest";
-import type { FromWebview, ToWebview } from "../shared/messages";
-import { initialState, type ChatAction, type ChatState } from "../shared/state";
-import type { AgentEvent } from "../src/protocol";
-import { ChatApp } from "../webview/app";
+import { initialState } from "../shared/state";
+import { act, app, ev, host, mount, q, qa, reload, root, running } from "./webviewHarness";
 
-class FakeHost {
-  sent: FromWebview[] = [];
-  saved: unknown = undefined;
-  post(m: FromWebview): void {
-    this.sent.push(m);
-  }
-  getState(): unknown {
-    return this.saved;
-  }
-  setState(s: unknown): void {
-    this.saved = JSON.parse(JSON.stringify(s));
-  }
-}
-
-function running(extra: Partial<ChatState> = {}): ChatState {
-  return { ...initialState(), server: "running", ...extra };
-}
-
-let root: HTMLElement;
-let host: FakeHost;
-let app: ChatApp;
-
-const q = (id: string) => root.querySelector(`[data-testid="${id}"]`) as HTMLElement | null;
-const qa = (id: string) => Array.from(root.querySelectorAll(`[data-testid="${id}"]`)) as HTMLElement[];
-const act = (action: ChatAction) => app.receive({ type: "action", action } satisfies ToWebview);
-const ev = (event: AgentEvent) => act({ type: "event", sessionId: "s1", event });
-
-beforeEach(() => {
-  document.body.innerHTML = '<div id="app"></div>';
-  root = document.getElementById("app")!;
-  host = new FakeHost();
-  app = new ChatApp(root, host);
-  app.receive({ type: "state", state: running() });
-});
+beforeEach(() => mount());
 
 describe("chat webview", () => {
   it("has the contract's DOM hooks", () => {
@@ -243,13 +208,8 @@ describe("chat webview", () => {
     ev({ type: "text", text: "ok" });
     (q("prompt-input") as HTMLTextAreaElement).value = "draft";
     (q("prompt-input") as HTMLTextAreaElement).dispatchEvent(new Event("input"));
-    const saved = host.saved;
-    document.body.innerHTML = '<div id="app"></div>';
-    root = document.getElementById("app")!;
-    const host2 = new FakeHost();
-    host2.saved = saved;
-    app = new ChatApp(root, host2);
-    expect(qa("message").map((m) => m.textContent?.trim())).toEqual(["remember me", "ok"]);
+    reload();
+    expect(qa("message").map((m) => m.textContent.trim())).toEqual(["remember me", "ok"]);
     expect((q("prompt-input") as HTMLTextAreaElement).value).toBe("draft");
   });
 

@@ -5,46 +5,12 @@
  */
 import * as fs from "fs";
 import * as path from "path";
-import { beforeEach, describe, expect, it } from "vitest";
-import type { FromWebview, ToWebview } from "../shared/messages";
-import { initialState, type ChatAction, type ChatState } from "../shared/state";
-import type { AgentEvent } from "../src/protocol";
-import { ChatApp, formatDuration, isLongTool } from "../webview/app";
+import { beforeEach, describe, expect, it, vi } from "vitest";
+import type { ChatAction } from "../shared/state";
+import { formatDuration, isLongTool } from "../webview/toolCards";
+import { act, app, ev, host, key, mount, q, qa, reload, root } from "./webviewHarness";
 
-class FakeHost {
-  sent: FromWebview[] = [];
-  saved: unknown = undefined;
-  post(m: FromWebview): void {
-    this.sent.push(m);
-  }
-  getState(): unknown {
-    return this.saved;
-  }
-  setState(s: unknown): void {
-    this.saved = JSON.parse(JSON.stringify(s));
-  }
-}
-
-let root: HTMLElement;
-let host: FakeHost;
-let app: ChatApp;
-
-const q = (id: string) => root.querySelector(`[data-testid="${id}"]`) as HTMLElement | null;
-const qa = (id: string) => Array.from(root.querySelectorAll(`[data-testid="${id}"]`)) as HTMLElement[];
-const act = (action: ChatAction) => app.receive({ type: "action", action } satisfies ToWebview);
-const ev = (event: AgentEvent) => act({ type: "event", sessionId: "s1", event });
-const key = (target: Element, k: string, init: KeyboardEventInit = {}) =>
-  target.dispatchEvent(new KeyboardEvent("keydown", { key: k, bubbles: true, cancelable: true, ...init }));
-
-function start(state: Partial<ChatState> = {}): void {
-  document.body.innerHTML = '<div id="app"></div>';
-  root = document.getElementById("app")!;
-  host = new FakeHost();
-  app = new ChatApp(root, host);
-  app.receive({ type: "state", state: { ...initialState(), server: "running", ...state } });
-}
-
-beforeEach(() => start());
+beforeEach(() => mount());
 
 const approve = (callId = "approval-1", args: Record<string, unknown> = { path: "a.txt" }) =>
   act({ type: "approvalRequest", params: { callId, tool: "mcp__knob__write_file", arguments: args, reason: "write capability", server: "knob", displayName: "write_file" } });
@@ -135,6 +101,7 @@ describe("layout: the transcript takes the height, questions are pinned above th
   });
 
   it("after answering one of two questions, the focus moves to the next", () => {
+    q("prompt-input")!.focus(); // the user is in the chat
     approve("a1");
     approve("a2");
     const [first, second] = qa("approval");
@@ -142,6 +109,63 @@ describe("layout: the transcript takes the height, questions are pinned above th
     (first.querySelector('[data-answer="deny"]') as HTMLButtonElement).focus();
     act({ type: "approvalAnswered", requestId: "a1", answer: "deny" });
     expect(document.activeElement).toBe(qa("approval").find((b) => b.dataset.itemId === second.dataset.itemId));
+  });
+
+  it("a question arriving while this chat does not have the focus leaves the focus where it is", () => {
+    // The user types in an editor, or in the other chat (the side bar view and an editor panel
+    // both show every question): the webview's document does not have the focus.
+    const input = q("prompt-input") as HTMLTextAreaElement;
+    input.focus();
+    const hasFocus = vi.spyOn(document, "hasFocus").mockReturnValue(false);
+    try {
+      approve("a1");
+      expect(document.activeElement).toBe(input);
+      expect(q("pending")!.hidden).toBe(false); // pinned all the same
+    } finally {
+      hasFocus.mockRestore();
+    }
+    // nothing in the chat was focused at all: still nothing (jsdom: no focus, no document focus)
+    mount();
+    approve("a2");
+    expect(document.activeElement).toBe(document.body);
+  });
+
+  it("brings a new question into view by scrolling the pending region only (never the editor around the webview)", () => {
+    const pageScroll = vi.fn();
+    const proto = HTMLElement.prototype as unknown as { scrollIntoView?: () => void };
+    const had = proto.scrollIntoView;
+    proto.scrollIntoView = pageScroll; // (jsdom has none)
+    const pending = q("pending")!;
+    let top = 0;
+    Object.defineProperty(pending, "scrollTop", { get: () => top, set: (v: number) => (top = v), configurable: true });
+    // the region shows 0..100 px; a question is drawn at 150..200 px
+    const rect = (t: number, b: number) => ({ top: t, bottom: b, left: 0, right: 10, width: 10, height: b - t, x: 0, y: t, toJSON: () => ({}) });
+    const box = vi.spyOn(HTMLElement.prototype, "getBoundingClientRect").mockImplementation(function (this: HTMLElement) {
+      return this === pending ? rect(0, 100) : this.dataset.testid === "approval" ? rect(150, 200) : rect(0, 0);
+    });
+    try {
+      q("prompt-input")!.focus();
+      approve("a1");
+      expect(top).toBe(100); // just into view: its bottom at the region's bottom
+      expect(pageScroll).not.toHaveBeenCalled();
+      expect(document.activeElement).toBe(q("approval"));
+    } finally {
+      box.mockRestore();
+      proto.scrollIntoView = had;
+    }
+  });
+
+  it("answering with the focused button keeps the focus in the question (a disabled button would drop it)", () => {
+    q("prompt-input")!.focus();
+    approve("a1");
+    const box = q("approval")!;
+    const allow = box.querySelector('[data-answer="allow_once"]') as HTMLButtonElement;
+    allow.focus();
+    allow.click();
+    expect(allow.disabled).toBe(true);
+    expect(document.activeElement).toBe(box);
+    act({ type: "approvalAnswered", requestId: "a1", answer: "allow_once" });
+    expect(document.activeElement).toBe(q("prompt-input"));
   });
 });
 
@@ -179,12 +203,7 @@ describe("tool cards: long ones collapse to a one-line summary", () => {
     ev({ type: "text", text: "after" });
     expect((qa("tool-card")[1] as HTMLDetailsElement).open).toBe(true);
     // a reload (the webview hidden and shown) keeps it
-    const saved = host.saved;
-    document.body.innerHTML = '<div id="app"></div>';
-    root = document.getElementById("app")!;
-    const host2 = new FakeHost();
-    host2.saved = saved;
-    app = new ChatApp(root, host2);
+    reload();
     expect((qa("tool-card")[1] as HTMLDetailsElement).open).toBe(true);
     expect((qa("tool-card")[0] as HTMLDetailsElement).open).toBe(true);
   });
@@ -257,7 +276,7 @@ describe("prompts show everything decided on, never clipped", () => {
     const long = "x".repeat(500);
     approve("a1", { command: "rm -rf build && make\nall", note: "abc\u202Edef", long });
     const box = q("approval")!;
-    const args = box.querySelector("[data-testid=approval-args]")!.textContent!;
+    const args = box.querySelector("[data-testid=approval-args]")!.textContent;
     expect(args).toContain('"command": "rm -rf build && make\\nall"');
     expect(args).toContain("abc\\u202Edef");
     expect(args).not.toContain("\u202E");
@@ -318,7 +337,7 @@ describe("accessibility: roles, live regions, keyboard", () => {
     act({ type: "userPrompt", text: "q" });
     expect(q("busy")!.getAttribute("role")).toBe("status");
     expect(q("prompt-input")!.getAttribute("aria-label")).toMatch(/^Message to the agent/);
-    act({ type: "attachments", attachments: [{ kind: "file", label: "a.py" }] } as ChatAction);
+    act({ type: "attachments", attachments: [{ kind: "file", label: "a.py" }] });
     expect(q("remove-attachment")!.getAttribute("aria-label")).toBe("Remove a.py");
   });
 
@@ -346,7 +365,7 @@ describe("accessibility: roles, live regions, keyboard", () => {
   });
 
   it("Escape closes the slash list; Enter then sends the text as typed", () => {
-    act({ type: "prompts", prompts: [{ server: "knob", name: "greet", arguments: [] }] } as ChatAction);
+    act({ type: "prompts", prompts: [{ server: "knob", name: "greet", arguments: [] }] });
     const input = q("prompt-input") as HTMLTextAreaElement;
     input.value = "/gr";
     input.dispatchEvent(new Event("input"));

@@ -12,7 +12,7 @@ let purifier: ReturnType<typeof DOMPurify> | null = null;
 function purify(): ReturnType<typeof DOMPurify> {
   if (!purifier) {
     // Bind to the current window (the webview's, or the test DOM's).
-    purifier = DOMPurify(window as unknown as Parameters<typeof DOMPurify>[0]);
+    purifier = DOMPurify(window);
   }
   return purifier;
 }

@@ -38,7 +38,7 @@ function num(v: unknown): number | null {
 function options(schema: Json): EnumOption[] {
   if (Array.isArray(schema.enum)) {
     const names = Array.isArray(schema.enumNames) ? schema.enumNames : [];
-    return schema.enum.map((v, i) => ({ value: String(v), label: typeof names[i] === "string" ? (names[i] as string) : String(v) }));
+    return schema.enum.map((v, i) => ({ value: String(v), label: typeof names[i] === "string" ? names[i] : String(v) }));
   }
   const alts = Array.isArray(schema.oneOf) ? schema.oneOf : Array.isArray(schema.anyOf) ? schema.anyOf : null;
   if (alts && alts.every((a) => "const" in obj(a))) {
@@ -59,7 +59,7 @@ export function schemaFields(schema: unknown): FormField[] {
     const p = obj(raw);
     const type = typeof p.type === "string" ? p.type : "string";
     let kind: FieldKind;
-    let opts: EnumOption[] = [];
+    let opts: EnumOption[];
     if (type === "array") {
       opts = options(obj(p.items));
       kind = "multi";

@@ -24,7 +24,10 @@ the browser and acts as a user. The test:
    at the cursor; attach the selection to a prompt (the model sees it); "/" lists the MCP
    prompts; new session, resume the first; disable and enable the workspace server from its
    context menu; the contract's commands are in the palette; the chat as an editor panel;
-   changing agentLs.server.env in the Remote (Machine) settings restarts the client with it. One screenshot per step in artifacts/e2e/ (with result.json, summary.txt, logs);
+   changing agentLs.server.env in the Remote (Machine) settings restarts the client with it; then
+   the daily-use checks of e2e/ux.ts (keyboard only, where the focus goes, a failed server in the
+   servers view, axe-core in three themes). One screenshot per step in artifacts/e2e/ (with
+   result.json, summary.txt, logs);
 5. kills code-server and every process it started, and checks none is left.
 
 A failure names the step that failed, with the tails of the fact log, code-server's log and
@@ -417,7 +420,7 @@ def test_extension_in_code_server(tmp_path: Path) -> None:
                 "url": url, "workspace": str(run.ws), "factLog": str(run.fact_log), "artifacts": str(ARTIFACTS),
                 "chromium": str(tools.chromium), "browserProfile": str(run.profile),
                 "nodeModules": str(E2E_NODE_MODULES), "stepTimeoutMs": STEP_TIMEOUT_MS,
-                "machineSettings": str(run.machine_settings),
+                "machineSettings": str(run.machine_settings), "userSettings": str(run.config / "settings.json"),
                 "scenario": {
                     "prompt": PROMPT, "introText": INTRO, "approvalTool": APPROVAL_TOOL, "server": SERVER,
                     "toolResult": TOOL_RESULT, "finalAnswer": FINAL, "expectTools": ["delete_item", "echo"],

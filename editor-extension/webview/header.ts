@@ -1,0 +1,113 @@
+/**
+ * The top of the chat: "New session", the line that says when the agent-ls server is not
+ * running, the banner while a workspace folder's settings wait for trust, and the list of
+ * saved sessions (click, Enter or Space resumes one).
+ */
+import { visible } from "../shared/commandLine";
+import { sessionLabel } from "../shared/labels";
+import type { FromWebview } from "../shared/messages";
+import type { ChatState } from "../shared/state";
+import { closestTo, el } from "./dom";
+
+export class Header {
+  /** "New session" and the server line. */
+  readonly top: HTMLElement;
+  readonly banner: HTMLElement;
+  readonly sessionsBox: HTMLDetailsElement;
+  private readonly serverLine: HTMLElement;
+  private readonly sessionsList: HTMLElement;
+
+  constructor(
+    private readonly doc: Document,
+    private readonly post: (message: FromWebview) => void,
+  ) {
+    const d = doc;
+    this.top = el(d, "div", { class: "top" });
+    const newSession = el(d, "button", { "data-testid": "new-session", class: "secondary", title: "Start a new session" }, "New session");
+    this.serverLine = el(d, "span", { class: "server-line" });
+    this.top.append(newSession, this.serverLine);
+    this.sessionsBox = el(d, "details", { class: "sessions-box" });
+    const sessionsSummary = el(d, "summary", {}, "Sessions");
+    this.sessionsList = el(d, "ul", { "data-testid": "sessions", class: "sessions" });
+    this.sessionsBox.append(sessionsSummary, this.sessionsList);
+    this.sessionsBox.open = true;
+    this.banner = el(d, "div", { "data-testid": "restricted-banner", class: "banner", role: "status" });
+
+    newSession.addEventListener("click", () => this.post({ type: "newSession" }));
+    this.sessionsBox.addEventListener("toggle", () => {
+      if (this.sessionsBox.open) this.post({ type: "listSessions" });
+    });
+    this.sessionsList.addEventListener("click", (e) => {
+      const session = this.sessionOf(e);
+      if (session) this.post({ type: "resumeSession", sessionId: session });
+    });
+    this.sessionsList.addEventListener("keydown", (e) => {
+      // A session row is operated like a button: Enter or Space resumes it.
+      if (e.key !== "Enter" && e.key !== " ") return;
+      const session = this.sessionOf(e);
+      if (!session) return;
+      e.preventDefault();
+      this.post({ type: "resumeSession", sessionId: session });
+    });
+    this.banner.addEventListener("click", (e) => {
+      const button = closestTo(e.target, "[data-testid=banner-trust]");
+      if (button instanceof HTMLButtonElement && !button.disabled) this.post({ type: "trustWorkspaceCommand" });
+    });
+  }
+
+  private sessionOf(e: Event): string | undefined {
+    const row = closestTo(e.target, "[data-testid=session-item]");
+    return row?.dataset.sessionId || undefined;
+  }
+
+  render(state: ChatState): void {
+    this.renderBanner(state);
+    const serverText =
+      state.server === "running" ? "" : state.server === "starting" ? "Starting the agent-ls server…" : state.serverError || "The agent-ls server is not running.";
+    this.serverLine.textContent = serverText;
+    this.serverLine.className = `server-line ${state.server}`;
+    this.renderSessions(state);
+  }
+
+  /** While a folder's settings are not in effect: one line per folder, with a way to trust it. */
+  private renderBanner(state: ChatState): void {
+    const box = this.banner;
+    box.textContent = "";
+    const restricted = state.restricted ?? [];
+    box.hidden = restricted.length === 0;
+    for (const w of restricted) {
+      // one line (the sidebar is short): the whole message in the tooltip, and for screen readers
+      const line = el(this.doc, "div", { class: "banner-line", "data-state": w.state, title: `${w.message}\n${visible(w.folder)} (state: ${w.state})` });
+      line.append(el(this.doc, "span", { class: "banner-text" }, w.message));
+      const label = w.state === "editor-restricted" ? "Manage workspace trust" : "Review and trust";
+      line.append(el(this.doc, "button", { "data-testid": "banner-trust", class: "secondary" }, label));
+      box.append(line);
+    }
+  }
+
+  private renderSessions(state: ChatState): void {
+    const list = this.sessionsList;
+    list.textContent = "";
+    const sessions = [...state.sessions].sort((a, b) => b.updated - a.updated).slice(0, 30);
+    if (sessions.length === 0) {
+      list.appendChild(el(this.doc, "li", { class: "muted" }, "No saved sessions yet."));
+      return;
+    }
+    for (const s of sessions) {
+      const li = el(this.doc, "li", {
+        "data-testid": "session-item",
+        "data-session-id": s.id,
+        class: s.id === state.sessionId ? "session current" : "session",
+        "aria-current": s.id === state.sessionId ? "true" : "false",
+        title: `Resume session ${s.id}`,
+        tabindex: "0",
+      });
+      const when = new Date(s.updated * 1000);
+      li.append(
+        el(this.doc, "span", { class: "title" }, sessionLabel(s)),
+        el(this.doc, "span", { class: "meta" }, `${s.messageCount} msgs · ${isNaN(when.getTime()) ? "" : when.toLocaleString()}`),
+      );
+      list.appendChild(li);
+    }
+  }
+}

@@ -1,0 +1,205 @@
+/**
+ * The conversation: the chat's items rendered incrementally (an item is rebuilt only when its
+ * revision changes) into two places, each in item order: the scrolling transcript, and the
+ * pending region above the input where the questions the agent waits on are pinned until they
+ * are answered (issue 17). Also the busy line, and where the keyboard focus goes when a question
+ * arrives or is answered.
+ */
+import type { ChatItem, ChatState, ElicitItem } from "../shared/state";
+import { el, scrollIntoView } from "./dom";
+import { renderChanges } from "./fileChanges";
+import { renderMessage } from "./messageView";
+import { isPending, renderApproval, renderElicit, renderSampling, renderTrust, renderWorkspaceTrust } from "./questions";
+import { renderTool, type CardChoices } from "./toolCards";
+
+export interface ConversationDeps {
+  /** The prompt input: a question does not take the focus from it while the user types. */
+  input: HTMLTextAreaElement;
+  /** The tool cards the user opened or closed. */
+  cards: CardChoices;
+  /** An elicitation form was submitted. */
+  submitElicit(item: ElicitItem, form: HTMLFormElement): void;
+}
+
+export class Conversation {
+  readonly transcript: HTMLElement;
+  /** Pinned questions (approval, trust, elicitation, sampling) waiting for an answer. */
+  readonly pending: HTMLElement;
+  readonly busyHost: HTMLElement;
+  private readonly emptyHint: HTMLElement;
+  private readonly rendered = new Map<string, { rev: number; el: HTMLElement }>();
+  /** Ids of the items pinned in the pending region at the last render. */
+  private pinned = new Set<string>();
+
+  constructor(
+    private readonly doc: Document,
+    private readonly deps: ConversationDeps,
+  ) {
+    const d = doc;
+    // The log announces what is added (completed messages: aria-busy while text streams, so a
+    // screen reader does not read every delta); tabindex: the scrollable log is reachable by keyboard.
+    this.transcript = el(d, "div", { class: "transcript", role: "log", "aria-live": "polite", "aria-relevant": "additions", "aria-label": "Conversation", tabindex: "0" });
+    this.pending = el(d, "div", { "data-testid": "pending", class: "pending", role: "region", "aria-live": "assertive", "aria-label": "Waiting for your answer" });
+    this.pending.hidden = true;
+    this.emptyHint = el(d, "div", { class: "empty" }, "Ask the agent anything. Type / for MCP prompts.");
+    this.busyHost = el(d, "div", { class: "busy-host" });
+  }
+
+  /** The rendered element of an item (undefined when it is not shown). */
+  element(id: string): HTMLElement | undefined {
+    return this.rendered.get(id)?.el;
+  }
+
+  /** The host asks for the focus on an item (a workspace trust card the user asked to see). */
+  focusItem(id: string): void {
+    // The prompt itself takes the focus (a screen reader reads its label; Tab reaches its
+    // buttons): never a button, so that a stray Enter cannot answer it.
+    const node = this.element(id);
+    if (!node) return;
+    node.tabIndex = -1;
+    scrollIntoView(node, "start");
+    node.focus({ preventScroll: true });
+  }
+
+  render(s: ChatState): void {
+    // items, incrementally
+    const t = this.transcript;
+    const atBottom = t.scrollHeight - t.scrollTop - t.clientHeight < 40;
+    const active = this.doc.activeElement;
+    const focusWasPinned = !!active && this.pending.contains(active);
+    const seen = new Set<string>();
+    const pinned = new Set<string>();
+    const newlyPinned: HTMLElement[] = [];
+    // Two places, each in item order: the transcript, and the pending region above the input.
+    let prevT = null as Element | null;
+    let prevP = null as Element | null;
+    let inTranscript = 0;
+    for (const item of s.items) {
+      seen.add(item.id);
+      const known = this.rendered.get(item.id);
+      let node: HTMLElement;
+      if (known && known.rev === item.rev) {
+        node = known.el;
+      } else {
+        node = this.renderItem(item);
+        if (known) known.el.replaceWith(node);
+        this.rendered.set(item.id, { rev: item.rev, el: node });
+      }
+      const isPinned = isPending(item);
+      const box = isPinned ? this.pending : t;
+      const prev: Element | null = isPinned ? prevP : prevT;
+      const expectedNext: Element | null = prev ? prev.nextElementSibling : box.firstElementChild;
+      if (expectedNext !== node) {
+        if (prev) prev.after(node);
+        else box.prepend(node);
+      }
+      if (isPinned) {
+        prevP = node;
+        pinned.add(item.id);
+        if (!this.pinned.has(item.id)) newlyPinned.push(node);
+      } else {
+        prevT = node;
+        inTranscript++;
+      }
+    }
+    for (const [id, r] of this.rendered) {
+      if (!seen.has(id)) {
+        r.el.remove();
+        this.rendered.delete(id);
+      }
+    }
+    if (inTranscript === 0) {
+      if (!this.emptyHint.isConnected) this.transcript.appendChild(this.emptyHint);
+    } else if (this.emptyHint.isConnected) {
+      this.emptyHint.remove();
+    }
+    // Follow the stream unless the user scrolled up to read.
+    if (inTranscript && atBottom) t.scrollTop = t.scrollHeight;
+    // While an answer streams the log is busy: a screen reader reads the message once it is complete.
+    const last = s.items.at(-1);
+    const streaming = s.busy && last?.kind === "message" && last.role === "assistant";
+    t.setAttribute("aria-busy", streaming ? "true" : "false");
+    this.renderPending(pinned, newlyPinned, focusWasPinned);
+    this.renderBusy(s.busy);
+  }
+
+  /** The pending region: shown while a question waits. A new question is scrolled into view and
+   * takes the focus when the user is in this chat and not typing (a screen reader reads its
+   * label; Tab reaches its buttons); once answered, the focus goes to the next question or back
+   * to the input. */
+  private renderPending(pinned: Set<string>, newlyPinned: HTMLElement[], focusWasPinned: boolean): void {
+    this.pinned = pinned;
+    this.pending.hidden = pinned.size === 0;
+    const active = this.doc.activeElement;
+    const first = this.pending.firstElementChild as HTMLElement | null;
+    const input = this.deps.input;
+    if (newlyPinned.length) {
+      const node = newlyPinned[0];
+      const typing = active === input && input.value.trim() !== "";
+      // already on a question (reading it, filling a form): it keeps the focus and stays in view
+      const onQuestion = !!active && this.pending.contains(active);
+      if (!onQuestion) scrollIntoView(node, "nearest");
+      // Only the chat the user is in takes the focus: focusing here while it does not have it
+      // would pull the focus out of the editor the user types in, or out of the other chat (the
+      // side bar view and an editor panel both show every question).
+      if (this.doc.hasFocus() && !typing && !onQuestion) node.focus({ preventScroll: true });
+    } else if (focusWasPinned && !(active && this.pending.contains(active))) {
+      if (first) first.focus();
+      else input.focus();
+    }
+  }
+
+  private renderBusy(busy: boolean): void {
+    const busyEl = this.busyHost.querySelector("[data-testid=busy]");
+    if (busy && !busyEl) {
+      const b = el(this.doc, "div", { "data-testid": "busy", class: "busy", role: "status" });
+      b.append(el(this.doc, "span", { class: "spinner" }), this.doc.createTextNode(" The agent is working…"));
+      this.busyHost.appendChild(b);
+    } else if (!busy && busyEl) {
+      busyEl.remove();
+    }
+  }
+
+  private renderItem(item: ChatItem): HTMLElement {
+    const d = this.doc;
+    let node: HTMLElement;
+    switch (item.kind) {
+      case "message":
+        node = renderMessage(d, item);
+        break;
+      case "tool":
+        node = renderTool(d, item, this.deps.cards);
+        break;
+      case "approval":
+        node = renderApproval(d, item);
+        break;
+      case "trust":
+        node = renderTrust(d, item);
+        break;
+      case "workspaceTrust":
+        node = renderWorkspaceTrust(d, item);
+        break;
+      case "elicit":
+        node = renderElicit(d, item, (it, form) => this.deps.submitElicit(it, form));
+        break;
+      case "sampling":
+        node = renderSampling(d, item);
+        break;
+      case "changes":
+        node = renderChanges(d, item);
+        break;
+    }
+    node.dataset.itemId = item.id;
+    if (isPending(item)) {
+      // A question the agent waits on: a dialog the focus can move to, named by its heading.
+      node.setAttribute("role", "alertdialog");
+      node.tabIndex = -1;
+      const head = node.querySelector<HTMLElement>(".head");
+      if (head && !node.hasAttribute("aria-label")) {
+        head.id = `head-${item.id}`;
+        node.setAttribute("aria-labelledby", head.id);
+      }
+    }
+    return node;
+  }
+}
