@@ -29,6 +29,7 @@ import attrs
 
 from agent_ls.config.entries import ConfigSource, Scope, ServerConfig
 from agent_ls.config.paths import host_state_path
+from agent_ls.config.reload import keep_last_valid
 from agent_ls.config.settings import LoadedSettings, load_settings
 from agent_ls.config.state import HostState
 from agent_ls.config.trust import TrustPolicy, TrustState, WorkspaceRequest, WorkspaceTrustInfo
@@ -171,7 +172,13 @@ class SessionHost:
         return any(k == f"server:{cfg.name}:{cfg.trust_key()}" for k in self._pending_server_questions)
 
     async def reload(self) -> None:
-        self.settings = await asyncio.to_thread(self._load)
+        """Read the settings again (after a trust answer); what worked before and is broken now
+        keeps its last valid version, as in the language server."""
+        new = await asyncio.to_thread(self._load)
+        keep_last_valid(self.settings, new)
+        for d in new.diagnostics:
+            log.log(logging.INFO if d.severity == "information" else logging.WARNING, "settings: %s", d)
+        self.settings = new
         if self.manager is not None:
             await self.manager.apply(self.settings)
         self._queue_workspace_question()

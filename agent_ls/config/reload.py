@@ -1,9 +1,12 @@
-"""On a reload, the last valid value of each settings section stays in force.
+"""On a reload, the last valid configuration stays in force (the language server and
+``agent-ls acp`` both reload through :func:`keep_last_valid`).
 
-A settings file that does not parse keeps all of its previous sections; a section that is
-invalid now keeps its previous valid value (the one the previous load used, itself perhaps
-kept from an earlier load), with the section's diagnostics and one more, at its key, saying
-so. A section that was absent or never valid stays absent.
+A settings file that does not parse keeps everything it defined before: its servers and all of
+its sections. An MCP server entry that is invalid now keeps its last valid version running. A
+section that is invalid now keeps its previous valid value (the one the previous load used,
+itself perhaps kept from an earlier load), with the section's diagnostics and one more, at its
+key, saying so. A section that was absent or never valid stays absent. Diagnostics always show
+the current problems.
 """
 
 from __future__ import annotations
@@ -22,6 +25,32 @@ KEPT = "not valid: the last valid value of this section stays in force until it 
 def unreadable_files(settings: LoadedSettings) -> set[Path]:
     """Files that could not be read as settings at all (their error has no JSON path)."""
     return {d.file for d in settings.diagnostics if d.severity == "error" and d.json_path == ()}
+
+
+def keep_last_valid(old: LoadedSettings, new: LoadedSettings) -> None:
+    """Put into ``new`` what ``old`` had that works where ``new`` has nothing that does (see the
+    module)."""
+    broken = unreadable_files(new)
+    if broken:
+        # The file's previous content stays in force: its servers, and its other settings.
+        for name, cfg in old.servers.items():
+            if cfg.source.file in broken and (name not in new.servers or new.servers[name].source.file != cfg.source.file):
+                new.servers[name] = cfg
+                new.failed.pop(name, None)
+        old_layers = {file: (scope, root) for scope, file, root in old.layers}
+        for file in broken:
+            if file in old_layers:
+                scope, root = old_layers[file]
+                new.layers.append((scope, file, root))
+                for k, v in root.items():
+                    if k != "mcpServers":
+                        new.other.setdefault(k, v)
+    for name, failed in list(new.failed.items()):
+        prev = old.servers.get(name)
+        if prev is not None and prev.source.file == failed.source.file:
+            new.servers[name] = prev  # the entry is broken now: its last valid version keeps running
+            del new.failed[name]
+    keep_last_valid_sections(old, new)  # the same per settings section (model, agent, toolActions...)
 
 
 def keep_last_valid_sections(old: LoadedSettings, new: LoadedSettings) -> None:

@@ -12,8 +12,7 @@ from __future__ import annotations
 import asyncio
 import functools
 import logging
-from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from lsprotocol import types as lsp
 
@@ -30,11 +29,6 @@ if TYPE_CHECKING:
 log = logging.getLogger("agent_ls.server")
 
 
-def _unparsable_files(settings: Any) -> set[Path]:
-    """Files that could not be read as JSON at all (their diagnostic has no JSON path)."""
-    return {d.file for d in settings.diagnostics if d.severity == "error" and d.json_path == ()}
-
-
 async def reload_settings(ls: AgentLanguageServer) -> None:
     """Re-read every scope and reconfigure live (unchanged servers keep running).
 
@@ -42,6 +36,7 @@ async def reload_settings(ls: AgentLanguageServer) -> None:
     defined before is kept; an entry that became invalid keeps its last valid version running.
     Diagnostics always show the current problems.
     """
+    from agent_ls.config.reload import keep_last_valid, unreadable_files
     from agent_ls.config.settings import load_settings
 
     if ls.manager is None:
@@ -58,9 +53,9 @@ async def reload_settings(ls: AgentLanguageServer) -> None:
         folders = ls.folders()
         new = await asyncio.to_thread(functools.partial(load_settings, folders, trust=policy(ls)))
         old = ls.settings
-        broken = sorted(_unparsable_files(new) - (_unparsable_files(old) if old is not None else set()))
+        broken = sorted(unreadable_files(new) - (unreadable_files(old) if old is not None else set()))
         if old is not None:
-            _keep_last_valid(old, new)
+            keep_last_valid(old, new)
         for file in broken:
             ls.show(lsp.MessageType.Error, f"agent-ls: {file} is not valid JSON; the last valid configuration "
                                            "stays in force until it is fixed (see the diagnostics)")
@@ -73,32 +68,6 @@ async def reload_settings(ls: AgentLanguageServer) -> None:
         ls.notify_status_soon()  # the workspaces' trust may have changed with no server changing
         log.info("settings reloaded: %d servers, %d problems", len(new.servers), len(new.diagnostics))
         ask_pending_workspaces(ls)
-
-
-def _keep_last_valid(old: Any, new: Any) -> None:
-    broken = _unparsable_files(new)
-    if broken:
-        # The file's previous content stays in force: its servers, and its other settings.
-        for name, cfg in old.servers.items():
-            if cfg.source.file in broken and (name not in new.servers or new.servers[name].source.file != cfg.source.file):
-                new.servers[name] = cfg
-                new.failed.pop(name, None)
-        old_layers = {file: (scope, root) for scope, file, root in old.layers}
-        for file in broken:
-            if file in old_layers:
-                scope, root = old_layers[file]
-                new.layers.append((scope, file, root))
-                for k, v in root.items():
-                    if k != "mcpServers":
-                        new.other.setdefault(k, v)
-    for name, failed in list(new.failed.items()):
-        prev = old.servers.get(name)
-        if prev is not None and prev.source.file == failed.source.file:
-            new.servers[name] = prev  # the entry is broken now: its last valid version keeps running
-            del new.failed[name]
-    from agent_ls.config.reload import keep_last_valid_sections
-
-    keep_last_valid_sections(old, new)  # the same per settings section (model, agent, toolActions...)
 
 
 def ask_pending_workspaces(ls: AgentLanguageServer) -> None:
