@@ -280,12 +280,10 @@ export async function uxSteps(run: Run, needs: string[]): Promise<void> {
         throw new Error(`${(e as Error).message} (it shows ${JSON.stringify(await rowDescription(row))})`);
       });
       s.note(`row: ${BROKEN_SERVER} — ${desc}`);
-      // it opens by itself on what is wrong (a user who collapsed it opens it again)
-      if ((await row.getAttribute('aria-expanded')) !== 'true') {
-        s.note('the failed server was not expanded: expanding it');
-        await row.click();
-        if ((await row.getAttribute('aria-expanded')) !== 'true') await page.keyboard.press('ArrowRight');
-      }
+      // it opens by itself on what is wrong, though the row was shown before (starting)
+      const expanded = await until(`"${BROKEN_SERVER}" to open by itself`, async () => ((await row.getAttribute('aria-expanded')) === 'true' ? true : undefined), 10_000)
+        .catch(() => false);
+      if (!expanded) throw new Error(`the failed server "${BROKEN_SERVER}" stays collapsed: its reason is hidden (aria-expanded=${JSON.stringify(await row.getAttribute('aria-expanded'))})`);
       const reason = pane.locator('.monaco-list-row').filter({ has: page.locator('.label-name', { hasText: new RegExp(`^\\s*(${BROKEN_REASONS.map((r) => r.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')).join('|')})\\s*$`) }) }).first();
       await reason.waitFor({ state: 'visible', timeout: T }).catch(async () => {
         throw new Error(`no reason row under "${BROKEN_SERVER}" (rows: ${JSON.stringify((await pane.locator('.monaco-list-row').allInnerTexts()).map(norm).slice(0, 10))})`);

@@ -218,7 +218,10 @@ export class ServersTree implements vscode.TreeDataProvider<ServerNode> {
             ? vscode.TreeItemCollapsibleState.Collapsed
             : vscode.TreeItemCollapsibleState.None,
       );
-      item.id = `server:${s.name}`;
+      // The editor keeps a row's expanded/collapsed state by its id and applies the state given
+      // here only to an id it has not seen: a row that comes to need attention gets a new id,
+      // so it opens on its reason even if it was shown before (starting, or collapsed).
+      item.id = serverNeedsAttention(s) ? `server:${s.name}:attention` : `server:${s.name}`;
       item.description = serverDescription(s);
       item.tooltip = serverTooltip(s);
       item.contextValue = serverContextValue(s);

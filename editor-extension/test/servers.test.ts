@@ -57,6 +57,10 @@ describe("MCP Servers view", () => {
     const [gh, knob] = t.getChildren();
     const ghItem = item(t, gh);
     expect(ghItem.collapsibleState).toBe(vscode.TreeItemCollapsibleState.Expanded);
+    // a new id when it comes to need attention: the editor applies Expanded only to an id it
+    // has not seen (the row was there before, starting or collapsed)
+    expect(ghItem.id).toBe("server:gh:attention");
+    expect(item(t, knob).id).toBe("server:knob");
     expect(ghItem.description).toBe("failed");
     expect(ghItem.tooltip).toContain("gh: Failed (state: failed)");
     expect(ghItem.tooltip).toContain("last error: spawn: command 'npx' not found on PATH (PATH=/usr/bin:/bin) (errno 2)");
