@@ -161,6 +161,9 @@ class AgentLanguageServer(LanguageServer):
         self.status_answered = asyncio.Event()
         """Set once an ``mcp/status`` was answered from the preview."""
         self.sessions: dict[str, Session] = {}
+        self.allowed_for_session: dict[str, set[str]] = {}
+        """The tools the user allowed "for the session", by session id: a session rebuilt (after a
+        settings reload, with another model) keeps them until the language server stops."""
         self.session_locks: dict[str, asyncio.Lock] = {}
         self.tasks: set[asyncio.Task[Any]] = set()
         self.store: Any = None

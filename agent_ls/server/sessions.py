@@ -117,12 +117,16 @@ async def get_session(ls: AgentLanguageServer, session_id: str | None, model: st
         raise RequestFailed(f"no session {session_id!r}")
 
     from agent_ls.agent.builder import FrontEnd, build_session
+    from agent_ls.agent.permissions import PermissionGate
     from agent_ls.server.editor_files import LspEditorFiles
 
     approver = EditorApprover(ls)
+    allowed = ls.allowed_for_session.get(session_id, set()) if session_id is not None else set()
     session = await build_session(agent, llm, roots=ls.folders() or [Path.cwd()],
                                   front=FrontEnd(approver=approver, editor=LspEditorFiles(ls)),
-                                  manager=manager, store=store, session_id=session_id)
+                                  manager=manager, store=store, session_id=session_id, session_allowed=allowed)
+    if isinstance(session.gate, PermissionGate):
+        ls.allowed_for_session[session.session_id] = session.gate.session_allowed  # the gate adds to it
     approver.session_id = session.session_id
     session.approver = approver  # type: ignore[attr-defined]
     ls.sessions[session.session_id] = session
@@ -222,5 +226,6 @@ def register(server: AgentLanguageServer) -> None:
             raise RequestFailed(f"session {p.session_id} is answering a prompt; cancel it first")
         store = await ensure_store(ls)
         ls.sessions.pop(p.session_id, None)
+        ls.allowed_for_session.pop(p.session_id, None)
         ls.session_locks.pop(p.session_id, None)
         return dump(DeleteResult(deleted=await asyncio.to_thread(store.delete_session, p.session_id)))

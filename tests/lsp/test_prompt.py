@@ -6,6 +6,7 @@ import asyncio
 import json
 
 import pytest
+from lsprotocol import types as lsp
 from pygls.exceptions import JsonRpcRequestCancelled
 
 from tests.llm.scripted_server import Usage, slow_text, text, tool_calls
@@ -109,6 +110,29 @@ async def test_approval_allow_session_asks_once(editor: Editor, setup: Setup) ->
     await editor.request("agent/prompt", {"text": "one more", "sessionId": result["sessionId"]})
     assert len(editor.approvals) == 1
     assert tool_messages(setup.llm.requests[-1].body)[-1]["content"] == "deleted item 3"
+
+
+async def test_allow_for_the_session_outlives_a_settings_reload(editor: Editor, setup: Setup) -> None:
+    """A settings change rebuilds the sessions (they pick up the new settings); what the user
+    allowed for a session stays allowed in it."""
+    await editor.wait_state("knob", "connected")
+    editor.approval_answers = ["allow_session"]
+    editor.default_approval = "deny"  # a second question would deny: it must not be asked
+    setup.llm.script(tool_calls([("mcp__knob__delete_item", {"id": "1"})]), text("ok"))
+    sid = (await editor.request("agent/prompt", {"text": "delete one"}))["sessionId"]
+    assert len(editor.approvals) == 1
+    # the user edits their settings (a typo the server reports once it has reloaded)
+    setup.user_settings["agent"] = {**setup.user_settings["agent"], "maxStepz": 3}
+    setup.user_file.write_text(json.dumps(setup.user_settings))
+    editor.client.workspace_did_change_watched_files(lsp.DidChangeWatchedFilesParams(
+        changes=[lsp.FileEvent(uri=setup.user_file.as_uri(), type=lsp.FileChangeType.Changed)]))
+    uri = setup.user_file.as_uri()
+    await wait_for(lambda: any("maxStepz" in d.message for d in editor.client.diagnostics.get(uri, [])),
+                   what="the settings reloaded")
+    setup.llm.script(tool_calls([("mcp__knob__delete_item", {"id": "2"})]), text("ok"))
+    await editor.request("agent/prompt", {"text": "one more", "sessionId": sid})
+    assert len(editor.approvals) == 1
+    assert tool_messages(setup.llm.requests[-1].body)[-1]["content"] == "deleted item 2"
 
 
 async def test_approval_deny_gives_the_model_an_error(editor: Editor, setup: Setup) -> None:
