@@ -98,4 +98,5 @@ async def build_session(
     gate.session_allowed |= set(session_allowed)
     return await asyncio.to_thread(
         lambda: Session(llm=llm, registry=registry, gate=gate, roots=list(roots), store=store,
-                        session_id=session_id, max_steps=agent.max_steps, extra_instructions=agent.instructions))
+                        session_id=session_id, max_steps=agent.max_steps, extra_instructions=agent.instructions,
+                        title_llm=agent.title_llm()))

@@ -29,6 +29,8 @@ from agent_ls.config.sections import AgentSection, Permissions, SamplingSection
 from agent_ls.config.settings import LoadedSettings
 
 DEFAULT_SAMPLING_MAX_TOKENS = 4096
+TITLE_MAX_TOKENS = 32
+"""Enough for a title of a few words (a reasoning model may need its own settings)."""
 """Cap on the ``maxTokens`` an MCP server may ask for when ``agent.sampling.maxTokens`` is not set."""
 
 
@@ -142,6 +144,9 @@ class AgentSettings:
     """Characters of a tool result the model sees at once (``agent.outputPageChars``)."""
     output_store_chars: int = DEFAULT_STORE_CHARS
     """Characters of oversized tool output kept per session (``agent.outputStoreChars``)."""
+    title_model: str | None = None
+    """The model that titles a new session from its first message (``agent.titleModel``; None:
+    the title is the first message itself)."""
 
     def output_store(self) -> OutputStore:
         """A new session's store of oversized tool output (pass it to ``builtin_tools``)."""
@@ -152,6 +157,13 @@ class AgentSettings:
         if not chosen:
             return None
         return LLMConfig(model=chosen, api_base=self.api_base, max_retries=self.max_retries)
+
+    def title_llm(self) -> LLMConfig | None:
+        """The model call that titles a new session, if ``agent.titleModel`` is set."""
+        if not self.title_model:
+            return None
+        return LLMConfig(model=self.title_model, api_base=self.api_base, max_retries=0, timeout=30.0,
+                         max_tokens=TITLE_MAX_TOKENS)
 
 
 AGENT_SECTIONS = ("model", "apiBase", "permissions", "agent")
@@ -170,7 +182,7 @@ def agent_settings(settings: LoadedSettings, environ: Mapping[str, str] | None =
     agent = sections.agent or AgentSection()
     kw: dict[str, Any] = {}
     for field in ("max_steps", "defer_mcp_tools", "max_retries", "bash_timeout", "instructions",
-                  "output_page_chars", "output_store_chars"):
+                  "output_page_chars", "output_store_chars", "title_model"):
         value = getattr(agent, field)
         if value is not None:
             kw[field] = value

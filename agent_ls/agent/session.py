@@ -43,6 +43,7 @@ from agent_ls.agent.output_store import DEFAULT_PAGE_CHARS, READ_OUTPUT, OutputS
 from agent_ls.agent.prompt import FrozenPrompt, dynamic_text, system_messages, tool_definitions
 from agent_ls.agent.registry import ToolRegistry
 from agent_ls.agent.store import SessionStore, ToolRun
+from agent_ls.agent.titles import title_in_background
 from agent_ls.core.tools import Capability, Tool, ToolResult, cap_text
 
 log = logging.getLogger(__name__)
@@ -106,10 +107,13 @@ class Session:
         extra_instructions: str = "",
         outputs: OutputStore | None = None,
         changes: ChangeStore | None = None,
+        title_llm: LLMConfig | None = None,
     ) -> None:
         """``outputs``: where oversized tool output is kept (default: the store of the
         registry's ``read_output`` tool, see :meth:`_page`)."""
         self.llm = llm
+        self.title_llm = title_llm
+        """The model that titles the session after its first turn (:mod:`agent_ls.agent.titles`)."""
         self.changes = changes
         """Where the file tools' changes are recorded (default: the session database's)."""
         self.registry = registry
@@ -190,6 +194,8 @@ class Session:
                 final_text = step_text or final_text
                 if not calls:
                     await _emit(sink, TurnFinished("end", usage, steps, final_text))
+                    if self.turns == 1 and self.title_llm is not None and self.store is not None:
+                        title_in_background(self.title_llm, self.store, self.session_id, text)
                     return TurnResult("end", final_text, usage, steps)
                 await self._run_calls(calls, sink)
         except LLMError as e:

@@ -240,6 +240,11 @@ class SessionStore:
         with self._write() as conn:
             conn.execute("UPDATE sessions SET title = ? WHERE id = ? AND title IS NULL", (title, session_id))
 
+    def set_title(self, session_id: str, title: str) -> None:
+        """Replace the session's title (a model-made one, :mod:`agent_ls.agent.titles`)."""
+        with self._write() as conn:
+            conn.execute("UPDATE sessions SET title = ? WHERE id = ?", (session_title(title), session_id))
+
     def record_tool_run(self, session_id: str, run: ToolRun) -> None:
         """Remember how a tool call ran (server, duration, outcome) for the chat's cards on resume."""
         with self._write() as conn:

@@ -93,6 +93,7 @@ class AgentSection:
     output_page_chars: PageChars | None = None
     output_store_chars: PageChars | None = None
     sampling: SamplingSection | None = None
+    title_model: str | None = None
 
 
 @attrs.frozen

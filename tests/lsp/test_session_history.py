@@ -4,12 +4,15 @@ and a resumed history that carries how each tool call ran (server, duration, out
 
 from __future__ import annotations
 
+import asyncio
+from collections.abc import Awaitable, Callable
+
 import pytest
 
 from agent_ls.agent.store import SessionStore, session_title
 from agent_ls.server.protocol import methods as P
-from tests.llm.scripted_server import text, tool_calls
-from tests.lsp.conftest import Editor, Setup, close_editor, open_editor
+from tests.llm.scripted_server import error, text, tool_calls
+from tests.lsp.conftest import Editor, Setup, close_editor, open_editor, wait_for
 
 pytestmark = pytest.mark.e2e
 
@@ -71,3 +74,51 @@ async def test_resume_returns_tool_runs_with_server_and_duration(editor: Editor,
     await editor.request(P.PROMPT, {"text": "and now?", "sessionId": sid})
     sent = [m for m in setup.llm.requests[-1].body["messages"] if m["role"] == "tool"]
     assert sent and all("run" not in m for m in sent)
+
+
+async def test_a_title_model_names_the_session_after_its_first_turn(setup: Setup) -> None:
+    """``agent.titleModel``: once the first turn has ended, that model is asked for a short title
+    in the background; it replaces the first-message title. Later turns do not ask again."""
+    setup.user_settings["agent"] = {**setup.user_settings["agent"], "titleModel": "openai/scripted-titles"}
+    ed = await open_editor(setup)
+    try:
+        setup.llm.script(text("Done."), text('Title: "Merge the settings scopes."'), text("ok again"))
+        sid = (await ed.request(P.PROMPT, {"text": LONG}))["sessionId"]
+
+        async def title() -> str:
+            return next(s["title"] for s in (await ed.request(P.SESSIONS_LIST))["sessions"] if s["id"] == sid)
+
+        await wait_for_async(lambda: title(), "Merge the settings scopes", what="the model-made title")
+        asked = setup.llm.requests[1].body
+        assert asked["model"] == "scripted-titles" and "tools" not in asked
+        assert asked["messages"][-1]["content"] == LONG
+        await ed.request(P.PROMPT, {"text": "a later message", "sessionId": sid})
+        assert len(setup.llm.requests) == 3  # no second title request
+        assert await title() == "Merge the settings scopes"
+    finally:
+        await close_editor(ed)
+
+
+async def test_a_title_model_that_fails_leaves_the_first_message_title(setup: Setup) -> None:
+    setup.user_settings["agent"] = {**setup.user_settings["agent"], "titleModel": "openai/scripted-titles"}
+    ed = await open_editor(setup)
+    try:
+        setup.llm.script(text("Done."), error(500))
+        sid = (await ed.request(P.PROMPT, {"text": LONG}))["sessionId"]
+        await wait_for(lambda: len(setup.llm.requests) == 2, what="the title request")
+        await asyncio.sleep(0.2)  # the failed answer is handled (nothing to wait on: nothing changes)
+        (info,) = (await ed.request(P.SESSIONS_LIST))["sessions"]
+        assert info["id"] == sid and info["title"] == session_title(LONG)
+    finally:
+        await close_editor(ed)
+
+
+async def wait_for_async(probe: Callable[[], Awaitable[str]], expected: str, *, what: str, timeout: float = 20) -> None:
+    end = asyncio.get_running_loop().time() + timeout
+    seen = None
+    while asyncio.get_running_loop().time() < end:
+        seen = await probe()
+        if seen == expected:
+            return
+        await asyncio.sleep(0.05)
+    raise AssertionError(f"{what}: still {seen!r}, not {expected!r}")
