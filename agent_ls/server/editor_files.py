@@ -33,13 +33,14 @@ from pygls.uris import to_fs_path
 
 from agent_ls.agent.changes import Proposal, ReviewAnswer
 from agent_ls.agent.editor_files import EditOutcome, OpenDocument, TextChange
-from agent_ls.server.protocol.codec import dump, parse
+from agent_ls.server.ask import AskFailed, ask
 from agent_ls.server.protocol.methods import REVIEW_CAPABILITY, REVIEW_DECISIONS, REVIEW_EDIT
 from agent_ls.server.protocol.sessions import ReviewEditParams, ReviewEditResult
 
 if TYPE_CHECKING:
-    from pygls.lsp.server import LanguageServer
     from pygls.workspace import TextDocument
+
+    from agent_ls.server.server import AgentLanguageServer
 
 log = logging.getLogger(__name__)
 
@@ -82,7 +83,7 @@ def text_edits(base: str, changes: Sequence[TextChange], encoding: str) -> list[
 class LspEditorFiles:
     """Open documents from pygls's store; edits as ``workspace/applyEdit`` requests."""
 
-    def __init__(self, ls: LanguageServer) -> None:
+    def __init__(self, ls: AgentLanguageServer) -> None:
         self.ls = ls
 
     # review (agent/reviewEdit) -----------------------------------------------------------
@@ -97,22 +98,19 @@ class LspEditorFiles:
         return isinstance(ours, dict) and ours.get(REVIEW_CAPABILITY) is True
 
     async def review_edit(self, proposal: Proposal) -> ReviewAnswer:
-        """Ask the editor; it answers when the user decided (or at once: ``deferred``). An error
-        or a broken answer is a rejection with the reason (nothing is changed unasked)."""
+        """Ask the editor through :func:`agent_ls.server.ask.ask` (no timeout: the user decides
+        when; stopping the turn withdraws the question); it answers when the user decided (or at
+        once: ``deferred``). An error or a broken answer is a rejection with the reason, and so
+        is a client without ``reviewEdits`` (it is not asked): nothing is changed unasked."""
 
         params = ReviewEditParams(
             change_id=proposal.change_id, uri=proposal.uri, path=proposal.shown, before=proposal.before,
             after=proposal.after, added=proposal.added, removed=proposal.removed, created=proposal.created,
             session_id=proposal.session_id, call_id=proposal.call_id, turn=proposal.turn)
-        ask = getattr(self.ls, "ask_client", None)
         try:
-            if ask is None:
-                raise RuntimeError("this server cannot ask the editor")
-            raw = await ask(REVIEW_EDIT, dump(params))
-            result = parse(ReviewEditResult, raw)
-        except asyncio.CancelledError:
-            raise
-        except Exception as e:
+            result = await ask(self.ls, REVIEW_EDIT, params, ReviewEditResult, supported=self.reviews_edits(),
+                               fallback=ReviewEditResult("reject", "the editor does not review edits"))
+        except AskFailed as e:
             log.warning("agent/reviewEdit for %s failed: %s", proposal.shown, e)
             return ReviewAnswer("reject", f"the editor could not show the review ({e})")
         if result.decision not in REVIEW_DECISIONS:

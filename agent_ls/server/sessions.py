@@ -15,7 +15,7 @@ from typing import Any
 
 from agent_ls.server.approval import EditorApprover, agent_settings_now
 from agent_ls.server.host import ensure_manager
-from agent_ls.server.protocol.codec import NoParams, RequestFailed, dump, parse
+from agent_ls.server.protocol.codec import NoParams, RequestFailed, dump, parse, payload_from
 from agent_ls.server.protocol.methods import (
     CHANGE_CONTENT,
     CHANGE_OUTCOME,
@@ -79,11 +79,8 @@ async def ensure_change_store(ls: AgentLanguageServer) -> Any:
 
 
 def change_payload(record: dict[str, Any]) -> FileChangePayload:
-    return FileChangePayload(
-        change_id=record["change_id"], call_id=record.get("call_id"), path=record["path"], shown=record["shown"],
-        added=record["added"], removed=record["removed"], created=record["created"], status=record["status"],
-        turn=record.get("turn", 0), uri=record.get("uri"), reason=record.get("reason"),
-        has_content=bool(record.get("has_content")))
+    """A change as :class:`agent_ls.agent.changes.ChangeStore` lists it, as the chat's file card."""
+    return payload_from(record, FileChangePayload)
 
 
 def with_tool_runs(messages: list[dict[str, Any]], runs: dict[str, Any]) -> list[dict[str, Any]]:
@@ -140,9 +137,7 @@ def register(server: AgentLanguageServer) -> None:
         parse(NoParams, raw)
         store = await ensure_store(ls)
         infos = await asyncio.to_thread(store.list_sessions)
-        return dump(SessionsListResult(sessions=[
-            SessionInfo(id=i.id, title=i.title, created=i.created, updated=i.updated, model=i.model,
-                        message_count=i.message_count) for i in infos]))
+        return dump(SessionsListResult(sessions=[payload_from(i, SessionInfo) for i in infos]))
 
     @server.feature(SESSIONS_NEW)
     @guarded

@@ -161,6 +161,21 @@ def dump(value: Any) -> Any:
     return converter.unstructure(value)
 
 
+_same_names = cattrs.Converter(detailed_validation=False)
+"""For :func:`payload_from`: attrs classes by their own (snake_case) field names."""
+
+
+def payload_from(value: Any, cls: type[T]) -> T:
+    """The payload ``cls`` built by cattrs from ``value``, a lower layer's attrs instance (or a
+    dict of its fields) that names its fields as the payload does
+    (:class:`agent_ls.mcp.status.ServerStatus` -> ``ServerStatusPayload``): nothing is copied
+    by hand, so a field both have cannot be forgotten; nested attrs values become the nested
+    payloads, tuples lists. A field ``cls`` does not have is left out
+    (``tests/unit/test_payload_fields.py`` says which may be)."""
+    raw = value if isinstance(value, dict) else _same_names.unstructure(value)
+    return _same_names.structure(raw, cls)
+
+
 @_register
 @attrs.define
 class NoParams:
