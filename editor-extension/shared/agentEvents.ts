@@ -1,21 +1,65 @@
 /**
- * The chat's state after one streamed agent event (agent/event): text deltas, tool cards, file
- * changes, errors, the turn's start and end.
+ * The chat's state after one streamed agent event (agent/event): text deltas, the model's
+ * reasoning (thinking blocks), tool cards, file changes, errors, the turn's start and end.
  */
 import type { AgentEvent, ToolCallFinishedEvent, ToolCallStartedEvent, Wire } from "../src/protocol";
 import { changeRow, upsertChange } from "./fileChanges";
 import { addMessage, isTool, newId, pushItem, toolStatus, updateItem } from "./itemOps";
-import type { ChatState, MessageItem, ToolItem } from "./items";
+import type { ChatItem, ChatState, MessageItem, ThinkingItem, ToolItem } from "./items";
 import { readableErrorText } from "./labels";
 
-export function applyEvent(state: ChatState, sessionId: string | null, event: AgentEvent): ChatState {
+/** A thinking block still streaming. */
+const isOpenThinking = (it: ChatItem): it is ThinkingItem => it.kind === "thinking" && !it.done;
+
+/** The open thinking block (at most one: every other event closes it). */
+function openThinking(state: ChatState): ThinkingItem | undefined {
+  for (let i = state.items.length - 1; i >= 0; i--) {
+    const it = state.items[i];
+    if (isOpenThinking(it)) return it;
+  }
+  return undefined;
+}
+
+/** The thinking phase is over (reply text, a tool call, the end of the turn): its block closes
+ * and keeps how long it took. The same state when no block is open. */
+export function endThinking(state: ChatState, now: number = Date.now()): ChatState {
+  if (!openThinking(state)) return state;
+  return updateItem(state, isOpenThinking, (it) => ({
+    done: true,
+    durationMs: it.startedAt !== null ? Math.max(0, now - it.startedAt) : null,
+  }));
+}
+
+/** A piece of the model's reasoning: appended to the open thinking block, else a new block
+ * (a new phase: after reply text or a tool call). */
+function addThinking(state: ChatState, text: string, now: number): ChatState {
+  const open = openThinking(state);
+  if (open) {
+    const next = updateItem(state, (it): it is ThinkingItem => it.id === open.id, (it) => ({ text: it.text + text }));
+    return { ...next, streamingId: open.id };
+  }
+  const [id, nextId] = newId(state, "k");
+  const item: ThinkingItem = { kind: "thinking", id, rev: 0, text, startedAt: now, done: false, durationMs: null };
+  // streamingId on the block: the reply text that follows starts its own message after it
+  return { ...pushItem(state, item, nextId), streamingId: id };
+}
+
+/** `now`: the time the event arrived (ms since the epoch), for how long the model thought. */
+export function applyEvent(state: ChatState, sessionId: string | null, event: AgentEvent, now: number = Date.now()): ChatState {
   // Events of a session other than the current one (e.g. a code action started while the
   // chat was idle) switch the chat to that session; events without a session (a tool action
   // run from a code action) leave the session as it is.
   if (sessionId && sessionId !== state.sessionId) {
     state = { ...state, sessionId, streamingId: null };
   }
+  // Any other event (but an empty text piece) ends the thinking phase: its block collapses.
+  if (event.type !== "thinking" && !(event.type === "text" && !event.text)) state = endThinking(state, now);
   switch (event.type) {
+    case "thinking": {
+      // (a server may send a non-string: nothing to show)
+      const text: unknown = event.text;
+      return typeof text === "string" && text ? addThinking(state, text, now) : state;
+    }
     case "turn_started":
       return { ...state, busy: true, streamingId: null };
     case "text": {

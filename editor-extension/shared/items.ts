@@ -31,6 +31,19 @@ export interface MessageItem extends ItemBase {
   attachments?: string[];
 }
 
+/** One phase of the model's reasoning (`thinking` events) before the reply text or tool call it
+ * precedes: shown as plain text, never stored by the server, never sent back. */
+export interface ThinkingItem extends ItemBase {
+  kind: "thinking";
+  text: string;
+  /** When its first piece arrived (ms since the epoch, the clock of whoever applied the event). */
+  startedAt: number | null;
+  /** The phase ended: reply text, a tool call, another event or the end of the turn. */
+  done: boolean;
+  /** How long the model thought (ms), once done; null: not known. */
+  durationMs: number | null;
+}
+
 export interface ToolItem extends ItemBase {
   kind: "tool";
   callId: string;
@@ -184,7 +197,7 @@ export interface ChangesItem extends ItemBase {
   files: FileChangeRow[];
 }
 
-export type ChatItem = MessageItem | ToolItem | ApprovalItem | TrustItem | WorkspaceTrustItem | ElicitItem | SamplingItem | ChangesItem;
+export type ChatItem = MessageItem | ThinkingItem | ToolItem | ApprovalItem | TrustItem | WorkspaceTrustItem | ElicitItem | SamplingItem | ChangesItem;
 
 export interface AttachmentChip {
   kind: "selection" | "file" | "resource";

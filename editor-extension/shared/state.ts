@@ -26,7 +26,7 @@ import type {
   WorkspaceSettingPayload,
   WorkspaceStatusPayload,
 } from "../src/protocol";
-import { applyEvent } from "./agentEvents";
+import { applyEvent, endThinking } from "./agentEvents";
 import { upsertChange, withChanges } from "./fileChanges";
 import { historyItems } from "./history";
 import {
@@ -111,14 +111,15 @@ export function reduce(state: ChatState, action: ChatAction): ChatState {
     case "event":
       return applyEvent(state, action.sessionId, action.event);
     case "promptFinished": {
-      let next: ChatState = { ...state, busy: false, streamingId: null, sessionId: action.result.sessionId || state.sessionId };
+      // (the turn is over: a thinking block still open closes, here and in promptFailed and busy: false)
+      let next: ChatState = { ...endThinking(state), busy: false, streamingId: null, sessionId: action.result.sessionId || state.sessionId };
       const err = action.result.error;
       const shown = err && err.message ? readableErrorText(err.message, 1000) : "";
       if (shown && lastErrorText(next) !== shown) next = addMessage(next, "error", shown);
       return next;
     }
     case "promptFailed": {
-      const next: ChatState = { ...state, busy: false, streamingId: null };
+      const next: ChatState = { ...endThinking(state), busy: false, streamingId: null };
       if (action.cancelled) return addMessage(next, "notice", action.message || "Stopped.");
       if (lastErrorText(next) === action.message) return next;
       return addMessage(next, "error", action.message);
@@ -302,7 +303,7 @@ export function reduce(state: ChatState, action: ChatAction): ChatState {
     case "server":
       return { ...state, server: action.state, serverError: action.error ?? null };
     case "busy":
-      return { ...state, busy: action.busy };
+      return { ...(action.busy ? state : endThinking(state)), busy: action.busy };
     default:
       return state;
   }

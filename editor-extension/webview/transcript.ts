@@ -10,6 +10,7 @@ import { el, scrollIntoView } from "./dom";
 import { renderChanges } from "./fileChanges";
 import { renderMessage } from "./messageView";
 import { isPending, renderApproval, renderElicit, renderSampling, renderTrust, renderWorkspaceTrust } from "./questions";
+import { renderThinking } from "./thinkingView";
 import { renderTool, type CardChoices } from "./toolCards";
 
 export interface ConversationDeps {
@@ -81,8 +82,9 @@ export class Conversation {
       if (known && known.rev === item.rev) {
         node = known.el;
       } else {
-        node = this.renderItem(item);
-        if (known) known.el.replaceWith(node);
+        // (a streaming thinking block is updated in place: the same element comes back)
+        node = this.renderItem(item, known?.el);
+        if (known && known.el !== node) known.el.replaceWith(node);
         this.rendered.set(item.id, { rev: item.rev, el: node });
       }
       const isPinned = isPending(item);
@@ -115,9 +117,9 @@ export class Conversation {
     }
     // Follow the stream unless the user scrolled up to read.
     if (inTranscript && atBottom) t.scrollTop = t.scrollHeight;
-    // While an answer streams the log is busy: a screen reader reads the message once it is complete.
+    // While an answer (or the model's reasoning) streams the log is busy: a screen reader reads it once it is complete.
     const last = s.items.at(-1);
-    const streaming = s.busy && last?.kind === "message" && last.role === "assistant";
+    const streaming = s.busy && ((last?.kind === "message" && last.role === "assistant") || (last?.kind === "thinking" && !last.done));
     t.setAttribute("aria-busy", streaming ? "true" : "false");
     this.renderPending(pinned, newlyPinned, focusWasPinned);
     this.renderBusy(s.busy);
@@ -160,12 +162,15 @@ export class Conversation {
     }
   }
 
-  private renderItem(item: ChatItem): HTMLElement {
+  private renderItem(item: ChatItem, previous?: HTMLElement): HTMLElement {
     const d = this.doc;
     let node: HTMLElement;
     switch (item.kind) {
       case "message":
         node = renderMessage(d, item);
+        break;
+      case "thinking":
+        node = renderThinking(d, item, this.deps.cards, previous);
         break;
       case "tool":
         node = renderTool(d, item, this.deps.cards);
