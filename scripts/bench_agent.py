@@ -31,7 +31,6 @@ import json
 import math
 import os
 import re
-import shutil
 import statistics
 import sys
 import tempfile
@@ -39,11 +38,12 @@ import time
 from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+
+from bench_agent_servers import KNOB, StaticSource, connect, real_server_entries, server_of  # noqa: E402
 
 from agent_ls.agent.builtin_tools import builtin_tools  # noqa: E402
 from agent_ls.agent.events import Event, TextDelta  # noqa: E402
@@ -53,84 +53,15 @@ from agent_ls.agent.registry import ToolRegistry  # noqa: E402
 from agent_ls.agent.session import Session  # noqa: E402
 from agent_ls.agent.tool_search import ToolIndex  # noqa: E402
 from agent_ls.agent.workspace import Workspace  # noqa: E402
-from agent_ls.config.settings import load_settings  # noqa: E402
 from agent_ls.core.tools import Tool, ToolSpec  # noqa: E402
-from agent_ls.mcp.manager import MCPManager  # noqa: E402
 
 QUERIES = REPO / "scripts" / "data" / "tool_search_queries.json"
-KNOB = REPO / "tests" / "servers" / "knob_server.py"
-NPM_BIN = Path(os.environ.get("AGENT_LS_NPM_BIN", REPO / ".tools" / "npm" / "node_modules" / ".bin"))
 TOKEN_MODEL = "gpt-4o"
 """Tokenizer used for counting (litellm's bundled tokenizer, offline)."""
-
-# Placeholder credentials: the servers check that the variable is set, and are only listed.
-PLACEHOLDER = "placeholder-no-network"
-NPM_SERVERS: dict[str, tuple[str, list[str], dict[str, str]]] = {
-    "brave-search": ("mcp-server-brave-search", [], {"BRAVE_API_KEY": PLACEHOLDER}),
-    "everything": ("mcp-server-everything", ["stdio"], {}),
-    "filesystem": ("mcp-server-filesystem", [], {}),
-    "github": ("mcp-server-github", [], {"GITHUB_PERSONAL_ACCESS_TOKEN": PLACEHOLDER}),
-    "gitlab": ("mcp-server-gitlab", [], {"GITLAB_PERSONAL_ACCESS_TOKEN": PLACEHOLDER}),
-    "google-maps": ("mcp-server-google-maps", [], {"GOOGLE_MAPS_API_KEY": PLACEHOLDER}),
-    "memory": ("mcp-server-memory", [], {"MEMORY_FILE_PATH": "${workspaceFolder}/memory.jsonl"}),
-    "sequential-thinking": ("mcp-server-sequential-thinking", [], {}),
-    "slack": ("mcp-server-slack", [], {"SLACK_BOT_TOKEN": PLACEHOLDER, "SLACK_TEAM_ID": "T0000000"}),
-}
 
 
 def median(xs: Sequence[float]) -> float:
     return statistics.median(xs) if xs else float("nan")
-
-
-# --- servers ---------------------------------------------------------------------------------
-
-
-def real_server_entries() -> dict[str, dict[str, Any]]:
-    entries: dict[str, dict[str, Any]] = {}
-    for name, (binary, args, env) in NPM_SERVERS.items():
-        path = NPM_BIN / binary
-        if not path.exists():
-            raise SystemExit(f"{path} is missing: run bash scripts/setup.sh (it installs the npm MCP servers)")
-        entries[name] = {"command": str(path), "args": args, "env": env, "connectTimeout": 90}
-    time_server = shutil.which("mcp-server-time") or str(Path(sys.executable).with_name("mcp-server-time"))
-    if not Path(time_server).exists():
-        raise SystemExit("mcp-server-time is missing: pip install -e '.[dev]' (scripts/setup.sh does it)")
-    entries["time"] = {"command": time_server, "args": []}
-    entries["knob"] = {"command": sys.executable, "args": [str(KNOB)]}
-    return entries
-
-
-async def connect(entries: dict[str, dict[str, Any]], tmp: Path, ws: Path) -> MCPManager:
-    user = tmp / f"user-{len(entries)}-{time.monotonic_ns()}.json"
-    user.write_text(json.dumps({"mcpServers": entries}))
-    manager = MCPManager(roots=[ws])
-    await manager.apply(load_settings([ws], user_settings=user))
-    await manager.wait_ready(120)
-    for s in manager.status():
-        if s.state != "connected":
-            await manager.close()
-            raise SystemExit(f"server {s.name} did not connect: {s.state} {s.error}")
-    return manager
-
-
-class StaticSource:
-    """A fixed MCP tool layer (a subset of the manager's tools) for the registry."""
-
-    def __init__(self, tools: Sequence[Tool]) -> None:
-        self._tools = list(tools)
-
-    async def refresh_if_dirty(self) -> bool:
-        return False
-
-    def tools(self) -> list[Tool]:
-        return self._tools
-
-    def instructions(self) -> str:
-        return ""
-
-
-def server_of(tool: Tool) -> str:
-    return tool.spec.server or "?"
 
 
 # --- 1. tokens --------------------------------------------------------------------------------

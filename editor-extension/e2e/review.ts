@@ -1,5 +1,5 @@
 // Review of the agent's file changes in the real editor (issue 16, item 3), with
-// `agentLs.edits.review: "beforeApply"` (test_e2e.py writes it to the User settings):
+// `agentLs.edits.review: "beforeApply"` (tests/extension/e2e_run.py writes it to the User settings):
 //
 // - review-accept: the user has an unsaved change in a file; a prompt makes the agent edit
 //   that file: the chat shows the file card (waiting, +/- counts) with Review / Accept / Reject

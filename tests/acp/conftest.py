@@ -10,10 +10,9 @@ buffers when the test advertises the fs capability.
 from __future__ import annotations
 
 import asyncio
-import json
-import os
+import functools
 import sys
-from collections.abc import AsyncIterator, Callable, Iterator
+from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
@@ -31,53 +30,22 @@ from acp.schema import (
     WriteTextFileResponse,
 )
 
+from tests import harness
+from tests.harness import ProcessSetup, fresh_setup
+from tests.harness import llm_server as llm_server  # the session's scripted LLM (a fixture)
 from tests.llm.scripted_server import ScriptedLLM
 
-REPO_ROOT = Path(__file__).resolve().parents[2]
 AGENT_COMMAND = [sys.executable, "-m", "agent_ls.cli", "acp"]
 
-
-@pytest.fixture(scope="session")
-def llm_server() -> Iterator[ScriptedLLM]:
-    with ScriptedLLM() as server:
-        yield server
+wait_for = functools.partial(harness.wait_for, timeout=20.0)  # 20 s by default for ACP's conditions
 
 
-class AcpSetup:
-    """Workspace, user settings and environment for one agent process."""
+class AcpSetup(ProcessSetup):
+    """Workspace, user settings and environment for one agent process; its stderr goes to a file."""
 
     def __init__(self, root: Path, llm: ScriptedLLM) -> None:
-        self.root = root
-        self.ws = root / "ws"
-        self.ws.mkdir()
-        self.config = root / "config"
-        self.config.mkdir()
-        self.data = root / "data"
-        self.llm = llm
-        self.user_settings: dict[str, Any] = {
-            "model": "openai/scripted", "apiBase": llm.openai_base,
-            "agent": {"maxRetries": 0, "deferMcpTools": False},
-        }
-        self.ws_settings: dict[str, Any] | None = None
+        super().__init__(root, llm)
         self.stderr_file = root / "agent-stderr.log"
-
-    def write(self) -> None:
-        (self.config / "settings.json").write_text(json.dumps(self.user_settings, indent=2))
-        if self.ws_settings is not None:
-            (self.ws / ".agent-ls").mkdir(exist_ok=True)
-            (self.ws / ".agent-ls" / "settings.json").write_text(json.dumps(self.ws_settings, indent=2))
-
-    @property
-    def state_file(self) -> Path:
-        return self.data / "host-state.json"
-
-    def env(self) -> dict[str, str]:
-        e = dict(os.environ)
-        e.update({"AGENT_LS_CONFIG_DIR": str(self.config), "AGENT_LS_DATA_DIR": str(self.data),
-                  "OPENAI_API_KEY": "x", "PYTHONPATH": str(REPO_ROOT)})
-        for k in ("AGENT_LS_MODEL", "AGENT_LS_API_BASE", "AGENT_LS_USER_SETTINGS"):
-            e.pop(k, None)
-        return e
 
     def stderr_text(self) -> str:
         return self.stderr_file.read_text(errors="replace") if self.stderr_file.exists() else ""
@@ -85,11 +53,7 @@ class AcpSetup:
 
 @pytest.fixture
 def setup(tmp_path: Path, llm_server: ScriptedLLM) -> Iterator[AcpSetup]:
-    llm_server.clear()
-    s = AcpSetup(tmp_path, llm_server)
-    s.write()
-    yield s
-    llm_server.clear()
+    yield from fresh_setup(AcpSetup, tmp_path, llm_server)
 
 
 class RecordingClient:
@@ -146,15 +110,6 @@ class RecordingClient:
 
     def text(self, session_id: str, kind: str = "agent_message_chunk") -> str:
         return "".join(u.content.text for u in self.of(session_id, kind))
-
-
-async def wait_for(pred: Callable[[], Any], timeout: float = 20.0, what: str = "condition") -> None:
-    loop = asyncio.get_running_loop()
-    end = loop.time() + timeout
-    while not pred():
-        if loop.time() > end:
-            raise AssertionError(f"{what} not met within {timeout}s")
-        await asyncio.sleep(0.02)
 
 
 @asynccontextmanager

@@ -14,15 +14,10 @@ from agent_ls.agent.llm import LLMConfig
 from agent_ls.agent.registry import ToolRegistry
 from agent_ls.agent.session import Session
 from agent_ls.agent.workspace import Workspace
+from tests.harness import llm_server as llm_server  # the session's scripted LLM (a fixture)
 from tests.llm.scripted_server import ScriptedLLM
 
 pytestmark = pytest.mark.filterwarnings("ignore:.*ReadOnly.*:UserWarning")
-
-
-@pytest.fixture(scope="session")
-def llm_server() -> Iterator[ScriptedLLM]:
-    with ScriptedLLM() as server:
-        yield server
 
 
 @pytest.fixture

@@ -12,8 +12,6 @@ namedtuples and rename keys that are not identifiers) and records everything the
 from __future__ import annotations
 
 import asyncio
-import json
-import os
 import sys
 import uuid
 from collections.abc import AsyncIterator, Callable, Iterator
@@ -29,65 +27,38 @@ from pytest_lsp.protocol import LanguageClientProtocol
 
 from agent_ls.server.protocol import methods as P
 from agent_ls.server.protocol.codec import RawNotification, RawRequest, RawResponse
+from tests.harness import ProcessSetup, fresh_setup
+from tests.harness import llm_server as llm_server  # the session's scripted LLM (a fixture)
+from tests.harness import wait_for as wait_for  # for the tests here
 from tests.llm.scripted_server import ScriptedLLM
 from tests.servers.launch import knob_stdio_params
 
 SERVER_COMMAND = [sys.executable, "-m", "agent_ls.cli"]
-REPO_ROOT = Path(__file__).resolve().parents[2]
 
 SERVER_REQUESTS = set(P.SERVER_REQUESTS)
 SERVER_NOTIFICATIONS = {P.EVENT, P.MCP_STATUS_CHANGED}
 CUSTOM_CLIENT_REQUESTS = set(P.CLIENT_REQUESTS)
 
 
-@pytest.fixture(scope="session")
-def llm_server() -> Iterator[ScriptedLLM]:
-    with ScriptedLLM() as server:
-        yield server
-
-
-class Setup:
-    """Workspace + user settings + environment for one language-server process."""
+class Setup(ProcessSetup):
+    """Workspace + user settings + environment for one language-server process, with the knob
+    MCP server configured."""
 
     def __init__(self, root: Path, llm: ScriptedLLM) -> None:
-        self.root = root
-        self.ws = root / "ws"
-        (self.ws / ".agent-ls").mkdir(parents=True)
-        self.config = root / "config"
-        self.config.mkdir()
-        self.data = root / "data"
-        self.llm = llm
+        super().__init__(root, llm)
+        (self.ws / ".agent-ls").mkdir()
         self.cancel_file = root / "cancel.log"
-        self.user_settings: dict[str, Any] = {
-            "model": "openai/scripted", "apiBase": llm.openai_base,
-            "agent": {"maxRetries": 0, "deferMcpTools": False},
-            "mcpServers": {"knob": knob_stdio_params("--cancel-file", self.cancel_file)},
-        }
-        self.ws_settings: dict[str, Any] | None = None
+        self.user_settings["mcpServers"] = {"knob": knob_stdio_params("--cancel-file", self.cancel_file)}
         self.extra_env: dict[str, str] = {}
         self.pretrusted: list[Path] = [self.ws]
         """Folders whose settings (not their MCP servers) the user trusted before the server starts,
         as remembered in the data folder: the tests of other features see the workspace settings
         in effect, and workspace servers still ask one by one. Empty: a folder never trusted."""
 
-    @property
-    def user_file(self) -> Path:
-        return self.config / "settings.json"
-
-    @property
-    def ws_file(self) -> Path:
-        return self.ws / ".agent-ls" / "settings.json"
-
     def write(self) -> None:
-        self.user_file.write_text(json.dumps(self.user_settings, indent=2))
-        if self.ws_settings is not None:
-            self.ws_file.write_text(json.dumps(self.ws_settings, indent=2))
+        super().write()
         for folder in self.pretrusted:
             self.trust_settings(folder)
-
-    @property
-    def state_file(self) -> Path:
-        return self.data / "host-state.json"
 
     def trust_settings(self, folder: Path) -> None:
         """Remember that the user trusts the folder's current settings (the real decision record)."""
@@ -101,23 +72,14 @@ class Setup:
         state.set_workspace_decision(folder, request.digest, True, request.settings_snapshot())
 
     def env(self) -> dict[str, str]:
-        e = dict(os.environ)
-        e.update({"AGENT_LS_CONFIG_DIR": str(self.config), "AGENT_LS_DATA_DIR": str(self.data),
-                  "OPENAI_API_KEY": "x", "PYTHONPATH": str(REPO_ROOT)})
-        e.pop("AGENT_LS_MODEL", None)
-        e.pop("AGENT_LS_API_BASE", None)
-        e.pop("AGENT_LS_USER_SETTINGS", None)
+        e = super().env()
         e.update(self.extra_env)
         return e
 
 
 @pytest.fixture
 def setup(tmp_path: Path, llm_server: ScriptedLLM) -> Iterator[Setup]:
-    llm_server.clear()
-    s = Setup(tmp_path, llm_server)
-    s.write()
-    yield s
-    llm_server.clear()
+    yield from fresh_setup(Setup, tmp_path, llm_server)
 
 
 class RawClientProtocol(LanguageClientProtocol):
@@ -383,15 +345,6 @@ async def editor(setup: Setup) -> AsyncIterator[Editor]:
     ed = await open_editor(setup)
     yield ed
     await close_editor(ed)
-
-
-async def wait_for(pred: Callable[[], Any], timeout: float = 30.0, what: str = "condition") -> None:
-    loop = asyncio.get_running_loop()
-    end = loop.time() + timeout
-    while not pred():
-        if loop.time() > end:
-            raise AssertionError(f"{what} not met within {timeout}s")
-        await asyncio.sleep(0.02)
 
 
 def pid_alive(pid: int) -> bool:

@@ -27,11 +27,11 @@ from cryptography.hazmat.primitives.asymmetric import ec
 from agent_ls.config.settings import load_settings
 from agent_ls.mcp.oauth_dpop import DPoPKey, access_token_hash
 from tests.mcp.conftest import HostEnv, status_of
-from tests.mcp.test_oauth import Opener, oauth_manager, record_of, refuse_to_open, servers, store_of
+from tests.mcp.oauth_helpers import Opener, oauth_manager, record_of, refuse_to_open, servers, store_of
 from tests.servers.oauth_dpop import JWT_BEARER, jkt_of
 from tests.servers.oauth_server import Client, OAuthTestServers
 
-__all__ = ["servers"]  # the fixture, shared with test_oauth.py
+__all__ = ["servers"]  # the fixture, from tests/mcp/oauth_helpers.py
 
 WORKLOAD_CLIENT = "workload-agent"
 

@@ -7,6 +7,12 @@ protocol eras: the legacy ``initialize`` handshake (``mcp.Client(mode="legacy")`
 elicitation, sampling) are sent as real JSON-RPC requests on legacy sessions and as
 ``InputRequiredResult`` rounds on modern sessions.
 
+The entry file holds the options, the handshake knobs and the assembly of the server; the rest
+is in sibling modules it imports (as ``tests.servers.<module>``, or as plain ``<module>`` when run as
+a script): knob_tools.py (plain, misbehaving, dynamic-list and generated tools), knob_exchange.py
+(server-to-client requests and list-changed notifications in either era), knob_content.py (result
+shapes, resources, prompts) and knob_io.py (the stdio and HTTP transports, stderr).
+
 Every option can also be set through an environment variable ``KNOB_<NAME>`` (upper case,
 dashes become underscores, e.g. ``KNOB_SLOW_HANDSHAKE=2``); a command-line option wins over
 the variable. Boolean variables accept 1/true/yes/on.
@@ -22,7 +28,7 @@ Options (knobs)
 --tools N                 add N generated tools tool_0000 .. tool_<N-1> with varied
                           descriptions and input schemas.
 --long-names              add tools whose names are 80+ characters long and contain '.',
-                          '/', spaces and non-ASCII characters (see LONG_TOOL_NAMES).
+                          '/', spaces and non-ASCII characters (LONG_TOOL_NAMES, knob_tools.py).
 --slow-handshake SECONDS  delay the answer to ``initialize`` (and ``server/discover``) by
                           SECONDS; the process is up and reading, it just does not answer.
 --exit-during-handshake CODE
@@ -89,52 +95,36 @@ Prompts: review(code), greet(name, style="friendly").
 """
 
 import argparse
-import base64
-import json
 import logging
 import os
-import socket
-import struct
-import sys
 import time
 import warnings
-import zlib
 from collections.abc import Callable
-from typing import Annotated, Any
+from typing import Any
 
 import anyio
 import mcp_types as types
 from mcp.server.caching import CacheHint
 from mcp.server.context import ServerRequestContext
 from mcp.server.lowlevel.server import NotificationOptions
-from mcp.server.mcpserver import Context, MCPServer
-from mcp.server.mcpserver.prompts.base import Prompt
-from mcp.server.mcpserver.resources.types import TextResource
-from mcp.server.runner import serve_loop
-from mcp.server.stdio import stdio_server
+from mcp.server.mcpserver import MCPServer
 from mcp.shared.exceptions import MCPDeprecationWarning, MCPError
-from mcp.shared.message import ServerMessageMetadata
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
-from pydantic import BaseModel
+
+try:
+    from tests.servers.knob_content import register_resources_and_prompts, register_result_tools
+    from tests.servers.knob_exchange import register_exchange_tools, register_roots_notifications
+    from tests.servers.knob_io import err, serve_http, serve_stdio, startup_stderr
+    from tests.servers.knob_tools import LONG_TOOL_NAMES, register_generated_tools, register_tools
+except ImportError:  # run as a script: tests/servers is on sys.path
+    from knob_content import register_resources_and_prompts, register_result_tools  # type: ignore[no-redef]
+    from knob_exchange import register_exchange_tools, register_roots_notifications  # type: ignore[no-redef]
+    from knob_io import err, serve_http, serve_stdio, startup_stderr  # type: ignore[no-redef]
+    from knob_tools import LONG_TOOL_NAMES, register_generated_tools, register_tools  # type: ignore[no-redef]
+
+__all__ = ["LONG_TOOL_NAMES", "build_parser", "build_server", "main", "parse_options"]
 
 HANDSHAKE_METHODS = frozenset({"initialize", "server/discover"})
-
-LONG_TOOL_NAMES = [
-    "org.example.knob/filesystem/read_file_with_an_unreasonably_long_descriptive_name_v2.final",
-    "tool with spaces in its name that is also quite long, to test quoting/escaping logic",
-    "ünïcødé.tööl/名前/ツール/инструмент/εργαλείο — a long non-ASCII tool name for MCP hosts",
-    "x" * 60 + ".y/z" + "-" * 20 + "end",
-]
-
-GARBAGE_LINES = [
-    "this line is not JSON",
-    "Loading model weights... 100%",
-    "{not: json, either",
-    '{"jsonrpc": "2.0", "id": ',
-    "WARNING: something printed to stdout by a careless library",
-]
-
-README_TEXT = "# knob server\n\nA configurable MCP server used by the agent-ls integration tests.\n"
 
 
 # --------------------------------------------------------------------------- options
@@ -214,96 +204,6 @@ def parse_options(argv: list[str] | None = None) -> argparse.Namespace:
     return opts
 
 
-# --------------------------------------------------------------------------- helpers
-
-
-def err(line: str) -> None:
-    """One line to stderr, flushed (the host captures a stderr tail)."""
-    sys.stderr.write(line + "\n")
-    sys.stderr.flush()
-
-
-def _png_2x2() -> bytes:
-    """A valid 2x2 RGB PNG (red, green / blue, white)."""
-
-    def chunk(tag: bytes, data: bytes) -> bytes:
-        return (
-            struct.pack(">I", len(data)) + tag + data + struct.pack(">I", zlib.crc32(tag + data) & 0xFFFFFFFF)
-        )
-
-    rows = b"\x00\xff\x00\x00\x00\xff\x00" + b"\x00\x00\x00\xff\xff\xff\xff"
-    ihdr = struct.pack(">IIBBBBB", 2, 2, 8, 2, 0, 0, 0)
-    return (
-        b"\x89PNG\r\n\x1a\n"
-        + chunk(b"IHDR", ihdr)
-        + chunk(b"IDAT", zlib.compress(rows))
-        + chunk(b"IEND", b"")
-    )
-
-
-PNG_BASE64 = base64.b64encode(_png_2x2()).decode()
-
-
-def _is_modern(ctx: Context) -> bool:
-    return ctx.protocol_version in MODERN_PROTOCOL_VERSIONS
-
-
-async def _ask_client(ctx: Context, key: str, request: types.InputRequest, result_type: type[Any]) -> Any:
-    """Send a server-to-client request in whatever way the session's protocol era allows.
-
-    Legacy sessions get a real JSON-RPC request on this call's channel. Modern sessions
-    (2026-07-28) cannot receive server requests: the first round returns an
-    InputRequiredResult (the caller returns it as the tool result); the client answers it
-    and retries the call, and the answer is then found in ctx.input_responses.
-    Returns either the parsed result or the InputRequiredResult to hand back.
-    """
-    if _is_modern(ctx):
-        responses = ctx.input_responses or {}
-        if key in responses:
-            answer = responses[key]
-            if isinstance(answer, result_type):
-                return answer
-            return result_type.model_validate(answer.model_dump(by_alias=True, exclude_none=True))
-        return types.InputRequiredResult(input_requests={key: request})
-    return await ctx.session.send_request(
-        request,
-        result_type,
-        metadata=ServerMessageMetadata(related_request_id=ctx.request_context.request_id),
-    )
-
-
-async def _list_changed(ctx: Context, kind: str) -> None:
-    """Announce a tools/prompts/resources list change in the session's era."""
-    if _is_modern(ctx):
-        # 2026-07-28: delivered to subscriptions/listen streams.
-        publish = {
-            "tools": ctx.notify_tools_changed,
-            "prompts": ctx.notify_prompts_changed,
-            "resources": ctx.notify_resources_changed,
-        }[kind]
-        await publish()
-        return
-    notification = {
-        "tools": types.ToolListChangedNotification,
-        "prompts": types.PromptListChangedNotification,
-        "resources": types.ResourceListChangedNotification,
-    }[kind]()
-    # Request-scoped: on Streamable HTTP it rides this call's response stream, so the client
-    # sees it even without a standalone GET stream; on stdio it is the same pipe.
-    await ctx.session.send_notification(notification, related_request_id=ctx.request_context.request_id)
-
-
-class Weather(BaseModel):
-    city: str
-    temperature_c: float
-    conditions: list[str]
-
-
-WEATHER = {"city": "Lisbon", "temperature_c": 21.5, "conditions": ["sunny", "breezy"]}
-
-READ_ONLY = types.ToolAnnotations(read_only_hint=True)
-
-
 # --------------------------------------------------------------------------- the server
 
 
@@ -369,446 +269,19 @@ def build_server(opts: argparse.Namespace) -> MCPServer:
 
     low.create_initialization_options = init_options  # type: ignore[method-assign]
 
-    # notifications/roots/list_changed is not exposed by MCPServer: register it on the
-    # low-level server (add_notification_handler avoids the constructor's deprecation warning).
-    async def on_roots_list_changed(
-        ctx: ServerRequestContext[Any, Any], params: types.NotificationParams
-    ) -> None:
-        state["roots_changed"] += 1
-        err(f"knob: notifications/roots/list_changed #{state['roots_changed']}")
-
-    low.add_notification_handler(
-        "notifications/roots/list_changed", types.NotificationParams, on_roots_list_changed
-    )
+    register_roots_notifications(low, state)
 
     def tool(**kwargs: Any) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
         # Plain text results unless a tool asks for structured output explicitly.
         kwargs.setdefault("structured_output", False)
         return mcp.tool(**kwargs)
 
-    # ---- plain tools ------------------------------------------------------------------
-
-    @tool(annotations=READ_ONLY)
-    def echo(text: str) -> str:
-        """Return the given text unchanged."""
-        return text
-
-    @tool(annotations=READ_ONLY)
-    def add(a: float, b: float) -> str:
-        """Add two numbers and return the sum as text."""
-        total = a + b
-        return str(int(total)) if float(total).is_integer() else str(total)
-
-    @tool(annotations=READ_ONLY)
-    def headers(ctx: Context) -> str:
-        """Return the HTTP request headers this call arrived with, as JSON (HTTP transport only)."""
-        return json.dumps({k.lower(): v for k, v in (ctx.headers or {}).items()})
-
-    @tool(annotations=types.ToolAnnotations(destructive_hint=True, read_only_hint=False))
-    def delete_item(id: str) -> str:
-        """Delete an item by id (pretend: nothing is deleted)."""
-        return f"deleted item {id}"
-
-    @tool(annotations=types.ToolAnnotations(open_world_hint=True))
-    def fetch_url(url: str) -> str:
-        """Fetch a URL from the internet (fake: no network access happens)."""
-        return f"fetched {url}: <html>fake page</html>"
-
-    @tool()
-    def no_annotations_write_file(path: str, content: str = "") -> str:
-        """Write a file (pretend: nothing is written). Has no annotations at all."""
-        return f"wrote {len(content)} characters to {path}"
-
-    @tool()
-    def crash() -> str:
-        """Kill the server process abruptly in the middle of the call."""
-        err("knob: crash() called, exiting with code 3")
-        os._exit(3)
-
-    @tool()
-    async def hang() -> str:
-        """Never return."""
-        await anyio.sleep_forever()
-        return "unreachable"
-
-    @tool()
-    async def sleep(seconds: float) -> str:
-        """Return after the given number of seconds."""
-        await anyio.sleep(seconds)
-        return f"slept {seconds}"
-
-    @tool()
-    async def cancel_probe(ctx: Context) -> str:
-        """Sleep until cancelled; record start and cancellation in --cancel-file."""
-        request_id = ctx.request_id
-
-        def record(what: str) -> None:
-            err(f"knob: cancel_probe {what} (request {request_id})")
-            if opts.cancel_file:
-                with open(opts.cancel_file, "a", encoding="utf-8") as f:
-                    f.write(f"{what} {request_id}\n")
-
-        record("started")
-        try:
-            await anyio.sleep_forever()
-        except anyio.get_cancelled_exc_class():
-            record("cancelled")
-            raise
-        return "unreachable"
-
-    @tool()
-    def huge(chars: int) -> str:
-        """Return exactly `chars` characters of text."""
-        line = "huge output line: 0123456789 abcdefghijklmnopqrstuvwxyz\n"
-        return (line * (chars // len(line) + 1))[:chars]
-
-    @tool()
-    def flood(lines: int = 2000) -> str:
-        """Write a lot of noise lines to stderr."""
-        for i in range(lines):
-            sys.stderr.write(f"knob flood tool line {i}: the quick brown fox jumps over the lazy dog\n")
-        sys.stderr.flush()
-        return f"wrote {lines} lines to stderr"
-
-    @tool()
-    async def progress(ctx: Context, steps: int = 3) -> str:
-        """Send `steps` progress notifications (when the caller asked for progress)."""
-        for i in range(1, steps + 1):
-            await ctx.report_progress(i, steps, f"step {i}/{steps}")
-        return "done"
-
-    # ---- dynamic lists ----------------------------------------------------------------
-
-    @tool()
-    async def add_tool(name: str, ctx: Context) -> str:
-        """Register a new tool called `name` and send notifications/tools/list_changed."""
-
-        def dynamic(text: str = "") -> str:
-            return f"dynamic tool {name} says {text}"
-
-        mcp.add_tool(
-            dynamic, name=name, description=f"Dynamically added tool {name}.", structured_output=False
-        )
-        await _list_changed(ctx, "tools")
-        return f"added tool {name}"
-
-    @tool()
-    async def remove_tool(name: str, ctx: Context) -> str:
-        """Remove a tool and send notifications/tools/list_changed."""
-        mcp.remove_tool(name)
-        await _list_changed(ctx, "tools")
-        return f"removed tool {name}"
-
-    @tool()
-    async def touch_prompts(ctx: Context) -> str:
-        """Add prompt dynamic_prompt_<n> and send notifications/prompts/list_changed."""
-        n = state["dynamic_prompts"]
-        state["dynamic_prompts"] += 1
-        prompt_name = f"dynamic_prompt_{n}"
-
-        def dynamic_prompt() -> str:
-            return f"This is {prompt_name}."
-
-        mcp.add_prompt(
-            Prompt.from_function(dynamic_prompt, name=prompt_name, description="A dynamic prompt.")
-        )
-        await _list_changed(ctx, "prompts")
-        return f"added prompt {prompt_name}"
-
-    @tool()
-    async def touch_resources(ctx: Context) -> str:
-        """Add resource knob://dynamic/<n> and send notifications/resources/list_changed."""
-        n = state["dynamic_resources"]
-        state["dynamic_resources"] += 1
-        uri = f"knob://dynamic/{n}"
-        mcp.add_resource(TextResource(uri=uri, name=f"dynamic_{n}", text=f"dynamic resource {n}"))
-        await _list_changed(ctx, "resources")
-        return f"added resource {uri}"
-
-    # ---- server -> client ---------------------------------------------------------------
-
-    @tool()
-    async def roots(ctx: Context) -> str | types.InputRequiredResult:
-        """Ask the client for its roots (roots/list) and return them as JSON."""
-        result = await _ask_client(ctx, "roots", types.ListRootsRequest(), types.ListRootsResult)
-        if isinstance(result, types.InputRequiredResult):
-            return result
-        return json.dumps({"roots": [{"uri": str(r.uri), "name": r.name} for r in result.roots]})
-
-    @tool()
-    def roots_changed_count() -> str:
-        """How many notifications/roots/list_changed the server has received."""
-        return str(state["roots_changed"])
-
-    @tool()
-    async def ask(question: str, ctx: Context) -> str | types.InputRequiredResult:
-        """Ask the user through a form elicitation whose fields have defaults."""
-        schema = {
-            "type": "object",
-            "properties": {
-                "name": {"type": "string", "title": "Name", "description": "Your name", "default": "anon"},
-                "count": {"type": "integer", "title": "Count", "minimum": 0, "maximum": 100, "default": 3},
-                "color": {
-                    "type": "string",
-                    "title": "Color",
-                    "enum": ["red", "green", "blue"],
-                    "default": "blue",
-                },
-                "ok": {"type": "boolean", "title": "OK?", "description": "Confirm"},
-            },
-            "required": ["ok"],
-        }
-        request = types.ElicitRequest(
-            params=types.ElicitRequestFormParams(message=question, requested_schema=schema)
-        )
-        result = await _ask_client(ctx, "ask", request, types.ElicitResult)
-        if isinstance(result, types.InputRequiredResult):
-            return result
-        return json.dumps({"action": result.action, "content": result.content})
-
-    @tool()
-    async def sample(prompt: str, ctx: Context) -> str | types.InputRequiredResult:
-        """Ask the client's LLM (sampling/createMessage) and return the text it produced."""
-        request = types.CreateMessageRequest(
-            params=types.CreateMessageRequestParams(
-                messages=[
-                    types.SamplingMessage(role="user", content=types.TextContent(type="text", text=prompt))
-                ],
-                max_tokens=200,
-                system_prompt="You are the knob test server's sampling target.",
-            )
-        )
-        result = await _ask_client(ctx, "sample", request, types.CreateMessageResult)
-        if isinstance(result, types.InputRequiredResult):
-            return result
-        content = result.content
-        if isinstance(content, types.TextContent):
-            return content.text
-        return json.dumps(content.model_dump(mode="json", by_alias=True, exclude_none=True))
-
-    # ---- result shapes ------------------------------------------------------------------
-
-    @tool()
-    def image() -> types.CallToolResult:
-        """Return a text block and a small PNG image block."""
-        return types.CallToolResult(
-            content=[
-                types.TextContent(type="text", text="a 2x2 PNG: red, green, blue, white"),
-                types.ImageContent(type="image", data=PNG_BASE64, mime_type="image/png"),
-            ]
-        )
-
-    @tool()
-    def resource_result() -> types.CallToolResult:
-        """Return an embedded text resource and a resource_link."""
-        return types.CallToolResult(
-            content=[
-                types.TextContent(type="text", text="here is a resource and a link"),
-                types.EmbeddedResource(
-                    type="resource",
-                    resource=types.TextResourceContents(
-                        uri="knob://readme", mime_type="text/plain", text=README_TEXT
-                    ),
-                ),
-                types.ResourceLink(
-                    type="resource_link",
-                    uri="knob://blob",
-                    name="blob",
-                    description="256 bytes of binary data",
-                    mime_type="application/octet-stream",
-                ),
-            ]
-        )
-
-    @tool(structured_output=True)
-    def structured() -> Weather:
-        """Return structured weather data (the tool has an outputSchema)."""
-        return Weather(**WEATHER)
-
-    @tool(structured_output=None)  # the Annotated metadata supplies the outputSchema
-    def structured_only() -> Annotated[types.CallToolResult, Weather]:
-        """Return structuredContent with an empty content list."""
-        return types.CallToolResult(content=[], structured_content=dict(WEATHER))
-
-    @tool()
-    def fail() -> types.CallToolResult:
-        """Return a result with isError=true."""
-        return types.CallToolResult(
-            content=[types.TextContent(type="text", text="knob: fail() always fails")], is_error=True
-        )
-
-    @tool()
-    def raise_error() -> str:
-        """Raise an exception inside the tool."""
-        raise RuntimeError("knob: raise_error() raised on purpose")
-
-    # ---- generated and oddly named tools -----------------------------------------------
-
-    for i in range(opts.tools):
-        _add_generated_tool(mcp, i)
-    if opts.long_names:
-        for name in LONG_TOOL_NAMES:
-            _add_long_name_tool(mcp, name)
-
-    # ---- resources and prompts -----------------------------------------------------------
-
-    @mcp.resource(
-        "knob://readme", name="readme", description="The knob server readme", mime_type="text/plain"
-    )
-    def readme() -> str:
-        return README_TEXT
-
-    @mcp.resource("knob://blob", name="blob", description="256 bytes", mime_type="application/octet-stream")
-    def blob() -> bytes:
-        return bytes(range(256))
-
-    @mcp.resource(
-        "knob://items/{item_id}", name="item", description="An item by id", mime_type="application/json"
-    )
-    def item(item_id: str) -> str:
-        return json.dumps({"id": item_id, "title": f"Item {item_id}"})
-
-    @mcp.prompt(description="Review a piece of code")
-    def review(code: str) -> str:
-        return f"Please review this code and point out bugs:\n\n{code}"
-
-    @mcp.prompt(description="Greet someone")
-    def greet(name: str, style: str = "friendly") -> str:
-        return f"Write a {style} greeting for {name}."
-
+    register_tools(mcp, tool, opts, state)
+    register_exchange_tools(tool, state)
+    register_result_tools(tool)
+    register_generated_tools(mcp, opts)
+    register_resources_and_prompts(mcp)
     return mcp
-
-
-_DESCRIPTIONS = [
-    "Generated tool #{i}.",
-    "Generated tool #{i}: look up records in the {domain} service and return a short summary.",
-    "Generated tool #{i} for {domain}. "
-    + "It has a deliberately long description to inflate the tool list. " * 4,
-    "Generated tool #{i} ({domain}): counts things. Use when the user asks how many {domain} items exist.",
-    "",
-]
-_DOMAINS = ["calendar", "billing", "inventory", "weather", "git", "tickets", "search"]
-
-
-def _add_generated_tool(mcp: MCPServer, i: int) -> None:
-    name = f"tool_{i:04d}"
-    description = _DESCRIPTIONS[i % len(_DESCRIPTIONS)].format(i=i, domain=_DOMAINS[i % len(_DOMAINS)])
-    kind = i % 3
-    if kind == 0:
-
-        def fn(text: str = "") -> str:
-            return f"{name}: {text}"
-
-    elif kind == 1:
-
-        def fn(count: int = 1, flag: bool = False) -> str:  # type: ignore[misc]
-            return f"{name}: count={count} flag={flag}"
-
-    else:
-
-        def fn() -> str:  # type: ignore[misc]
-            return f"{name}: ok"
-
-    mcp.add_tool(fn, name=name, description=description or None, structured_output=False)
-
-
-def _add_long_name_tool(mcp: MCPServer, name: str) -> None:
-    def fn(text: str = "") -> str:
-        return f"{name}: {text}"
-
-    mcp.add_tool(
-        fn, name=name, description=f"A tool with a {len(name)}-character name.", structured_output=False
-    )
-
-
-# --------------------------------------------------------------------------- transports
-
-
-class _WireOut:
-    """stdout for stdio_server(stdout=...) when --garbage-stdout is on.
-
-    Writes are synchronous (in the event loop thread), so a garbage line can never tear a
-    JSON-RPC frame. `garbage_after_next_frame` asks for a garbage line right after the next
-    frame written (a tools/call response).
-    """
-
-    def __init__(self) -> None:
-        self._buf = sys.stdout.buffer
-        self._count = 0
-        self.garbage_after_next_frame = False
-
-    def garbage(self) -> None:
-        self._buf.write((GARBAGE_LINES[self._count % len(GARBAGE_LINES)] + "\n").encode())
-        self._buf.flush()
-        self._count += 1
-
-    async def write(self, data: str) -> None:
-        self._buf.write(data.encode("utf-8"))
-        if self.garbage_after_next_frame and data.endswith("\n"):
-            self.garbage_after_next_frame = False
-            self._buf.flush()
-            self.garbage()
-
-    async def flush(self) -> None:
-        self._buf.flush()
-
-
-async def serve_stdio(mcp: MCPServer, opts: argparse.Namespace) -> None:
-    low = mcp._lowlevel_server
-    wire: _WireOut | None = None
-    if opts.garbage_stdout:
-        wire = _WireOut()
-        for _ in range(3):
-            wire.garbage()
-
-        async def garbage_around_tool_calls(ctx: ServerRequestContext[Any, Any], call_next: Any) -> Any:
-            result = await call_next(ctx)
-            if ctx.method == "tools/call":
-                wire.garbage()  # before the response frame
-                wire.garbage_after_next_frame = True  # and right after it
-            return result
-
-        low.middleware.append(garbage_around_tool_calls)
-
-    async with stdio_server(stdout=wire) as (read_stream, write_stream):  # type: ignore[arg-type]
-        if opts.era == "legacy":
-            # handshake era only (what mcp 1.x servers do): a request before initialize is an error,
-            # so a 2026-07-28 client's server/discover probe falls back to initialize
-            async with low.lifespan(low) as state:
-                await serve_loop(low, read_stream, write_stream, lifespan_state=state,
-                                 init_options=low.create_initialization_options())
-        else:
-            await low.run(read_stream, write_stream, low.create_initialization_options())
-
-
-async def serve_http(mcp: MCPServer, opts: argparse.Namespace, announce: Callable[[], None]) -> None:
-    import uvicorn
-
-    app = mcp.streamable_http_app(host="127.0.0.1")
-    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    sock.bind(("127.0.0.1", opts.port))
-    port = sock.getsockname()[1]
-    server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="on"))
-
-    async def announce_when_started() -> None:
-        while not server.started:
-            await anyio.sleep(0.01)
-        err(f"LISTENING http://127.0.0.1:{port}/mcp")
-        announce()
-
-    async with anyio.create_task_group() as tg:
-        tg.start_soon(announce_when_started)
-        await server.serve(sockets=[sock])
-        tg.cancel_scope.cancel()
-
-
-def startup_stderr(opts: argparse.Namespace) -> None:
-    if opts.stderr_line is not None:
-        err(opts.stderr_line)
-    for i in range(opts.stderr_flood):
-        sys.stderr.write(f"knob stderr flood line {i}/{opts.stderr_flood}: lorem ipsum dolor sit amet\n")
-    sys.stderr.flush()
 
 
 def main(argv: list[str] | None = None) -> None:

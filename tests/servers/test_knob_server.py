@@ -1,120 +1,35 @@
-"""Prove every knob of the knob fixture server with the bare mcp SDK client."""
+"""Prove every knob of the knob fixture server with the bare mcp SDK client: launch helpers, tools and
+result shapes, env knobs, server-to-client requests, list-changed notifications, and the
+2026-07-28 (auto) mode over stdio. Failures are in test_knob_server_failures.py, Streamable HTTP in
+test_knob_server_http.py."""
 
 from __future__ import annotations
 
 import json
 import subprocess
 import sys
-import time
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
-from pathlib import Path
 from typing import Any
 
 import anyio
 import mcp_types as types
 import pytest
-from mcp import Client
-from mcp.client.stdio import stdio_client
 from mcp.shared.exceptions import MCPError
 
+from .knob_client import (
+    BASE_TOOLS,
+    ROOTS,
+    Recorder,
+    errlog,
+    list_all_tools,
+    read_log,
+    stdio_knob,
+    text_of,
+    wait_until,
+)
 from .knob_server import LONG_TOOL_NAMES
-from .launch import KNOB_SERVER, knob_server_parameters, knob_stdio_params, run_http_knob_server
+from .launch import KNOB_SERVER, knob_stdio_params
 
-BASE_TOOLS = {
-    "echo", "add", "delete_item", "fetch_url", "no_annotations_write_file", "crash", "hang", "sleep",
-    "cancel_probe", "huge", "flood", "progress", "add_tool", "remove_tool", "touch_prompts",
-    "touch_resources", "roots", "roots_changed_count", "ask", "sample", "image", "resource_result",
-    "structured", "structured_only", "fail", "raise_error",
-}  # fmt: skip
-
-ROOTS = [
-    types.Root(uri="file:///tmp/knob-root-a", name="a"),
-    types.Root(uri="file:///tmp/knob-root-b", name="b"),
-]
-
-
-class Recorder:
-    """Client callbacks that record what the server sent."""
-
-    def __init__(self) -> None:
-        self.messages: list[Any] = []
-        self.elicitations: list[types.ElicitRequestParams] = []
-        self.samplings: list[types.CreateMessageRequestParams] = []
-
-    async def message_handler(self, message: Any) -> None:
-        self.messages.append(message)
-
-    async def list_roots(self, ctx: Any) -> types.ListRootsResult:
-        return types.ListRootsResult(roots=ROOTS)
-
-    async def elicit(self, ctx: Any, params: types.ElicitRequestParams) -> types.ElicitResult:
-        self.elicitations.append(params)
-        return types.ElicitResult(action="accept", content={"name": "bob", "count": 7, "ok": True})
-
-    async def sample(self, ctx: Any, params: types.CreateMessageRequestParams) -> types.CreateMessageResult:
-        self.samplings.append(params)
-        return types.CreateMessageResult(
-            role="assistant", content=types.TextContent(type="text", text="sampled: 42"), model="fake-model"
-        )
-
-    def client_kwargs(self) -> dict[str, Any]:
-        return {
-            "message_handler": self.message_handler,
-            "list_roots_callback": self.list_roots,
-            "elicitation_callback": self.elicit,
-            "sampling_callback": self.sample,
-        }
-
-    def of_type(self, cls: type) -> list[Any]:
-        return [m for m in self.messages if isinstance(m, cls)]
-
-
-@pytest.fixture
-def errlog(tmp_path: Path):
-    with open(tmp_path / "server-stderr.txt", "w+", encoding="utf-8") as f:
-        yield f
-
-
-def read_log(f: Any) -> str:
-    f.flush()
-    return Path(f.name).read_text(encoding="utf-8")
-
-
-@asynccontextmanager
-async def stdio_knob(
-    *args: Any, errlog: Any, mode: str = "legacy", env: dict[str, str] | None = None, **kwargs: Any
-) -> AsyncIterator[Client]:
-    transport = stdio_client(knob_server_parameters(*args, env=env), errlog=errlog)
-    async with Client(transport, mode=mode, **kwargs) as client:
-        yield client
-
-
-def text_of(result: types.CallToolResult) -> str:
-    return "".join(b.text for b in result.content if isinstance(b, types.TextContent))
-
-
-async def list_all_tools(client: Client) -> list[types.Tool]:
-    tools: list[types.Tool] = []
-    cursor = None
-    while True:
-        page = await client.list_tools(cursor=cursor)
-        tools.extend(page.tools)
-        cursor = page.next_cursor
-        if not cursor:
-            return tools
-
-
-def leaves(exc: BaseException) -> list[BaseException]:
-    if isinstance(exc, BaseExceptionGroup):
-        return [leaf for sub in exc.exceptions for leaf in leaves(sub)]
-    return [exc]
-
-
-async def wait_until(predicate: Any, timeout: float = 5.0) -> None:
-    with anyio.fail_after(timeout):
-        while not predicate():
-            await anyio.sleep(0.02)
+__all__ = ["errlog"]  # the fixture, from knob_client.py
 
 
 # --------------------------------------------------------------------------- launch helpers
@@ -248,41 +163,6 @@ async def test_env_vars_set_knobs(errlog: Any) -> None:
     assert "env-marker-line" in read_log(errlog)
 
 
-async def test_crash_kills_the_session(errlog: Any) -> None:
-    async with stdio_knob(errlog=errlog) as client:
-        with anyio.fail_after(10), pytest.raises(MCPError):
-            await client.call_tool("crash", {})
-        with anyio.fail_after(10), pytest.raises(MCPError):
-            await client.call_tool("echo", {"text": "still there?"})
-    assert "crash() called" in read_log(errlog)
-
-
-async def test_hang_times_out_and_cancel_reaches_server(errlog: Any, tmp_path: Path) -> None:
-    cancel_file = tmp_path / "cancel.txt"
-    async with stdio_knob("--cancel-file", cancel_file, errlog=errlog) as client:
-        started = time.monotonic()
-        with pytest.raises(MCPError) as info:
-            await client.call_tool("hang", {}, read_timeout_seconds=0.5)
-        assert info.value.error.code == -32001
-        assert time.monotonic() - started < 5
-        # The session survives the timeout.
-        assert text_of(await client.call_tool("echo", {"text": "alive"})) == "alive"
-
-        # A timed-out call sends notifications/cancelled; the server records it.
-        with pytest.raises(MCPError):
-            await client.call_tool("cancel_probe", {}, read_timeout_seconds=0.5)
-        await wait_until(lambda: cancel_file.exists() and "cancelled" in cancel_file.read_text())
-
-        # Cancelling the awaiting task sends notifications/cancelled as well.
-        cancel_file.unlink()
-        async with anyio.create_task_group() as tg:
-            tg.start_soon(client.call_tool, "cancel_probe", {})
-            await wait_until(lambda: cancel_file.exists() and "started" in cancel_file.read_text())
-            tg.cancel_scope.cancel()
-        await wait_until(lambda: "cancelled" in cancel_file.read_text())
-        assert text_of(await client.call_tool("echo", {"text": "alive"})) == "alive"
-
-
 async def test_roots_elicitation_sampling(errlog: Any) -> None:
     rec = Recorder()
     async with stdio_knob(errlog=errlog, **rec.client_kwargs()) as client:
@@ -332,72 +212,6 @@ async def test_list_changed_notifications(errlog: Any) -> None:
         assert "knob://dynamic/0" in {str(r.uri) for r in (await client.list_resources()).resources}
 
 
-async def test_garbage_stdout_is_tolerated(errlog: Any) -> None:
-    rec = Recorder()
-    async with stdio_knob("--garbage-stdout", errlog=errlog, message_handler=rec.message_handler) as client:
-        for i in range(5):
-            assert text_of(await client.call_tool("echo", {"text": f"n{i}"})) == f"n{i}"
-        assert len(await list_all_tools(client)) >= len(BASE_TOOLS)
-        assert len(text_of(await client.call_tool("huge", {"chars": 100_000}))) == 100_000
-        # The garbage really reached the client: unparsable lines surface as exceptions.
-        await wait_until(lambda: len([m for m in rec.messages if isinstance(m, Exception)]) >= 10)
-
-
-async def test_stderr_line_and_flood(errlog: Any) -> None:
-    async with stdio_knob(
-        "--stderr-line", "MARKER: hello from knob", "--stderr-flood", 500, errlog=errlog
-    ) as client:
-        assert text_of(await client.call_tool("flood", {"lines": 3000})) == "wrote 3000 lines to stderr"
-        assert text_of(await client.call_tool("echo", {"text": "ok"})) == "ok"
-    log = read_log(errlog)
-    assert "MARKER: hello from knob" in log.splitlines()
-    assert log.count("knob stderr flood line") == 500
-    assert log.count("knob flood tool line") == 3000
-
-
-async def test_slow_handshake_delays_initialize(errlog: Any) -> None:
-    started = time.monotonic()
-    async with stdio_knob("--slow-handshake", 1.5, errlog=errlog) as client:
-        elapsed = time.monotonic() - started
-        assert text_of(await client.call_tool("echo", {"text": "late"})) == "late"
-    assert elapsed >= 1.5
-    assert "delaying initialize" in read_log(errlog)
-
-
-async def test_exit_during_handshake_fails_the_client(errlog: Any) -> None:
-    with anyio.fail_after(15), pytest.raises(BaseException) as info:  # noqa: B017 - checked below
-        async with stdio_knob("--exit-during-handshake", 7, errlog=errlog):
-            pass
-    # The SDK wraps it in task-group ExceptionGroups; the leaf is CONNECTION_CLOSED.
-    (leaf,) = leaves(info.value)
-    assert isinstance(leaf, MCPError) and leaf.error.code == -32000
-    assert "exiting with code 7 on initialize" in read_log(errlog)
-
-
-async def test_exit_during_handshake_exit_code() -> None:
-    proc = await anyio.open_process(
-        [sys.executable, str(KNOB_SERVER), "--exit-during-handshake", "5"], stderr=subprocess.PIPE
-    )
-    init = {
-        "jsonrpc": "2.0",
-        "id": 1,
-        "method": "initialize",
-        "params": {
-            "protocolVersion": "2025-11-25",
-            "capabilities": {},
-            "clientInfo": {"name": "t", "version": "0"},
-        },
-    }
-    async with proc:
-        assert proc.stdin is not None and proc.stderr is not None
-        await proc.stdin.send((json.dumps(init) + "\n").encode())
-        with anyio.fail_after(15):
-            code = await proc.wait()
-        stderr = (await proc.stderr.receive()).decode()
-    assert code == 5
-    assert "exiting with code 5" in stderr
-
-
 # --------------------------------------------------------------------------- stdio, auto (2026-07-28)
 
 
@@ -413,60 +227,3 @@ async def test_auto_mode_stdio(errlog: Any) -> None:
         assert text_of(await client.call_tool("sample", {"prompt": "p"})) == "sampled: 42"
         with pytest.raises(MCPError):
             await client.call_tool("hang", {}, read_timeout_seconds=0.3)
-
-
-# --------------------------------------------------------------------------- Streamable HTTP
-
-
-async def test_http_legacy_and_auto() -> None:
-    server = run_http_knob_server("--stderr-line", "HTTP-MARKER", "--tools", 20)
-    async with server as url:
-        assert url.startswith("http://127.0.0.1:") and url.endswith("/mcp")
-        await wait_until(lambda: "HTTP-MARKER" in server.stderr_lines)
-        assert server.stderr_lines[0] == f"LISTENING {url}"
-
-        rec = Recorder()
-        async with Client(url, mode="legacy", **rec.client_kwargs()) as client:
-            assert client.protocol_version == "2025-11-25"
-            assert len(await list_all_tools(client)) >= len(BASE_TOOLS) + 20
-            assert text_of(await client.call_tool("echo", {"text": "over http"})) == "over http"
-            roots = json.loads(text_of(await client.call_tool("roots", {})))
-            assert len(roots["roots"]) == 2
-            answer = json.loads(text_of(await client.call_tool("ask", {"question": "q"})))
-            assert answer["content"]["name"] == "bob"
-            assert text_of(await client.call_tool("sample", {"prompt": "p"})) == "sampled: 42"
-            await client.call_tool("add_tool", {"name": "http_dyn"})
-            await wait_until(lambda: rec.of_type(types.ToolListChangedNotification))
-            with pytest.raises(MCPError):
-                await client.call_tool("hang", {}, read_timeout_seconds=0.3)
-            assert text_of(await client.call_tool("echo", {"text": "after"})) == "after"
-
-        async with Client(url, mode="auto", **Recorder().client_kwargs()) as client:
-            assert client.protocol_version == "2026-07-28"
-            assert text_of(await client.call_tool("add", {"a": 2, "b": 2})) == "4"
-            assert json.loads(text_of(await client.call_tool("roots", {})))["roots"][0]["name"] == "a"
-    assert server.process is not None and server.process.returncode is not None
-
-
-def test_http_sync_context_manager_and_cleanup() -> None:
-    server = run_http_knob_server("--slow-handshake", 0.5)
-    with server as url:
-        assert url.endswith("/mcp")
-
-        async def call() -> tuple[float, str]:
-            started = time.monotonic()
-            async with Client(url, mode="legacy") as client:
-                elapsed = time.monotonic() - started
-                return elapsed, text_of(await client.call_tool("echo", {"text": "sync"}))
-
-        elapsed, text = anyio.run(call)
-        assert text == "sync" and elapsed >= 0.5
-    assert server.process is not None and server.process.returncode is not None
-
-
-def test_http_server_that_dies_before_listening_raises() -> None:
-    with (
-        pytest.raises(RuntimeError, match="before listening"),
-        run_http_knob_server("--tools", "not-a-number"),
-    ):
-        pass

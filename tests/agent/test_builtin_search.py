@@ -1,0 +1,144 @@
+"""The glob and grep built-in tools, called directly on a real temporary workspace: patterns,
+filters, the errors the model must be able to act on, and result caps."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from agent_ls.agent.builtin_tools.search import GLOB_MAX_RESULTS, GREP_MAX_MATCHES, compile_glob
+from tests.agent.helpers import call, root
+
+__all__ = ["root"]  # the fixture, from tests/agent/helpers.py
+
+
+# --- glob ---------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def tree(root: Path) -> Path:
+    for rel in ["a.py", "b.txt", "src/c.py", "src/deep/d.py", "src/deep/e.ts", "node_modules/m.py",
+                ".git/config.py", "docs/x.md"]:
+        p = root / rel
+        p.parent.mkdir(parents=True, exist_ok=True)
+        p.write_text(f"content of {rel}\n")
+    return root
+
+
+async def test_glob_patterns(tree: Path) -> None:
+    async def g(pattern: str, **kw: Any) -> list[str]:
+        r = await call(tree, "glob", pattern=pattern, **kw)
+        assert not r.is_error, r.content
+        return r.content.splitlines()
+
+    assert await g("*.py") == ["a.py"]
+    assert await g("**/*.py") == ["a.py", "src/c.py", "src/deep/d.py"]  # node_modules, .git skipped
+    assert await g("src/**/*.{py,ts}") == ["src/c.py", "src/deep/d.py", "src/deep/e.ts"]
+    assert await g("src/*/?.py") == ["src/deep/d.py"]
+    assert await g("*.py", path="src/deep") == ["src/deep/d.py"]  # shown relative to the root
+    assert await g("[ab].*") == ["a.py", "b.txt"]
+    assert await g("**/*.md", path="docs") == ["docs/x.md"]
+
+
+async def test_glob_no_match_hint_and_errors(tree: Path) -> None:
+    r = await call(tree, "glob", pattern="*.ts")
+    assert not r.is_error and "No files match" in r.content and "**/*.ts" in r.content
+    r = await call(tree, "glob", pattern="../*")
+    assert r.is_error and "'..'" in r.content
+    r = await call(tree, "glob", pattern="/etc/*")
+    assert r.is_error and "relative" in r.content
+    r = await call(tree, "glob", pattern="*", path="missing")
+    assert r.is_error and "not found" in r.content.lower()
+    r = await call(tree, "glob", pattern="*", path="a.py")
+    assert r.is_error and "not a directory" in r.content
+
+
+async def test_glob_caps_results(root: Path) -> None:
+    for i in range(GLOB_MAX_RESULTS + 7):
+        (root / f"f{i:05d}.txt").write_text("")
+    r = await call(root, "glob", pattern="*.txt")
+    lines = r.content.splitlines()
+    assert len(lines) == GLOB_MAX_RESULTS + 1 and "7 more files not shown" in lines[-1]
+
+
+def test_compile_glob() -> None:
+    assert compile_glob("**/x").match("x") and compile_glob("**/x").match("a/b/x")
+    assert not compile_glob("*.py").match("a/b.py")
+    assert compile_glob("a/**").match("a/b/c")
+    assert compile_glob(r"\*").match("*") and not compile_glob(r"\*").match("a")
+    assert compile_glob("[!a]b").match("cb") and not compile_glob("[!a]b").match("ab")
+    assert compile_glob("./src//*.py").match("src/x.py")  # empty and '.' components dropped
+    assert compile_glob("*").match(".env")  # dotfiles are not special
+    assert compile_glob("f{1..3}.txt").match("f2.txt") and not compile_glob("f{1..3}.txt").match("f4.txt")
+    assert not compile_glob("A.py").match("a.py")  # case-sensitive on every platform
+
+
+def test_glob_sets_and_wildcards_never_match_a_slash() -> None:
+    """The hand-written matcher let ``[!x]`` match ``/`` (``a[!x]b`` matched ``a/b``)."""
+    for pattern in ("a[!x]b", "a[^x]b", "a?b", "a*b", "a[/]b", "a[!]b"):
+        assert not compile_glob(pattern).match("a/b"), pattern
+    assert compile_glob("a[!x]b").match("ayb") and not compile_glob("a[!x]b").match("axb")
+
+
+async def test_glob_tool_negated_set_does_not_cross_directories(root: Path) -> None:
+    for rel in ("a/b", "ayb", "axb"):
+        p = root / rel
+        p.parent.mkdir(parents=True, exist_ok=True)
+        p.write_text("x\n")
+    r = await call(root, "glob", pattern="a[!x]b")
+    assert not r.is_error and r.content.splitlines() == ["ayb"]
+    r = await call(root, "grep", pattern="x", glob="a[!x]b")
+    assert r.content.splitlines() == ["ayb:1:x"]
+
+
+async def test_glob_unusable_patterns_are_errors_not_crashes(root: Path) -> None:
+    (root / "f.txt").write_text("x\n")
+    huge = "{a,b}" * 12  # 4096 alternatives
+    r = await call(root, "glob", pattern=huge)
+    assert r.is_error and "more than 1000 alternatives" in r.content
+    r = await call(root, "grep", pattern="x", glob=huge)
+    assert r.is_error and "Invalid glob" in r.content and "alternatives" in r.content
+    r = await call(root, "glob", pattern="a\x00b")
+    assert r.is_error and "NUL" in r.content
+    r = await call(root, "glob", pattern="[")  # an unclosed set is a literal '['
+    assert not r.is_error and "No files match" in r.content
+
+
+# --- grep ---------------------------------------------------------------------------------
+
+
+async def test_grep_regex_paths_and_filters(tree: Path) -> None:
+    (tree / "src/c.py").write_text("import os\nVALUE = 1\nvalue = 2\n")
+    r = await call(tree, "grep", pattern=r"^value")
+    assert r.content == "src/c.py:3:value = 2\n"
+    r = await call(tree, "grep", pattern=r"^value", case_insensitive=True)
+    assert r.content == "src/c.py:2:VALUE = 1\nsrc/c.py:3:value = 2\n"
+    r = await call(tree, "grep", pattern="content of", glob="*.ts")
+    assert r.content == "src/deep/e.ts:1:content of src/deep/e.ts\n"
+    r = await call(tree, "grep", pattern="content of", glob="deep/*.py", path="src")
+    assert r.content == "src/deep/d.py:1:content of src/deep/d.py\n"
+    r = await call(tree, "grep", pattern="content", path="a.py")
+    assert r.content == "a.py:1:content of a.py\n"
+    r = await call(tree, "grep", pattern="content of node_modules")  # skipped directory
+    assert not r.is_error and "No matches" in r.content
+
+
+async def test_grep_errors_binary_and_caps(root: Path) -> None:
+    r = await call(root, "grep", pattern="(unclosed")
+    assert r.is_error and "Invalid regular expression" in r.content
+    r = await call(root, "grep", pattern="x", glob="../*")
+    assert r.is_error and "Invalid glob" in r.content
+    (root / "b.bin").write_bytes(b"match\x00here")
+    r = await call(root, "grep", pattern="match")
+    assert "No matches" in r.content and "(0 files searched)" in r.content
+    r = await call(root, "grep", pattern="match", path="b.bin")
+    assert r.is_error and "binary" in r.content
+    (root / "many.txt").write_text("hit\n" * (GREP_MAX_MATCHES + 10) + "x" * 900 + " hit\n")
+    r = await call(root, "grep", pattern="hit")
+    lines = r.content.splitlines()
+    assert len(lines) == GREP_MAX_MATCHES + 1 and "capped" in lines[-1]
+    (root / "many.txt").write_text("hit " + "x" * 900 + "\n")
+    r = await call(root, "grep", pattern="hit")
+    assert "characters cut" in r.content and len(r.content) < 700

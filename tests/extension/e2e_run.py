@@ -1,0 +1,200 @@
+"""The processes and files of one editor end-to-end run (tests/extension/test_e2e.py): its paths and
+environment (:class:`Run`), the user, workspace, editor and Machine settings it writes, installing
+the .vsix, starting code-server, and the summary of the steps.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.extension.conftest import EXTENSION_ID, LISTENING, E2ETools, kill_tree, tail
+from tests.extension.e2e_scenario import (
+    CODE,
+    CODE_FILE,
+    OUTPUT_FILE,
+    OUTPUT_LINES,
+    REVIEW_CODE,
+    REVIEW_FILE,
+    SERVER,
+    WORKSPACE_ENV,
+    WS_SERVER,
+    Model,
+)
+from tests.llm.scripted_server import ScriptedLLM
+from tests.servers.launch import knob_stdio_params
+
+# ------------------------------------------------------------------------------ helpers
+
+
+class Run:
+    """Paths of one run; everything but the artifacts lives under pytest's tmp_path."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self.ws = root / "ws"
+        self.config = root / "config"  # AGENT_LS_CONFIG_DIR
+        self.data = root / "data"  # AGENT_LS_DATA_DIR
+        self.user_data = root / "ud"  # short: code-server puts a unix socket in it
+        self.extensions = root / "ext"
+        self.home = root / "home"
+        self.profile = root / "chromium"
+        self.fact_log = root / "facts.log"
+        self.cs_log = root / "code-server.log"
+        self.driver_log = root / "driver.log"
+        self.machine_settings = self.user_data / "Machine" / "settings.json"
+        self.import_marker = root / "json_py.imported"
+        self.workspace_command_marker = root / "workspace_command.ran"
+        for d in (self.ws / ".agent-ls", self.config, self.data, self.user_data / "User", self.extensions,
+                  self.home, self.profile):
+            d.mkdir(parents=True, exist_ok=True)
+
+    def env(self, tools: E2ETools) -> dict[str, str]:
+        env = dict(os.environ)
+        env.update({
+            "PATH": tools.env_path(),
+            "HOME": str(self.home),
+            "XDG_CONFIG_HOME": str(self.home / ".config"),
+            "XDG_DATA_HOME": str(self.home / ".local" / "share"),
+            "XDG_CACHE_HOME": str(self.home / ".cache"),
+            "XDG_STATE_HOME": str(self.home / ".local" / "state"),
+            "AGENT_LS_CONFIG_DIR": str(self.config),
+            "AGENT_LS_DATA_DIR": str(self.data),
+            "AGENT_LS_EXTENSION_LOG": str(self.fact_log),
+            "OPENAI_API_KEY": "x",
+            "PYTHONUNBUFFERED": "1",
+            # code-server queries open-vsx.org for extensions; keep it on a dead loopback port
+            "EXTENSIONS_GALLERY": json.dumps({"serviceUrl": "http://127.0.0.1:9/gallery",
+                                              "itemUrl": "http://127.0.0.1:9/items"}),
+        })
+        for k in ("AGENT_LS_MODEL", "AGENT_LS_API_BASE", "AGENT_LS_USER_SETTINGS", "VSCODE_IPC_HOOK_CLI"):
+            env.pop(k, None)
+        return env
+
+    def extension_logs(self) -> list[Path]:
+        """The extension's output channel files and the extension host log, newest last."""
+        logs = sorted(self.user_data.glob("logs/*/**/*.log"), key=lambda p: p.stat().st_mtime)
+        return [p for p in logs if "agent" in p.name.lower() or p.name == "exthost.log"]
+
+
+def write_settings(run: Run, llm: ScriptedLLM) -> None:
+    user = {
+        "model": "openai/scripted",
+        "apiBase": llm.openai_base,
+        "agent": {"maxRetries": 0},
+        "mcpServers": {SERVER: knob_stdio_params()},
+    }
+    (run.config / "settings.json").write_text(json.dumps(user, indent=2))
+    workspace = {"mcpServers": {WS_SERVER: knob_stdio_params("--name", WS_SERVER)}}
+    (run.ws / ".agent-ls" / "settings.json").write_text(json.dumps(workspace, indent=2))
+    # a repository that tries to run code when it is opened: the server must never import these
+    (run.ws / "json.py").write_text(f"open({str(run.import_marker)!r}, 'w').write('imported')\n")
+    (run.ws / "numbers.py").write_text("raise SystemExit('numbers.py from the workspace was imported')\n")
+    # ... nor may its .vscode/settings.json choose how the server starts (machine-scoped settings)
+    evil = run.ws / "evil-python"
+    evil.write_text(f"#!/bin/sh\necho \"$@\" > {shlex.quote(str(run.workspace_command_marker))}\nexit 3\n")
+    evil.chmod(0o755)
+    (run.ws / ".vscode").mkdir(exist_ok=True)
+    (run.ws / ".vscode" / "settings.json").write_text(json.dumps({
+        "agentLs.server.command": [str(evil), "command"],
+        "agentLs.server.pythonPath": str(evil),
+        "agentLs.server.env": {WORKSPACE_ENV: "1"},
+    }, indent=2))
+    (run.ws / CODE_FILE).write_text(CODE)
+    (run.ws / REVIEW_FILE).write_text(REVIEW_CODE)
+    (run.ws / OUTPUT_FILE).write_text("".join(f"line {i}\n" for i in range(OUTPUT_LINES)))
+    editor = {
+        "workbench.startupEditor": "none",
+        "workbench.secondarySideBar.defaultVisibility": "hidden",
+        "workbench.tips.enabled": False,
+        "telemetry.telemetryLevel": "off",
+        "extensions.autoUpdate": False,
+        "extensions.autoCheckUpdates": False,
+        "extensions.ignoreRecommendations": True,
+        "update.mode": "none",
+        "security.workspace.trust.enabled": False,
+        "chat.disableAIFeatures": True,
+        "editor.lightbulb.enabled": "on",
+        "agentLs.edits.review": "beforeApply",  # review.ts: Accept / Reject before the change is applied
+        "files.autoSave": "off",  # the web workbench saves after a delay by default: review.ts checks the disk
+    }
+    (run.user_data / "User" / "settings.json").write_text(json.dumps(editor, indent=2))
+    # agentLs.server.* are machine-scoped: code-server ignores them in User/settings.json and reads
+    # them from its Machine settings. The README's first option: <python> -P -m agent_ls serve.
+    run.machine_settings.parent.mkdir(exist_ok=True)
+    run.machine_settings.write_text(json.dumps({"agentLs.server.pythonPath": sys.executable}, indent=2))
+
+
+def install_vsix(tools: E2ETools, run: Run, env: dict[str, str]) -> None:
+    cmd = [str(tools.code_server), "--user-data-dir", str(run.user_data), "--extensions-dir",
+           str(run.extensions), "--install-extension", str(tools.vsix)]
+    out = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=120)
+    installed = list(run.extensions.glob(f"{EXTENSION_ID}-*"))
+    if out.returncode != 0 or not installed:
+        pytest.fail(
+            f"step install-vsix: code-server --install-extension {tools.vsix.name} failed "
+            f"(exit {out.returncode}):\n{out.stdout[-2000:]}\n{out.stderr[-2000:]}",
+            pytrace=False,
+        )
+
+
+def start_code_server(tools: E2ETools, run: Run, env: dict[str, str]) -> tuple[subprocess.Popen[bytes], str]:
+    cmd = [str(tools.code_server), "--auth", "none", "--bind-addr", "127.0.0.1:0",
+           "--user-data-dir", str(run.user_data), "--extensions-dir", str(run.extensions),
+           "--disable-telemetry", "--disable-update-check", "--disable-workspace-trust",
+           "--disable-getting-started-override", "--ignore-last-opened", str(run.ws)]
+    log = run.cs_log.open("wb")
+    proc = subprocess.Popen(cmd, env=env, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
+                            start_new_session=True, cwd=run.root)
+    log.close()
+    deadline = time.monotonic() + 30
+    url = None
+    while url is None:
+        m = LISTENING.search(run.cs_log.read_text(errors="replace"))
+        if m:
+            url = m.group(1)
+        elif proc.poll() is not None or time.monotonic() > deadline:
+            kill_tree(proc)
+            pytest.fail(f"step start-code-server: code-server did not start (exit {proc.returncode}):\n"
+                        f"{tail(run.cs_log)}", pytrace=False)
+        else:
+            time.sleep(0.05)
+    while True:
+        try:
+            with urllib.request.urlopen(f"{url}/healthz", timeout=2) as r:
+                if r.status == 200:
+                    break
+        except OSError:
+            pass
+        if time.monotonic() > deadline:
+            kill_tree(proc)
+            pytest.fail(f"step start-code-server: {url}/healthz never answered:\n{tail(run.cs_log)}", pytrace=False)
+        time.sleep(0.05)
+    return proc, url
+
+
+def report(result: dict[str, Any] | None, model: Model, leftovers: list[str], timings: dict[str, float],
+           swept: list[str]) -> str:
+    lines = []
+    if result:
+        for s in result.get("steps", []):
+            lines.append(f"  {s['status'].upper():7} {s['name']:22} {s['ms'] / 1000:6.1f}s  "
+                         + (s.get("error") or "; ".join(s.get("notes", []))))
+    lines.append("timings: " + ", ".join(f"{k} {v:.1f}s" for k, v in timings.items()))
+    if model.unexpected:
+        lines.append(f"unexpected LLM requests: {model.unexpected}")
+    lines.append(f"LLM answers given: {model.answered}")
+    if leftovers:
+        lines.append(f"processes left after the kill: {leftovers}")
+    if swept:
+        lines.append(f"killed outside the process tree (daemonized): {[p.split(' --')[0] for p in swept]}")
+    return "\n".join(lines)

@@ -1,0 +1,176 @@
+"""The scenario of the editor end-to-end test (tests/extension/test_e2e.py): what the user types and
+clicks (the texts the driver looks for), and :class:`Model`, the scripted model's answers to it.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from tests.llm.scripted_server import Turn, slow_text, text, tool_calls
+
+PROMPT = "Please delete item 42 on the knob server."
+INTRO = "I will look up the delete tool first."
+APPROVAL_TOOL = "mcp__knob__delete_item"
+SERVER = "knob"
+TOOL_RESULT = "deleted item 42"
+FINAL = "Done: item 42 was deleted on the knob server and nothing else was changed by me today."
+WS_SERVER = "wsknob"  # defined in the workspace's .agent-ls/settings.json: must be trusted first
+ELICIT_PROMPT = "Ask me for my details through the knob server."
+ELICIT_TOOL = "mcp__knob__ask"
+ELICIT_QUESTION = "Who are you?"
+ELICIT_FINAL = "Thanks, I got your details from the form."
+STOP_PROMPT = "Tell me a very long story."
+CODE_FILE = "calc.py"
+CODE = "def add(a, b):\n    return a + b\n\n\ndef scale(xs, k):\n    return [x * k for x in xs]\n"
+CODE_ACTION = "Explain with agent"
+EXPLAIN_QUESTION = "Explain what this code does"  # agent_ls/server/code_actions.py, mode "explain"
+CODE_ACTION_ANSWER = "This code adds two numbers and scales a list by a factor."
+INSERT_CODE = "print(add(1, 2))"  # in a code block of the code action's answer, inserted at the cursor
+ATTACH_PROMPT = "What does the attached code do?"
+ATTACH_MARK = "def scale(xs, k):"  # a line of the attached selection
+ATTACH_SEEN = "The attached selection reached me."
+ATTACH_MISSING = "No attached selection reached me."
+ASK_QUESTION = "Which function here scales a list?"  # typed into the "Ask agent" input box
+ASK_ANSWER = "The function scale multiplies every item by k."
+
+# review of the agent's file changes (editor-extension/e2e/review.ts), agentLs.edits.review = beforeApply
+REVIEW_FILE = "settings_demo.py"
+REVIEW_CODE = "VALUE = 1\nNAME = 'demo'\n"
+REVIEW_BEFORE = "VALUE = 1"
+REVIEW_AFTER = "VALUE = 2"
+REVIEW_NOTE = "# unsaved note from the user"
+REVIEW_PROMPT = "Set VALUE to 2 in the demo settings file."
+REVIEW_DONE = "VALUE is 2 now."
+REJECT_PROMPT = "Now make VALUE three in the demo settings file."
+REJECT_REASON = "keep VALUE as it is"
+REJECT_SEEN = "Understood: you rejected the change, so VALUE stays as it is."
+REJECT_MISSING = "The rejection did not reach me."
+OUTPUT_PROMPT = "Print the long log file."
+OUTPUT_FILE = "long.log"
+OUTPUT_LINES = 4000  # "line 0" ... "line 3999": ~40k characters, more than a page (30k)
+OUTPUT_DONE = "That was a long log."
+
+STEP_TIMEOUT_MS = 45_000
+WORKSPACE_ENV = "AGENT_LS_E2E_FROM_WORKSPACE"  # set by the workspace's .vscode/settings.json: must be ignored
+RESTART_ENV = "AGENT_LS_E2E_RESTART"  # the driver adds it to the Machine settings (settings-restart)
+DRIVER_TIMEOUT_S = 300
+
+
+# ----------------------------------------------------------------------------- the model
+
+
+def _content_text(message: dict[str, Any]) -> str:
+    content = message.get("content")
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return " ".join(str(p.get("text", "")) for p in content if isinstance(p, dict))
+    return ""
+
+
+class Model:
+    """Chooses each scripted answer from the request, so the order of requests does not matter.
+
+    The current request is the last user message that carries one of the scenario's prompts;
+    the answer depends on the last tool result after it (none, tool_search, the tool itself).
+    """
+
+    def __init__(self) -> None:
+        self.unexpected: list[str] = []
+        self.answered: list[str] = []
+
+    def route(self, body: dict[str, Any]) -> Turn:
+        msgs = body.get("messages") or []
+        markers = (EXPLAIN_QUESTION, ASK_QUESTION, ELICIT_PROMPT, STOP_PROMPT, ATTACH_PROMPT, REVIEW_PROMPT, REJECT_PROMPT,
+                   OUTPUT_PROMPT, PROMPT)
+        idx, asked = -1, ""
+        for i in range(len(msgs) - 1, -1, -1):
+            if msgs[i].get("role") == "user" and any(k in _content_text(msgs[i]) for k in markers):
+                idx, asked = i, _content_text(msgs[i])
+                break
+        names = {
+            c.get("id"): (c.get("function") or {}).get("name")
+            for m in msgs
+            if m.get("role") == "assistant"
+            for c in (m.get("tool_calls") or [])
+        }
+        tools_after = [names.get(m.get("tool_call_id")) for m in msgs[idx + 1 :] if m.get("role") == "tool"]
+        last_tool = tools_after[-1] if tools_after else None
+        results_after = [_content_text(m) for m in msgs[idx + 1 :] if m.get("role") == "tool"]
+        last_result = results_after[-1] if results_after else ""
+        answer: Turn | None = None
+        what = ""
+        if idx < 0:
+            pass
+        elif EXPLAIN_QUESTION in asked and last_tool is None:
+            what, answer = "explain", text(f"{CODE_ACTION_ANSWER}\n\n```python\n{INSERT_CODE}\n```\n", chunks=3, delay=0.05)
+        elif ASK_QUESTION in asked and last_tool is None:
+            seen = ATTACH_MARK in asked  # the selection came with the question
+            what, answer = f"ask agent ({'with' if seen else 'WITHOUT'} the selection)", text(
+                ASK_ANSWER if seen else ATTACH_MISSING, chunks=2, delay=0.05)
+        elif ATTACH_PROMPT in asked and last_tool is None:
+            seen = ATTACH_MARK in asked
+            what, answer = f"attachment {'seen' if seen else 'missing'}", text(ATTACH_SEEN if seen else ATTACH_MISSING)
+        elif ELICIT_PROMPT in asked:
+            if last_tool is None:
+                what, answer = "elicit: tool_search", tool_calls([("tool_search", {"query": f"select:{ELICIT_TOOL}"})])
+            elif last_tool == "tool_search":
+                what, answer = "elicit: call ask", tool_calls([(ELICIT_TOOL, {"question": ELICIT_QUESTION})])
+            elif last_tool == ELICIT_TOOL:
+                what, answer = "elicit: final", text(ELICIT_FINAL, chunks=3, delay=0.05)
+        elif STOP_PROMPT in asked and last_tool is None:
+            what, answer = "stop: slow story", slow_text(120, delay=0.15)
+        elif REVIEW_PROMPT in asked:
+            if last_tool is None:
+                what, answer = "review: edit", tool_calls(
+                    [("edit_file", {"path": REVIEW_FILE, "old_string": REVIEW_BEFORE, "new_string": REVIEW_AFTER})])
+            elif last_tool == "edit_file":
+                what, answer = f"review: done ({last_result[:40]!r})", text(REVIEW_DONE)
+        elif REJECT_PROMPT in asked:
+            if last_tool is None:
+                what, answer = "reject: read", tool_calls([("read_file", {"path": REVIEW_FILE})])
+            elif last_tool == "read_file":
+                what, answer = "reject: edit", tool_calls(
+                    [("edit_file", {"path": REVIEW_FILE, "old_string": REVIEW_BEFORE, "new_string": "VALUE = 3"})])
+            elif last_tool == "edit_file":
+                seen = "The user rejected this change" in last_result and REJECT_REASON in last_result
+                what, answer = f"reject: {'seen' if seen else 'MISSING'}", text(REJECT_SEEN if seen else REJECT_MISSING)
+        elif OUTPUT_PROMPT in asked:
+            if last_tool is None:
+                what, answer = "output: bash", tool_calls([("bash", {"command": f"cat {OUTPUT_FILE}"})])
+            elif last_tool == "bash":
+                what, answer = "output: done", text(OUTPUT_DONE)
+        elif PROMPT in asked:
+            if last_tool is None:
+                what, answer = "tool_search", tool_calls([("tool_search", {"query": f"select:{APPROVAL_TOOL}"})], text=INTRO)
+            elif last_tool == "tool_search":
+                what, answer = "call delete_item", tool_calls([(APPROVAL_TOOL, {"id": "42"})])
+            elif last_tool == APPROVAL_TOOL:
+                what, answer = "final answer", text(FINAL, chunks=10, delay=0.25)
+        if answer is None:
+            self.unexpected.append(f"user text {asked[:120]!r}, tools after it {tools_after}")
+            return text("(e2e script: unexpected request)")
+        self.answered.append(what)
+        return answer
+
+
+def driver_scenario() -> dict[str, Any]:
+    """The scenario part of the driver's config (editor-extension/e2e/harness.ts reads it)."""
+    return {
+        "prompt": PROMPT, "introText": INTRO, "approvalTool": APPROVAL_TOOL, "server": SERVER,
+        "toolResult": TOOL_RESULT, "finalAnswer": FINAL, "expectTools": ["delete_item", "echo"],
+        "codeActionFile": CODE_FILE, "codeActionTitle": CODE_ACTION,
+        "codeActionAnswer": CODE_ACTION_ANSWER, "workspaceServer": WS_SERVER,
+        "elicitPrompt": ELICIT_PROMPT, "elicitTool": ELICIT_TOOL, "elicitQuestion": ELICIT_QUESTION,
+        "elicitFinal": ELICIT_FINAL, "elicitDefaults": {"name": "anon", "count": "3", "color": "blue"},
+        "stopPrompt": STOP_PROMPT, "insertCode": INSERT_CODE, "attachPrompt": ATTACH_PROMPT,
+        "attachSeen": ATTACH_SEEN, "slashPrompt": "review",
+        "askQuestion": ASK_QUESTION, "askAnswer": ASK_ANSWER, "askChipPrefix": f"{CODE_FILE}:1-",
+        "review": {
+            "file": REVIEW_FILE, "valueBefore": REVIEW_BEFORE, "valueAccepted": REVIEW_AFTER,
+            "userNote": REVIEW_NOTE, "acceptPrompt": REVIEW_PROMPT, "acceptDone": REVIEW_DONE,
+            "rejectPrompt": REJECT_PROMPT, "rejectReason": REJECT_REASON, "rejectSeen": REJECT_SEEN,
+            "outputPrompt": OUTPUT_PROMPT, "outputDone": OUTPUT_DONE,
+            "outputLastLine": f"line {OUTPUT_LINES - 1}",
+        },
+    }
