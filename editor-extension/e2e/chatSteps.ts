@@ -238,6 +238,22 @@ export async function conversationSteps(run: Run): Promise<void> {
       });
       await waitAssistantText(f, sc.elicitFinal, T);
       await until(`${tid('busy')} to disappear`, async () => (await f.locator(tid('busy')).count()) === 0, T);
+      // the reasoning streamed before that answer: a thinking block, collapsed once the reply came
+      const thinking = f.locator(tid('thinking')).last();
+      await thinking.waitFor({ state: 'attached', timeout: T }).catch(async () => {
+        throw new Error(`no ${tid('thinking')} block for the model's reasoning; ${await chatSummary(f)}`);
+      });
+      const state = await thinking.getAttribute('data-state');
+      const summary = norm(await thinking.locator(tid('thinking-summary')).innerText());
+      const open = await thinking.evaluate((el) => (el as HTMLDetailsElement).open);
+      if (state !== 'done' || !/^Thought\b/.test(summary) || open) {
+        throw new Error(`the thinking block did not collapse when the reply came: state ${String(state)}, summary ${JSON.stringify(summary)}, open ${String(open)}`);
+      }
+      await thinking.locator(tid('thinking-summary')).focus();
+      await f.page().keyboard.press('Enter'); // the user opens it from the keyboard
+      const reasoning = norm(await thinking.locator(tid('thinking-text')).innerText({ timeout: 5_000 }));
+      if (reasoning !== sc.elicitThinking) throw new Error(`the thinking block shows ${JSON.stringify(reasoning)}, not the model's reasoning`);
+      s.note(`thinking: "${summary}", opened from the keyboard`);
     },
   );
 

@@ -68,6 +68,8 @@ export interface Scenario {
   elicitQuestion: string;
   /** The model's answer after the form was sent. */
   elicitFinal: string;
+  /** The model's reasoning streamed before that answer (shown in a collapsible thinking block). */
+  elicitThinking: string;
   /** Default values the form must show, by field name. */
   elicitDefaults: Record<string, string>;
   /** A prompt answered by an endless slow stream, stopped with the stop button. */

@@ -19,6 +19,7 @@ ELICIT_PROMPT = "Ask me for my details through the knob server."
 ELICIT_TOOL = "mcp__knob__ask"
 ELICIT_QUESTION = "Who are you?"
 ELICIT_FINAL = "Thanks, I got your details from the form."
+ELICIT_THINKING = "The form came back accepted with the name anon, so I thank the user."
 STOP_PROMPT = "Tell me a very long story."
 CODE_FILE = "calc.py"
 CODE = "def add(a, b):\n    return a + b\n\n\ndef scale(xs, k):\n    return [x * k for x in xs]\n"
@@ -117,7 +118,7 @@ class Model:
             elif last_tool == "tool_search":
                 what, answer = "elicit: call ask", tool_calls([(ELICIT_TOOL, {"question": ELICIT_QUESTION})])
             elif last_tool == ELICIT_TOOL:
-                what, answer = "elicit: final", text(ELICIT_FINAL, chunks=3, delay=0.05)
+                what, answer = "elicit: final", text(ELICIT_FINAL, chunks=3, delay=0.05, reasoning=ELICIT_THINKING)
         elif STOP_PROMPT in asked and last_tool is None:
             what, answer = "stop: slow story", slow_text(120, delay=0.15)
         elif REVIEW_PROMPT in asked:
@@ -162,7 +163,7 @@ def driver_scenario() -> dict[str, Any]:
         "codeActionFile": CODE_FILE, "codeActionTitle": CODE_ACTION,
         "codeActionAnswer": CODE_ACTION_ANSWER, "workspaceServer": WS_SERVER,
         "elicitPrompt": ELICIT_PROMPT, "elicitTool": ELICIT_TOOL, "elicitQuestion": ELICIT_QUESTION,
-        "elicitFinal": ELICIT_FINAL, "elicitDefaults": {"name": "anon", "count": "3", "color": "blue"},
+        "elicitFinal": ELICIT_FINAL, "elicitThinking": ELICIT_THINKING, "elicitDefaults": {"name": "anon", "count": "3", "color": "blue"},
         "stopPrompt": STOP_PROMPT, "insertCode": INSERT_CODE, "attachPrompt": ATTACH_PROMPT,
         "attachSeen": ATTACH_SEEN, "slashPrompt": "review",
         "askQuestion": ASK_QUESTION, "askAnswer": ASK_ANSWER, "askChipPrefix": f"{CODE_FILE}:1-",

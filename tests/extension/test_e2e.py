@@ -18,7 +18,7 @@ the browser and acts as a user. The test:
    log, and runs the driver. Its steps, as a user: activation; "Agent: Open Chat"; trust the
    workspace server; send a prompt, see streamed text and a tool card, approve the destructive
    tool (Allow once), see the result and the final answer stream in; hide and show the chat
-   (state kept); a tool that asks through a form (Allow for session, defaults, submit); Stop a
+   (state kept); a tool that asks through a form (Allow for session, defaults, submit), the model's reasoning before its answer in a thinking block that collapses and opens from the keyboard; Stop a
    slow answer; the MCP Servers view (both servers connected, tools listed); "Explain with
    agent" from the lightbulb menu on a selection, its answer in the chat; insert its code block
    at the cursor; attach the selection to a prompt (the model sees it); "/" lists the MCP
