@@ -29,9 +29,9 @@ from agent_ls.config.sections import AgentSection, Permissions, SamplingSection
 from agent_ls.config.settings import LoadedSettings
 
 DEFAULT_SAMPLING_MAX_TOKENS = 4096
-TITLE_MAX_TOKENS = 32
-"""Enough for a title of a few words (a reasoning model may need its own settings)."""
 """Cap on the ``maxTokens`` an MCP server may ask for when ``agent.sampling.maxTokens`` is not set."""
+TITLE_MAX_TOKENS = 32
+"""Enough for a title of a few words (:mod:`agent_ls.agent.titles`)."""
 
 
 @attrs.frozen
