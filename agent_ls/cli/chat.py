@@ -10,7 +10,14 @@ import json
 import sys
 from typing import TYPE_CHECKING, Any
 
-from agent_ls.cli.common import EXIT_FAIL, EXIT_OK, EXIT_USAGE, read_line, workspace_folders
+from agent_ls.cli.common import (
+    EXIT_FAIL,
+    EXIT_OK,
+    EXIT_USAGE,
+    print_diagnostics,
+    read_line,
+    workspace_folders,
+)
 from agent_ls.cli.host import open_host, settle
 
 if TYPE_CHECKING:
@@ -32,8 +39,13 @@ async def cmd_chat(args: argparse.Namespace) -> int:
     folders = workspace_folders(args)
     _state, _policy, settings = await settle(args)
     agent = agent_settings(settings)
+    # every problem of the settings files at its place (as `agent-ls mcp status` prints them),
+    # then what the agent found beyond them (e.g. a store smaller than a page)
+    print_diagnostics(settings)
+    placed = {f"{d.file}: {d.sentence()}" for d in settings.diagnostics}
     for problem in agent.problems:
-        print(f"settings: {problem}", file=sys.stderr)
+        if problem not in placed:
+            print(f"settings: {problem}", file=sys.stderr)
     store = SessionStore.for_workspace(user_data_dir(), folders[0])
     if args.list_sessions:
         for info in store.list_sessions():

@@ -103,3 +103,23 @@ def test_delete_session(llm: ScriptedLLM, ws: Path, tmp_path: Path) -> None:
     assert chat(llm, tmp_path, ws, "--list-sessions").stdout.strip() == ""
     again = chat(llm, tmp_path, ws, "--delete-session", sid)
     assert again.returncode == 2 and "no session" in again.stderr
+
+
+def test_settings_problems_are_printed_once_at_their_place(llm: ScriptedLLM, ws: Path, tmp_path: Path) -> None:
+    """Every problem of the settings files, with file, line and column (as `agent-ls mcp status`
+    prints them), once each; and what the agent found beyond them."""
+    user = tmp_path / "config" / "settings.json"
+    user.parent.mkdir(parents=True, exist_ok=True)
+    user.write_text('{\n  "permissions": {"alow": ["bash"]},\n'
+                    '  "mcpServers": {"x": {"command": 7}},\n'
+                    '  "agent": {"outputPageChars": 5000, "outputStoreChars": 2000}\n}\n')
+    llm.script(text("ok"))
+    proc = chat(llm, tmp_path, ws, "hi")
+    assert proc.returncode == 0, proc.stderr
+    lines = proc.stderr.splitlines()
+    typo = [ln for ln in lines if "alow" in ln]
+    assert len(typo) == 1 and typo[0].startswith(f"{user}:2:"), proc.stderr
+    server = [ln for ln in lines if "command" in ln and ln.startswith(f"{user}:3:")]
+    assert len(server) == 1, proc.stderr  # a broken MCP server entry is shown too
+    store = [ln for ln in lines if "outputStoreChars must be at least" in ln]
+    assert len(store) == 1 and store[0].startswith("settings: "), proc.stderr
