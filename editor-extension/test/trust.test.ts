@@ -19,6 +19,7 @@ import { resolveServerCommand } from "../src/serverCommand";
 import { ChatApp } from "../webview/app";
 import * as vscode from "./fakes/vscode";
 import { FakeAgent, LONG_ARGS, Surface, entry, params, readPackageJson, restricted } from "./trustFixtures";
+import { FakeHost } from "./webviewHarness";
 
 describe("starting the server", () => {
   it("the pythonPath form runs python -P (the current directory is never searched)", () => {
@@ -42,19 +43,6 @@ describe("starting the server", () => {
 
 // the chat ----------------------------------------------------------------------------------------
 
-class FakeHost {
-  sent: unknown[] = [];
-  saved: unknown = undefined;
-  post(m: unknown): void {
-    this.sent.push(m);
-  }
-  getState(): unknown {
-    return this.saved;
-  }
-  setState(s: unknown): void {
-    this.saved = JSON.parse(JSON.stringify(s));
-  }
-}
 
 let root: HTMLElement;
 let host: FakeHost;
