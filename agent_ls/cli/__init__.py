@@ -27,12 +27,12 @@ import asyncio
 import logging
 import sys
 from collections.abc import Sequence
+from typing import NoReturn
 
 # Only what `serve` needs is imported at module level: the language server must answer
 # `initialize` fast, and the MCP SDK alone costs ~0.8 s to import. The command modules import
 # what they need when they run.
 from agent_ls.cli.chat import cmd_chat
-from agent_ls.cli.common import EXIT_OK
 from agent_ls.cli.demo import cmd_demo
 from agent_ls.cli.doctor import cmd_doctor
 from agent_ls.cli.mcp_commands import cmd_call, cmd_login, cmd_logout, cmd_status, cmd_tools, cmd_trust
@@ -135,13 +135,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     return asyncio.run(args.func(args))
 
 
-def serve() -> int:
+def serve() -> NoReturn:
     """Serve LSP on stdio (what editors run). Nothing else may write to stdout."""
     from agent_ls.server import preload
 
     preload.start()  # what the first mcp/status needs, while the server's own modules load
     from agent_ls.server.app import create_server
+    from agent_ls.server.process_exit import serve_stdio
 
-    create_server().start_io()
-    return EXIT_OK
+    serve_stdio(create_server())  # ends the process (0 after shutdown + exit, as LSP asks)
 

@@ -42,11 +42,14 @@ from agent_ls.mcp.result_kind import results_read_as_complete
 from agent_ls.mcp.server_calls import ServerCalls
 from agent_ls.mcp.skill_entries import SKILLS_CLIENT_EXTENSION
 from agent_ls.mcp.status import Phase, ServerError, State
-from agent_ls.mcp.transports import StderrTail, http_transport, stdio_transport
+from agent_ls.mcp.transports import StderrTail, http_transport, kill_process_tree, stdio_transport
 
 log = logging.getLogger(__name__)
 
 CLIENT_INFO = types.Implementation(name="agent-ls", version="0.1.0")
+
+CLOSE_GRACE = 10.0
+"""Seconds a closing connection gets to wind down by itself before its processes are killed."""
 
 
 class ServerConnection(ServerCalls):
@@ -74,15 +77,22 @@ class ServerConnection(ServerCalls):
                 # cancel the owner task (the SDK context managers unwind inside it).
                 task.cancel()
             try:
-                await asyncio.wait_for(asyncio.shield(task), timeout=10)
+                await asyncio.wait_for(asyncio.shield(task), timeout=CLOSE_GRACE)
             except TimeoutError:
+                # It did not wind down: end the server's processes first, so that the SDK's
+                # shutdown (which waits for the process to exit) can finish; then cancel.
+                kill_process_tree(self._process)
                 task.cancel()
             except asyncio.CancelledError:
                 if not task.cancelled():
                     raise
             if not task.done():
-                with contextlib.suppress(BaseException):
-                    await asyncio.wait_for(task, timeout=5)
+                # asyncio.wait, not wait_for: wait_for waits without a bound for a cancelled
+                # task to end, and a task that swallows its cancellation would hold close().
+                await asyncio.wait({task}, timeout=5)
+                if not task.done():
+                    log.warning("MCP server %s: its connection did not end after the cancel; left behind",
+                                self.name)
         self._client = None
         self.stderr.close()
         if self.state not in (State.DISABLED, State.AWAITING_TRUST, State.UNTRUSTED, State.NEEDS_SIGN_IN):

@@ -11,6 +11,7 @@ from agent_ls.server import preload
 
 preload.start()  # what the first mcp/status needs, while the server's own modules load
 from agent_ls.server.app import create_server  # noqa: E402
+from agent_ls.server.process_exit import serve_stdio  # noqa: E402
 
 logging.basicConfig(level=logging.WARNING, stream=sys.stderr, format="%(levelname)s %(name)s: %(message)s")
-create_server().start_io()
+serve_stdio(create_server())

@@ -29,6 +29,9 @@ from agent_ls.server.workspaces import host_state, policy
 
 log = logging.getLogger("agent_ls.server")
 
+SHUTDOWN_LIMIT = 20.0
+"""Seconds ``shutdown`` waits for the MCP servers to stop before it kills what is left."""
+
 
 async def shutdown_host(ls: AgentLanguageServer) -> None:
     """Stop every background task, every MCP server and the session store."""
@@ -37,7 +40,12 @@ async def shutdown_host(ls: AgentLanguageServer) -> None:
     manager, ls.manager = ls.manager, None
     ls.preview = None
     if manager is not None:
-        await manager.close()
+        # Bounded: the editor waits for the answer to `shutdown` (each server gets its own
+        # grace inside; whatever is still there afterwards is killed below).
+        closing = asyncio.ensure_future(manager.close())
+        _, pending = await asyncio.wait({closing}, timeout=SHUTDOWN_LIMIT)
+        if pending:
+            log.warning("the MCP servers did not all stop within %g s; ending them", SHUTDOWN_LIMIT)
     if ls.store is not None:
         ls.store.close()
         ls.store = None

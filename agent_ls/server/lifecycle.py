@@ -64,7 +64,14 @@ def _register_lifecycle(server: AgentLanguageServer) -> None:
 
     @server.feature(lsp.SHUTDOWN)
     async def shutdown(ls: AgentLanguageServer, params: Any) -> None:
+        ls.shutdown_requested = True
         await shutdown_host(ls)
+
+    @server.feature(lsp.EXIT)
+    def exit_(ls: AgentLanguageServer, params: Any) -> None:
+        # pygls now cancels what still runs and ends the process; if anything holds it, the
+        # watchdog ends it (process_exit).
+        ls.exit_watchdog.arm(0 if ls.shutdown_requested else 1)
 
     @server.feature(SERVER_INFO)
     @guarded

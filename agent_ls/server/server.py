@@ -28,6 +28,7 @@ from pygls.protocol import LanguageServerProtocol
 from pygls.uris import to_fs_path
 
 from agent_ls import __version__
+from agent_ls.server.process_exit import ExitWatchdog
 from agent_ls.server.protocol.codec import (
     InvalidParams,
     RawNotification,
@@ -188,6 +189,10 @@ class AgentLanguageServer(LanguageServer):
         """Pending ``agent/trustWorkspace`` prompts: folder -> (digest asked about, task)."""
         self.workspace_prompt_unsupported = False
         """The client answered ``agent/trustWorkspace`` with method-not-found."""
+        self.shutdown_requested = False
+        """``shutdown`` came: the exit code is 0 (the LSP specification's rule)."""
+        self.exit_watchdog = ExitWatchdog()
+        """Ends the process if it is still there a few seconds after the connection ended."""
 
     def shutdown(self) -> None:
         """pygls calls this when the connection ends (exit, or the editor went away)."""

@@ -334,8 +334,15 @@ async def open_editor(setup: Setup, folders: list[Path] | None = None,
 
 
 async def close_editor(ed: Editor) -> None:
+    """``shutdown`` + ``exit``. A server still running 30 s later is killed and the test fails
+    with that reason (rather than the teardown waiting for it until the test's timeout)."""
+    process = getattr(ed.client, "_server", None)  # pygls' handle on the server process
     try:
         await asyncio.wait_for(ed.client.shutdown_session(), 30)
+    except TimeoutError:
+        if process is not None and process.returncode is None:
+            process.kill()
+        pytest.fail("the language server was still running 30 s after shutdown + exit")
     finally:
         await ed.client.stop()
 

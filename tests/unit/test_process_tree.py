@@ -65,3 +65,27 @@ def test_kill_children_without_children_is_a_no_op() -> None:
     out = subprocess.run([sys.executable, "-c", "from agent_ls.server.server import kill_children; "
                           "kill_children(); print('ok')"], cwd=ROOT, capture_output=True, text=True, timeout=60)
     assert out.returncode == 0 and out.stdout.strip() == "ok", out.stderr
+
+
+def test_kill_process_tree_ends_a_server_and_its_children() -> None:
+    """What a closing MCP connection does to a server that did not wind down in time
+    (agent_ls/mcp/transports.py); the leader ignores SIGTERM, SIGKILL ends it anyway."""
+    from agent_ls.mcp.transports import kill_process_tree
+
+    leader = subprocess.Popen(
+        [sys.executable, "-c",
+         "import signal, subprocess, sys, time\n"
+         "signal.signal(signal.SIGTERM, signal.SIG_IGN)\n"
+         "p = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(60)'])\n"
+         "print(p.pid, flush=True)\n"
+         "time.sleep(60)"],
+        start_new_session=True, stdout=subprocess.PIPE, text=True)
+    assert leader.stdout is not None
+    child = int(leader.stdout.readline())
+    kill_process_tree(leader)
+    assert leader.wait(10) == -9
+    deadline = time.monotonic() + 10
+    while psutil.pid_exists(child) and psutil.Process(child).status() != psutil.STATUS_ZOMBIE:
+        assert time.monotonic() < deadline, "the server's child survived"
+        time.sleep(0.05)
+    kill_process_tree(leader)  # already gone: nothing happens
