@@ -12,20 +12,9 @@ import stat
 from pathlib import Path
 
 from agent_ls.agent.workspace import SymlinkInPath, Workspace
+from agent_ls.core.files import NotRegularFile, kind_of
 
-
-class NotRegularFile(OSError):
-    """The path is a FIFO, socket or device: reading or writing it could block forever."""
-
-
-def kind_of(mode: int) -> str:
-    if stat.S_ISFIFO(mode):
-        return "a named pipe (FIFO)"
-    if stat.S_ISSOCK(mode):
-        return "a socket"
-    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
-        return "a device"
-    return "not a regular file"
+__all__ = ["NotRegularFile", "atomic_write", "kind_of"]
 
 
 def atomic_write(workspace: Workspace, path: Path, data: bytes, *, create_parents: bool = False) -> None:

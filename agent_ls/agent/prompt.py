@@ -16,6 +16,8 @@ from typing import Any
 
 import attrs
 
+from agent_ls.agent.workspace import Workspace, WorkspacePathError
+from agent_ls.core.files import NONBLOCKING_READ, read_regular_fd
 from agent_ls.core.tools import ToolSpec
 
 IDENTITY = """You are agent-ls, a coding agent running inside the user's editor.
@@ -36,19 +38,31 @@ INSTRUCTIONS = """# How to work
 
 PROJECT_FILES = ("AGENTS.md", "CLAUDE.md", ".agent-ls/instructions.md")
 MAX_PROJECT_CHARS = 20_000
+MAX_PROJECT_BYTES = MAX_PROJECT_CHARS * 4  # UTF-8: at most 4 bytes a character
 
 
 def project_instructions(roots: Sequence[Path]) -> str:
-    """The first project instructions file found in the first root that has one."""
+    """The first project instructions file found in the first root that has one.
+
+    Read as the file tools read (:mod:`agent_ls.agent.workspace`): a symlink that leads out of
+    the folder is refused (a repository must not put, say, ``~/.aws/credentials`` into the
+    conversation), one that stays inside is followed; only regular files (a FIFO must not hang
+    the session), and no more than the part that is used.
+    """
     for root in roots:
+        workspace = Workspace([root])
         for rel in PROJECT_FILES:
-            f = Path(root) / rel
             try:
-                text = f.read_text(encoding="utf-8")
-            except (OSError, UnicodeDecodeError):
+                resolved = workspace.resolve(rel)
+                fd = workspace.open_file(resolved, NONBLOCKING_READ)
+                data = read_regular_fd(fd, MAX_PROJECT_BYTES, resolved)
+                whole = len(data) <= MAX_PROJECT_BYTES
+                text = data.decode("utf-8") if whole else data[:MAX_PROJECT_BYTES].decode("utf-8", errors="ignore")
+            except (OSError, WorkspacePathError, UnicodeDecodeError):
                 continue
-            if len(text) > MAX_PROJECT_CHARS:
-                text = text[:MAX_PROJECT_CHARS] + f"\n[... {len(text) - MAX_PROJECT_CHARS} characters cut]"
+            if len(text) > MAX_PROJECT_CHARS or not whole:
+                cut = f"{len(text) - MAX_PROJECT_CHARS} characters cut" if whole else "the rest of the file cut"
+                text = text[:MAX_PROJECT_CHARS] + f"\n[... {cut}]"
             return f"# Project instructions ({rel})\n{text.strip()}"
     return ""
 

@@ -42,6 +42,7 @@ from agent_ls.config.trust import (
     WorkspaceTrustInfo,
     split_settings,
 )
+from agent_ls.core.files import NotRegularFile, read_regular_file
 
 WORKSPACE_FILES: tuple[tuple[Scope, str, str], ...] = (
     (Scope.VSCODE, ".vscode/mcp.json", "servers"),
@@ -88,9 +89,12 @@ def _read_file(file: Path, problems_out: list[ConfigDiagnostic]) -> jsonc.Docume
     other scopes' servers.
     """
     try:
-        with open(file, "rb") as f:
-            data = f.read(MAX_SETTINGS_BYTES + 1)
+        data = read_regular_file(file, MAX_SETTINGS_BYTES)  # a FIFO here must not hang the host
     except FileNotFoundError:
+        return None
+    except NotRegularFile as e:
+        problems_out.append(ConfigDiagnostic(file, (), f"cannot read the file: it is {e.strerror}, not a regular "
+                                                       "file; it is ignored"))
         return None
     except OSError as e:
         problems_out.append(ConfigDiagnostic(file, (), f"cannot read the file: {e}"))

@@ -14,6 +14,8 @@ from typing import TYPE_CHECKING
 from lsprotocol import types as lsp
 from pygls.uris import from_fs_path
 
+from agent_ls.core.files import read_regular_file
+
 if TYPE_CHECKING:
     from agent_ls.server.server import AgentLanguageServer
 
@@ -68,7 +70,10 @@ def publish_config_diagnostics(ls: AgentLanguageServer, force: bool = False) -> 
         # The settings parser counts code points; the editor counts UTF-16 units (usually).
         if file not in lines_of:
             try:
-                lines_of[file] = file.read_text(encoding="utf-8").splitlines(keepends=True)
+                from agent_ls.config.settings import MAX_SETTINGS_BYTES
+
+                data = read_regular_file(file, MAX_SETTINGS_BYTES)  # never blocks on a FIFO
+                lines_of[file] = data.decode("utf-8").splitlines(keepends=True)
             except (OSError, UnicodeDecodeError):
                 lines_of[file] = []
         lines = lines_of[file]

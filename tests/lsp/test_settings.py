@@ -4,13 +4,15 @@ the exact range, the last valid configuration kept while a file is broken."""
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
 from lsprotocol import types as lsp
 
 from agent_ls.server.protocol import methods as P
-from tests.lsp.conftest import Editor, Setup, open_editor, pid_alive, wait_for
+from tests.llm.scripted_server import text
+from tests.lsp.conftest import Editor, Setup, close_editor, open_editor, pid_alive, wait_for
 from tests.servers.launch import knob_stdio_params
 
 pytestmark = pytest.mark.e2e
@@ -96,8 +98,6 @@ async def test_live_reconfigure_on_save_changes_permissions_and_servers(setup: S
         out = await ed.request(P.MCP_CALL_TOOL, {"server": "knob", "tool": "echo", "arguments": {"text": "x"}})
         assert out["content"] == "x" and not out["denied"]
     finally:
-        from tests.lsp.conftest import close_editor
-
         await close_editor(ed)
 
 
@@ -186,3 +186,26 @@ async def test_workspace_settings_diagnostics_published_on_open(editor: Editor, 
     editor.client.diagnostics.pop(setup.ws_file.as_uri())
     editor.open_document(setup.ws_file, setup.ws_file.read_text(), "jsonc")
     await wait_diagnostics(editor, setup.ws_file, lambda d: len(d) > 0, "diagnostics again on open")
+
+
+async def test_a_folder_of_named_pipes_hangs_nothing(setup: Setup) -> None:
+    """A repository with FIFOs where the settings and instructions files go: the host starts,
+    the files get a diagnostic, a prompt runs (with the next instructions file), and the server
+    exits when asked (close_editor fails the test if it does not)."""
+    os.mkfifo(setup.ws / ".mcp.json")
+    (setup.ws / ".vscode").mkdir()
+    os.mkfifo(setup.ws / ".vscode" / "mcp.json")
+    os.mkfifo(setup.ws / "AGENTS.md")
+    (setup.ws / "CLAUDE.md").write_text("Answer in haiku.")
+    ed = await open_editor(setup)
+    try:
+        await ed.wait_state("knob", "connected")
+        diags = await wait_diagnostics(ed, setup.ws / ".mcp.json", lambda d: len(d) > 0, "the FIFO's diagnostic")
+        assert "named pipe (FIFO), not a regular file" in diags[0].message
+        await wait_diagnostics(ed, setup.ws / ".vscode" / "mcp.json", lambda d: len(d) > 0, "the second FIFO's")
+        setup.llm.script(text("ok"))
+        assert (await ed.request("agent/prompt", {"text": "hi"}))["text"] == "ok"
+        system = setup.llm.requests[-1].body["messages"][0]["content"]
+        assert "# Project instructions (CLAUDE.md)\nAnswer in haiku." in json.dumps(system).replace("\\n", "\n")
+    finally:
+        await close_editor(ed)
