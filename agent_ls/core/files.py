@@ -50,12 +50,18 @@ def read_regular_fd(fd: int, limit: int, path: Path | str) -> bytes:
     """:func:`read_regular_file` on a descriptor opened with :data:`NONBLOCKING_READ` (by
     another route, e.g. without following symlinks); the descriptor is closed."""
     try:
-        mode = os.fstat(fd).st_mode
-        if not stat.S_ISREG(mode):
-            raise NotRegularFile(errno.EINVAL, kind_of(mode), str(path))  # strerror says what it is
-        if hasattr(os, "set_blocking"):
-            os.set_blocking(fd, True)
+        ensure_regular(fd, path)
         with os.fdopen(fd, "rb", closefd=False) as f:
             return f.read(limit + 1)
     finally:
         os.close(fd)
+
+
+def ensure_regular(fd: int, path: Path | str) -> None:
+    """Raise :class:`NotRegularFile` unless the descriptor (opened with ``O_NONBLOCK``) is a
+    regular file; then make it blocking again for the reads that follow."""
+    mode = os.fstat(fd).st_mode
+    if not stat.S_ISREG(mode):
+        raise NotRegularFile(errno.EINVAL, kind_of(mode), str(path))  # strerror says what it is
+    if hasattr(os, "set_blocking"):
+        os.set_blocking(fd, True)

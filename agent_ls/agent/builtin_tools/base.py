@@ -6,9 +6,7 @@ cutting long output with an explicit marker.
 from __future__ import annotations
 
 import asyncio
-import errno
 import os
-import stat
 import threading
 from collections.abc import Callable
 from pathlib import Path
@@ -16,8 +14,9 @@ from typing import Any, BinaryIO, TypeVar
 
 from agent_ls.agent.arguments import validate_arguments
 from agent_ls.agent.editor_files import FileAccess
-from agent_ls.agent.file_writes import NotRegularFile, kind_of
+from agent_ls.agent.file_writes import NotRegularFile
 from agent_ls.agent.workspace import Workspace, WorkspacePathError
+from agent_ls.core.files import ensure_regular
 from agent_ls.core.tools import Capability, ToolResult, ToolSpec, cap_text
 
 DEFAULT_OUTPUT_CAP_CHARS = 30_000
@@ -69,11 +68,7 @@ def open_regular(
     flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0)
     fd = opener(path, flags, 0o666) if opener is not None else workspace.open_file(path, flags, 0o666)
     try:
-        mode = os.fstat(fd).st_mode
-        if not stat.S_ISREG(mode):
-            raise NotRegularFile(errno.EINVAL, kind_of(mode), str(path))
-        if hasattr(os, "set_blocking"):
-            os.set_blocking(fd, True)
+        ensure_regular(fd, path)
         return os.fdopen(fd, "rb")
     except BaseException:
         os.close(fd)
