@@ -77,3 +77,4 @@ _.set_elicitation_handler
 _.thumbprint
 _.headless_opener
 _.merge_rules
+_.writable  # io protocol: cli/terminal.SafeText says it can be written to

@@ -120,6 +120,10 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
+    if args.command not in (None, "serve", "acp"):
+        from agent_ls.cli.terminal import install
+
+        install()  # a repository's text reaches the terminal with its escape sequences shown, not run
     logging.basicConfig(level=getattr(logging, str(args.log_level).upper(), logging.WARNING),
                         stream=sys.stderr, format="%(levelname)s %(name)s: %(message)s")
     from agent_ls.core.redact import RedactingFilter

@@ -7,35 +7,42 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
+from agent_ls.core.visible import command_line, visible
+
 if TYPE_CHECKING:
     from agent_ls.config.state import HostState
     from agent_ls.config.trust import EntryView, WorkspaceTrustInfo
 
 
 def entry_lines(view: EntryView, changes: Sequence[str], indent: str = "    ") -> list[str]:
-    """An MCP server entry as written, everything that decides what runs or where data goes."""
-    lines = [f"{indent}{view.name} ({view.transport}) from {view.source}"]
+    """An MCP server entry as written, everything that decides what runs or where data goes.
+
+    Every value the folder wrote is shown with its hidden characters escaped
+    (:mod:`agent_ls.core.visible`): a line break, a terminal escape sequence or a bidi override
+    in an argument cannot fake, hide or reorder a line of the prompt.
+    """
+    lines = [f"{indent}{visible(view.name)} ({view.transport}) from {visible(str(view.source))}"]
     if view.command is not None:
-        lines.append(f"{indent}  runs: {' '.join([view.command, *view.args])}")
+        lines.append(f"{indent}  runs: {command_line(view.command, view.args)}")
     if view.cwd is not None:
-        lines.append(f"{indent}  in: {view.cwd}")
+        lines.append(f"{indent}  in: {visible(view.cwd)}")
     if view.url is not None:
-        lines.append(f"{indent}  connects to: {view.url}")
+        lines.append(f"{indent}  connects to: {visible(view.url)}")
     for k, v in view.env:
-        lines.append(f"{indent}  env: {k}={v}")
+        lines.append(f"{indent}  env: {visible(k)}={visible(v)}")
     for k, v in view.headers:
-        lines.append(f"{indent}  header: {k}: {v}")
+        lines.append(f"{indent}  header: {visible(k)}: {visible(v)}")
     if view.variables:
-        lines.append(f"{indent}  receives the values of: {', '.join(view.variables)}")
+        lines.append(f"{indent}  receives the values of: {', '.join(visible(v) for v in view.variables)}")
     for c in changes:
-        lines.append(f"{indent}  changed since you trusted it: {c}")
+        lines.append(f"{indent}  changed since you trusted it: {visible(c)}")
     return lines
 
 
 def describe(info: WorkspaceTrustInfo, state: HostState | None) -> str:
     """What a folder's settings files ask for that needs trust, for the terminal."""
     request = info.request
-    lines = [f"Workspace {request.folder}: {info.message}"]
+    lines = [f"Workspace {visible(str(request.folder))}: {visible(info.message)}"]
     if request.servers:
         lines.append("  MCP servers it defines:")
         for view in request.servers:
@@ -44,9 +51,9 @@ def describe(info: WorkspaceTrustInfo, state: HostState | None) -> str:
     if request.settings:
         lines.append("  Settings that need trust:")
         for item in request.settings:
-            lines.append(f"    {item.key} = {item.value_text}  ({item.source.name}: {item.why})")
+            lines.append(f"    {visible(item.key)} = {visible(item.value_text)}  ({visible(item.source.name)}: {item.why})")
     changes = info.changes()
     if changes:
         lines.append("  Changed since you last trusted it:")
-        lines += [f"    {c}" for c in changes]
+        lines += [f"    {visible(c)}" for c in changes]
     return "\n".join(lines)
