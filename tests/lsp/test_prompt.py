@@ -158,7 +158,7 @@ async def test_cancel_mid_stream(editor: Editor, setup: Setup) -> None:
     consistent, and the next prompt in the same session works."""
     setup.llm.script(slow_text(200, delay=0.15))  # 30 s: the cancel always lands mid-stream, even under load
     msg_id, task = editor.start_request("agent/prompt", {"text": "tell me a long story"})
-    await wait_for(lambda: "text" in editor.event_types(), what="first text event")
+    await wait_for(lambda: "text" in editor.event_types(), 60, what="first text event")  # the first prompt may wait for the LLM warm-up
     sid = editor.events[0]["sessionId"]
     editor.cancel(msg_id)
     with pytest.raises(JsonRpcRequestCancelled):
@@ -185,7 +185,7 @@ async def test_agent_cancel_stops_a_prompt_request(editor: Editor, setup: Setup)
     client): that request gets -32800, the cancel answers once the turn has ended."""
     setup.llm.script(slow_text(200, delay=0.15))  # 30 s: the cancel always lands mid-stream
     _msg_id, task = editor.start_request("agent/prompt", {"text": "tell me a long story"})
-    await wait_for(lambda: "text" in editor.event_types(), what="first text event")
+    await wait_for(lambda: "text" in editor.event_types(), 60, what="first text event")  # the first prompt may wait for the LLM warm-up
     sid = editor.events[0]["sessionId"]
     assert await editor.request("agent/cancel", {"sessionId": sid}) == {"cancelled": True}
     assert editor.session_events(sid)[-1]["stopReason"] == "cancelled"
