@@ -37,6 +37,7 @@ from acp.schema import (
 
 from agent_ls.acp.host import HostPool
 from agent_ls.acp.session import AcpSession
+from agent_ls.core.process import ExitWatchdog
 
 log = logging.getLogger("agent_ls.acp")
 
@@ -231,4 +232,9 @@ async def serve(channel_fd: int) -> None:
     try:
         await run_agent(agent, StrictNdjsonTransport(reader, writer))  # type: ignore[arg-type]
     finally:
-        await agent.shutdown()
+        try:
+            await agent.shutdown()
+        finally:
+            # asyncio now cancels what is left and main() ends the process; if anything holds
+            # it, the watchdog ends it (and any child) a few seconds later.
+            ExitWatchdog().arm(0)

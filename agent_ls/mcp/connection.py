@@ -34,6 +34,7 @@ from mcp import Client
 from mcp.shared.exceptions import MCPError
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
+from agent_ls.core.process import kill_process_tree
 from agent_ls.mcp.client_handlers import ClientHandlers
 from agent_ls.mcp.eras import era_for_attempt, remember_era
 from agent_ls.mcp.failures import AuthRequired, Lost, death_message, describe_failure, unwrap
@@ -42,7 +43,7 @@ from agent_ls.mcp.result_kind import results_read_as_complete
 from agent_ls.mcp.server_calls import ServerCalls
 from agent_ls.mcp.skill_entries import SKILLS_CLIENT_EXTENSION
 from agent_ls.mcp.status import Phase, ServerError, State
-from agent_ls.mcp.transports import StderrTail, http_transport, kill_process_tree, stdio_transport
+from agent_ls.mcp.transports import StderrTail, http_transport, stdio_transport
 
 log = logging.getLogger(__name__)
 

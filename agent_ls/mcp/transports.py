@@ -128,23 +128,6 @@ def _process_of(cm: Any) -> Any:
     return proc if hasattr(proc, "returncode") else None
 
 
-def kill_process_tree(process: Any) -> None:
-    """SIGKILL a stdio server and every process under it (nothing if it is gone already)."""
-    pid = getattr(process, "pid", None)
-    if pid is None or getattr(process, "returncode", None) is not None:
-        return
-    import psutil
-
-    try:
-        root = psutil.Process(pid)
-        victims = [*root.children(recursive=True), root]
-    except psutil.Error:
-        return
-    for proc in victims:
-        with contextlib.suppress(psutil.Error):
-            proc.kill()
-
-
 @contextlib.asynccontextmanager
 async def stdio_transport(
     cfg: ServerConfig, *, new_stderr: Callable[[], StderrTail], on_process: Callable[[Any], None],

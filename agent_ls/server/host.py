@@ -17,13 +17,14 @@ from typing import Any
 
 from lsprotocol import types as lsp
 
+from agent_ls.core.process import kill_children
 from agent_ls.server.config_files import publish_config_diagnostics
 from agent_ls.server.editor_questions import ask_elicit, ask_server_trust
 from agent_ls.server.progress import start_progress
 from agent_ls.server.protocol.codec import RequestFailed
 from agent_ls.server.reload import ask_pending_workspaces
 from agent_ls.server.sampling import install_sampling
-from agent_ls.server.server import AgentLanguageServer, in_daemon_thread, kill_children
+from agent_ls.server.server import AgentLanguageServer, in_daemon_thread
 from agent_ls.server.warmup import prewarm_llm
 from agent_ls.server.workspaces import host_state, policy
 

@@ -8,61 +8,24 @@ that never ends (with its MCP servers' children, if any survived).
 
 So the language server (like ``agent-ls acp``) ends with ``os._exit`` once pygls returns: the
 MCP servers are stopped and the stores closed by then (``shutdown``), nothing is left for
-finalization to do. And from the moment the connection ends a watchdog runs: if the process is
-still there :data:`EXIT_GRACE` seconds later, it writes every thread's stack to stderr (the
-editor's log, so the cause can be found) and ends the process itself.
+finalization to do. And from the moment the connection ends a watchdog runs
+(:class:`agent_ls.core.process.ExitWatchdog`): if the process is still there a few seconds
+later, it writes every thread's stack to stderr (the editor's log, so the cause can be found),
+ends the children and the process itself.
 """
 
 from __future__ import annotations
 
 import contextlib
-import faulthandler
 import logging
 import os
 import sys
-import threading
 import traceback
 from collections.abc import Callable
-from typing import IO, TYPE_CHECKING, BinaryIO, NoReturn
+from typing import TYPE_CHECKING, BinaryIO, NoReturn
 
 if TYPE_CHECKING:
     from agent_ls.server.server import AgentLanguageServer
-
-EXIT_GRACE = 5.0
-"""Seconds between the end of the connection and the forced end of the process."""
-
-
-class ExitWatchdog:
-    """Ends the process ``grace`` seconds after :meth:`arm`, unless it ended by itself first."""
-
-    def __init__(self, grace: float = EXIT_GRACE, *, exit_fn: Callable[[int], object] = os._exit,
-                 stream: IO[str] | None = None) -> None:
-        self.grace = grace
-        self._exit = exit_fn
-        self._stream = stream
-        self._timer: threading.Timer | None = None
-        self._lock = threading.Lock()
-
-    def arm(self, code: int) -> None:
-        """Start the countdown (once; later calls keep the first countdown)."""
-        with self._lock:
-            if self._timer is not None:
-                return
-            timer = threading.Timer(self.grace, self._fire, args=(code,))
-            timer.name = "agent-ls exit watchdog"
-            timer.daemon = True  # never what holds the process
-            self._timer = timer
-        timer.start()
-
-    def _fire(self, code: int) -> None:
-        stream = self._stream if self._stream is not None else sys.stderr
-        with contextlib.suppress(Exception):
-            stream.write(f"agent-ls: the server was still running {self.grace:g} s after its connection "
-                         "ended; ending it now. What each thread was doing:\n")
-            stream.flush()
-            faulthandler.dump_traceback(file=stream, all_threads=True)
-            stream.flush()
-        self._exit(code)
 
 
 class EofWatch:

@@ -13,8 +13,6 @@ import asyncio
 import contextlib
 import functools
 import logging
-import os
-import signal
 import threading
 import uuid
 from collections.abc import Awaitable, Callable
@@ -28,7 +26,7 @@ from pygls.protocol import LanguageServerProtocol
 from pygls.uris import to_fs_path
 
 from agent_ls import __version__
-from agent_ls.server.process_exit import ExitWatchdog
+from agent_ls.core.process import ExitWatchdog, kill_children
 from agent_ls.server.protocol.codec import (
     InvalidParams,
     RawNotification,
@@ -277,32 +275,6 @@ class AgentLanguageServer(LanguageServer):
 
     def show(self, kind: lsp.MessageType, message: str) -> None:
         self.window_show_message(lsp.ShowMessageParams(type=kind, message=message))
-
-
-def kill_children() -> None:
-    """Last resort: no child process outlives the server (also when the editor vanished
-    without ``shutdown``). MCP servers run in their own process group; end each group.
-
-    Children come from psutil (no platform-specific process scan); zombies are skipped. A
-    child that leads its own process group gets SIGTERM for the whole group, any other child
-    SIGTERM for itself (``terminate()`` where there are no process groups).
-    """
-    import psutil
-
-    try:
-        children = psutil.Process().children(recursive=False)
-    except psutil.Error:
-        return
-    for child in children:
-        try:
-            if child.status() == psutil.STATUS_ZOMBIE:
-                continue
-            if hasattr(os, "killpg") and os.getpgid(child.pid) == child.pid:
-                os.killpg(child.pid, signal.SIGTERM)
-            else:
-                child.terminate()
-        except (psutil.Error, OSError):
-            pass
 
 
 async def in_daemon_thread(fn: Any) -> Any:

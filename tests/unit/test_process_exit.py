@@ -8,7 +8,8 @@ import threading
 import time
 from pathlib import Path
 
-from agent_ls.server.process_exit import EofWatch, ExitWatchdog
+from agent_ls.core.process import ExitWatchdog
+from agent_ls.server.process_exit import EofWatch
 
 
 def test_the_watchdog_dumps_the_stacks_and_ends_the_process(tmp_path: Path) -> None:
@@ -20,7 +21,7 @@ def test_the_watchdog_dumps_the_stacks_and_ends_the_process(tmp_path: Path) -> N
         fired.set()
 
     with open(tmp_path / "stderr", "w+", encoding="utf-8") as stream:  # faulthandler needs a real file
-        dog = ExitWatchdog(0.2, exit_fn=fake_exit, stream=stream)
+        dog = ExitWatchdog(0.2, last_words=lambda: exits.append(-1), exit_fn=fake_exit, stream=stream)
         started = time.monotonic()
         dog.arm(0)
         dog.arm(1)  # the first countdown stands
@@ -28,14 +29,14 @@ def test_the_watchdog_dumps_the_stacks_and_ends_the_process(tmp_path: Path) -> N
         assert time.monotonic() - started >= 0.2
         stream.seek(0)
         dump = stream.read()
-    assert exits == [0]
+    assert exits == [-1, 0]  # the last words (kill the children) come first
     assert dump.startswith("agent-ls: the server was still running 0.2 s after its connection ended; ending it now.")
     assert "test_the_watchdog_dumps_the_stacks_and_ends_the_process" in dump  # this thread's stack, waiting
 
 
 def test_an_unarmed_watchdog_does_nothing() -> None:
     exits: list[int] = []
-    ExitWatchdog(0.01, exit_fn=exits.append)
+    ExitWatchdog(0.01, last_words=lambda: exits.append(-1), exit_fn=exits.append)
     time.sleep(0.05)
     assert exits == []
 

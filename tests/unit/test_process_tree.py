@@ -1,4 +1,4 @@
-"""kill_children (agent_ls/server/server.py): the server's last resort at exit, on psutil.
+"""kill_children (agent_ls/core/process.py): the server's last resort at exit, on psutil.
 
 It runs in a throwaway Python process here (it ends every child of the process that calls it,
 which inside pytest would include other tests' servers).
@@ -19,7 +19,7 @@ ROOT = Path(__file__).resolve().parents[2]
 
 SCRIPT = r"""
 import json, subprocess, sys, time
-from agent_ls.server.server import kill_children
+from agent_ls.core.process import kill_children
 
 sleep = [sys.executable, "-c", "import time; time.sleep(60)"]
 # like an MCP server: its own process group, with a child of its own in that group
@@ -62,15 +62,15 @@ def test_kill_children_ends_each_child_and_its_process_group() -> None:
 
 
 def test_kill_children_without_children_is_a_no_op() -> None:
-    out = subprocess.run([sys.executable, "-c", "from agent_ls.server.server import kill_children; "
+    out = subprocess.run([sys.executable, "-c", "from agent_ls.core.process import kill_children; "
                           "kill_children(); print('ok')"], cwd=ROOT, capture_output=True, text=True, timeout=60)
     assert out.returncode == 0 and out.stdout.strip() == "ok", out.stderr
 
 
 def test_kill_process_tree_ends_a_server_and_its_children() -> None:
     """What a closing MCP connection does to a server that did not wind down in time
-    (agent_ls/mcp/transports.py); the leader ignores SIGTERM, SIGKILL ends it anyway."""
-    from agent_ls.mcp.transports import kill_process_tree
+    (agent_ls/mcp/connection.py); the leader ignores SIGTERM, SIGKILL ends it anyway."""
+    from agent_ls.core.process import kill_process_tree
 
     leader = subprocess.Popen(
         [sys.executable, "-c",

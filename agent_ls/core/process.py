@@ -1,0 +1,103 @@
+"""The process and its children: ending them when the connection ends, in bounded time.
+
+:func:`kill_children` is the front ends' last resort at exit (no child outlives the server);
+:func:`kill_process_tree` ends one MCP server that did not stop when asked; :class:`ExitWatchdog`
+ends the process itself when something still holds it a few seconds after the connection ended
+(a task that ignores its cancellation, a worker thread stuck in a call, a daemon thread still
+importing), writing every thread's stack to stderr first so the cause can be found.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import faulthandler
+import os
+import signal
+import sys
+import threading
+from collections.abc import Callable
+from typing import IO, Any
+
+
+def kill_children() -> None:
+    """Last resort: no child process outlives the server (also when the editor vanished
+    without ``shutdown``). MCP servers run in their own process group; end each group.
+
+    Children come from psutil (no platform-specific process scan); zombies are skipped. A
+    child that leads its own process group gets SIGTERM for the whole group, any other child
+    SIGTERM for itself (``terminate()`` where there are no process groups).
+    """
+    import psutil
+
+    try:
+        children = psutil.Process().children(recursive=False)
+    except psutil.Error:
+        return
+    for child in children:
+        try:
+            if child.status() == psutil.STATUS_ZOMBIE:
+                continue
+            if hasattr(os, "killpg") and os.getpgid(child.pid) == child.pid:
+                os.killpg(child.pid, signal.SIGTERM)
+            else:
+                child.terminate()
+        except (psutil.Error, OSError):
+            pass
+
+
+def kill_process_tree(process: Any) -> None:
+    """SIGKILL a stdio server and every process under it (nothing if it is gone already)."""
+    pid = getattr(process, "pid", None)
+    if pid is None or getattr(process, "returncode", None) is not None:
+        return
+    import psutil
+
+    try:
+        root = psutil.Process(pid)
+        victims = [*root.children(recursive=True), root]
+    except psutil.Error:
+        return
+    for proc in victims:
+        with contextlib.suppress(psutil.Error):
+            proc.kill()
+
+
+EXIT_GRACE = 5.0
+"""Seconds between the end of the connection and the forced end of the process."""
+
+
+class ExitWatchdog:
+    """Ends the process ``grace`` seconds after :meth:`arm`, unless it ended by itself first."""
+
+    def __init__(self, grace: float = EXIT_GRACE, *, last_words: Callable[[], object] = kill_children,
+                 exit_fn: Callable[[int], object] = os._exit, stream: IO[str] | None = None) -> None:
+        self.grace = grace
+        self._last_words = last_words
+        """Run just before the end (by default :func:`kill_children`: nothing outlives us)."""
+        self._exit = exit_fn
+        self._stream = stream
+        self._timer: threading.Timer | None = None
+        self._lock = threading.Lock()
+
+    def arm(self, code: int) -> None:
+        """Start the countdown (once; later calls keep the first countdown)."""
+        with self._lock:
+            if self._timer is not None:
+                return
+            timer = threading.Timer(self.grace, self._fire, args=(code,))
+            timer.name = "agent-ls exit watchdog"
+            timer.daemon = True  # never what holds the process
+            self._timer = timer
+        timer.start()
+
+    def _fire(self, code: int) -> None:
+        stream = self._stream if self._stream is not None else sys.stderr
+        with contextlib.suppress(Exception):
+            stream.write(f"agent-ls: the server was still running {self.grace:g} s after its connection "
+                         "ended; ending it now. What each thread was doing:\n")
+            stream.flush()
+            faulthandler.dump_traceback(file=stream, all_threads=True)
+            stream.flush()
+        with contextlib.suppress(Exception):
+            self._last_words()
+        self._exit(code)
