@@ -188,9 +188,7 @@ def agent_settings(settings: LoadedSettings, environ: Mapping[str, str] | None =
             kw[field] = value
     page = kw.get("output_page_chars", DEFAULT_PAGE_CHARS)
     if kw.get("output_store_chars", DEFAULT_STORE_CHARS) < page:
-        problems.append(f"agent.outputStoreChars must be at least agent.outputPageChars ({page}); "
-                        f"{page} is used")
-        kw["output_store_chars"] = page
+        kw["output_store_chars"] = page  # a warning at the value says so (config.settings._check_output_sizes)
     perms = sections.permissions or Permissions()
     return AgentSettings(model=model, api_base=api_base, allow=perms.allow or (), ask=perms.ask or (),
                          deny=perms.deny or (), problems=tuple(problems),

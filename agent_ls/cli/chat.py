@@ -39,13 +39,7 @@ async def cmd_chat(args: argparse.Namespace) -> int:
     folders = workspace_folders(args)
     _state, _policy, settings = await settle(args)
     agent = agent_settings(settings)
-    # every problem of the settings files at its place (as `agent-ls mcp status` prints them),
-    # then what the agent found beyond them (e.g. a store smaller than a page)
-    print_diagnostics(settings)
-    placed = {f"{d.file}: {d.sentence()}" for d in settings.diagnostics}
-    for problem in agent.problems:
-        if problem not in placed:
-            print(f"settings: {problem}", file=sys.stderr)
+    print_diagnostics(settings)  # every problem of the settings files at its place, as `agent-ls mcp status`
     store = SessionStore.for_workspace(user_data_dir(), folders[0])
     if args.list_sessions:
         for info in store.list_sessions():

@@ -34,6 +34,7 @@ from agent_ls.config.entries import (
 from agent_ls.config.expand import ExpansionContext
 from agent_ls.config.paths import user_settings_path
 from agent_ls.config.sections import KNOWN_TOP_LEVEL, FileSections, Sections, merge_sections, read_sections
+from agent_ls.config.structure import DEFAULT_OUTPUT_PAGE_CHARS
 from agent_ls.config.trust import (
     EntryView,
     TrustItem,
@@ -246,6 +247,8 @@ def load_settings(
     loaded.files.append(user_file)
     ctx = ExpansionContext(environ=env, workspace_folder=primary)
     user_read = _FileRead(Scope.USER, user_file, "mcpServers", _read_file(user_file, loaded.diagnostics))
+    if user_read.doc is not None:
+        docs[user_file] = user_read.doc
     for e in _servers_in(user_read, primary, ctx, loaded, agent_settings_file=True):
         candidates.append((SCOPE_RANK[Scope.USER], 0, e))
 
@@ -275,4 +278,31 @@ def load_settings(
             loaded.servers[name] = entry
         else:
             loaded.failed[name] = entry
+    _check_output_sizes(loaded, docs)
     return loaded
+
+
+def _check_output_sizes(loaded: LoadedSettings, docs: Mapping[Path, jsonc.Document]) -> None:
+    """``agent.outputStoreChars`` below the page size in effect (the two may come from different
+    files): a warning at the store value in effect; the agent keeps one page instead."""
+
+    def in_effect(attr: str) -> tuple[Path, int] | None:
+        for file_sections in loaded.sections:  # highest precedence first, only what applies
+            agent = file_sections.values.agent
+            value = getattr(agent, attr) if agent is not None else None
+            if value is not None:
+                return file_sections.file, value
+        return None
+
+    store = in_effect("output_store_chars")
+    page_set = in_effect("output_page_chars")
+    page = page_set[1] if page_set is not None else DEFAULT_OUTPUT_PAGE_CHARS
+    if store is None or store[1] >= page:
+        return
+    file, value = store
+    path = ("agent", "outputStoreChars")
+    where = "agent.outputPageChars" if page_set is None or page_set[0] == file else f"agent.outputPageChars in {page_set[0]}"
+    message = f"must be at least {where} ({page}), got {value}; {page} is used"
+    doc = docs.get(file)
+    loaded.diagnostics.append(ConfigDiagnostic(file, path, message, "warning", doc.span(path) if doc is not None else None,
+                                               summary=f"agent.outputStoreChars {message}"))

@@ -34,6 +34,10 @@ MIN_OUTPUT_PAGE_CHARS = 1_000
 """The smallest ``agent.outputPageChars`` / ``agent.outputStoreChars`` (the agent's
 ``output_store.MIN_PAGE_CHARS``; a unit test keeps the two equal)."""
 
+DEFAULT_OUTPUT_PAGE_CHARS = 30_000
+"""``agent.outputPageChars`` when no file sets it (the agent's ``output_store.DEFAULT_PAGE_CHARS``;
+the same unit test keeps the two equal)."""
+
 TOOL_ACTION_APPLY_MODES = ("replaceSelection",)
 """What a tool action's ``apply`` may say (the language server's ``code_actions.APPLY_MODES``)."""
 

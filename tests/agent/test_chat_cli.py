@@ -107,7 +107,7 @@ def test_delete_session(llm: ScriptedLLM, ws: Path, tmp_path: Path) -> None:
 
 def test_settings_problems_are_printed_once_at_their_place(llm: ScriptedLLM, ws: Path, tmp_path: Path) -> None:
     """Every problem of the settings files, with file, line and column (as `agent-ls mcp status`
-    prints them), once each; and what the agent found beyond them."""
+    prints them), once each, a store smaller than a page included."""
     user = tmp_path / "config" / "settings.json"
     user.parent.mkdir(parents=True, exist_ok=True)
     user.write_text('{\n  "permissions": {"alow": ["bash"]},\n'
@@ -121,5 +121,5 @@ def test_settings_problems_are_printed_once_at_their_place(llm: ScriptedLLM, ws:
     assert len(typo) == 1 and typo[0].startswith(f"{user}:2:"), proc.stderr
     server = [ln for ln in lines if "command" in ln and ln.startswith(f"{user}:3:")]
     assert len(server) == 1, proc.stderr  # a broken MCP server entry is shown too
-    store = [ln for ln in lines if "outputStoreChars must be at least" in ln]
-    assert len(store) == 1 and store[0].startswith("settings: "), proc.stderr
+    store = [ln for ln in lines if "must be at least agent.outputPageChars" in ln]
+    assert len(store) == 1 and store[0].startswith(f"{user}:4:"), proc.stderr  # at its place too

@@ -38,3 +38,19 @@ async def test_invalid_sections_keep_their_last_valid_values_running(editor: Edi
     # the model of the last valid settings still answers
     setup.llm.script(text("still here"))
     assert (await editor.request(P.PROMPT, {"text": "hi"}))["text"] == "still here"
+
+
+async def test_a_store_smaller_than_a_page_is_shown_at_its_value(editor: Editor, setup: Setup) -> None:
+    """A problem between two values (agent.outputStoreChars < agent.outputPageChars) reaches the
+    editor as a warning at the store value, like any other settings problem."""
+    settings = {**setup.user_settings, "agent": {**setup.user_settings["agent"], "outputPageChars": 5000,
+                                                  "outputStoreChars": 2000}}
+    body = json.dumps(settings, indent=2)
+    setup.user_file.write_text(body)
+    changed(editor, setup.user_file)
+    diags = await wait_diagnostics(editor, setup.user_file, lambda d: len(d) > 0, "the store warning")
+    [warning] = diags
+    assert warning.severity == lsp.DiagnosticSeverity.Warning
+    assert warning.message == ("agent.outputStoreChars: must be at least agent.outputPageChars (5000), got 2000; "
+                               "5000 is used")
+    assert warning.range.start == position_of(body, "2000")

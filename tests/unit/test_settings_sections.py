@@ -185,11 +185,16 @@ def test_valid_sections_are_typed_and_merged_across_scopes(tmp_path: Path) -> No
 
 
 def test_the_limits_match_the_agent_and_the_language_server() -> None:
-    from agent_ls.agent.output_store import MIN_PAGE_CHARS
-    from agent_ls.config.structure import MIN_OUTPUT_PAGE_CHARS, TOOL_ACTION_APPLY_MODES
+    from agent_ls.agent.output_store import DEFAULT_PAGE_CHARS, MIN_PAGE_CHARS
+    from agent_ls.config.structure import (
+        DEFAULT_OUTPUT_PAGE_CHARS,
+        MIN_OUTPUT_PAGE_CHARS,
+        TOOL_ACTION_APPLY_MODES,
+    )
     from agent_ls.server.code_actions import APPLY_MODES
 
     assert MIN_OUTPUT_PAGE_CHARS == MIN_PAGE_CHARS and TOOL_ACTION_APPLY_MODES == APPLY_MODES
+    assert DEFAULT_OUTPUT_PAGE_CHARS == DEFAULT_PAGE_CHARS
 
 
 # reload: the last valid value of a section stays in force --------------------------------------
@@ -290,3 +295,32 @@ def test_cattrs_detailed_validation_gives_every_error_with_its_path() -> None:
     assert describe(("agent",), problems[0])[0][0] == "agent"
     ok, none = structure({"maxSteps": 3, "sampling": True, "bashTimeout": 2}, AgentSection)
     assert ok == AgentSection(max_steps=3, bash_timeout=2.0, sampling=SamplingSection(enabled=True)) and none == []
+
+
+def test_a_store_smaller_than_the_page_in_effect_is_a_warning_at_its_value(tmp_path: Path) -> None:
+    """agent.outputStoreChars below agent.outputPageChars: in one file, across files (the page
+    from the user file, the store from the workspace's), and against the default page."""
+    from agent_ls.agent.config import agent_settings
+
+    files = Files(tmp_path)
+    body = files.write(files.user, {"agent": {"outputPageChars": 5000, "outputStoreChars": 2000}})
+    [warning] = [d for d in files.load().diagnostics if d.json_path == ("agent", "outputStoreChars")]
+    assert warning.file == files.user and warning.severity == "warning" and warning.span is not None
+    assert (warning.span.start.line, warning.span.start.column) == at(body, "2000")
+    assert warning.message == "must be at least agent.outputPageChars (5000), got 2000; 5000 is used"
+    # across files: the store in effect is the workspace's, the page the user's
+    files.write(files.user, {"agent": {"outputPageChars": 5000}})
+    body = files.write(files.workspace, {"agent": {"outputStoreChars": 3000}})
+    loaded = files.load()
+    [warning] = [d for d in loaded.diagnostics if d.json_path == ("agent", "outputStoreChars")]
+    assert warning.file == files.workspace and (warning.span.start.line, warning.span.start.column) == at(body, "3000")
+    assert warning.message == f"must be at least agent.outputPageChars in {files.user} (5000), got 3000; 5000 is used"
+    agent = agent_settings(loaded, environ={})
+    assert agent.output_store_chars == 5000 and agent.problems == (f"{files.workspace}: agent.outputStoreChars "
+                                                                   f"{warning.message}",)
+    # against the default page (30000), and nothing when the store is large enough
+    files.write(files.user, "{}")
+    assert [d.message for d in files.load().diagnostics] == [
+        "must be at least agent.outputPageChars (30000), got 3000; 30000 is used"]
+    files.write(files.workspace, {"agent": {"outputStoreChars": 30000}})
+    assert files.load().diagnostics == []
