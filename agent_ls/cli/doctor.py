@@ -7,6 +7,8 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
+import shlex
 import subprocess
 from typing import TYPE_CHECKING
 
@@ -17,10 +19,18 @@ if TYPE_CHECKING:
     from agent_ls.config.entries import ServerConfig
 
 
+PROGRAM_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9._+-]*")
+"""What the login shell is asked to look up: a plain program name and nothing else."""
+
+
 def _login_shell_lookup(command: str) -> str | None:
+    """Where your login shell finds ``command`` (a plain program name only: the name comes from
+    a settings file, and the shell must never run any of it)."""
+    if not PROGRAM_NAME.fullmatch(command):
+        return None
     shell = os.environ.get("SHELL", "/bin/bash")
     try:
-        out = subprocess.run([shell, "-lc", f"command -v {command!s}"], capture_output=True, text=True,
+        out = subprocess.run([shell, "-lc", f"command -v {shlex.quote(command)}"], capture_output=True, text=True,
                              timeout=5, stdin=subprocess.DEVNULL)
     except (OSError, subprocess.TimeoutExpired):
         return None
@@ -28,7 +38,7 @@ def _login_shell_lookup(command: str) -> str | None:
     return found[-1] if out.returncode == 0 and found else None
 
 
-def _doctor_config(cfg: ServerConfig) -> list[str]:
+def _doctor_config(cfg: ServerConfig, awaiting_trust: bool) -> list[str]:
     from agent_ls.core.redact import MASK, redact
     from agent_ls.mcp.transports import child_environment, resolve_command
 
@@ -47,7 +57,8 @@ def _doctor_config(cfg: ServerConfig) -> list[str]:
             lines.append(f"  command: {cfg.command} -> {resolved}")
         else:
             lines.append(f"  command: {cfg.command!r} NOT FOUND on PATH={path_var}")
-            if cfg.command and os.sep not in cfg.command:
+            # Not for an entry you have not trusted: nothing of it may run, not even in a lookup.
+            if cfg.command and os.sep not in cfg.command and not (awaiting_trust or cfg.restricted):
                 alt = _login_shell_lookup(cfg.command)
                 if alt:
                     lines.append(
@@ -112,7 +123,7 @@ async def cmd_doctor(args: argparse.Namespace) -> int:
             print(f"\n{name}: {s.state}")
             cfg = settings.servers.get(name)
             if cfg is not None:
-                print("\n".join(_doctor_config(cfg)))
+                print("\n".join(_doctor_config(cfg, awaiting_trust=s.state == "awaiting-trust")))
             if s.error:
                 err = s.error
                 extra = "".join(f", {k} {err[k]}" for k in ("errno", "exitCode", "httpStatus") if k in err)
