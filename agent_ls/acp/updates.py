@@ -7,6 +7,8 @@
   followed by ``tool_call_update``s: ``in_progress`` once it runs, then ``completed`` or
   ``failed`` with its result as text.
 - A stored session is replayed as user and agent message chunks and finished tool calls.
+- The session's title is a ``session_info_update``; its model choice a config option
+  (``configOptions``, ``config_option_update``).
 """
 
 from __future__ import annotations
@@ -27,6 +29,9 @@ from acp.helpers import (
 from acp.schema import PermissionOption, ToolCallLocation, ToolCallStatus, ToolKind
 
 from agent_ls.core.tools import Capability, ToolSpec
+
+MODEL_OPTION = "model"
+"""The id of the session config option that chooses the model."""
 
 RESULT_CHARS = 20_000
 """How much of a tool result the editor gets in the tool call card (the model gets it all)."""
@@ -192,3 +197,32 @@ def history_updates(messages: list[dict[str, Any]], root: Path, specs: dict[str,
             name, args = calls.get(call_id, ("", {}))
             out.append(tool_finished(call_id, name, args, root, text.startswith("Error"), text))
     return out
+
+
+def model_options(choices: tuple[str, ...], default: str | None, current: str | None) -> list[Any] | None:
+    """The session's config options: one select (category ``model``) over ``choices``."""
+    from acp.schema import SessionConfigOptionSelect, SessionConfigSelectOption
+
+    if not choices or current is None:
+        return None
+    options = [SessionConfigSelectOption(value=m, name=m, description="the default (\"model\" in the settings)"
+                                         if m == default else None) for m in choices]
+    return [SessionConfigOptionSelect(type="select", id=MODEL_OPTION, name="Model", category="model",
+                                      description="The model that answers this session's next requests",
+                                      current_value=current, options=options)]
+
+
+def options_update(options: list[Any]) -> Any:
+    from acp.schema import ConfigOptionUpdate
+
+    return ConfigOptionUpdate(session_update="config_option_update", config_options=options)
+
+
+def info_update(title: str, updated: float) -> Any:
+    """``session_info_update`` with the session's title and last activity."""
+    from datetime import UTC, datetime
+
+    from acp.schema import SessionInfoUpdate
+
+    return SessionInfoUpdate(session_update="session_info_update", title=title,
+                             updated_at=datetime.fromtimestamp(updated, UTC).isoformat())
