@@ -58,7 +58,8 @@ class AcpApprover:
             return ApprovalAnswer.DENY
         s = self.owner
         args = s.call_args.get(call_id, request.arguments)
-        tool_call = U.permission_tool_call(call_id, spec.name, args, spec, s.folder, request.reason)
+        tool_call = U.permission_tool_call(call_id, spec.name, args, spec, s.folder, request.reason,
+                                           s.previews.get(call_id))
         try:
             response = await s.conn.request_permission(session_id=s.id, tool_call=tool_call,
                                                        options=U.PERMISSION_OPTIONS)
@@ -93,6 +94,10 @@ class AcpSession:
         self.turn: asyncio.Task[str] | None = None
         self.cancel_requested = False
         self.call_args: dict[str, dict[str, Any]] = {}
+        self.previews: dict[str, U.Preview] = {}
+        """The whole-file change of each running file tool call (its diff)."""
+        self.terminals: dict[str, str] = {}
+        """The client terminal each running ``bash`` call runs in (call id -> terminal id)."""
         self.commands: dict[str, tuple[str, Any]] = {}
         self._commands_sent: list[str] | None = None
         self.tasks: set[asyncio.Task[Any]] = set()
@@ -198,14 +203,30 @@ class AcpSession:
             spec = tool.spec if tool is not None else None
             asks = spec is not None and self.session.gate.approval_reason(spec) is not None
             self.call_args[event.call_id] = event.arguments
+            preview = await self._preview(event.name, event.arguments, spec)
+            if preview is not None:
+                self.previews[event.call_id] = preview
             await self.send(U.tool_started(event.call_id, event.name, event.arguments, spec, self.folder,
-                                           "pending" if asks else "in_progress"))
+                                           "pending" if asks else "in_progress", preview))
         elif isinstance(event, ev.ApprovalRequested):
             self.approver.call_id = event.call_id
         elif isinstance(event, ev.ToolCallFinished):
             args = self.call_args.pop(event.call_id, {})
             await self.send(U.tool_finished(event.call_id, event.name, args, self.folder, event.is_error,
-                                            event.content))
+                                            event.content, self.previews.pop(event.call_id, None),
+                                            self.terminals.pop(event.call_id, None)))
+
+    async def _preview(self, name: str, args: dict[str, Any], spec: Any) -> U.Preview | None:
+        """A built-in file tool's change as whole texts (the editor's text when it has the file)."""
+        if spec is None or spec.server is not None:
+            return None
+        path = U.preview_path(name, args, self.folder)
+        if path is None:
+            return None
+        before = await self.files.current_text(path)
+        if before is None and await asyncio.to_thread(path.exists):
+            return None  # a file not to show (binary, too large): no diff rather than a wrong one
+        return U.edit_preview(name, args, path, before)
 
     # model choice (session config options) ------------------------------------------------------
     def config_options(self) -> list[Any] | None:

@@ -1,15 +1,23 @@
 """`agent-ls acp` parity with the editor (issue 28): session titles (`session_info_update`,
-`session/list` with and without `cwd`) and the model choice (session config options)."""
+`session/list` with and without `cwd`), the model choice (session config options), writes that
+tell the truth per client and whole-file diffs."""
 
 from __future__ import annotations
 
 import asyncio
+from pathlib import Path
+from typing import Any
 
 import pytest
 from acp import RequestError, text_block
+from acp.schema import ReadTextFileResponse, WriteTextFileResponse
 
-from tests.acp.conftest import AcpSetup, start_agent, wait_for
-from tests.llm.scripted_server import text
+from tests.acp.conftest import AcpSetup, RecordingClient, start_agent, wait_for
+from tests.llm.scripted_server import text, tool_calls
+
+
+def tool_messages(body: dict) -> list[dict]:
+    return [m for m in body["messages"] if m["role"] == "tool"]
 
 pytestmark = pytest.mark.e2e
 
@@ -99,3 +107,70 @@ async def test_model_choice_is_a_config_option_kept_with_the_session(setup: AcpS
         setup.llm.script(text("restored"))
         await asyncio.wait_for(conn.prompt(session_id=sid, prompt=[text_block("after load")]), 60)
         assert setup.llm.requests[-1].body["model"] == "other-model"
+
+
+class SavingClient(RecordingClient):
+    """A client like toad: fs/write_text_file writes the file to disk at once, and a file it does
+    not have is answered with empty text rather than an error."""
+
+    async def read_text_file(self, session_id: str, path: str, line: int | None = None, limit: int | None = None,
+                             **kwargs: Any) -> ReadTextFileResponse:
+        self.reads.append(path)
+        p = Path(path)
+        return ReadTextFileResponse(content=p.read_text() if p.exists() else "")
+
+    async def write_text_file(self, session_id: str, path: str, content: str, **kwargs: Any) -> WriteTextFileResponse:
+        self.writes.append((path, content))
+        Path(path).write_text(content)
+        return WriteTextFileResponse()
+
+
+def call_updates(client: RecordingClient, sid: str, call_id: str) -> list[Any]:
+    return [u for u in client.of(sid) if getattr(u, "tool_call_id", None) == call_id]
+
+
+async def test_writes_to_a_saving_client_whole_file_diffs_and_missing_files(setup: AcpSetup) -> None:
+    """A client that saves at once: the model is not told "not saved to disk yet"; edit diffs
+    carry the whole file before and after (in the tool call, the permission request and the end);
+    a file the client answers with "" but that does not exist is created, not "overwritten"."""
+    target = setup.ws / "app.py"
+    target.write_text("a = 1\nb = 2\nc = 3\n")
+    async with start_agent(setup, SavingClient(), fs=True) as (conn, _proc, client):
+        sid = (await conn.new_session(cwd=str(setup.ws), mcp_servers=[])).session_id
+        setup.llm.script(
+            tool_calls([("edit_file", {"path": "app.py", "old_string": "b = 2", "new_string": "b = 20"}, "call_edit")]),
+            tool_calls([("write_file", {"path": "new.py", "content": "print(1)\n"}, "call_new")]),
+            text("Done."),
+        )
+        await asyncio.wait_for(conn.prompt(session_id=sid, prompt=[text_block("edit")]), 60)
+        assert target.read_text() == "a = 1\nb = 20\nc = 3\n" and (setup.ws / "new.py").read_text() == "print(1)\n"
+        results = {m["tool_call_id"]: m["content"] for m in tool_messages(setup.llm.requests[-1].body)}
+        assert results["call_edit"].startswith("Edited app.py") and "not saved" not in results["call_edit"]
+        assert results["call_new"].startswith("Created new.py") and "not saved" not in results["call_new"]
+
+        edit = call_updates(client, sid, "call_edit")
+        asked = client.permission_requests[0]["toolCall"].content[0]
+        for diff in (edit[0].content[0], asked, edit[-1].content[0]):
+            assert diff.type == "diff" and diff.path == str(target)
+            assert (diff.old_text, diff.new_text) == ("a = 1\nb = 2\nc = 3\n", "a = 1\nb = 20\nc = 3\n")
+        new = call_updates(client, sid, "call_new")[0].content[0]
+        assert (new.old_text, new.new_text) == (None, "print(1)\n")  # a new file, not an emptied one
+
+
+async def test_client_without_fs_capabilities_uses_the_disk(setup: AcpSetup) -> None:
+    """No fs capability: nothing is asked of the client, files are read and written on disk, the
+    model is not told about an editor buffer, and the diff is still the whole file."""
+    target = setup.ws / "app.py"
+    target.write_text("x = 1\n")
+    async with start_agent(setup, fs=False) as (conn, _proc, client):
+        sid = (await conn.new_session(cwd=str(setup.ws), mcp_servers=[])).session_id
+        setup.llm.script(
+            tool_calls([("edit_file", {"path": "app.py", "old_string": "x = 1", "new_string": "x = 2"}, "call_edit")]),
+            text("Done."),
+        )
+        await asyncio.wait_for(conn.prompt(session_id=sid, prompt=[text_block("edit")]), 60)
+        assert target.read_text() == "x = 2\n" and client.reads == [] and client.writes == []
+        result = tool_messages(setup.llm.requests[-1].body)[0]["content"]
+        assert result.startswith("Edited app.py") and "not saved" not in result
+        diff = call_updates(client, sid, "call_edit")[0].content[0]
+        assert (diff.old_text, diff.new_text) == ("x = 1\n", "x = 2\n")
