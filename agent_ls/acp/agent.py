@@ -129,7 +129,7 @@ class AgentLsAcp:
     async def _open(self, cwd: str, mcp_servers: list[Any] | None, session_id: str | None) -> AcpSession:
         folder = _folder(cwd)
         host = await self.hosts.get(folder, mcp_servers or [])
-        session = AcpSession(self.conn, folder, host, self._fs())
+        session = AcpSession(self.conn, folder, host, self._fs(), terminal=bool(self.client_capabilities.terminal))
         try:
             await session.build(session_id)
         except BaseException:

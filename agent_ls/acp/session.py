@@ -27,6 +27,7 @@ from acp.schema import AvailableCommand, AvailableCommandInput, UnstructuredComm
 from agent_ls.acp import updates as U
 from agent_ls.acp.files import AcpEditorFiles, with_editor_files
 from agent_ls.acp.host import SessionHost, TrustQuestion
+from agent_ls.acp.terminal import with_terminal
 from agent_ls.agent import events as ev
 from agent_ls.agent.permissions import ApprovalAnswer, ApprovalRequest
 
@@ -81,7 +82,8 @@ class AcpApprover:
 
 
 class AcpSession:
-    def __init__(self, conn: Any, folder: Path, host: SessionHost, client_fs: tuple[bool, bool]) -> None:
+    def __init__(self, conn: Any, folder: Path, host: SessionHost, client_fs: tuple[bool, bool],
+                 terminal: bool = False) -> None:
         self.conn = conn
         self.folder = folder
         self.host = host
@@ -98,6 +100,10 @@ class AcpSession:
         """The whole-file change of each running file tool call (its diff)."""
         self.terminals: dict[str, str] = {}
         """The client terminal each running ``bash`` call runs in (call id -> terminal id)."""
+        self.terminal = terminal
+        """The client runs ``bash`` in its terminal (``clientCapabilities.terminal``)."""
+        self.terminal_unavailable: str | None = None
+        """Why the client's terminal is not used any more (it refused or did not answer)."""
         self.commands: dict[str, tuple[str, Any]] = {}
         self._commands_sent: list[str] | None = None
         self.tasks: set[asyncio.Task[Any]] = set()
@@ -149,8 +155,13 @@ class AcpSession:
                 raise RequestError(-32603, NO_MODEL)
             return
         files = self.files
+
+        def wrap(tools: list[Any], workspace: Any) -> list[Any]:
+            tools = with_editor_files(tools, files, workspace)
+            return with_terminal(tools, self) if self.terminal else tools
+
         front = FrontEnd(approver=self.approver, editor=files if (files.can_read or files.can_write) else None,
-                         wrap_tools=lambda tools, workspace: with_editor_files(tools, files, workspace))
+                         wrap_tools=wrap)
         allowed = self.session.gate.session_allowed if self.session is not None else ()
         self.session = await build_session(agent, llm, roots=[self.folder], front=front, manager=self.host.manager,
                                            store=self.store, session_id=self.id, session_allowed=allowed)
