@@ -12,9 +12,9 @@ the tool sees it as an open document. A file the editor cannot read (it does not
 read from the disk as usual; so is one it answers with ``""`` for while there is no such file
 on the disk (some clients answer a missing file with empty text: it is not an empty file).
 
-Whether a write reached the disk is not the protocol's to say (Zed and toad save at once,
-others may keep it in a buffer): after ``fs/write_text_file`` the disk is checked, and the
-model is told the file is not saved yet only when it is not.
+Whether a write reached the disk is not the protocol's to say (toad, for one, saves at once;
+another client may keep it in a buffer): after ``fs/write_text_file`` the disk is checked, and
+the model is told the file is not saved yet only when it is not.
 """
 
 from __future__ import annotations
