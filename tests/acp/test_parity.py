@@ -174,3 +174,29 @@ async def test_client_without_fs_capabilities_uses_the_disk(setup: AcpSetup) -> 
         assert result.startswith("Edited app.py") and "not saved" not in result
         diff = call_updates(client, sid, "call_edit")[0].content[0]
         assert (diff.old_text, diff.new_text) == ("x = 1\n", "x = 2\n")
+
+
+async def test_a_workspace_models_list_waits_for_trust(setup: AcpSetup) -> None:
+    """A workspace file's `models` is not offered until the folder is trusted; once it is, the
+    client hears the new choices (config_option_update) and may pick one."""
+    setup.ws_settings = {"models": ["openai/from-the-folder"]}
+    setup.write()
+    async with start_agent(setup) as (conn, _proc, client):
+        new = await conn.new_session(cwd=str(setup.ws), mcp_servers=[])
+        sid = new.session_id
+        assert [o.value for o in model_option(new.config_options).options] == ["openai/scripted"]
+        with pytest.raises(RequestError) as err:
+            await conn.set_config_option(config_id="model", session_id=sid, value="openai/from-the-folder")
+        assert err.value.code == -32602
+
+        client.permission_answers = ["allow_once"]  # the trust question at the first prompt
+        setup.llm.script(text("trusted"))
+        await asyncio.wait_for(conn.prompt(session_id=sid, prompt=[text_block("hello")]), 60)
+        assert "models" in client.permission_requests[0]["toolCall"].content[0].content.text
+        [update] = client.of(sid, "config_option_update")
+        assert [o.value for o in model_option(update.config_options).options] == [
+            "openai/scripted", "openai/from-the-folder"]
+        await conn.set_config_option(config_id="model", session_id=sid, value="openai/from-the-folder")
+        setup.llm.script(text("from the folder's model"))
+        await asyncio.wait_for(conn.prompt(session_id=sid, prompt=[text_block("again")]), 60)
+        assert setup.llm.requests[-1].body["model"] == "from-the-folder"
