@@ -17,7 +17,6 @@ the call fails with that reason rather than risk running it twice; later command
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 from collections.abc import Awaitable, Sequence
 from typing import TYPE_CHECKING, Any
@@ -134,11 +133,12 @@ def _reason(e: Exception) -> str:
 
 async def _bounded(request: Awaitable[Any], what: str) -> None:
     """A terminal request whose answer does not matter beyond arriving in time."""
-    with contextlib.suppress(Exception):
-        try:
-            await asyncio.wait_for(request, CONTROL_TIMEOUT)
-        except Exception as e:
-            log.info("ACP: %s: %s", what, e or type(e).__name__)
+    try:
+        await asyncio.wait_for(request, CONTROL_TIMEOUT)
+    except asyncio.CancelledError:
+        raise
+    except Exception as e:
+        log.info("ACP: %s: %s", what, _reason(e))
 
 
 def _result(output: Any, timeout: float, timed_out: bool) -> ToolResult:
