@@ -5,7 +5,8 @@ permissions and session store. See docs/acp.md.
 Modules: ``stdio`` (the guarded channel, strict JSON-RPC framing), ``agent`` (the ACP methods),
 ``session`` (one session: turn, approvals, updates, slash commands), ``host`` (settings, the
 editor's MCP servers, workspace trust), ``updates`` (events and history as ``session/update``),
-``files`` (``fs/read_text_file`` / ``fs/write_text_file`` for the file tools).
+``files`` (``fs/read_text_file`` / ``fs/write_text_file`` for the file tools), ``terminal``
+(``bash`` in the client's terminal, ``terminal/*``).
 """
 
 from __future__ import annotations

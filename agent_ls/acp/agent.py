@@ -2,7 +2,8 @@
 
 Methods: ``initialize``, ``authenticate`` (accepted and ignored: no auth methods are offered, the
 model's keys come from the settings or the environment; some clients call it regardless),
-``session/new``, ``session/load``, ``session/list``, ``session/prompt``, ``session/cancel``.
+``session/new``, ``session/load``, ``session/list``, ``session/prompt``, ``session/cancel``,
+``session/set_config_option`` (the model).
 Anything else (``session/set_mode``: the agent has no modes; the unstable methods) is "method
 not found".
 Errors are the protocol's: invalid params for a malformed request or an unknown session,
@@ -33,6 +34,7 @@ from acp.schema import (
     SessionCapabilities,
     SessionInfo,
     SessionListCapabilities,
+    SetSessionConfigOptionResponse,
 )
 
 from agent_ls.acp.host import HostPool
@@ -127,7 +129,7 @@ class AgentLsAcp:
     async def _open(self, cwd: str, mcp_servers: list[Any] | None, session_id: str | None) -> AcpSession:
         folder = _folder(cwd)
         host = await self.hosts.get(folder, mcp_servers or [])
-        session = AcpSession(self.conn, folder, host, self._fs())
+        session = AcpSession(self.conn, folder, host, self._fs(), terminal=bool(self.client_capabilities.terminal))
         try:
             await session.build(session_id)
         except BaseException:
@@ -153,7 +155,8 @@ class AgentLsAcp:
     async def new_session(self, cwd: str, mcp_servers: list[Any] | None = None, **kwargs: Any) -> NewSessionResponse:
         session = await self._open(cwd, mcp_servers, None)
         session.spawn(session.publish_commands(wait=COMMANDS_WAIT_SECONDS), "available commands")
-        return NewSessionResponse(session_id=session.id)
+        options = session.options_sent = session.config_options()
+        return NewSessionResponse(session_id=session.id, config_options=options)
 
     async def load_session(self, cwd: str, session_id: str, mcp_servers: list[Any] | None = None,
                            **kwargs: Any) -> LoadSessionResponse:
@@ -162,27 +165,45 @@ class AgentLsAcp:
             await old.close()
         session = await self._open(cwd, mcp_servers, session_id)
         await session.replay_history()
+        await session.publish_title()
         session.spawn(session.publish_commands(wait=COMMANDS_WAIT_SECONDS), "available commands")
-        return LoadSessionResponse()
+        options = session.options_sent = session.config_options()
+        return LoadSessionResponse(config_options=options)
 
     async def list_sessions(self, cwd: str | None = None, cursor: str | None = None,
                             **kwargs: Any) -> ListSessionsResponse:
-        from agent_ls.agent.store import SessionStore
+        """The stored sessions of ``cwd``, or of every folder without it (newest first)."""
+        from agent_ls.agent.store import SessionStore, all_workspace_stores
         from agent_ls.config.paths import user_data_dir
 
-        if cwd is None:
-            return ListSessionsResponse(sessions=[])
-        folder = _folder(cwd)
+        folder = _folder(cwd) if cwd is not None else None
 
-        def read() -> list[Any]:
-            with SessionStore.for_workspace(user_data_dir(), folder) as store:
-                return store.list_sessions()
+        def read() -> list[tuple[Path, Any]]:
+            if folder is not None:
+                with SessionStore.for_workspace(user_data_dir(), folder) as store:
+                    return [(folder, i) for i in store.list_sessions()]
+            out: list[tuple[Path, Any]] = []
+            for path in all_workspace_stores(user_data_dir()):
+                try:
+                    with SessionStore(path) as store:
+                        root = store.workspace_root()
+                        if root is not None:  # a store of an older version: its folder is unknown
+                            out += [(root, i) for i in store.list_sessions()]
+                except Exception as e:  # one unreadable store must not hide the others
+                    log.warning("session/list: %s skipped: %s", path, e)
+            return sorted(out, key=lambda x: -x[1].updated)
 
-        infos = await asyncio.to_thread(read)
+        found = await asyncio.to_thread(read)
         return ListSessionsResponse(sessions=[
-            SessionInfo(session_id=i.id, cwd=str(folder), title=i.title,
+            SessionInfo(session_id=i.id, cwd=str(root), title=i.title,
                         updated_at=datetime.fromtimestamp(i.updated, UTC).isoformat())
-            for i in infos])
+            for root, i in found])
+
+    async def set_config_option(self, config_id: str, session_id: str, value: str | bool,
+                                **kwargs: Any) -> SetSessionConfigOptionResponse:
+        session = self._session(session_id)
+        options = await session.set_config_option(config_id, value)
+        return SetSessionConfigOptionResponse(config_options=options)
 
     def _session(self, session_id: str) -> AcpSession:
         session = self.sessions.get(session_id)

@@ -27,6 +27,7 @@ from acp.schema import AvailableCommand, AvailableCommandInput, UnstructuredComm
 from agent_ls.acp import updates as U
 from agent_ls.acp.files import AcpEditorFiles, with_editor_files
 from agent_ls.acp.host import SessionHost, TrustQuestion
+from agent_ls.acp.terminal import with_terminal
 from agent_ls.agent import events as ev
 from agent_ls.agent.permissions import ApprovalAnswer, ApprovalRequest
 
@@ -58,7 +59,8 @@ class AcpApprover:
             return ApprovalAnswer.DENY
         s = self.owner
         args = s.call_args.get(call_id, request.arguments)
-        tool_call = U.permission_tool_call(call_id, spec.name, args, spec, s.folder, request.reason)
+        tool_call = U.permission_tool_call(call_id, spec.name, args, spec, s.folder, request.reason,
+                                           s.previews.get(call_id))
         try:
             response = await s.conn.request_permission(session_id=s.id, tool_call=tool_call,
                                                        options=U.PERMISSION_OPTIONS)
@@ -80,7 +82,8 @@ class AcpApprover:
 
 
 class AcpSession:
-    def __init__(self, conn: Any, folder: Path, host: SessionHost, client_fs: tuple[bool, bool]) -> None:
+    def __init__(self, conn: Any, folder: Path, host: SessionHost, client_fs: tuple[bool, bool],
+                 terminal: bool = False) -> None:
         self.conn = conn
         self.folder = folder
         self.host = host
@@ -93,9 +96,21 @@ class AcpSession:
         self.turn: asyncio.Task[str] | None = None
         self.cancel_requested = False
         self.call_args: dict[str, dict[str, Any]] = {}
+        self.previews: dict[str, U.Preview] = {}
+        """The whole-file change of each running file tool call (its diff)."""
+        self.terminals: dict[str, str] = {}
+        """The client terminal each running ``bash`` call runs in (call id -> terminal id)."""
+        self.terminal = terminal
+        """The client runs ``bash`` in its terminal (``clientCapabilities.terminal``)."""
+        self.terminal_unavailable: str | None = None
+        """Why the client's terminal is not used any more (it refused or did not answer)."""
         self.commands: dict[str, tuple[str, Any]] = {}
         self._commands_sent: list[str] | None = None
         self.tasks: set[asyncio.Task[Any]] = set()
+        self.chosen_model: str | None = None
+        """The model the session chose (``session/set_config_option``), kept in its store."""
+        self._title_sent: str | None = None
+        self.options_sent: Any = None
 
     # building --------------------------------------------------------------------------------
     async def build(self, session_id: str | None) -> None:
@@ -110,10 +125,13 @@ class AcpSession:
         from agent_ls.config.paths import user_data_dir
 
         self.store = await asyncio.to_thread(SessionStore.for_workspace, user_data_dir(), self.folder)
-        if session_id is not None and await asyncio.to_thread(self.store.get_session, session_id) is None:
-            raise RequestError.invalid_params({"sessionId": session_id,
-                                               "details": f"no stored session {session_id!r} for {self.folder}"})
-        if session_id is None:
+        if session_id is not None:
+            info = await asyncio.to_thread(self.store.get_session, session_id)
+            if info is None:
+                raise RequestError.invalid_params({"sessionId": session_id,
+                                                   "details": f"no stored session {session_id!r} for {self.folder}"})
+            self.chosen_model = info.model
+        else:
             llm = agent_settings(self.host.settings).llm_config()
             info = await asyncio.to_thread(self.store.create_session, None, llm.model if llm else None)
             session_id = info.id
@@ -131,14 +149,19 @@ class AcpSession:
         agent = agent_settings(self.host.settings)
         for problem in agent.problems:
             log.warning("settings: %s", problem)
-        llm = agent.llm_config()
+        llm = agent.llm_config(agent.session_model(self.chosen_model))
         if llm is None:
             if required:
                 raise RequestError(-32603, NO_MODEL)
             return
         files = self.files
+
+        def wrap(tools: list[Any], workspace: Any) -> list[Any]:
+            tools = with_editor_files(tools, files, workspace)
+            return with_terminal(tools, self) if self.terminal else tools
+
         front = FrontEnd(approver=self.approver, editor=files if (files.can_read or files.can_write) else None,
-                         wrap_tools=lambda tools, workspace: with_editor_files(tools, files, workspace))
+                         wrap_tools=wrap)
         allowed = self.session.gate.session_allowed if self.session is not None else ()
         self.session = await build_session(agent, llm, roots=[self.folder], front=front, manager=self.host.manager,
                                            store=self.store, session_id=self.id, session_allowed=allowed)
@@ -191,14 +214,99 @@ class AcpSession:
             spec = tool.spec if tool is not None else None
             asks = spec is not None and self.session.gate.approval_reason(spec) is not None
             self.call_args[event.call_id] = event.arguments
+            preview = await self._preview(event.name, event.arguments, spec)
+            if preview is not None:
+                self.previews[event.call_id] = preview
             await self.send(U.tool_started(event.call_id, event.name, event.arguments, spec, self.folder,
-                                           "pending" if asks else "in_progress"))
+                                           "pending" if asks else "in_progress", preview))
         elif isinstance(event, ev.ApprovalRequested):
             self.approver.call_id = event.call_id
         elif isinstance(event, ev.ToolCallFinished):
             args = self.call_args.pop(event.call_id, {})
             await self.send(U.tool_finished(event.call_id, event.name, args, self.folder, event.is_error,
-                                            event.content))
+                                            event.content, self.previews.pop(event.call_id, None),
+                                            self.terminals.pop(event.call_id, None)))
+
+    async def _preview(self, name: str, args: dict[str, Any], spec: Any) -> U.Preview | None:
+        """A built-in file tool's change as whole texts (the editor's text when it has the file)."""
+        if spec is None or spec.server is not None:
+            return None
+        path = U.preview_path(name, args, self.folder)
+        if path is None:
+            return None
+        before = await self.files.current_text(path)
+        if before is None and await asyncio.to_thread(path.exists):
+            return None  # a file not to show (binary, too large): no diff rather than a wrong one
+        return U.edit_preview(name, args, path, before)
+
+    # model choice (session config options) ------------------------------------------------------
+    def config_options(self) -> list[Any] | None:
+        """The session's config options: the model, a select over the settings' ``model`` and
+        ``models`` (None when no model is configured)."""
+        from agent_ls.agent.config import agent_settings
+
+        agent = agent_settings(self.host.settings)
+        return U.model_options(agent.model_choices(), agent.model, agent.session_model(self.chosen_model))
+
+    async def set_config_option(self, config_id: str, value: Any) -> list[Any]:
+        """Apply ``session/set_config_option``: the model for the next request of this session,
+        kept with it in the store. Unknown options and values are invalid params."""
+        from agent_ls.agent.config import agent_settings
+
+        if config_id != U.MODEL_OPTION:
+            raise RequestError.invalid_params({"configId": config_id,
+                                               "details": f"unknown config option {config_id!r} (there is "
+                                                          f"{U.MODEL_OPTION!r})"})
+        agent = agent_settings(self.host.settings)
+        if not isinstance(value, str):
+            raise RequestError.invalid_params({"configId": config_id, "value": value,
+                                               "details": "the model option takes a model name (a string)"})
+        try:
+            model = agent.check_model_choice(value)
+        except ValueError as e:
+            raise RequestError.invalid_params({"configId": config_id, "value": value, "details": str(e)}) from None
+        self.chosen_model = model
+        await asyncio.to_thread(self.store.set_model, self.id, model)
+        if self.session is not None:
+            llm = agent.llm_config(model)
+            if llm is not None:
+                self.session.llm = llm  # the next model request uses it (also within a running turn)
+        log.info("session %s: model %s", self.id, model)
+        options = self.config_options() or []
+        self.options_sent = options
+        return options
+
+    async def publish_options(self) -> None:
+        """``config_option_update`` when the choices changed (the folder's settings after trust)."""
+        options = self.config_options()
+        if options != self.options_sent:
+            self.options_sent = options
+            await self.send(U.options_update(options or []))
+
+    # titles ------------------------------------------------------------------------------------
+    async def publish_title(self) -> None:
+        """``session_info_update`` with the stored title when it is new to the client (the
+        first-message title, later the title model's: :mod:`agent_ls.agent.titles`)."""
+        info = await asyncio.to_thread(self.store.get_session, self.id)
+        if info is None or not info.title or info.title == self._title_sent:
+            return
+        self._title_sent = info.title
+        await self.send(U.info_update(info.title, info.updated))
+
+    async def publish_titles(self) -> None:
+        """The title now (before the prompt's answer), and the title model's once its
+        background call ends."""
+        from agent_ls.agent.titles import pending_title
+
+        await self.publish_title()
+        pending = pending_title(self.id)
+        if pending is not None:
+
+            async def later() -> None:
+                await asyncio.wait({pending})
+                await self.publish_title()
+
+            self.spawn(later(), "session title")
 
     # trust questions -----------------------------------------------------------------------------
     async def ask_trust(self, question: TrustQuestion) -> str | None:
@@ -320,11 +428,13 @@ class AcpSession:
         if await self.host.ask_pending(self.ask_trust):
             await self.make_session(required=False)  # the folder's settings may apply now
             await self.publish_commands()
+            await self.publish_options()
         if self.session is None:
             await self.make_session(required=True)
         text = await self.expand_command(text)
         await asyncio.to_thread(get_litellm)  # seconds on first use: never on the event loop
         result = await self.session.prompt(text, self.sink)
+        await self.publish_titles()
         if result.error is not None:
             await self.send(update_agent_message_text(f"\n\n[error: {result.error.message}]"))
             raise RequestError(-32603, result.error.message, {"kind": result.error.kind})

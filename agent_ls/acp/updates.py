@@ -3,10 +3,14 @@
 - Text deltas are ``agent_message_chunk``; the model's reasoning, when its provider streams it,
   is ``agent_thought_chunk`` (not stored, so not replayed); no ``plan``: the agent has no plan
   concept.
-- A tool call is a ``tool_call`` (kind, title, locations, raw input; a diff for file edits)
+- A tool call is a ``tool_call`` (kind, title, locations, raw input; for file edits a diff of
+  the whole file before and after, :func:`edit_preview`; the edited text alone when the file
+  cannot be read)
   followed by ``tool_call_update``s: ``in_progress`` once it runs, then ``completed`` or
   ``failed`` with its result as text.
 - A stored session is replayed as user and agent message chunks and finished tool calls.
+- The session's title is a ``session_info_update``; its model choice a config option
+  (``configOptions``, ``config_option_update``).
 """
 
 from __future__ import annotations
@@ -15,11 +19,13 @@ import json
 from pathlib import Path
 from typing import Any
 
+import attrs
 from acp.helpers import (
     start_tool_call,
     text_block,
     tool_content,
     tool_diff_content,
+    tool_terminal_ref,
     update_agent_message_text,
     update_tool_call,
     update_user_message_text,
@@ -27,6 +33,9 @@ from acp.helpers import (
 from acp.schema import PermissionOption, ToolCallLocation, ToolCallStatus, ToolKind
 
 from agent_ls.core.tools import Capability, ToolSpec
+
+MODEL_OPTION = "model"
+"""The id of the session config option that chooses the model."""
 
 RESULT_CHARS = 20_000
 """How much of a tool result the editor gets in the tool call card (the model gets it all)."""
@@ -112,8 +121,47 @@ def tool_locations(name: str, args: dict[str, Any], root: Path) -> list[ToolCall
     return [ToolCallLocation(path=path, line=line if isinstance(line, int) and line > 0 else None)]
 
 
-def tool_diff(name: str, args: dict[str, Any], root: Path) -> list[Any]:
-    """The change a file tool asks for, as ACP diff content."""
+@attrs.frozen
+class Preview:
+    """A file tool call's change as whole texts: ``before`` (None: a new file) and ``after``."""
+
+    path: str
+    before: str | None
+    after: str
+
+
+def preview_path(name: str, args: dict[str, Any], root: Path) -> Path | None:
+    """The file an ``edit_file`` / ``write_file`` call changes, if it is inside ``root``."""
+    if name not in ("edit_file", "write_file"):
+        return None
+    raw = _abs(args.get("path"), root)
+    if raw is None:
+        return None
+    path = Path(raw).resolve()
+    return path if path.is_relative_to(root) else None
+
+
+def edit_preview(name: str, args: dict[str, Any], path: Path, before: str | None) -> Preview | None:
+    """The whole file after the call, as the tool would make it (None: it would fail)."""
+    if name == "write_file" and isinstance(args.get("content"), str):
+        return Preview(str(path), before, args["content"])
+    old, new = args.get("old_string"), args.get("new_string")
+    if name != "edit_file" or before is None or not isinstance(old, str) or not isinstance(new, str) or not old:
+        return None
+    if old not in before and "\r\n" in before and "\n" in old:  # as the tool does for CRLF files
+        old = old.replace("\r\n", "\n").replace("\n", "\r\n")
+        new = new.replace("\r\n", "\n").replace("\n", "\r\n")
+    count = before.count(old)
+    if count == 0 or (count > 1 and not args.get("replace_all")):
+        return None
+    return Preview(str(path), before, before.replace(old, new) if args.get("replace_all") else before.replace(old, new, 1))
+
+
+def tool_diff(name: str, args: dict[str, Any], root: Path, preview: Preview | None = None) -> list[Any]:
+    """The change a file tool asks for, as ACP diff content: the whole file when ``preview``
+    has it, else the edited text alone."""
+    if preview is not None:
+        return [tool_diff_content(preview.path, preview.after, preview.before)]
     path = _abs(args.get("path"), root)
     if path is None:
         return []
@@ -126,9 +174,9 @@ def tool_diff(name: str, args: dict[str, Any], root: Path) -> list[Any]:
 
 
 def tool_started(call_id: str, name: str, args: dict[str, Any], spec: ToolSpec | None, root: Path,
-                 status: ToolCallStatus) -> Any:
+                 status: ToolCallStatus, preview: Preview | None = None) -> Any:
     return start_tool_call(call_id, tool_title(name, args, spec), kind=tool_kind(name, spec), status=status,
-                           content=tool_diff(name, args, root) or None,
+                           content=tool_diff(name, args, root, preview) or None,
                            locations=tool_locations(name, args, root) or None, raw_input=args)
 
 
@@ -138,19 +186,26 @@ def result_text(content: str) -> str:
     return content[:RESULT_CHARS] + f"\n[… {len(content) - RESULT_CHARS} more characters not shown here]"
 
 
-def tool_finished(call_id: str, name: str, args: dict[str, Any], root: Path, is_error: bool, content: str) -> Any:
-    blocks: list[Any] = [] if is_error else tool_diff(name, args, root)
+def tool_finished(call_id: str, name: str, args: dict[str, Any], root: Path, is_error: bool, content: str,
+                  preview: Preview | None = None, terminal_id: str | None = None) -> Any:
+    """The end of a tool call: its diff (unless it failed), the terminal it ran in, its result
+    as text; a terminal's output also as ``rawOutput`` (for clients that do not show terminals)."""
+    blocks: list[Any] = [] if is_error else tool_diff(name, args, root, preview)
+    if terminal_id is not None:
+        blocks.append(tool_terminal_ref(terminal_id))
     if content:
         blocks.append(tool_content(text_block(result_text(content))))
-    return update_tool_call(call_id, status="failed" if is_error else "completed", content=blocks or None)
+    raw = {"output": result_text(content)} if terminal_id is not None else None
+    return update_tool_call(call_id, status="failed" if is_error else "completed", content=blocks or None,
+                            raw_output=raw)
 
 
 def permission_tool_call(call_id: str, name: str, args: dict[str, Any], spec: ToolSpec | None, root: Path,
-                         reason: str) -> Any:
+                         reason: str, preview: Preview | None = None) -> Any:
     """The ``toolCall`` of a permission request: the card the editor already shows, plus why."""
     from acp.schema import ToolCallUpdate
 
-    content = [*tool_diff(name, args, root), tool_content(text_block(reason))]
+    content = [*tool_diff(name, args, root, preview), tool_content(text_block(reason))]
     return ToolCallUpdate(tool_call_id=call_id, title=tool_title(name, args, spec), kind=tool_kind(name, spec),
                           status="pending", content=content, locations=tool_locations(name, args, root) or None,
                           raw_input=args)
@@ -192,3 +247,32 @@ def history_updates(messages: list[dict[str, Any]], root: Path, specs: dict[str,
             name, args = calls.get(call_id, ("", {}))
             out.append(tool_finished(call_id, name, args, root, text.startswith("Error"), text))
     return out
+
+
+def model_options(choices: tuple[str, ...], default: str | None, current: str | None) -> list[Any] | None:
+    """The session's config options: one select (category ``model``) over ``choices``."""
+    from acp.schema import SessionConfigOptionSelect, SessionConfigSelectOption
+
+    if not choices or current is None:
+        return None
+    options = [SessionConfigSelectOption(value=m, name=m, description="the default (\"model\" in the settings)"
+                                         if m == default else None) for m in choices]
+    return [SessionConfigOptionSelect(type="select", id=MODEL_OPTION, name="Model", category="model",
+                                      description="The model that answers this session's next requests",
+                                      current_value=current, options=options)]
+
+
+def options_update(options: list[Any]) -> Any:
+    from acp.schema import ConfigOptionUpdate
+
+    return ConfigOptionUpdate(session_update="config_option_update", config_options=options)
+
+
+def info_update(title: str, updated: float) -> Any:
+    """``session_info_update`` with the session's title and last activity."""
+    from datetime import UTC, datetime
+
+    from acp.schema import SessionInfoUpdate
+
+    return SessionInfoUpdate(session_update="session_info_update", title=title,
+                             updated_at=datetime.fromtimestamp(updated, UTC).isoformat())

@@ -6,6 +6,8 @@ checks and types them (:mod:`agent_ls.config.sections`); this module turns them 
 agent's settings, with its defaults:
 
     "model": "anthropic/claude-sonnet-4-5"   any litellm model string (env AGENT_LS_MODEL wins)
+    "models": ["openai/gpt-4.1", ...]        more models a session may switch to (ACP's model
+                                             choice; ``model`` is the default and always offered)
     "apiBase": "http://127.0.0.1:11434"      optional (env AGENT_LS_API_BASE wins)
     "permissions": {"allow": [...], "ask": [...], "deny": [...]}   glob patterns over tool names
     "agent": {"maxSteps": 25, "deferMcpTools": true | false | N, "maxRetries": 2,
@@ -147,6 +149,27 @@ class AgentSettings:
     title_model: str | None = None
     """The model that titles a new session from its first message (``agent.titleModel``; None:
     the title is the first message itself)."""
+    models: tuple[str, ...] = ()
+    """The ``models`` setting: more models a session may use besides :attr:`model`."""
+
+    def model_choices(self) -> tuple[str, ...]:
+        """The models a session may use: :attr:`model` (the default) first, then ``models``,
+        each once (empty without any model)."""
+        return tuple(dict.fromkeys(m for m in (self.model, *self.models) if m))
+
+    def session_model(self, chosen: str | None) -> str | None:
+        """The model of a session that chose ``chosen`` (kept in its store): that one while the
+        settings still offer it, else the default."""
+        return chosen if chosen and chosen in self.model_choices() else self.model
+
+    def check_model_choice(self, value: str) -> str:
+        """``value`` if the settings offer it, else :class:`ValueError` naming the choices."""
+        choices = self.model_choices()
+        if value not in choices:
+            offered = ", ".join(choices) or "none (set \"model\" in the settings)"
+            raise ValueError(f"unknown model {value!r}: the settings offer {offered} "
+                             "(add it to \"models\" in the agent-ls settings)")
+        return value
 
     def output_store(self) -> OutputStore:
         """A new session's store of oversized tool output (pass it to ``builtin_tools``)."""
@@ -166,7 +189,7 @@ class AgentSettings:
                          max_tokens=TITLE_MAX_TOKENS)
 
 
-AGENT_SECTIONS = ("model", "apiBase", "permissions", "agent")
+AGENT_SECTIONS = ("model", "models", "apiBase", "permissions", "agent")
 """The settings sections the agent reads: their problems are :attr:`AgentSettings.problems`."""
 
 
@@ -190,6 +213,7 @@ def agent_settings(settings: LoadedSettings, environ: Mapping[str, str] | None =
     if kw.get("output_store_chars", DEFAULT_STORE_CHARS) < page:
         kw["output_store_chars"] = page  # a warning at the value says so (config.settings._check_output_sizes)
     perms = sections.permissions or Permissions()
-    return AgentSettings(model=model, api_base=api_base, allow=perms.allow or (), ask=perms.ask or (),
+    return AgentSettings(model=model, api_base=api_base, models=sections.models or (),
+                         allow=perms.allow or (), ask=perms.ask or (),
                          deny=perms.deny or (), problems=tuple(problems),
                          sampling=_sampling_settings(agent.sampling), **kw)

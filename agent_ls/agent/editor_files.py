@@ -7,8 +7,9 @@ The built-in file tools read and change files through :class:`FileAccess`:
   from the disk. Without an editor (``agent-ls chat``) everything is read from the disk.
 - **Writing.** When the editor can apply edits (:meth:`EditorFiles.can_apply`), a change is
   sent to it as a workspace edit: it lands in the buffer, is undoable there, and the disk
-  changes only when the user saves. The editor may refuse it (:class:`EditOutcome`), and
-  the model is told so. Otherwise the file is written to the disk atomically
+  changes only when the user saves (unless the editor saves it at once: an ACP client may,
+  :attr:`EditOutcome.saved`; the model is told which). The editor may refuse it
+  (:class:`EditOutcome`), and the model is told so. Otherwise the file is written to the disk atomically
   (:func:`agent_ls.agent.file_writes.atomic_write`: a temporary file in the same directory, then a rename).
 - **Stale edits.** :class:`ReadTracker` remembers, per file, a digest of the content the
   agent last saw (read, or wrote itself). A write to a file whose content differs from that
@@ -74,6 +75,8 @@ class TextChange:
 class EditOutcome:
     applied: bool
     failure_reason: str | None = None
+    saved: bool = False
+    """The editor also saved the file: the disk holds the new text (bash sees it)."""
 
 
 @runtime_checkable
@@ -221,13 +224,17 @@ def minimal_change(base: str, new: str) -> TextChange:
 
 @attrs.frozen
 class Written:
-    """Where a write went: ``"editor"`` (a buffer, unsaved) or ``"disk"``."""
+    """Where a write went: ``"editor"`` (a buffer) or ``"disk"``; ``saved``: the editor saved
+    it too."""
 
     where: str
+    saved: bool = False
 
     @property
     def note(self) -> str:
-        return f". {SYNC_NOTE}" if self.where == "editor" else ""
+        """What the model is told besides the change: only that it is not on the disk yet, when
+        it is not."""
+        return f". {SYNC_NOTE}" if self.where == "editor" and not self.saved else ""
 
 
 class FileAccess:
@@ -324,7 +331,7 @@ class FileAccess:
                 in_editor=True,
             )
             await self._report(call, change, base or "", new_text, "accepted" if accepted else "applied")
-            return Written("editor")
+            return Written("editor", saved=outcome.saved)
         data = encode_text(new_text)
         await asyncio.to_thread(atomic_write, self.workspace, path, data, create_parents=create_parents)
         self.tracker.record(path, digest_bytes(data))

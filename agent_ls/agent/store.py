@@ -66,6 +66,10 @@ CREATE TABLE IF NOT EXISTS tool_runs (
 ) WITHOUT ROWID;
 """
 
+_ROOT_SCHEMA = "CREATE TABLE IF NOT EXISTS store_root (id INTEGER PRIMARY KEY CHECK (id = 1), path TEXT NOT NULL)"
+"""The folder a store belongs to (its file name is only a hash of it): listing every stored
+session across folders (:func:`all_workspace_stores`, ACP's ``session/list`` without ``cwd``)."""
+
 TITLE_MAX_CHARS = 60
 """A session's title is its first user message cut to this length (at a word boundary)."""
 
@@ -168,8 +172,29 @@ class SessionStore:
     def for_workspace(
         cls, data_dir: str | os.PathLike[str], workspace_root: str | os.PathLike[str]
     ) -> SessionStore:
-        """Open (creating if needed) the store of ``workspace_root`` under ``data_dir``."""
-        return cls(db_path_for_workspace(data_dir, workspace_root))
+        """Open (creating if needed) the store of ``workspace_root`` under ``data_dir``; the
+        store remembers its folder (:meth:`workspace_root`)."""
+        store = cls(db_path_for_workspace(data_dir, workspace_root))
+        store._remember_root(os.path.realpath(os.fspath(workspace_root)))
+        return store
+
+    # ------------------------------------------------------- the store's folder
+
+    def _remember_root(self, root: str) -> None:
+        if str(self.workspace_root()) == root:
+            return  # the common case: no write (and no fsync) on every open
+        with self._write() as conn:
+            conn.execute(_ROOT_SCHEMA)
+            conn.execute("INSERT OR REPLACE INTO store_root (id, path) VALUES (1, ?)", (root,))
+
+    def workspace_root(self) -> Path | None:
+        """The folder whose sessions this store holds (None: a store from before it was recorded)."""
+        with self._lock:
+            conn = self._c
+            if conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'store_root'").fetchone() is None:
+                return None
+            row = conn.execute("SELECT path FROM store_root WHERE id = 1").fetchone()
+        return Path(row[0]) if row else None
 
     # ------------------------------------------------------------ internals
 
@@ -364,3 +389,12 @@ class SessionStore:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def all_workspace_stores(data_dir: str | os.PathLike[str]) -> list[Path]:
+    """Every workspace's session database under ``data_dir`` (see :func:`db_path_for_workspace`)."""
+    folder = Path(data_dir) / "sessions"
+    try:
+        return sorted(p for p in folder.iterdir() if p.suffix == ".sqlite3" and p.is_file())
+    except OSError:
+        return []

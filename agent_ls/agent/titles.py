@@ -27,7 +27,14 @@ TITLE_INSTRUCTIONS = (
 FIRST_MESSAGE_CHARS = 2000
 """Of the first message, what the title model reads."""
 
-_running: set[asyncio.Task[None]] = set()
+_running: dict[str, asyncio.Task[None]] = {}
+"""The background title calls by session id (at most one per session at a time)."""
+
+
+def pending_title(session_id: str) -> asyncio.Task[None] | None:
+    """The background call titling ``session_id``, while it runs (a front end that shows the
+    title elsewhere, such as ACP's ``session_info_update``, waits for it)."""
+    return _running.get(session_id)
 
 
 def clean_title(raw: str) -> str:
@@ -65,5 +72,5 @@ def title_in_background(llm: LLMConfig, store: SessionStore, session_id: str, fi
             log.info("session %s titled by %s", session_id, llm.model)
 
     task = asyncio.get_running_loop().create_task(run(), name=f"title {session_id}")
-    _running.add(task)
-    task.add_done_callback(_running.discard)
+    _running[session_id] = task
+    task.add_done_callback(lambda t: _running.pop(session_id, None) if _running.get(session_id) is t else None)

@@ -1,7 +1,7 @@
 """The typed settings sections of an agent-ls settings file, and how they combine across scopes.
 
 Every top-level key the product reads besides ``mcpServers`` is a section: ``model``,
-``apiBase``, ``permissions``, ``agent``, ``toolActions`` and ``mcp``. Each is structured on its
+``models``, ``apiBase``, ``permissions``, ``agent``, ``toolActions`` and ``mcp``. Each is structured on its
 own (:mod:`agent_ls.config.structure`), so a broken ``agent`` does not cost the file its
 ``permissions``. A section with any error is invalid as a whole: every error is a diagnostic at
 its place in the file, and the section counts as absent (on a reload, the section's last valid
@@ -10,7 +10,7 @@ Unusable glob patterns are diagnostics too, but leave the section valid (such a 
 kept and matches nothing, or everything for deny and ask rules).
 
 Across scopes (files highest precedence first, as in ``LoadedSettings.sections``): ``model``,
-``apiBase``, ``toolActions`` and ``mcp`` come from the highest file that sets them; ``agent``
+``models``, ``apiBase``, ``toolActions`` and ``mcp`` come from the highest file that sets them; ``agent``
 (and its ``sampling``) merges key by key; permission lists are combined.
 """
 
@@ -127,6 +127,8 @@ class Sections:
     """The sections of one file (None: not set, or invalid), or of every file combined."""
 
     model: str | None = None
+    models: tuple[NonEmptyStr, ...] | None = None
+    """More models a front end may offer besides ``model`` (ACP's model choice)."""
     api_base: str | None = None
     permissions: Permissions | None = None
     agent: AgentSection | None = None
@@ -220,7 +222,7 @@ def _overlay(base: Any, top: Any) -> Any:
 def merge_sections(files: Sequence[FileSections]) -> Sections:
     """The sections of ``files`` (highest precedence first) combined across scopes."""
     merged: dict[str, Any] = {}
-    for attr in ("model", "api_base", "tool_actions", "mcp"):
+    for attr in ("model", "models", "api_base", "tool_actions", "mcp"):
         merged[attr] = next((v for f in files if (v := getattr(f.values, attr)) is not None), None)
     agent: AgentSection | None = None
     for f in reversed(files):

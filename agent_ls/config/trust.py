@@ -53,6 +53,7 @@ tighten, or change nothing that runs). ``agent.sampling`` is allowed only as ``f
 
 WHY: dict[str, str] = {
     "model": "it chooses the model that receives your conversation",
+    "models": "it offers models that may receive your conversation",
     "apiBase": "the endpoint receives your API key and your conversation",
     "permissions.allow": "allow rules let tools run without asking you",
     "toolActions": "tool actions call MCP tools directly from code actions",
@@ -69,7 +70,7 @@ WHY: dict[str, str] = {
 }
 """Why each setting needs trust (the prompt and the diagnostics say it)."""
 
-_TOP_LEVEL_NEEDS_TRUST = ("model", "apiBase", "toolActions", "mcp")
+_TOP_LEVEL_NEEDS_TRUST = ("model", "models", "apiBase", "toolActions", "mcp")
 
 # Keys of a server entry that change nothing about what runs or where data goes.
 _COSMETIC_ENTRY_KEYS = {"description", "disabled", "connectTimeout", "callTimeout", "timeout"}

@@ -114,7 +114,7 @@ class RecordingClient:
 
 @asynccontextmanager
 async def start_agent(setup: AcpSetup, client: RecordingClient | None = None, *, fs: bool = False,
-                      ) -> AsyncIterator[tuple[Any, Any, RecordingClient]]:
+                      terminal: bool = False) -> AsyncIterator[tuple[Any, Any, RecordingClient]]:
     """``agent-ls acp`` as a subprocess with a connected, initialized client."""
     client = client or RecordingClient()
 
@@ -126,7 +126,8 @@ async def start_agent(setup: AcpSetup, client: RecordingClient | None = None, *,
         async with spawn_agent_process(client, AGENT_COMMAND[0], *AGENT_COMMAND[1:], env=setup.env(),
                                        cwd=setup.ws, transport_kwargs={"stderr": err.fileno()},
                                        observers=[observe]) as (conn, process):
-            caps = ClientCapabilities(fs=FileSystemCapabilities(read_text_file=fs, write_text_file=fs))
+            caps = ClientCapabilities(fs=FileSystemCapabilities(read_text_file=fs, write_text_file=fs),
+                                      terminal=terminal)
             init = await asyncio.wait_for(conn.initialize(protocol_version=1, client_capabilities=caps), 30)
             client.init = init
             try:

@@ -212,10 +212,12 @@ async def test_edit_goes_through_editor_fs(shared: Shared) -> None:
     assert target.read_text() == "x = 'disk'\n" and not (setup.ws / "new.py").exists()
     assert str(target) in client.reads
     edit = [u for u in client.of(sid) if getattr(u, "tool_call_id", None) == "call_edit"]
-    diff = edit[0].content[0]
-    assert diff.type == "diff" and diff.path == str(target) and diff.new_text == "edited"
-    assert edit[-1].status == "completed"
-    assert "Edited app.py" in tool_messages(setup.llm.requests[1].body)[0]["content"]
+    diff = edit[0].content[0]  # the whole file before and after (the editor's text)
+    assert diff.type == "diff" and diff.path == str(target)
+    assert (diff.old_text, diff.new_text) == ("x = 'unsaved buffer'\n", "x = 'edited'\n")
+    assert edit[-1].status == "completed" and edit[-1].content[0].new_text == "x = 'edited'\n"
+    result = tool_messages(setup.llm.requests[1].body)[0]["content"]
+    assert "Edited app.py" in result and "not saved to disk yet" in result  # this client keeps buffers
 
 
 async def test_bad_input_gets_protocol_errors(shared: Shared) -> None:

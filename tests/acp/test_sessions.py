@@ -43,7 +43,9 @@ async def test_load_session_in_a_new_process(setup: AcpSetup) -> None:
         await asyncio.wait_for(conn.load_session(cwd=str(setup.ws), session_id=sid, mcp_servers=[]), 30)
         replay = client.of(sid)  # all of it arrived before the load response
         kinds = [u.session_update for u in replay]
-        assert kinds == ["user_message_chunk", "tool_call", "tool_call_update", "agent_message_chunk"]
+        assert kinds == ["user_message_chunk", "tool_call", "tool_call_update", "agent_message_chunk",
+                         "session_info_update"]
+        assert replay[4].title == "read notes"  # the stored title (the first message)
         assert replay[0].content.text == "read notes"
         assert replay[1].tool_call_id == "call_read" and replay[1].kind == "read"
         assert replay[2].status == "completed" and "remember me" in replay[2].content[0].content.text

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from agent_ls.agent.store import SessionInfo, SessionStore, db_path_for_workspace
+from agent_ls.agent.store import SessionInfo, SessionStore, all_workspace_stores, db_path_for_workspace
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -359,3 +359,19 @@ def test_existing_loose_folder_db_wal_and_shm_are_tightened(tmp_path: Path, loos
         assert mode(folder) == 0o700 and mode(db) == 0o600
     finally:
         d.close()
+
+
+def test_a_store_remembers_its_folder_for_listing_every_folder(tmp_path: Path) -> None:
+    """ACP's session/list without cwd: every store under the data folder, each with its folder;
+    a store opened by path only (or written before the folder was recorded) has none."""
+    data, one, two = tmp_path / "data", tmp_path / "one", tmp_path / "two"
+    one.mkdir()
+    two.mkdir()
+    with SessionStore.for_workspace(data, one) as a, SessionStore.for_workspace(data, two / ".." / "two") as b:
+        assert a.workspace_root() == one.resolve() and b.workspace_root() == two.resolve()
+    assert all_workspace_stores(data) == sorted([db_path_for_workspace(data, one), db_path_for_workspace(data, two)])
+    with SessionStore(db_path_for_workspace(data, one)) as again:
+        assert again.workspace_root() == one.resolve()
+    with SessionStore(tmp_path / "plain.sqlite3") as plain:
+        assert plain.workspace_root() is None
+    assert all_workspace_stores(tmp_path / "nothing-here") == []
