@@ -38,6 +38,10 @@ _OAUTH_SECRET_FIELDS = ("client_secret", "private_key", "client_assertion", "idp
                         "assertion")
 _OAUTH_KEYS = {*_OAUTH_STR_KEYS, "grant", "scopes", "redirectPort", "signInTimeout", "maxStepUps", "idp", "dpop"}
 
+OAUTH_SECRET_KEYS = frozenset({"clientSecret", "privateKey", "clientAssertion", "assertion", "idp.clientSecret",
+                               "idp.idToken"})
+"""``oauth`` settings (dotted) whose values are credentials: never shown, only that they are set."""
+
 _SENT = "it is a credential agent-ls sends to an authorization server the MCP server names"
 WORKSPACE_REFUSED: dict[str, str] = {
     "assertionFile": "agent-ls would read that file on your machine and send its content as a credential",

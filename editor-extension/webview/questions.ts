@@ -108,6 +108,9 @@ function renderEntry(d: Document, entry: TrustEntry, withHead: boolean): HTMLEle
   };
   pairs("Environment:", "trust-env", entry.env, "=");
   pairs("Headers:", "trust-headers", entry.headers, ": ");
+  // OAuth decides which files are read and where credentials are sent: every setting, in full.
+  pairs("OAuth:", "trust-oauth", entry.oauth, ": ");
+  pairs("Other settings:", "trust-options", entry.options, ": ");
   if (entry.variables.length) {
     box.append(el(d, "div", { class: "reason", "data-testid": "trust-variables" }, `Receives the values of: ${entry.variables.map(visible).join(", ")}`));
   }

@@ -47,6 +47,10 @@ export interface TrustServerParams {
   variables?: string[];
   /** What changed since the user last trusted this entry; empty for a new one. */
   changes?: string[];
+  /** Every `oauth` setting (`idp` flattened), as written; credentials `***` unless a variable. */
+  oauth?: Record<string, string>;
+  /** Every other non-cosmetic key (`protocol`, other hosts' keys), as written. */
+  options?: Record<string, string>;
 }
 
 export interface TrustServerResult {
