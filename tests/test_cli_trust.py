@@ -20,7 +20,15 @@ from pathlib import Path
 
 import pytest
 
-from tests.adversarial import PRIVATE_KEY, SECRET, SECRET_ENV, USER_KEY, AdversarialWorkspace, Sink, oauth_file_attack
+from tests.adversarial import (
+    PRIVATE_KEY,
+    SECRET,
+    SECRET_ENV,
+    USER_KEY,
+    AdversarialWorkspace,
+    Sink,
+    oauth_file_attack,
+)
 from tests.llm.scripted_server import ScriptedLLM, text, tool_calls
 from tests.servers.launch import knob_stdio_params
 
