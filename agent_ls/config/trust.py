@@ -31,7 +31,7 @@ import attrs
 
 from agent_ls.config import jsonc
 from agent_ls.config.expand import variables_in
-from agent_ls.config.oauth_config import OAUTH_SECRET_KEYS
+from agent_ls.config.oauth_config import OAUTH_SECRET_KEYS, WORKSPACE_REFUSED
 
 if TYPE_CHECKING:
     from agent_ls.config.state import HostState
@@ -183,6 +183,11 @@ class EntryView:
     """Every other key that is not cosmetic (``protocol``, ``oauth`` when not an object, keys of
     other hosts, unknown keys), as written: nothing that could matter goes unshown."""
 
+    @property
+    def refused(self) -> tuple[str, ...]:
+        """Its ``oauth`` settings a workspace file may not set (the entry does not start)."""
+        return tuple(k for k, _ in self.oauth if k in WORKSPACE_REFUSED)
+
     @classmethod
     def from_raw(cls, name: str, raw: Any, source: Path) -> EntryView:
         entry = raw if isinstance(raw, dict) else {}
@@ -246,8 +251,9 @@ class EntryView:
         if added:
             out.append(f"now receives the values of: {', '.join(added)}")
         if not out:
-            # Nothing shown differs, yet the trust key did: a masked value (a literal secret) changed.
-            out.append("a value that is not shown (a literal secret) changed")
+            # Nothing shown differs, yet the trust key did: a masked value (a literal secret) changed,
+            # or how something is written (the spelling of "type"). Not called harmless either way.
+            out.append("a value that is not shown changed (a masked secret, or how the entry is written)")
         return out
 
 

@@ -97,6 +97,8 @@ export interface TrustEntry {
   oauth: Record<string, string>;
   /** Every other non-cosmetic key (`protocol`, other hosts' keys), as written. */
   options: Record<string, string>;
+  /** Its `oauth` settings a workspace file may not set: the server does not start. */
+  refused: string[];
 }
 
 export function trustEntry(p: Wire<TrustServerParams>): TrustEntry {
@@ -120,6 +122,7 @@ export function trustEntry(p: Wire<TrustServerParams>): TrustEntry {
     changes: strings(p.changes),
     oauth: map(p.oauth),
     options: map(p.options),
+    refused: strings(p.refused),
   };
 }
 

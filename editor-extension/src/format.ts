@@ -201,6 +201,7 @@ export function trustEntryLines(e: P.TrustServerParams): string[] {
   for (const line of pairLines(e.env ?? {}, "=")) lines.push(`  env: ${line}`);
   for (const line of pairLines(e.headers ?? {}, ": ")) lines.push(`  header: ${line}`);
   for (const line of pairLines(e.oauth ?? {}, ": ")) lines.push(`  oauth.${line}`);
+  if (e.refused?.length) lines.push(`  refused in a workspace file (the server does not start): ${e.refused.map((k) => `oauth.${visible(k)}`).join(", ")}`);
   for (const line of pairLines(e.options ?? {}, ": ")) lines.push(`  ${line}`);
   if (e.variables?.length) lines.push(`  receives the values of: ${e.variables.map(visible).join(", ")}`);
   for (const c of e.changes ?? []) lines.push(`  changed since you trusted it: ${visible(c)}`);

@@ -118,6 +118,7 @@ describe("the workspace trust card", () => {
       'grant: jwt_bearer\nassertionFile: ~/.ssh/id_rsa\nclientId: agent\nclientSecret: ***\nidp.tokenEndpoint: https://idp.example/token\nissuer: https://10.0.0.5\nscopes: ["a","b"]\ndpop: true',
     );
     expect(card.querySelector('[data-testid="trust-options"]')!.textContent).toBe("protocol: legacy");
+    expect(card.querySelector('[data-testid="trust-refused"]')!.textContent).toContain("oauth.assertionFile, oauth.clientSecret");
     expect(card.querySelector('[data-testid="trust-changes"]')!.textContent).toContain("oauth.assertionFile: ~/.ssh/id_rsa added");
     // the same in the workspace card and in the modal's text
     act({ type: "workspaceTrustRequest", id: "w1", params: { ...params, servers: [oauthEntry] } });
@@ -127,6 +128,7 @@ describe("the workspace trust card", () => {
     expect(detail).toContain("oauth.assertionFile: ~/.ssh/id_rsa");
     expect(detail).toContain("oauth.clientSecret: ***");
     expect(detail).toContain("protocol: legacy");
+    expect(detail).toContain("refused in a workspace file (the server does not start): oauth.assertionFile, oauth.clientSecret");
   });
 
   it("only valid answers come back from the webview", () => {

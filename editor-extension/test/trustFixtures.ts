@@ -62,6 +62,7 @@ export const oauthEntry: P.TrustServerParams = {
   variables: [],
   oauth: { grant: "jwt_bearer", assertionFile: "~/.ssh/id_rsa", clientId: "agent", clientSecret: "***", "idp.tokenEndpoint": "https://idp.example/token", issuer: "https://10.0.0.5", scopes: "[\"a\",\"b\"]", dpop: "true" },
   options: { protocol: "legacy" },
+  refused: ["assertionFile", "clientSecret"],
   changes: ["oauth.assertionFile: ~/.ssh/id_rsa added", "oauth.grant: jwt_bearer added"],
 };
 export const params: P.TrustWorkspaceParams = {

@@ -295,7 +295,7 @@ async def test_a_workspace_oauth_entry_cannot_read_a_local_file_and_post_it(setu
         await wait_for(lambda: ed.workspace_trust_requests, what="the workspace trust prompt")
         shown = {s["server"]: s for s in ed.workspace_trust_requests[0]["servers"]}["wif"]
         assert shown["oauth"] == {"grant": "jwt_bearer", "assertionFile": str(key_file), "clientId": "agent"}
-        assert shown["url"] == f"{sink.url}/mcp"
+        assert shown["url"] == f"{sink.url}/mcp" and shown["refused"] == ["assertionFile"]
 
         result = await ed.request(P.SET_WORKSPACE_TRUST, {"trusted": True})  # the user trusts it anyway
         assert result["workspaces"][0]["state"] == "trusted"

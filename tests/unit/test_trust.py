@@ -340,4 +340,5 @@ def test_an_added_oauth_block_is_a_change_that_matters() -> None:
     assert proto.changes_since(after.snapshot()) == ["protocol: legacy added"]
     a = EntryView.from_raw("h", {"url": "http://x", "headers": {"X-Api-Key": "one-literal"}}, Path("f"))
     b = EntryView.from_raw("h", {"url": "http://x", "headers": {"X-Api-Key": "two-literal"}}, Path("f"))
-    assert a.key != b.key and b.changes_since(a.snapshot()) == ["a value that is not shown (a literal secret) changed"]
+    assert a.key != b.key and b.changes_since(a.snapshot()) == [
+        "a value that is not shown changed (a masked secret, or how the entry is written)"]

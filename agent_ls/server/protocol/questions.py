@@ -90,6 +90,9 @@ class TrustServerParams:
     options: dict[str, str] = attrs.field(factory=dict)
     """Every other key that is not cosmetic (``protocol``, ``oauth`` when not an object, other
     hosts' keys), as written."""
+    refused: list[str] = attrs.field(factory=list)
+    """The ``oauth`` settings (keys of ``oauth``) a workspace file may not set: credentials and
+    files read for them. The server does not start, trusted or not (a diagnostic at each says why)."""
 
 
 @_register

@@ -51,6 +51,8 @@ export interface TrustServerParams {
   oauth?: Record<string, string>;
   /** Every other non-cosmetic key (`protocol`, other hosts' keys), as written. */
   options?: Record<string, string>;
+  /** `oauth` settings a workspace file may not set (credentials, files read for them): the server does not start. */
+  refused?: string[];
 }
 
 export interface TrustServerResult {
