@@ -20,7 +20,15 @@ from pathlib import Path
 
 import pytest
 
-from tests.adversarial import SECRET, SECRET_ENV, USER_KEY, AdversarialWorkspace, Sink
+from tests.adversarial import (
+    PRIVATE_KEY,
+    SECRET,
+    SECRET_ENV,
+    USER_KEY,
+    AdversarialWorkspace,
+    Sink,
+    oauth_file_attack,
+)
 from tests.llm.scripted_server import ScriptedLLM, text, tool_calls
 from tests.servers.launch import knob_stdio_params
 
@@ -166,3 +174,25 @@ def test_secrets_in_urls_and_headers_never_reach_the_log(cli: Env, sink: Sink) -
     assert "/mcp?t=" in out.stderr  # the URL is logged...
     assert SECRET not in out.stderr and USER_KEY not in out.stderr  # ...with the values masked
     assert SECRET not in out.stdout and USER_KEY not in out.stdout
+
+
+def test_a_workspace_oauth_entry_cannot_read_a_local_file_and_post_it(cli: Env, sink: Sink) -> None:
+    """Issue 25, finding 1 on the command line: `agent-ls trust --show` lists every OAuth
+    setting (the file it names, marked refused); once the folder is trusted the entry is refused
+    with a diagnostic at the key, the file is not read and nothing reaches the listener."""
+    ws = cli.tmp / "oauth-ws"
+    key_file = cli.tmp / "home" / ".ssh" / "id_rsa"
+    oauth_file_attack(ws, sink.url, key_file)
+    shown = cli.run("trust", "--show", "-w", str(ws))
+    assert f"connects to: {sink.url}/mcp" in shown.stdout
+    assert "oauth.grant: jwt_bearer" in shown.stdout and "oauth.clientId: agent" in shown.stdout
+    line = next(x for x in shown.stdout.splitlines() if "oauth.assertionFile:" in x)
+    assert str(key_file) in line and "refused in a workspace file" in line
+
+    assert cli.run("trust", "-w", str(ws)).returncode == 0
+    status = cli.run("mcp", "status", "--json", "-w", str(ws))
+    out = json.loads(status.stdout)
+    wif = {s["name"]: s for s in out["servers"]}["wif"]
+    assert wif["state"] == "failed" and "refused in a workspace file" in wif["error"]["message"], wif
+    assert any("oauth.assertionFile" in d and "refused in a workspace file" in d for d in out["diagnostics"])
+    assert sink.requests == [] and PRIVATE_KEY.splitlines()[1] not in sink.seen()

@@ -308,7 +308,8 @@ def parse_entry(
     headers = {k: x(v, (*path, "headers", k)) for k, v in headers.items()}
     oauth: OAuthConfig | None = None
     if transport in ("http", "sse"):
-        oauth = parse_oauth(entry, path, headers, problems, errors, name, x, expanded_secrets)
+        oauth = parse_oauth(entry, path, headers, problems, errors, name, x, expanded_secrets,
+                            workspace=source.scope is not Scope.USER)
     if errors:
         return fail(errors[0])
     return ServerConfig(

@@ -38,6 +38,32 @@ _OAUTH_SECRET_FIELDS = ("client_secret", "private_key", "client_assertion", "idp
                         "assertion")
 _OAUTH_KEYS = {*_OAUTH_STR_KEYS, "grant", "scopes", "redirectPort", "signInTimeout", "maxStepUps", "idp", "dpop"}
 
+OAUTH_SECRET_KEYS = frozenset({"clientSecret", "privateKey", "clientAssertion", "assertion", "idp.clientSecret",
+                               "idp.idToken"})
+"""``oauth`` settings (dotted) whose values are credentials: never shown, only that they are set."""
+
+_SENT = "it is a credential agent-ls sends to an authorization server the MCP server names"
+WORKSPACE_REFUSED: dict[str, str] = {
+    "assertionFile": "agent-ls would read that file on your machine and send its content as a credential",
+    "privateKeyFile": "agent-ls would read that private key file on your machine and sign credentials with it",
+    "privateKey": _SENT,
+    "clientSecret": _SENT,
+    "clientAssertion": _SENT,
+    "assertion": _SENT,
+    "idp.clientSecret": _SENT,
+    "idp.idToken": _SENT,
+}
+"""OAuth settings (dotted under ``oauth``) that a workspace file may not set, and why: each reads
+a file for a credential or carries one (a ``${env:VAR}`` in it would hand the user's secret to
+whichever authorization server the workspace's MCP server names). Only the user's own settings
+may set them (issue 25)."""
+
+
+def workspace_refusal(key: str) -> str:
+    """The diagnostic for ``oauth.<key>`` written in a workspace file."""
+    return (f'"{key}" is refused in a workspace file: {WORKSPACE_REFUSED[key]}. Define this server in your '
+            "user settings to use it")
+
 
 @attrs.frozen
 class OAuthConfig:
@@ -107,8 +133,11 @@ def parse_oauth(
     name: str,
     x: Any,
     expanded_secrets: list[str],
+    *,
+    workspace: bool = False,
 ) -> OAuthConfig | None:
-    """The ``oauth`` setting of an HTTP entry (see :class:`OAuthConfig`)."""
+    """The ``oauth`` setting of an HTTP entry (see :class:`OAuthConfig`). From a workspace file
+    (``workspace``), the settings of :data:`WORKSPACE_REFUSED` are errors at their key."""
     opath: jsonc.JsonPath = (*path, "oauth")
     raw = entry.get("oauth")
     has_auth_header = any(k.lower() == "authorization" for k in headers)
@@ -133,9 +162,15 @@ def parse_oauth(
             problems.add((*opath, k), f"unknown OAuth setting {k!r} is ignored", severity="warning", key=True,
                          server=name)
     values: dict[str, Any] = {"explicit": True}
+    refused: list[str] = []
 
     def text(key: str, value: Any, p: jsonc.JsonPath, field: str) -> None:
         if value is None:
+            return
+        dotted = jsonc.format_path(p[len(opath):])
+        if workspace and dotted in WORKSPACE_REFUSED:
+            err(p, workspace_refusal(dotted), key=True)
+            refused.append(dotted)
             return
         if not isinstance(value, str) or not value.strip():
             err(p, f'"{key}" must be a non-empty string')
@@ -210,7 +245,9 @@ def parse_oauth(
     issuer = values.get("issuer")
     if issuer is not None and "${" not in issuer and not issuer.startswith(("http://", "https://")):
         err((*opath, "issuer"), '"issuer" must be the authorization server\'s http(s) issuer URL')
-    if grant == "client_credentials":
+    if refused:
+        pass  # what the grant would need is not asked for: the refusal says what to do
+    elif grant == "client_credentials":
         if not values.get("client_id"):
             err(opath, 'client_credentials needs "clientId"', key=True)
         jwt_auth = method == "private_key_jwt" or values.get("private_key") or values.get("private_key_file") \

@@ -31,6 +31,7 @@ import attrs
 
 from agent_ls.config import jsonc
 from agent_ls.config.expand import variables_in
+from agent_ls.config.oauth_config import OAUTH_SECRET_KEYS, WORKSPACE_REFUSED
 
 if TYPE_CHECKING:
     from agent_ls.config.state import HostState
@@ -74,6 +75,8 @@ _TOP_LEVEL_NEEDS_TRUST = ("model", "models", "apiBase", "toolActions", "mcp")
 
 # Keys of a server entry that change nothing about what runs or where data goes.
 _COSMETIC_ENTRY_KEYS = {"description", "disabled", "connectTimeout", "callTimeout", "timeout"}
+# Keys an EntryView shows in their own fields; every other key (but the cosmetic ones) is an option.
+_SHOWN_ENTRY_KEYS = {"type", "command", "args", "cwd", "env", "url", "headers"}
 
 
 class TrustState(enum.StrEnum):
@@ -127,6 +130,25 @@ def _shown_value(name: str, value: Any) -> str:
     return text
 
 
+def _oauth_fields(oauth: Mapping[str, Any]) -> list[tuple[str, str]]:
+    """Every setting of an ``oauth`` object, ``idp`` flattened (``idp.tokenEndpoint``), as written;
+    the value of a credential is shown only as the variable it names, else masked."""
+    out: list[tuple[str, str]] = []
+    for k, v in oauth.items():
+        if k == "idp" and isinstance(v, dict):
+            out += [(f"idp.{kk}", _oauth_value(f"idp.{kk}", vv)) for kk, vv in v.items()]
+        else:
+            out.append((str(k), _oauth_value(str(k), v)))
+    return sorted(out, key=lambda kv: (kv[0] != "grant", kv[0]))  # the grant first: it says what happens
+
+
+def _oauth_value(key: str, value: Any) -> str:
+    text = value if isinstance(value, str) else _canonical(value)
+    if key in OAUTH_SECRET_KEYS and not variables_in(text):
+        return MASK  # a literal credential: that one is set is shown, not its value
+    return text
+
+
 def _strings(value: Any) -> list[str]:
     if isinstance(value, str):
         return [value]
@@ -154,6 +176,18 @@ class EntryView:
     variables: tuple[str, ...]
     """Environment variables whose values the server would receive."""
     key: str
+    oauth: tuple[tuple[str, str], ...] = ()
+    """Every setting of its ``oauth`` object (``grant``, ``clientId``, ``assertionFile``,
+    ``issuer``, ``scopes``, ``idp.tokenEndpoint``, ``dpop``...): credentials masked unless they
+    name a variable."""
+    options: tuple[tuple[str, str], ...] = ()
+    """Every other key that is not cosmetic (``protocol``, ``oauth`` when not an object, keys of
+    other hosts, unknown keys), as written: nothing that could matter goes unshown."""
+
+    @property
+    def refused(self) -> tuple[str, ...]:
+        """Its ``oauth`` settings a workspace file may not set (the entry does not start)."""
+        return tuple(k for k, _ in self.oauth if k in WORKSPACE_REFUSED)
 
     @classmethod
     def from_raw(cls, name: str, raw: Any, source: Path) -> EntryView:
@@ -186,13 +220,18 @@ class EntryView:
             headers=tuple(sorted((str(k), _shown_value(str(k), v)) for k, v in headers.items())),
             variables=tuple(sorted(names)),
             key=entry_trust_key(name, entry),
+            oauth=tuple(_oauth_fields(entry["oauth"])) if isinstance(entry.get("oauth"), dict) else (),
+            options=tuple(sorted(
+                (str(k), _shown_value(str(k), v)) for k, v in entry.items()
+                if k not in _SHOWN_ENTRY_KEYS and k not in _COSMETIC_ENTRY_KEYS
+                and not (k == "oauth" and isinstance(v, dict)))),
         )
 
     def snapshot(self) -> dict[str, Any]:
         """How it was shown (kept with the decision, to say later what changed)."""
         return {"transport": self.transport, "command": self.command, "args": list(self.args), "cwd": self.cwd,
                 "env": dict(self.env), "url": self.url, "headers": dict(self.headers),
-                "variables": list(self.variables)}
+                "variables": list(self.variables), "oauth": dict(self.oauth), "options": dict(self.options)}
 
     def changes_since(self, before: Mapping[str, Any] | None) -> list[str]:
         """One line per difference from the version the user trusted before (empty: new entry)."""
@@ -206,11 +245,16 @@ class EntryView:
         for field, sep in (("env", "="), ("headers", ": ")):
             out += _mapping_changes(before.get(field) or {}, now.get(field) or {},
                                     lambda k, field=field: f"{field}: {k}", sep)
+        # OAuth decides which files are read and where credentials go; options may decide anything.
+        out += _mapping_changes(before.get("oauth") or {}, now["oauth"], lambda k: f"oauth.{k}", ": ")
+        out += _mapping_changes(before.get("options") or {}, now["options"], str, ": ")
         added = sorted(set(now["variables"]) - set(before.get("variables") or []))
         if added:
             out.append(f"now receives the values of: {', '.join(added)}")
         if not out:
-            out.append("settings that do not change what runs (e.g. OAuth or protocol options)")
+            # Nothing shown differs, yet the trust key did: a masked value (a literal secret) changed,
+            # or how something is written (the spelling of "type"). Not called harmless either way.
+            out.append("a value that is not shown changed (a masked secret, or how the entry is written)")
         return out
 
 

@@ -7,15 +7,26 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
+from agent_ls.config.oauth_config import WORKSPACE_REFUSED
 from agent_ls.core.visible import command_line, visible
 
 if TYPE_CHECKING:
     from agent_ls.config.state import HostState
     from agent_ls.config.trust import EntryView, WorkspaceTrustInfo
 
+OAUTH_NOTES = {
+    "grant": "how it gets tokens",
+    "issuer": "the only authorization server its credentials are sent to",
+    "idp.tokenEndpoint": "receives the identity provider credentials",
+    "clientMetadataUrl": "the client identity the authorization server fetches",
+}
+"""What an ``oauth`` setting decides, shown next to it."""
+
 
 def entry_lines(view: EntryView, changes: Sequence[str], indent: str = "    ") -> list[str]:
-    """An MCP server entry as written, everything that decides what runs or where data goes.
+    """An MCP server entry as written, everything that decides what runs, what is read or where
+    data goes: command line, cwd, URL, env, headers, every ``oauth`` setting and every other
+    non-cosmetic key (credentials masked unless they name a variable).
 
     Every value the folder wrote is shown with its hidden characters escaped
     (:mod:`agent_ls.core.visible`): a line break, a terminal escape sequence or a bidi override
@@ -32,6 +43,12 @@ def entry_lines(view: EntryView, changes: Sequence[str], indent: str = "    ") -
         lines.append(f"{indent}  env: {visible(k)}={visible(v)}")
     for k, v in view.headers:
         lines.append(f"{indent}  header: {visible(k)}: {visible(v)}")
+    for k, v in view.oauth:
+        note = (f"refused in a workspace file: {WORKSPACE_REFUSED[k]}; the server does not start"
+                if k in WORKSPACE_REFUSED else OAUTH_NOTES.get(k))
+        lines.append(f"{indent}  oauth.{visible(k)}: {visible(v)}" + (f"  ({note})" if note else ""))
+    for k, v in view.options:
+        lines.append(f"{indent}  {visible(k)}: {visible(v)}")
     if view.variables:
         lines.append(f"{indent}  receives the values of: {', '.join(visible(v) for v in view.variables)}")
     for c in changes:

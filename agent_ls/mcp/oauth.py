@@ -78,6 +78,7 @@ from agent_ls.mcp.oauth_redirect import (
     free_loopback_port,
     port_is_free,
     redirect_uri_for,
+    state_of,
 )
 from agent_ls.mcp.oauth_state import AuthState, RegistrationRejected, SignInError, describe_auth_error
 from agent_ls.mcp.oauth_store import AuthRecord, OAuthStore
@@ -309,7 +310,7 @@ class OAuthSession(TokenRecord):
             raise SignInError(f"MCP server '{self.name}' needs sign-in")
         assert self._redirect_uri is not None
         port = urlsplit(self._redirect_uri).port or 0
-        listener = LoopbackListener(self.name, port)
+        listener = LoopbackListener(self.name, port, state_of(url))
         await listener.start()
         self._listener = listener
         pause = self._hooks.pause_deadline()

@@ -37,7 +37,7 @@ from pydantic import AnyUrl
 
 from agent_ls.core.redact import add_secrets
 from agent_ls.mcp.oauth_state import REJECTED_CLIENT_ERRORS, RegistrationRejected, SignInError
-from agent_ls.mcp.oauth_wif import JWTBearerOAuthProvider, assertion_source
+from agent_ls.mcp.oauth_wif import JWTBearerOAuthProvider, assertion_source, read_credential_file
 
 if TYPE_CHECKING:
     from agent_ls.mcp.oauth import OAuthSession
@@ -287,7 +287,8 @@ def _client_credentials_provider(session: OAuthSession, storage: SessionTokenSto
             if o.client_assertion:
                 assertion = static_assertion_provider(o.client_assertion)
             else:
-                key = o.private_key or Path(o.private_key_file or "").expanduser().read_text(encoding="utf-8")
+                key = o.private_key or read_credential_file(Path(o.private_key_file or "").expanduser(),
+                                                            "oauth.privateKeyFile")
                 add_secrets(key)
                 assertion = SignedJWTParameters(
                     issuer=o.client_id, subject=o.client_id, signing_key=key,

@@ -4,12 +4,18 @@ openers) and the loopback listener on 127.0.0.1 that receives the redirect back.
 The port is random on the first sign-in; later sign-ins reuse the registered port when it is
 free (:meth:`agent_ls.mcp.oauth.OAuthSession.httpx_auth`). The listener answers the browser
 with a small page and hands ``code``/``state`` (or the error) to the waiting flow.
+
+Any local page (or process) can send a request to the listener. So the ``state`` of the
+authorization request is checked first, before any other parameter is looked at: a redirect
+without it, or with another, is answered 400 and ignored (the sign-in keeps waiting); an
+``?error=`` without the right state cannot abort a sign-in (issue 25).
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import hmac
 import html
 import logging
 import socket
@@ -101,6 +107,13 @@ def port_is_free(port: int) -> bool:
     return True
 
 
+def state_of(authorization_url: str) -> str:
+    """The ``state`` parameter of an authorization request URL ("" when it has none: then no
+    redirect is accepted)."""
+    values = parse_qs(urlsplit(authorization_url).query).get("state")
+    return values[0] if values else ""
+
+
 def redirect_uri_for(port: int) -> str:
     return f"http://{LOOPBACK_HOST}:{port}{CALLBACK_PATH}"
 
@@ -114,11 +127,16 @@ def _page(title: str, text: str) -> bytes:
 
 
 class LoopbackListener:
-    """A one-shot HTTP listener on 127.0.0.1 for the authorization redirect."""
+    """A one-shot HTTP listener on 127.0.0.1 for the authorization redirect.
 
-    def __init__(self, server: str, port: int) -> None:
+    ``state`` is the ``state`` parameter of the authorization request (see
+    :func:`state_of`): only a redirect carrying it is looked at.
+    """
+
+    def __init__(self, server: str, port: int, state: str) -> None:
         self.server_name = server
         self.port = port
+        self.state = state
         self._server: asyncio.AbstractServer | None = None
         self._result: asyncio.Future[AuthorizationCodeResult] | None = None
 
@@ -189,6 +207,13 @@ class LoopbackListener:
         fut = self._result
         if fut is None or fut.done():
             return "409 Conflict", _page("Already done", "This sign-in has already finished; close this tab.")
+        # First the state, before any other parameter is used: a redirect that is not the answer
+        # to this sign-in's request (any local page can send one) changes nothing.
+        got = one("state")
+        if not self.state or got is None or not hmac.compare_digest(got.encode(), self.state.encode()):
+            log.warning("MCP server %s: ignored a sign-in redirect whose state does not match", self.server_name)
+            return "400 Bad Request", _page(
+                "Not this sign-in", "This redirect does not carry the state of the sign-in in progress; it was ignored.")
         error = one("error")
         if error:
             desc = one("error_description") or ""

@@ -30,9 +30,35 @@ from mcp.client.auth.utils import issuers_match
 from mcp.shared.auth import JWT_BEARER_GRANT_TYPE, OAuthClientInformationFull, OAuthClientMetadata
 
 from agent_ls.config.oauth_config import OAuthConfig
+from agent_ls.core.files import read_regular_file
 from agent_ls.core.redact import add_secrets
 
 AssertionProvider = Callable[[], Awaitable[str]]
+
+CREDENTIAL_FILE_LIMIT = 64 * 1024
+"""The largest credential file read (a JWT or a PEM key is a few kilobytes)."""
+
+
+def read_credential_file(path: Path, setting: str) -> str:
+    """A credential file named by the user's settings (``oauth.assertionFile``,
+    ``oauth.privateKeyFile``): a regular file only (a FIFO, device or directory is refused, never
+    waited on), at most :data:`CREDENTIAL_FILE_LIMIT` bytes, UTF-8, registered as a secret.
+    Raises :class:`OAuthFlowError` saying which setting and why (never the content)."""
+    try:
+        data = read_regular_file(path, CREDENTIAL_FILE_LIMIT)
+    except OSError as e:
+        raise OAuthFlowError(f"cannot read {path} ({setting}): {e.strerror or type(e).__name__}") from None
+    if len(data) > CREDENTIAL_FILE_LIMIT:
+        raise OAuthFlowError(f"{path} ({setting}) is larger than {CREDENTIAL_FILE_LIMIT // 1024} KiB: "
+                             "not a credential file")
+    try:
+        text = data.decode("utf-8").strip()
+    except UnicodeDecodeError:
+        raise OAuthFlowError(f"{path} ({setting}) is not UTF-8 text") from None
+    if not text:
+        raise OAuthFlowError(f"{path} ({setting}) is empty")
+    add_secrets(text)
+    return text
 
 
 def assertion_source(oauth: OAuthConfig) -> AssertionProvider:
@@ -41,15 +67,8 @@ def assertion_source(oauth: OAuthConfig) -> AssertionProvider:
         path = Path(oauth.assertion_file).expanduser()
 
         async def from_file() -> str:
-            try:
-                text = (await anyio.Path(path).read_text(encoding="utf-8")).strip()
-            except OSError as e:
-                raise OAuthFlowError(f"cannot read the workload identity token file {path} "
-                                     f"(oauth.assertionFile): {e.strerror or type(e).__name__}") from None
-            if not text:
-                raise OAuthFlowError(f"the workload identity token file {path} (oauth.assertionFile) is empty")
-            add_secrets(text)
-            return text
+            return await anyio.to_thread.run_sync(read_credential_file, path,
+                                                  "the workload identity token file, oauth.assertionFile")
 
         return from_file
 

@@ -54,7 +54,8 @@ def entry_payload(view: EntryView, changes: list[str]) -> TrustServerParams:
     return TrustServerParams(
         server=view.name, command=view.command or "", args=list(view.args), source=str(view.source), cwd=view.cwd,
         transport=view.transport, env=dict(view.env), url=view.url, headers=dict(view.headers),
-        variables=list(view.variables), changes=changes)
+        variables=list(view.variables), changes=changes, oauth=dict(view.oauth), options=dict(view.options),
+        refused=list(view.refused))
 
 
 def _setting(item: Any) -> WorkspaceSettingPayload:

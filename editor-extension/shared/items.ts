@@ -92,6 +92,13 @@ export interface TrustEntry {
   variables: string[];
   /** What changed since the user trusted it (empty: new). */
   changes: string[];
+  /** Every `oauth` setting (`grant`, `clientId`, `assertionFile`, `issuer`, `idp.tokenEndpoint`...): which
+   * files are read and where credentials go; credentials `***` unless they name a variable. */
+  oauth: Record<string, string>;
+  /** Every other non-cosmetic key (`protocol`, other hosts' keys), as written. */
+  options: Record<string, string>;
+  /** Its `oauth` settings a workspace file may not set: the server does not start. */
+  refused: string[];
 }
 
 export function trustEntry(p: Wire<TrustServerParams>): TrustEntry {
@@ -113,6 +120,9 @@ export function trustEntry(p: Wire<TrustServerParams>): TrustEntry {
     headers: map(p.headers),
     variables: strings(p.variables),
     changes: strings(p.changes),
+    oauth: map(p.oauth),
+    options: map(p.options),
+    refused: strings(p.refused),
   };
 }
 

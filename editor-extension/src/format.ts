@@ -190,7 +190,8 @@ export function workspaceRowLabel(w: P.WorkspaceStatusPayload): string {
   return `Workspace restricted: ${path.basename(w.folder) || w.folder}`;
 }
 
-/** One MCP server entry as lines of text: the full command line or URL, cwd, env, headers. */
+/** One MCP server entry as lines of text: the full command line or URL, cwd, env, headers, every
+ * `oauth` setting and every other non-cosmetic key. */
 export function trustEntryLines(e: P.TrustServerParams): string[] {
   const lines = [`${visible(e.server)} (${visible(e.transport ?? "stdio")}) from ${visible(e.source)}`];
   const wire: P.Wire<P.TrustServerParams> = e;
@@ -199,6 +200,9 @@ export function trustEntryLines(e: P.TrustServerParams): string[] {
   if (e.url) lines.push(`  connects to: ${visible(e.url)}`);
   for (const line of pairLines(e.env ?? {}, "=")) lines.push(`  env: ${line}`);
   for (const line of pairLines(e.headers ?? {}, ": ")) lines.push(`  header: ${line}`);
+  for (const line of pairLines(e.oauth ?? {}, ": ")) lines.push(`  oauth.${line}`);
+  if (e.refused?.length) lines.push(`  refused in a workspace file (the server does not start): ${e.refused.map((k) => `oauth.${visible(k)}`).join(", ")}`);
+  for (const line of pairLines(e.options ?? {}, ": ")) lines.push(`  ${line}`);
   if (e.variables?.length) lines.push(`  receives the values of: ${e.variables.map(visible).join(", ")}`);
   for (const c of e.changes ?? []) lines.push(`  changed since you trusted it: ${visible(c)}`);
   return lines;

@@ -18,7 +18,7 @@ import * as P from "../src/protocol";
 import { resolveServerCommand } from "../src/serverCommand";
 import { ChatApp } from "../webview/app";
 import * as vscode from "./fakes/vscode";
-import { FakeAgent, LONG_ARGS, Surface, entry, params, readPackageJson, restricted } from "./trustFixtures";
+import { FakeAgent, LONG_ARGS, Surface, entry, oauthEntry, params, readPackageJson, restricted } from "./trustFixtures";
 import { FakeHost } from "./webviewHarness";
 
 describe("starting the server", () => {
@@ -108,6 +108,27 @@ describe("the workspace trust card", () => {
     expect(card.querySelector(".head")!.textContent).toBe("Start the MCP server db (stdio) changed by /w/.mcp.json?");
     expect(card.querySelector('[data-testid="trust-command"]')!.textContent).toBe(["npx", ...LONG_ARGS].join(" "));
     expect(card.querySelector('[data-testid="trust-changes"]')!.textContent).toContain("BASH_ENV");
+  });
+
+  it("shows every OAuth setting of an entry (which file is read, where credentials go) and what changed", () => {
+    // issue 25, finding 1: the card said only "connects to"; the file it reads and posts was not shown
+    act({ type: "trustRequest", id: "t1", params: oauthEntry });
+    const card = q('[data-testid="trust-prompt"]')!;
+    expect(card.querySelector('[data-testid="trust-oauth"]')!.textContent).toBe(
+      'grant: jwt_bearer\nassertionFile: ~/.ssh/id_rsa\nclientId: agent\nclientSecret: ***\nidp.tokenEndpoint: https://idp.example/token\nissuer: https://10.0.0.5\nscopes: ["a","b"]\ndpop: true',
+    );
+    expect(card.querySelector('[data-testid="trust-options"]')!.textContent).toBe("protocol: legacy");
+    expect(card.querySelector('[data-testid="trust-refused"]')!.textContent).toContain("oauth.assertionFile, oauth.clientSecret");
+    expect(card.querySelector('[data-testid="trust-changes"]')!.textContent).toContain("oauth.assertionFile: ~/.ssh/id_rsa added");
+    // the same in the workspace card and in the modal's text
+    act({ type: "workspaceTrustRequest", id: "w1", params: { ...params, servers: [oauthEntry] } });
+    const ws = q('[data-testid="workspace-trust-prompt"] [data-testid="trust-oauth"]')!;
+    expect(ws.textContent).toContain("assertionFile: ~/.ssh/id_rsa");
+    const detail = workspaceTrustDetail([{ ...restricted, servers: [oauthEntry] }]);
+    expect(detail).toContain("oauth.assertionFile: ~/.ssh/id_rsa");
+    expect(detail).toContain("oauth.clientSecret: ***");
+    expect(detail).toContain("protocol: legacy");
+    expect(detail).toContain("refused in a workspace file (the server does not start): oauth.assertionFile, oauth.clientSecret");
   });
 
   it("only valid answers come back from the webview", () => {

@@ -108,6 +108,13 @@ function renderEntry(d: Document, entry: TrustEntry, withHead: boolean): HTMLEle
   };
   pairs("Environment:", "trust-env", entry.env, "=");
   pairs("Headers:", "trust-headers", entry.headers, ": ");
+  // OAuth decides which files are read and where credentials are sent: every setting, in full.
+  pairs("OAuth:", "trust-oauth", entry.oauth, ": ");
+  if (entry.refused.length) {
+    const names = entry.refused.map((k) => `oauth.${visible(k)}`).join(", ");
+    box.append(el(d, "div", { class: "reason", "data-testid": "trust-refused" }, `Refused in a workspace file (credentials come only from your user settings): ${names}. This server does not start.`));
+  }
+  pairs("Other settings:", "trust-options", entry.options, ": ");
   if (entry.variables.length) {
     box.append(el(d, "div", { class: "reason", "data-testid": "trust-variables" }, `Receives the values of: ${entry.variables.map(visible).join(", ")}`));
   }

@@ -21,7 +21,15 @@ from lsprotocol import types as lsp
 from pygls.exceptions import JsonRpcException
 
 from agent_ls.server.protocol import methods as P
-from tests.adversarial import SECRET, SECRET_ENV, USER_KEY, AdversarialWorkspace, Sink
+from tests.adversarial import (
+    PRIVATE_KEY,
+    SECRET,
+    SECRET_ENV,
+    USER_KEY,
+    AdversarialWorkspace,
+    Sink,
+    oauth_file_attack,
+)
 from tests.llm.scripted_server import ScriptedLLM, text, tool_calls
 from tests.lsp.conftest import Editor, Setup, close_editor, open_editor, wait_for
 from tests.lsp.test_settings import changed, wait_diagnostics
@@ -272,3 +280,35 @@ async def test_a_server_trusted_in_another_window_starts_here_too(setup: Setup) 
     finally:
         await close_editor(a)
         await close_editor(b)
+
+
+async def test_a_workspace_oauth_entry_cannot_read_a_local_file_and_post_it(setup: Setup, sink: Sink) -> None:
+    """Issue 25, finding 1: a workspace HTTP entry whose ``oauth.assertionFile`` names a private
+    key. The prompt shows every OAuth setting; trusted or not, the setting is refused with a
+    diagnostic at its key, the server never starts, the file is not read and nothing is sent."""
+    setup.pretrusted = []
+    setup.state_file.unlink(missing_ok=True)
+    key_file = setup.root / "home" / ".ssh" / "id_rsa"
+    mcp = oauth_file_attack(setup.ws, sink.url, key_file)
+    ed = await open_editor(setup, configure=lambda e: setattr(e, "workspace_trust_answer", False))
+    try:
+        await wait_for(lambda: ed.workspace_trust_requests, what="the workspace trust prompt")
+        shown = {s["server"]: s for s in ed.workspace_trust_requests[0]["servers"]}["wif"]
+        assert shown["oauth"] == {"grant": "jwt_bearer", "assertionFile": str(key_file), "clientId": "agent"}
+        assert shown["url"] == f"{sink.url}/mcp" and shown["refused"] == ["assertionFile"]
+
+        result = await ed.request(P.SET_WORKSPACE_TRUST, {"trusted": True})  # the user trusts it anyway
+        assert result["workspaces"][0]["state"] == "trusted"
+        diags = await wait_diagnostics(ed, mcp, lambda d: any("refused in a workspace file" in x.message for x in d),
+                                       "the refusal at oauth.assertionFile")
+        refusal = next(d for d in diags if "refused in a workspace file" in d.message)
+        assert refusal.severity == lsp.DiagnosticSeverity.Error and "user settings" in refusal.message
+        lines = mcp.read_text().splitlines()
+        line = next(i for i, text in enumerate(lines) if '"assertionFile"' in text)
+        assert refusal.range.start.line == line
+        assert refusal.range.start.character == lines[line].index('"assertionFile"')
+        wif = _by_name(await ed.request(P.MCP_STATUS))["wif"]
+        assert wif["state"] == "failed" and "refused in a workspace file" in wif["error"]["message"], wif
+        assert sink.requests == [] and PRIVATE_KEY.splitlines()[1] not in sink.seen()
+    finally:
+        await close_editor(ed)

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 import stat
 import time
 import uuid
@@ -212,6 +213,20 @@ async def test_a_refused_workload_jwt_fails_once_and_stays_secret(host: HostEnv,
     assert servers.state.assertions == [bad]
     text = caplog.text + repr(m.status())
     assert bad not in text and bad.split(".")[2] not in text
+
+
+async def test_a_token_file_that_is_not_a_regular_file_is_refused_without_waiting(
+        host: HostEnv, servers: OAuthTestServers, tmp_path: Path) -> None:
+    """The user's own ``assertionFile`` naming a FIFO (or a device) fails with what it is: the
+    read never blocks on it and nothing is sent to the token endpoint (issue 25, item 3)."""
+    workload_issuer(servers)
+    fifo = tmp_path / "token.fifo"
+    os.mkfifo(fifo)
+    m = await oauth_manager(host, servers, refuse_to_open, oauth=wif_oauth(servers, assertionFile=str(fifo)))
+    s = status_of(m, "remote")
+    assert s.state == "failed" and "a named pipe (FIFO)" in s.error["message"], s.error
+    assert "oauth.assertionFile" in s.error["message"]
+    assert servers.state.counts.get(f"token:{JWT_BEARER}", 0) == 0 and servers.state.assertions == []
 
 
 async def test_jwt_bearer_with_dpop_keeps_every_secret_out_of_logs(host: HostEnv, servers: OAuthTestServers,

@@ -15,7 +15,7 @@ from urllib.parse import parse_qs, urlencode, urlsplit
 import httpx2
 import pytest
 
-from agent_ls.mcp.oauth_redirect import port_is_free
+from agent_ls.mcp.oauth_redirect import headless_opener, port_is_free
 from tests.mcp.conftest import HostEnv, status_of
 from tests.mcp.oauth_helpers import Opener, oauth_manager, record_of, refuse_to_open, servers, store_of
 from tests.servers.launch import knob_stdio_params
@@ -67,6 +67,32 @@ async def test_denied_authorization_fails_with_the_servers_answer(host: HostEnv,
     assert s.auth is not None and s.auth["state"] == "failed"
     assert "access_denied" in s.auth["reason"] and "the user said no" in s.auth["reason"]
     assert "access_denied" in s.error["message"]
+
+
+async def test_a_redirect_without_the_sign_ins_state_is_ignored(host: HostEnv, servers: OAuthTestServers) -> None:
+    """Issue 25, item 8: any local page can reach the loopback listener. An ``?error=`` (or a
+    code) without the state of the authorization request, or with another, is answered 400 and
+    changes nothing: the sign-in keeps waiting and completes with the real redirect."""
+    answers: list[tuple[int, str]] = []
+
+    async def forged_then_real(server: str, url: str) -> None:
+        callback = parse_qs(urlsplit(url).query)["redirect_uri"][0]
+        async with httpx2.AsyncClient() as http:
+            for forged in ({"error": "access_denied", "error_description": "aborted by a web page"},
+                           {"error": "access_denied", "state": "guessed"},
+                           {"code": "forged-code", "state": "guessed"},
+                           {"code": "forged-code"}):
+                r = await http.get(f"{callback}?{urlencode(forged)}")
+                answers.append((r.status_code, r.text))
+        await headless_opener(server, url)
+
+    m = await oauth_manager(host, servers, forged_then_real)
+    s = await m.sign_in("remote")
+    assert [code for code, _ in answers] == [400, 400, 400, 400]
+    assert all("does not carry the state" in body for _, body in answers)
+    assert s.state == "connected", s.error
+    assert s.auth is not None and s.auth["state"] == "signed-in"
+    assert servers.state.counts["token:authorization_code"] == 1  # the forged code was never sent
 
 
 async def test_sign_in_times_out_with_a_clear_message(host: HostEnv, servers: OAuthTestServers) -> None:

@@ -8,7 +8,17 @@ from typing import Any
 import pytest
 
 from agent_ls.config.settings import LoadedSettings
-from tests.unit.settings_helpers import errors, single_server, warnings
+from tests.unit.settings_helpers import (
+    agent_ls_file,
+    errors,
+    load,
+    locate,
+    mcp_json,
+    single_server,
+    start,
+    warnings,
+    ws,
+)
 
 # oauth -----------------------------------------------------------------
 
@@ -16,10 +26,11 @@ URL = "https://mcp.example.com/mcp"
 
 
 def oauth_entry(tmp_path: Path, oauth: Any, **extra: Any) -> LoadedSettings:
+    """The server ``s`` in the user's settings (credentials are for the user's own settings only)."""
     entry: dict[str, Any] = {"type": "http", "url": URL, **extra}
     if oauth is not ...:
         entry["oauth"] = oauth
-    return single_server(tmp_path, entry)
+    return load(tmp_path, [], user={"mcpServers": {"s": entry}})
 
 
 def test_oauth_is_automatic_for_http_servers(tmp_path: Path) -> None:
@@ -53,8 +64,7 @@ def test_oauth_fields_are_parsed_and_expanded(tmp_path: Path) -> None:
 
 
 def test_oauth_secret_fields_are_secrets_even_without_a_secret_looking_variable(tmp_path: Path) -> None:
-    cfg = single_server(tmp_path, {"type": "http", "url": URL, "oauth": {
-        "grant": "client_credentials", "clientId": "c", "clientSecret": "${HOME}"}}).servers["s"]
+    cfg = oauth_entry(tmp_path, {"grant": "client_credentials", "clientId": "c", "clientSecret": "${HOME}"}).servers["s"]
     assert "/home/alice" in cfg.secrets
 
 
@@ -109,3 +119,45 @@ def test_oauth_unknown_keys_and_header_conflict_are_warnings(tmp_path: Path) -> 
     texts = [d.message for d in warnings(loaded)]
     assert any("unknown OAuth setting 'clientID'" in t for t in texts)
     assert any("Authorization header is set" in t for t in texts)
+
+
+# credentials from a workspace file (issue 25, finding 1) ----------------------------------------
+
+@pytest.mark.parametrize(("oauth", "key"), [
+    ({"grant": "jwt_bearer", "clientId": "agent", "assertionFile": "~/.ssh/id_rsa"}, "assertionFile"),
+    ({"grant": "client_credentials", "clientId": "c", "privateKeyFile": "/etc/shadow"}, "privateKeyFile"),
+    ({"grant": "client_credentials", "clientId": "c", "clientSecret": "${env:API_KEY}"}, "clientSecret"),
+    ({"grant": "client_credentials", "clientId": "c", "privateKey": "${API_KEY}"}, "privateKey"),
+    ({"grant": "client_credentials", "clientId": "c", "clientAssertion": "x"}, "clientAssertion"),
+    ({"grant": "jwt_bearer", "clientId": "agent", "assertion": "${GH_TOKEN}"}, "assertion"),
+    ({"grant": "identity_assertion", "idp": {"idToken": "${GH_TOKEN}"}}, "idToken"),
+    ({"idp": {"clientSecret": "${GH_TOKEN}"}}, "clientSecret"),
+])
+def test_a_workspace_file_may_not_name_a_credential_file_or_carry_a_credential(
+        tmp_path: Path, oauth: dict[str, Any], key: str) -> None:
+    """Refused at its key, whether the folder is trusted or not: the server fails, so nothing
+    reads the file or sends anything; only the refusal is reported (not what the grant lacks)."""
+    folder = ws(tmp_path)
+    mcp_json(folder, {"s": {"type": "http", "url": URL, "oauth": oauth}})
+    loaded = load(tmp_path, [folder])
+    assert "s" in loaded.failed and "s" not in loaded.servers
+    errs = errors(loaded)
+    assert len(errs) == 1, errs
+    assert "is refused in a workspace file" in errs[0].message and "user settings" in errs[0].message
+    assert errs[0].json_path[-1] == key
+    text = (folder / ".mcp.json").read_text()
+    assert start(errs[0]) == locate(text, f'"{key}"')  # at the key
+
+
+def test_the_same_entry_in_the_users_settings_is_accepted(tmp_path: Path) -> None:
+    loaded = oauth_entry(tmp_path, {"grant": "jwt_bearer", "clientId": "agent", "assertionFile": "~/token"})
+    assert not errors(loaded) and loaded.servers["s"].oauth is not None
+    assert loaded.servers["s"].oauth.assertion_file == "~/token"
+
+
+def test_other_oauth_settings_stay_allowed_in_a_workspace_file(tmp_path: Path) -> None:
+    folder = ws(tmp_path)
+    agent_ls_file(folder, {"s": {"type": "http", "url": URL, "oauth": {
+        "clientId": "c", "scopes": ["a"], "issuer": "https://auth.example.com", "dpop": True}}})
+    loaded = load(tmp_path, [folder])
+    assert not errors(loaded) and "s" in loaded.servers

@@ -286,3 +286,62 @@ def test_broken_workspace_files_are_reported_and_the_user_servers_still_load(tmp
     assert deep in by_file and not_utf8 in by_file and "UTF-8" in by_file[not_utf8]
     for d in loaded.diagnostics:
         assert str(d).startswith(str(d.file))  # every message names its file
+
+
+# issue 25, finding 1: every oauth setting is shown, and an added oauth block is a change that matters
+
+FINDING_1 = {"type": "http", "url": "http://127.0.0.1:9/mcp", "oauth": {
+    "grant": "jwt_bearer", "clientId": "agent", "assertionFile": "~/.ssh/id_rsa"}}
+EVERY_OAUTH = {
+    "grant": "identity_assertion", "clientId": "agent", "clientSecret": "literal-secret-0042",
+    "tokenEndpointAuthMethod": "client_secret_post", "clientMetadataUrl": "https://a.example/client.json",
+    "clientName": "Agent", "issuer": "https://auth.example", "privateKey": "-----BEGIN literal",
+    "privateKeyFile": "/keys/k.pem", "signingAlgorithm": "ES256", "clientAssertion": "${env:CA}",
+    "assertion": "eyJ.literal.jwt", "assertionFile": "~/.ssh/id_rsa", "scopes": ["repo", "read:org"],
+    "redirectPort": 33418, "signInTimeout": 60, "maxStepUps": 1, "dpop": True,
+    "idp": {"tokenEndpoint": "https://idp.example/token", "clientId": "idp-client", "clientSecret": "idp-literal",
+            "idToken": "${env:ID_TOKEN}"},
+}
+
+
+def test_the_trust_text_lists_every_oauth_setting_and_masks_credentials() -> None:
+    from agent_ls.config.trust_text import entry_lines
+
+    view = EntryView.from_raw("wif", {"type": "http", "url": "https://x/mcp", "protocol": "legacy",
+                                      "oauth": EVERY_OAUTH}, Path("/ws/.mcp.json"))
+    text = "\n".join(entry_lines(view, []))
+    shown = dict(view.oauth)
+    assert set(shown) == {k for k in EVERY_OAUTH if k != "idp"} | {f"idp.{k}" for k in EVERY_OAUTH["idp"]}
+    assert view.oauth[0] == ("grant", "identity_assertion")  # first: it says what happens
+    for key, value in [("assertionFile", "~/.ssh/id_rsa"), ("privateKeyFile", "/keys/k.pem"),
+                       ("issuer", "https://auth.example"), ("idp.tokenEndpoint", "https://idp.example/token"),
+                       ("scopes", '["repo","read:org"]'), ("dpop", "true"), ("clientId", "agent"),
+                       ("clientMetadataUrl", "https://a.example/client.json"), ("redirectPort", "33418"),
+                       ("clientAssertion", "${env:CA}"), ("idp.idToken", "${env:ID_TOKEN}")]:
+        assert f"oauth.{key}: {value}" in text, key
+    for secret in ("clientSecret", "privateKey", "assertion", "idp.clientSecret"):
+        assert shown[secret] == MASK and f"oauth.{secret}: {MASK}" in text
+    for literal in ("literal-secret-0042", "BEGIN literal", "eyJ.literal.jwt", "idp-literal"):
+        assert literal not in text
+    assert "protocol: legacy" in text
+    assert "refused in a workspace file" in next(line for line in text.splitlines() if "assertionFile" in line)
+    assert set(view.variables) == {"CA", "ID_TOKEN"}
+
+
+def test_an_added_oauth_block_is_a_change_that_matters() -> None:
+    before = EntryView.from_raw("leak", {"type": "http", "url": "http://127.0.0.1:9/mcp"}, Path("f"))
+    after = EntryView.from_raw("leak", FINDING_1, Path("f"))
+    changes = after.changes_since(before.snapshot())
+    assert changes == ["oauth.assertionFile: ~/.ssh/id_rsa added", "oauth.clientId: agent added",
+                       "oauth.grant: jwt_bearer added"]
+    assert not any("do not change what runs" in c for c in changes)
+    # a decision stored before oauth was shown (no "oauth" in its snapshot) says the same
+    old_snapshot = {k: v for k, v in before.snapshot().items() if k not in ("oauth", "options")}
+    assert after.changes_since(old_snapshot) == changes
+    # a changed option and a changed masked secret are named too, never "harmless"
+    proto = EntryView.from_raw("leak", {**FINDING_1, "protocol": "legacy"}, Path("f"))
+    assert proto.changes_since(after.snapshot()) == ["protocol: legacy added"]
+    a = EntryView.from_raw("h", {"url": "http://x", "headers": {"X-Api-Key": "one-literal"}}, Path("f"))
+    b = EntryView.from_raw("h", {"url": "http://x", "headers": {"X-Api-Key": "two-literal"}}, Path("f"))
+    assert a.key != b.key and b.changes_since(a.snapshot()) == [
+        "a value that is not shown changed (a masked secret, or how the entry is written)"]

@@ -83,6 +83,16 @@ class TrustServerParams:
     """Environment variables whose values the server would receive (in env, args, URL, headers)."""
     changes: list[str] = attrs.field(factory=list)
     """What changed since the user last trusted this entry (one line each); empty for a new entry."""
+    oauth: dict[str, str] = attrs.field(factory=dict)
+    """Every setting of the entry's ``oauth`` object, ``idp`` flattened (``grant``, ``clientId``,
+    ``assertionFile``, ``issuer``, ``scopes``, ``idp.tokenEndpoint``, ``dpop``...), as written;
+    a credential's value (``clientSecret``, ``assertion``...) is ``***`` unless it names a variable."""
+    options: dict[str, str] = attrs.field(factory=dict)
+    """Every other key that is not cosmetic (``protocol``, ``oauth`` when not an object, other
+    hosts' keys), as written."""
+    refused: list[str] = attrs.field(factory=list)
+    """The ``oauth`` settings (keys of ``oauth``) a workspace file may not set: credentials and
+    files read for them. The server does not start, trusted or not (a diagnostic at each says why)."""
 
 
 @_register

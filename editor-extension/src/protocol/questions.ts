@@ -47,6 +47,12 @@ export interface TrustServerParams {
   variables?: string[];
   /** What changed since the user last trusted this entry; empty for a new one. */
   changes?: string[];
+  /** Every `oauth` setting (`idp` flattened), as written; credentials `***` unless a variable. */
+  oauth?: Record<string, string>;
+  /** Every other non-cosmetic key (`protocol`, other hosts' keys), as written. */
+  options?: Record<string, string>;
+  /** `oauth` settings a workspace file may not set (credentials, files read for them): the server does not start. */
+  refused?: string[];
 }
 
 export interface TrustServerResult {
