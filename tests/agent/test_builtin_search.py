@@ -142,3 +142,53 @@ async def test_grep_errors_binary_and_caps(root: Path) -> None:
     (root / "many.txt").write_text("hit " + "x" * 900 + "\n")
     r = await call(root, "grep", pattern="hit")
     assert "characters cut" in r.content and len(r.content) < 700
+
+
+# --- grep is bounded (issue 25, item 8) -------------------------------------------------------
+
+CATASTROPHIC = "(a+)+$"
+"""Exponential backtracking in Python's ``re`` on a line of a's that does not end the match."""
+
+
+def test_a_catastrophic_pattern_does_not_hold_the_process(root: Path) -> None:
+    """A fresh process greps a file of long lines of a's with ``(a+)+$``: with a backtracking
+    engine its worker thread would never finish (nor could it be killed); the child is killed
+    when it is not done in time, so the test fails instead of hanging."""
+    import subprocess
+    import sys
+
+    from tests.tooling import REPO_ROOT
+
+    (root / "aaa.txt").write_text(("a" * 5000 + "!\n") * 20)
+    code = ("import asyncio, sys\nfrom pathlib import Path\nfrom tests.agent.helpers import call\n"
+            f"r = asyncio.run(call(Path({str(root)!r}), 'grep', pattern={CATASTROPHIC!r}))\nprint(r.content)\n")
+    try:
+        done = subprocess.run([sys.executable, "-c", code], cwd=REPO_ROOT, capture_output=True, text=True,
+                              timeout=90)
+    except subprocess.TimeoutExpired:
+        pytest.fail(f"grep {CATASTROPHIC!r} was still running after 90 s")
+    assert done.returncode == 0, done.stderr
+    assert "No matches for '(a+)+$'" in done.stdout and "(1 files searched)" in done.stdout
+
+
+async def test_grep_uses_re2_syntax_with_clear_errors(root: Path) -> None:
+    (root / "f.txt").write_text("Alpha beta\nfoo123\n")
+    r = await call(root, "grep", pattern="(?<=x)y")
+    assert r.is_error and "Invalid regular expression" in r.content and "RE2 syntax" in r.content
+    r = await call(root, "grep", pattern=r"(a)\1")
+    assert r.is_error and "no lookarounds or backreferences" in r.content
+    r = await call(root, "grep", pattern="ALPHA", case_insensitive=True)
+    assert r.content.startswith("f.txt:1:Alpha beta")
+    r = await call(root, "grep", pattern=r"^foo\d+$")
+    assert r.content.startswith("f.txt:2:foo123")
+    r = await call(root, "grep", pattern="é|beta")
+    assert "f.txt:1:" in r.content
+
+
+async def test_grep_stops_at_its_time_limit(root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from agent_ls.agent.builtin_tools import search
+
+    (root / "f.txt").write_text("hit\n")
+    monkeypatch.setattr(search, "GREP_TIME_LIMIT", 0.0)
+    r = await call(root, "grep", pattern="hit")
+    assert "grep stopped after 0 s; not every file was searched" in r.content and not r.is_error

@@ -3,6 +3,8 @@
 - item 6: ``printenv OPENAI_API_KEY`` in an approved ``bash`` call prints nothing, although the
   server was started with the key (``agentLs.server.env``); the user settings file can pass a
   named variable through, the workspace's cannot.
+- item 8: a catastrophic regular expression given to ``grep`` (``(a+)+$`` on lines of a's)
+  finishes the turn instead of holding a worker thread of the server at full CPU for ever.
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ import pytest
 from agent_ls.server.protocol import methods as P
 from tests.adversarial import SECRET_ENV, USER_KEY
 from tests.llm.scripted_server import text, tool_calls
-from tests.lsp.conftest import Setup, close_editor, open_editor
+from tests.lsp.conftest import Editor, Setup, close_editor, open_editor
 
 pytestmark = pytest.mark.e2e
 
@@ -43,3 +45,12 @@ async def test_an_approved_command_gets_no_provider_key(setup: Setup) -> None:
         assert USER_KEY not in sent and "[passed-token-value-77]" in sent
     finally:
         await close_editor(ed)
+
+
+async def test_a_catastrophic_grep_pattern_ends_the_turn(editor: Editor, setup: Setup) -> None:
+    (setup.ws / "aaa.txt").write_text(("a" * 5000 + "!\n") * 20)
+    setup.llm.script(tool_calls([("grep", {"pattern": "(a+)+$"})]), text("done"))
+    result = await editor.request(P.PROMPT, {"text": "search"}, timeout=90)
+    assert result["stopReason"] == "end"
+    [done] = _finished(editor.session_events(), "grep")
+    assert "No matches for '(a+)+$'" in done["content"] and not done["isError"]

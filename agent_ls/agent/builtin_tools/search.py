@@ -1,15 +1,22 @@
 """``glob`` and ``grep``: finding files by name and by content, walking the workspace without
-following directory symlinks or leaving it, skipping directories such as ``.git``."""
+following directory symlinks or leaving it, skipping directories such as ``.git``.
+
+``grep`` matches with RE2 (google-re2), whose time is linear in the text: a pattern such as
+``(a+)+$`` that backtracks for ever in Python's ``re`` cannot hold a worker thread (which
+Python cannot kill) after the turn is cancelled. The walk also stops on cancel and after
+:data:`GREP_TIME_LIMIT` seconds."""
 
 from __future__ import annotations
 
 import os
-import re
 import stat
 import threading
+import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
+
+import re2  # type: ignore[import-untyped]
 
 from agent_ls.agent.builtin_tools.base import (
     BINARY_SNIFF_BYTES,
@@ -31,6 +38,10 @@ GLOB_MAX_RESULTS = 1000
 GREP_MAX_MATCHES = 500
 GREP_MAX_FILE_BYTES = 10 * 1024 * 1024
 """``grep`` skips files larger than this."""
+GREP_TIME_LIMIT = 60.0
+"""Seconds after which ``grep`` stops walking and returns what it found."""
+_CHECK_EVERY_LINES = 4096
+"""How often (in lines) a search looks at the clock and at cancellation."""
 
 SKIP_DIRS = frozenset(
     {
@@ -54,6 +65,19 @@ def compile_glob(pattern: str) -> PathGlob:
     ``**`` spans directories, ``*``, ``?`` and ``[...]`` never match ``/``.
     Raises :class:`GlobError` (a message for the model) for an unusable pattern."""
     return PathGlob(pattern)
+
+
+def compile_grep_pattern(pattern: str, *, ignore_case: bool = False) -> Any:
+    """``pattern`` compiled by RE2 (``.search(line)``), or :class:`ValueError` with a message
+    for the model (RE2 has no lookarounds, backreferences or ``\\Z``: use ``\\z``)."""
+    options = re2.Options()
+    options.log_errors = False  # RE2 would write every bad pattern to stderr
+    options.case_sensitive = not ignore_case
+    try:
+        return re2.compile(pattern, options)
+    except re2.error as exc:
+        detail = exc.args[0].decode("utf-8", "replace") if exc.args and isinstance(exc.args[0], bytes) else str(exc)
+        raise ValueError(f"{detail} (grep uses RE2 syntax: no lookarounds or backreferences)") from None
 
 
 def walk_files(workspace: Workspace, base: Path, stop: threading.Event) -> Iterator[tuple[Path, str, Path]]:
@@ -148,9 +172,10 @@ class GlobTool(BuiltinTool):
 class GrepTool(BuiltinTool):
     _name = "grep"
     _description = (
-        "Search file contents in the workspace with a regular expression (Python `re` "
-        "syntax). Returns `file:line:text` for each matching line, paths relative to the "
-        f"workspace root, at most {GREP_MAX_MATCHES} matches. `path` may be a directory "
+        "Search file contents in the workspace with a regular expression (RE2 syntax: Python "
+        "`re` without lookarounds or backreferences). Returns `file:line:text` for each "
+        "matching line, paths relative to the workspace root, "
+        f"at most {GREP_MAX_MATCHES} matches. `path` may be a directory "
         "(searched recursively) or a file; `glob` filters file names (e.g. `*.py`, or "
         "`src/**/*.ts` relative to `path`). Binary files and directories such as .git, "
         "node_modules and .venv are skipped."
@@ -172,10 +197,9 @@ class GrepTool(BuiltinTool):
 
     async def _run(self, args: dict[str, Any]) -> ToolResult:
         pattern: str = args["pattern"]
-        flags = re.IGNORECASE if args.get("case_insensitive", False) else 0
         try:
-            regex = re.compile(pattern, flags)
-        except re.error as exc:
+            regex = compile_grep_pattern(pattern, ignore_case=bool(args.get("case_insensitive", False)))
+        except ValueError as exc:
             return ToolResult.error(f"Invalid regular expression {pattern!r}: {exc}")
         name_filter: Callable[[str], bool] | None = None
         file_glob: str | None = args.get("glob")
@@ -213,8 +237,13 @@ class GrepTool(BuiltinTool):
             out: list[str] = []
             capped = False
             searched = 0
+            deadline = time.monotonic() + GREP_TIME_LIMIT
+            timed_out = False
             for file, _rel, real in files:
-                if stop.is_set() or capped:
+                if stop.is_set() or capped or timed_out:
+                    break
+                if time.monotonic() > deadline:
+                    timed_out = True
                     break
                 try:
                     if real in buffers:
@@ -235,16 +264,21 @@ class GrepTool(BuiltinTool):
                 searched += 1
                 shown = self.workspace.display(file)
                 for lineno, line in enumerate(data.decode("utf-8", errors="replace").split("\n"), 1):
+                    if lineno % _CHECK_EVERY_LINES == 0 and (stop.is_set() or time.monotonic() > deadline):
+                        timed_out = not stop.is_set()
+                        break
                     line = line.rstrip("\r")
                     if regex.search(line):
                         if len(out) >= GREP_MAX_MATCHES:
                             capped = True
                             break
                         out.append(f"{shown}:{lineno}:{clip_line(line, GREP_LINE_CHARS)}")
+            late = (f"[... grep stopped after {GREP_TIME_LIMIT:g} s; not every file was searched. "
+                    "Narrow the path or glob ...]\n") if timed_out else ""
             if not out:
                 what = f" in files matching {file_glob!r}" if file_glob else ""
                 return ToolResult(
-                    content=f"No matches for {pattern!r} under {shown_base}{what} ({searched} files searched)"
+                    content=f"No matches for {pattern!r} under {shown_base}{what} ({searched} files searched)" + (f"\n{late}" if late else "")
                 )
             body = "\n".join(out) + "\n"
             if capped:
@@ -252,7 +286,7 @@ class GrepTool(BuiltinTool):
                     f"[... results capped at {GREP_MAX_MATCHES} matches; there are more. "
                     "Narrow the pattern, path or glob ...]\n"
                 )
-            return capped_result(body, self.output_cap_chars)
+            return capped_result(body + late, self.output_cap_chars)
 
         def work(stop: threading.Event) -> ToolResult:
             with self.workspace.file_opener() as opener:
