@@ -192,3 +192,26 @@ async def test_grep_stops_at_its_time_limit(root: Path, monkeypatch: pytest.Monk
     monkeypatch.setattr(search, "GREP_TIME_LIMIT", 0.0)
     r = await call(root, "grep", pattern="hit")
     assert "grep stopped after 0 s; not every file was searched" in r.content and not r.is_error
+
+
+GREP_PATTERNS = ["", "^", "$", "^$", "a", "^a", "a$", r"\bfoo\b", r"\Bo", r"[^x]+", r"^[^x]*$", r"\s", r"a\sb",
+                 r"(?s)a.b", r"a[\s\S]b", r"^\s*$", "é", "(?i)ÉCOLE", r"\w+$", r"^.{3}$", "x*", r"\Aab", r"a\z",
+                 r"(?-m)^b", "b|^c", "[[:space:]]$", r"a\nb", r"\C", "(?i)b$"]
+GREP_TEXTS = ["", "\n", "a\nb\n", "ab\r\nb\r\r\n\r\nc\r", "foo bar\nxfoo\n  \n", "école\nÉCOLE x\n",
+              "a b\na\tb\na\nb", "xxx\nabc\nx\n", "\r\n\r\n", "ab"]
+
+
+@pytest.mark.parametrize("pattern", GREP_PATTERNS)
+def test_grep_whole_text_search_finds_exactly_the_matching_lines(pattern: str) -> None:
+    """grep searches a text whole (RE2 costs per call); the lines it finds are the ones the
+    pattern matches line by line."""
+    from agent_ls.agent.builtin_tools.search import GrepPattern
+
+    fast = GrepPattern(pattern)
+    reference = GrepPattern(pattern)
+    reference._text = None  # line by line
+    for text in GREP_TEXTS:
+        expected = list(reference.matching_lines(text, lambda: False))
+        assert list(fast.matching_lines(text, lambda: False)) == expected, (pattern, text)
+        lines = [line.rstrip("\r") for line in text.split("\n")]
+        assert all(lines[n - 1] == line for n, line in expected)

@@ -9,6 +9,7 @@ Python cannot kill) after the turn is cancelled. The walk also stops on cancel a
 from __future__ import annotations
 
 import os
+import re
 import stat
 import threading
 import time
@@ -67,17 +68,70 @@ def compile_glob(pattern: str) -> PathGlob:
     return PathGlob(pattern)
 
 
-def compile_grep_pattern(pattern: str, *, ignore_case: bool = False) -> Any:
-    """``pattern`` compiled by RE2 (``.search(line)``), or :class:`ValueError` with a message
-    for the model (RE2 has no lookarounds, backreferences or ``\\Z``: use ``\\z``)."""
-    options = re2.Options()
-    options.log_errors = False  # RE2 would write every bad pattern to stderr
-    options.case_sensitive = not ignore_case
-    try:
-        return re2.compile(pattern, options)
-    except re2.error as exc:
-        detail = exc.args[0].decode("utf-8", "replace") if exc.args and isinstance(exc.args[0], bytes) else str(exc)
-        raise ValueError(f"{detail} (grep uses RE2 syntax: no lookarounds or backreferences)") from None
+_WHOLE_TEXT_UNSAFE = re.compile(r"\\[ACz]|\(\?[a-zA-Z]*-")
+"""Patterns that mean something else on a whole text than on one line: text anchors (``\\A``,
+``\\z``), any byte (``\\C``, which also matches a newline) and flags turned off (``(?-m)``)."""
+_TRAILING_CR = re.compile(r"\r+(?=\n|\Z)")
+
+
+class GrepPattern:
+    """A ``grep`` pattern compiled by RE2, matched against the lines of a text.
+
+    RE2's Python binding costs far more per call than ``re``, so a text is searched whole, once
+    per matching line: the pattern runs in multi-line mode with ``never_nl`` (no match contains
+    a newline), which finds exactly the lines the pattern matches one by one. Patterns that
+    mean something else on a whole text are matched line by line.
+    Raises :class:`ValueError` with a message for the model for a pattern RE2 cannot use (RE2
+    has no lookarounds, backreferences or ``\\Z``: ``\\z`` is its end of text)."""
+
+    def __init__(self, pattern: str, *, ignore_case: bool = False) -> None:
+        options = re2.Options()
+        options.log_errors = False  # RE2 would write every bad pattern to stderr
+        options.case_sensitive = not ignore_case
+        try:
+            self._line = re2.compile(pattern, options)
+            self._text: Any = None
+            if not _WHOLE_TEXT_UNSAFE.search(pattern):
+                options.never_nl = True
+                self._text = re2.compile("(?m)" + pattern, options)
+        except re2.error as exc:
+            raw = exc.args[0] if exc.args else exc
+            detail = raw.decode("utf-8", "replace") if isinstance(raw, bytes) else str(raw)
+            raise ValueError(f"{detail} (grep uses RE2 syntax: no lookarounds or backreferences)") from None
+
+    def matching_lines(self, text: str, should_stop: Callable[[], bool]) -> Iterator[tuple[int, str]]:
+        """(line number, line) of each line of ``text`` (split at newlines, trailing carriage
+        returns removed) that the pattern matches, in order; ends early once ``should_stop()``
+        (asked every :data:`_CHECK_EVERY_LINES` lines or matches)."""
+        if self._text is None:
+            for lineno, line in enumerate(text.split("\n"), 1):
+                if lineno % _CHECK_EVERY_LINES == 0 and should_stop():
+                    return
+                line = line.rstrip("\r")
+                if self._line.search(line):
+                    yield lineno, line
+            return
+        if "\r" in text:
+            text = _TRAILING_CR.sub("", text)
+        data = text.encode("utf-8")  # searched as bytes: the binding re-encodes a str at every call
+        pos = counted = 0
+        lineno = 1
+        found = 0
+        while pos <= len(data):
+            m = self._text.search(data, pos)
+            if m is None:
+                return
+            start = m.start()
+            lineno += data.count(b"\n", counted, start)
+            counted = start
+            line_start = data.rfind(b"\n", 0, start) + 1
+            line_end = data.find(b"\n", start)
+            line_end = len(data) if line_end < 0 else line_end
+            yield lineno, data[line_start:line_end].decode("utf-8", "replace")
+            found += 1
+            if found % _CHECK_EVERY_LINES == 0 and should_stop():
+                return
+            pos = line_end + 1
 
 
 def walk_files(workspace: Workspace, base: Path, stop: threading.Event) -> Iterator[tuple[Path, str, Path]]:
@@ -198,7 +252,7 @@ class GrepTool(BuiltinTool):
     async def _run(self, args: dict[str, Any]) -> ToolResult:
         pattern: str = args["pattern"]
         try:
-            regex = compile_grep_pattern(pattern, ignore_case=bool(args.get("case_insensitive", False)))
+            regex = GrepPattern(pattern, ignore_case=bool(args.get("case_insensitive", False)))
         except ValueError as exc:
             return ToolResult.error(f"Invalid regular expression {pattern!r}: {exc}")
         name_filter: Callable[[str], bool] | None = None
@@ -239,6 +293,10 @@ class GrepTool(BuiltinTool):
             searched = 0
             deadline = time.monotonic() + GREP_TIME_LIMIT
             timed_out = False
+
+            def should_stop() -> bool:
+                return stop.is_set() or time.monotonic() > deadline
+
             for file, _rel, real in files:
                 if stop.is_set() or capped or timed_out:
                     break
@@ -263,16 +321,14 @@ class GrepTool(BuiltinTool):
                     continue
                 searched += 1
                 shown = self.workspace.display(file)
-                for lineno, line in enumerate(data.decode("utf-8", errors="replace").split("\n"), 1):
-                    if lineno % _CHECK_EVERY_LINES == 0 and (stop.is_set() or time.monotonic() > deadline):
-                        timed_out = not stop.is_set()
+                for lineno, line in regex.matching_lines(data.decode("utf-8", errors="replace"), should_stop):
+                    if len(out) >= GREP_MAX_MATCHES:
+                        capped = True
                         break
-                    line = line.rstrip("\r")
-                    if regex.search(line):
-                        if len(out) >= GREP_MAX_MATCHES:
-                            capped = True
-                            break
-                        out.append(f"{shown}:{lineno}:{clip_line(line, GREP_LINE_CHARS)}")
+                    out.append(f"{shown}:{lineno}:{clip_line(line, GREP_LINE_CHARS)}")
+                if should_stop():
+                    timed_out = not stop.is_set()
+                    break
             late = (f"[... grep stopped after {GREP_TIME_LIMIT:g} s; not every file was searched. "
                     "Narrow the path or glob ...]\n") if timed_out else ""
             if not out:
