@@ -81,3 +81,4 @@ _.writable  # io protocol: cli/terminal.SafeText says it can be written to
 # RE2 options grep sets (agent/builtin_tools/search.py: compile_grep_pattern)
 _.log_errors
 _.case_sensitive
+_.never_nl
