@@ -12,8 +12,8 @@ annotations                                                 words (name, descrip
 ``destructiveHint: true``                                   any                         write
 ``readOnlyHint: false``                                     any                         write
 ``openWorldHint: true``, or any hint given without it       any                         network
-``readOnlyHint: true``, ``openWorldHint: false``            write or network            unknown
-``readOnlyHint: true``, ``openWorldHint: false``            read or none                read
+``readOnlyHint: true``, ``openWorldHint: false``            network                     unknown
+``readOnlyHint: true``, ``openWorldHint: false``            write, read or none         read
 ``openWorldHint: false`` only                               network                     unknown
 ``openWorldHint: false`` only                               write / read / none         write / read / unknown
 no hint at all                                              network / write / read      network / write / read
@@ -22,7 +22,10 @@ no hint at all                                              none                
 
 Words are the keywords of the tool's name and of the first sentence of its description
 together; the riskier reading wins (network over write over read), so "Run a SQL statement"
-makes a tool named ``query`` a write. Read runs unasked; write, network and unknown ask.
+makes a tool named ``query`` a write. An explicit read-only, closed-world statement outweighs
+write words (a calculator's ``add``), not words that say data leaves (``send``, ``upload``,
+``url``): those contradict "closed world" and ask. Read runs unasked; write, network and
+unknown ask.
 """
 
 from __future__ import annotations
@@ -90,7 +93,7 @@ def infer_capability(name: str, description: str | None, annotations: Mapping[st
         # say it is closed-world may reach anywhere (send what it is given).
         return Capability.NETWORK
     if read_only is True:  # and closed-world
-        return Capability.UNKNOWN if words in (Capability.WRITE, Capability.NETWORK) else Capability.READ
+        return Capability.UNKNOWN if words is Capability.NETWORK else Capability.READ
     if open_world is False:
         return Capability.UNKNOWN if words is Capability.NETWORK else words
     return words

@@ -55,9 +55,12 @@ def test_annotations(annotations: dict, expected: Capability) -> None:
         ("get_time", {"readOnlyHint": True, "openWorldHint": True}, N),
         ("fetch_url", {"readOnlyHint": True}, N),
         ("lookup_docs", {"readOnlyHint": True}, N),  # finding 4: sent a secret unasked
-        # read-only and closed-world, but the words say otherwise: conflicting evidence asks
-        ("delete_everything", {"readOnlyHint": True, "openWorldHint": False}, U),
+        # read-only and closed-world, but the words say data leaves: conflicting evidence asks
         ("fetch_url", {"readOnlyHint": True, "openWorldHint": False}, U),
+        ("send_email", {"readOnlyHint": True, "openWorldHint": False}, U),
+        # ... while write words do not outweigh the explicit statement (a calculator's "add")
+        ("add", {"readOnlyHint": True, "openWorldHint": False}, R),
+        ("delete_everything", {"readOnlyHint": True, "openWorldHint": False}, R),
         ("read_file", {"readOnlyHint": True, "openWorldHint": False}, R),
         ("fetch_url", {"openWorldHint": False}, U),
         ("write_file", {"openWorldHint": False}, W),
@@ -247,7 +250,8 @@ def test_only_the_first_sentence_of_the_description_counts() -> None:
 
 def test_annotations_and_description_in_conflict_ask() -> None:
     assert infer_capability("frobnicate", "Delete all records.", {"readOnlyHint": True}) is N
-    assert infer_capability("frobnicate", "Delete all records.", {"readOnlyHint": True, "openWorldHint": False}) is U
+    assert infer_capability("frobnicate", "Upload all records.", {"readOnlyHint": True, "openWorldHint": False}) is U
+    assert infer_capability("add", "Add two numbers.", {"readOnlyHint": True, "openWorldHint": False}) is R
     assert infer_capability("frobnicate", "Get the record.", {"readOnlyHint": True, "openWorldHint": False}) is R
 
 
