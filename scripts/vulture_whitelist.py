@@ -78,3 +78,7 @@ _.thumbprint
 _.headless_opener
 _.merge_rules
 _.writable  # io protocol: cli/terminal.SafeText says it can be written to
+# RE2 options grep sets (agent/builtin_tools/search.py: compile_grep_pattern)
+_.log_errors
+_.case_sensitive
+_.never_nl

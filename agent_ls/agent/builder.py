@@ -64,7 +64,7 @@ def tool_registry(agent: AgentSettings, roots: Sequence[Path], manager: MCPManag
     MCP host's tools and skills, deferred as the settings say."""
     workspace = Workspace(list(roots))
     tools = builtin_tools(workspace, bash_timeout=agent.bash_timeout, editor=front.editor,
-                          outputs=agent.output_store())
+                          outputs=agent.output_store(), bash_env_passthrough=agent.shell_env_passthrough)
     if front.wrap_tools is not None:
         tools = front.wrap_tools(tools, workspace)
     skills = None

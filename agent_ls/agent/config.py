@@ -11,7 +11,7 @@ agent's settings, with its defaults:
     "apiBase": "http://127.0.0.1:11434"      optional (env AGENT_LS_API_BASE wins)
     "permissions": {"allow": [...], "ask": [...], "deny": [...]}   glob patterns over tool names
     "agent": {"maxSteps": 25, "deferMcpTools": true | false | N, "maxRetries": 2,
-              "bashTimeout": 120, "instructions": "extra instructions for every session",
+              "bashTimeout": 120, "shellEnvPassthrough": ["NAME"], "instructions": "extra instructions for every session",
               "outputPageChars": 30000, "outputStoreChars": 10000000,
               "sampling": {...}}   MCP sampling, see :class:`SamplingSettings`
 """
@@ -136,6 +136,9 @@ class AgentSettings:
     defer_mcp_tools: bool | int = True
     max_retries: int = 2
     bash_timeout: float = 120.0
+    shell_env_passthrough: tuple[str, ...] = ()
+    """Secret-looking environment variables ``bash`` still gets (``agent.shellEnvPassthrough``,
+    user settings file only)."""
     instructions: str = ""
     allow: tuple[str, ...] = ()
     ask: tuple[str, ...] = ()
@@ -204,7 +207,7 @@ def agent_settings(settings: LoadedSettings, environ: Mapping[str, str] | None =
     api_base = env.get("AGENT_LS_API_BASE") or sections.api_base
     agent = sections.agent or AgentSection()
     kw: dict[str, Any] = {}
-    for field in ("max_steps", "defer_mcp_tools", "max_retries", "bash_timeout", "instructions",
+    for field in ("max_steps", "defer_mcp_tools", "max_retries", "bash_timeout", "shell_env_passthrough", "instructions",
                   "output_page_chars", "output_store_chars", "title_model"):
         value = getattr(agent, field)
         if value is not None:

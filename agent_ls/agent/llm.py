@@ -30,7 +30,18 @@ def get_litellm() -> Any:
         import warnings
 
         warnings.filterwarnings("ignore", message=r".*ReadOnly.*", category=UserWarning)
-        import litellm
+        # litellm loads a .env (found from its install folder upwards, or the cwd) into
+        # os.environ at import unless LITELLM_MODE says it is not a development run: a venv
+        # inside a cloned repository would otherwise take that repository's OPENAI_BASE_URL.
+        mode = os.environ.get("LITELLM_MODE")
+        os.environ["LITELLM_MODE"] = "PRODUCTION"
+        try:
+            import litellm
+        finally:
+            if mode is None:
+                os.environ.pop("LITELLM_MODE", None)
+            else:
+                os.environ["LITELLM_MODE"] = mode
 
         litellm.suppress_debug_info = True
         litellm.drop_params = True

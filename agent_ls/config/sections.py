@@ -34,9 +34,9 @@ from agent_ls.config.structure import (
     Invalid,
     JsonObject,
     NonEmptyStr,
-    NonNegativeInt,
     PageChars,
     PositiveInt,
+    Retries,
     Seconds,
     describe,
     did_you_mean,
@@ -87,8 +87,10 @@ class AgentSection:
 
     max_steps: PositiveInt | None = None
     defer_mcp_tools: DeferTools | None = None
-    max_retries: NonNegativeInt | None = None
+    max_retries: Retries | None = None
     bash_timeout: Seconds | None = None
+    shell_env_passthrough: tuple[str, ...] | None = None
+    """Names of secret-looking environment variables ``bash`` still gets (user settings only)."""
     instructions: str | None = None
     output_page_chars: PageChars | None = None
     output_store_chars: PageChars | None = None
@@ -195,17 +197,22 @@ def read_sections(
             invalid.add(key)
             continue
         if key == "agent" and scope is not Scope.USER:
-            value = _without_auto_approve(value, problems)
+            value = _without_user_only_keys(value, problems)
         values[attr] = value
     return FileSections(scope, problems.file, Sections(**values), frozenset(invalid), spans)
 
 
-def _without_auto_approve(agent: AgentSection, problems: Problems) -> AgentSection:
-    """A repository must not approve its own servers' sampling: ``autoApprove`` counts only in
-    the user settings file."""
+def _without_user_only_keys(agent: AgentSection, problems: Problems) -> AgentSection:
+    """A repository must not approve its own servers' sampling, nor pass your secrets to the
+    commands it gets you to run: ``agent.sampling.autoApprove`` and ``agent.shellEnvPassthrough``
+    count only in the user settings file."""
+    why = "only honoured in the user settings file; ignored here"
+    if agent.shell_env_passthrough is not None:
+        problems.add(("agent", "shellEnvPassthrough"), why, severity="warning", key=True,
+                     summary=f"agent.shellEnvPassthrough is {why}")
+        agent = attrs.evolve(agent, shell_env_passthrough=None)
     if agent.sampling is None or agent.sampling.auto_approve is None:
         return agent
-    why = "only honoured in the user settings file; ignored here"
     problems.add(("agent", "sampling", "autoApprove"), why, severity="warning", key=True,
                  summary=f"agent.sampling.autoApprove is {why}")
     return attrs.evolve(agent, sampling=attrs.evolve(agent.sampling, auto_approve=None))

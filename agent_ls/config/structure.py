@@ -41,10 +41,15 @@ the same unit test keeps the two equal)."""
 TOOL_ACTION_APPLY_MODES = ("replaceSelection",)
 """What a tool action's ``apply`` may say (the language server's ``code_actions.APPLY_MODES``)."""
 
+MAX_RETRIES = 10
+"""The largest ``agent.maxRetries`` (it takes effect in an untrusted folder: a folder must not be
+able to make every failing request repeat without end)."""
+
 # Constrained values: plain types for the type checker, checked by their own hooks.
 PositiveInt = Annotated[int, "positive integer"]
-NonNegativeInt = Annotated[int, "integer >= 0"]
 PageChars = Annotated[int, "page characters"]
+Retries = Annotated[int, "retries"]
+"""0 to :data:`MAX_RETRIES`."""
 Seconds = Annotated[float, "seconds"]
 DeferTools = Annotated[bool | int, "defer tools"]
 """``true``, ``false`` or a number of tools."""
@@ -162,7 +167,7 @@ class _Converter(cattrs.Converter):
         for t, hook in ((NonEmptyStr, _non_empty), (Seconds, _seconds), (DeferTools, _defer),
                         (ApplyMode, _apply_mode), (JsonObject, _json_object),
                         (PositiveInt, _int("a positive integer", lambda v: v > 0)),
-                        (NonNegativeInt, _int("an integer >= 0", lambda v: v >= 0)),
+                        (Retries, _int(f"an integer from 0 to {MAX_RETRIES}", lambda v: 0 <= v <= MAX_RETRIES)),
                         (PageChars, _int(f"an integer >= {MIN_OUTPUT_PAGE_CHARS}",
                                          lambda v: v >= MIN_OUTPUT_PAGE_CHARS))):
             self.register_structure_hook_func(functools.partial(operator.eq, t), hook)

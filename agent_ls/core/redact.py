@@ -113,6 +113,14 @@ def secret_looking_name(name: str) -> bool:
     return any(word.lower() in _SECRET_NAME_WORDS for word in _WORD_SPLIT.split(name) if word)
 
 
+def secret_env_name(name: str) -> bool:
+    """Whether an environment variable's name says it holds a secret (``OPENAI_API_KEY``,
+    ``GITHUB_TOKEN``, ``DB_PASSWORD``, ``AWS_SECRET_ACCESS_KEY``, ``SSH_AUTH_SOCK``, ...): the
+    names whose values :func:`redact_mapping` masks, and the secret-looking names of
+    :func:`secret_looking_name`."""
+    return bool(_SECRET_KEY.search(name)) or secret_looking_name(name)
+
+
 def redact_query_params(text: str) -> str:
     """Mask the values of URL query parameters whose names look secret (``access_token``,
     ``key``, ``sig``, ``code``, ``password``, ...), wherever a ``?name=value`` or

@@ -1,8 +1,31 @@
 """Capability of an MCP tool for the approval gate.
 
-Annotations come first (they are the server's own statement), then keywords in the
-tool's name and description. Ordering of the checks matters: a destructive hint always
-means write, a read-only hint means read unless the tool is also open-world.
+MCP's tool annotations are hints with spec defaults (``readOnlyHint`` false,
+``destructiveHint`` true, ``openWorldHint`` true). Only a tool that is shown to be read-only
+*and* closed-world is classed read (runs without asking); everything else asks. The table
+(also in docs/security.md, "MCP tool classes"):
+
+==========================================================  ==========================  ========
+annotations                                                 words (name, description)   class
+==========================================================  ==========================  ========
+``readOnlyHint: true`` and ``destructiveHint: true``        any                         unknown
+``destructiveHint: true``                                   any                         write
+``readOnlyHint: false``                                     any                         write
+``openWorldHint: true``, or any hint given without it       any                         network
+``readOnlyHint: true``, ``openWorldHint: false``            network                     unknown
+``readOnlyHint: true``, ``openWorldHint: false``            write, read or none         read
+``openWorldHint: false`` only                               network                     unknown
+``openWorldHint: false`` only                               write / read / none         write / read / unknown
+no hint at all                                              network / write / read      network / write / read
+no hint at all                                              none                        unknown
+==========================================================  ==========================  ========
+
+Words are the keywords of the tool's name and of the first sentence of its description
+together; the riskier reading wins (network over write over read), so "Run a SQL statement"
+makes a tool named ``query`` a write. An explicit read-only, closed-world statement outweighs
+write words (a calculator's ``add``), not words that say data leaves (``send``, ``upload``,
+``url``): those contradict "closed world" and ask. Read runs unasked; write, network and
+unknown ask.
 """
 
 from __future__ import annotations
@@ -33,6 +56,7 @@ _READ = {
     "log", "explain", "check", "validate", "echo", "ping", "time", "convert", "calculate", "compute",
     "analyze", "summarize", "resolve", "tree", "current",
 }
+_HINTS = ("readOnlyHint", "destructiveHint", "openWorldHint", "idempotentHint")
 
 
 def _words(text: str) -> list[str]:
@@ -41,25 +65,35 @@ def _words(text: str) -> list[str]:
     return _WORDS.findall(spaced.lower())
 
 
+def words_capability(name: str, description: str | None) -> Capability:
+    """What the keywords of the name and the description's first sentence say, the riskier
+    reading first: network, then write, then read; unknown when no keyword is there."""
+    first_sentence = re.split(r"(?<=[.!?])\s", (description or "").strip(), maxsplit=1)[0]
+    words = set(_words(name)) | set(_words(first_sentence))
+    if words & _NETWORK:
+        return Capability.NETWORK
+    if words & _WRITE:
+        return Capability.WRITE
+    if words & _READ:
+        return Capability.READ
+    return Capability.UNKNOWN
+
+
 def infer_capability(name: str, description: str | None, annotations: Mapping[str, Any] | None) -> Capability:
     ann = annotations or {}
-    if ann.get("destructiveHint") is True:
+    hint = {k: v for k in _HINTS if isinstance(v := ann.get(k), bool)}  # only real booleans count
+    words = words_capability(name, description)
+    read_only, destructive, open_world = (hint.get(k) for k in _HINTS[:3])
+    if read_only is True and destructive is True:
+        return Capability.UNKNOWN  # the server contradicts itself
+    if destructive is True or read_only is False:
         return Capability.WRITE
-    if ann.get("readOnlyHint") is True:
-        return Capability.NETWORK if ann.get("openWorldHint") is True else Capability.READ
-    if ann.get("openWorldHint") is True:
+    if open_world is True or (hint and open_world is None):
+        # MCP's default for a missing openWorldHint is true: an annotated tool that does not
+        # say it is closed-world may reach anywhere (send what it is given).
         return Capability.NETWORK
-    if ann.get("readOnlyHint") is False:
-        # Explicitly not read-only: it changes something, we just don't know how badly.
-        return Capability.WRITE
-
-    # The name is the strongest signal; the description's first sentence is the fallback.
-    first_sentence = re.split(r"(?<=[.!?])\s", (description or "").strip(), maxsplit=1)[0]
-    for words in (set(_words(name)), set(_words(first_sentence))):
-        if words & _NETWORK:
-            return Capability.NETWORK
-        if words & _WRITE:
-            return Capability.WRITE
-        if words & _READ:
-            return Capability.READ
-    return Capability.UNKNOWN
+    if read_only is True:  # and closed-world
+        return Capability.UNKNOWN if words is Capability.NETWORK else Capability.READ
+    if open_world is False:
+        return Capability.UNKNOWN if words is Capability.NETWORK else words
+    return words

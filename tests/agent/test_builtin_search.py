@@ -142,3 +142,76 @@ async def test_grep_errors_binary_and_caps(root: Path) -> None:
     (root / "many.txt").write_text("hit " + "x" * 900 + "\n")
     r = await call(root, "grep", pattern="hit")
     assert "characters cut" in r.content and len(r.content) < 700
+
+
+# --- grep is bounded (issue 25, item 8) -------------------------------------------------------
+
+CATASTROPHIC = "(a+)+$"
+"""Exponential backtracking in Python's ``re`` on a line of a's that does not end the match."""
+
+
+def test_a_catastrophic_pattern_does_not_hold_the_process(root: Path) -> None:
+    """A fresh process greps a file of long lines of a's with ``(a+)+$``: with a backtracking
+    engine its worker thread would never finish (nor could it be killed); the child is killed
+    when it is not done in time, so the test fails instead of hanging."""
+    import subprocess
+    import sys
+
+    from tests.tooling import REPO_ROOT
+
+    (root / "aaa.txt").write_text(("a" * 5000 + "!\n") * 20)
+    code = ("import asyncio, sys\nfrom pathlib import Path\nfrom tests.agent.helpers import call\n"
+            f"r = asyncio.run(call(Path({str(root)!r}), 'grep', pattern={CATASTROPHIC!r}))\nprint(r.content)\n")
+    try:
+        done = subprocess.run([sys.executable, "-c", code], cwd=REPO_ROOT, capture_output=True, text=True,
+                              timeout=90)
+    except subprocess.TimeoutExpired:
+        pytest.fail(f"grep {CATASTROPHIC!r} was still running after 90 s")
+    assert done.returncode == 0, done.stderr
+    assert "No matches for '(a+)+$'" in done.stdout and "(1 files searched)" in done.stdout
+
+
+async def test_grep_uses_re2_syntax_with_clear_errors(root: Path) -> None:
+    (root / "f.txt").write_text("Alpha beta\nfoo123\n")
+    r = await call(root, "grep", pattern="(?<=x)y")
+    assert r.is_error and "Invalid regular expression" in r.content and "RE2 syntax" in r.content
+    r = await call(root, "grep", pattern=r"(a)\1")
+    assert r.is_error and "no lookarounds or backreferences" in r.content
+    r = await call(root, "grep", pattern="ALPHA", case_insensitive=True)
+    assert r.content.startswith("f.txt:1:Alpha beta")
+    r = await call(root, "grep", pattern=r"^foo\d+$")
+    assert r.content.startswith("f.txt:2:foo123")
+    r = await call(root, "grep", pattern="é|beta")
+    assert "f.txt:1:" in r.content
+
+
+async def test_grep_stops_at_its_time_limit(root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from agent_ls.agent.builtin_tools import search
+
+    (root / "f.txt").write_text("hit\n")
+    monkeypatch.setattr(search, "GREP_TIME_LIMIT", 0.0)
+    r = await call(root, "grep", pattern="hit")
+    assert "grep stopped after 0 s; not every file was searched" in r.content and not r.is_error
+
+
+GREP_PATTERNS = ["", "^", "$", "^$", "a", "^a", "a$", r"\bfoo\b", r"\Bo", r"[^x]+", r"^[^x]*$", r"\s", r"a\sb",
+                 r"(?s)a.b", r"a[\s\S]b", r"^\s*$", "é", "(?i)ÉCOLE", r"\w+$", r"^.{3}$", "x*", r"\Aab", r"a\z",
+                 r"(?-m)^b", "b|^c", "[[:space:]]$", r"a\nb", r"\C", "(?i)b$"]
+GREP_TEXTS = ["", "\n", "a\nb\n", "ab\r\nb\r\r\n\r\nc\r", "foo bar\nxfoo\n  \n", "école\nÉCOLE x\n",
+              "a b\na\tb\na\nb", "xxx\nabc\nx\n", "\r\n\r\n", "ab"]
+
+
+@pytest.mark.parametrize("pattern", GREP_PATTERNS)
+def test_grep_whole_text_search_finds_exactly_the_matching_lines(pattern: str) -> None:
+    """grep searches a text whole (RE2 costs per call); the lines it finds are the ones the
+    pattern matches line by line."""
+    from agent_ls.agent.builtin_tools.search import GrepPattern
+
+    fast = GrepPattern(pattern)
+    reference = GrepPattern(pattern)
+    reference._text = None  # line by line
+    for text in GREP_TEXTS:
+        expected = list(reference.matching_lines(text, lambda: False))
+        assert list(fast.matching_lines(text, lambda: False)) == expected, (pattern, text)
+        lines = [line.rstrip("\r") for line in text.split("\n")]
+        assert all(lines[n - 1] == line for n, line in expected)

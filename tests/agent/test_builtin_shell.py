@@ -113,3 +113,44 @@ async def test_bash_nul_byte_and_pager_env(root: Path) -> None:
     assert r.is_error and "NUL" in r.content
     r = await call(root, "bash", command="echo $PAGER $GIT_PAGER $GIT_TERMINAL_PROMPT")
     assert r.content.splitlines()[0] == "cat cat 0"
+
+
+# --- the environment (issue 25, item 6) ---------------------------------------------------
+
+PROVIDER_KEY = "sk-provider-key-0123456789"
+
+
+async def test_an_approved_command_does_not_see_the_agents_secrets(root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from agent_ls.core import redact
+
+    registered = "registered-secret-value-42"
+    monkeypatch.setattr(redact, "_live_secrets", {*redact._live_secrets, registered})
+    secrets = {"OPENAI_API_KEY": PROVIDER_KEY, "ANTHROPIC_API_KEY": "sk-ant-1234567", "GITHUB_TOKEN": "ghp_12345678",
+               "DB_PASSWORD": "hunter2hunter2", "AWS_SECRET_ACCESS_KEY": "aws-secret-123", "MY_APIKEY": "apikey-1234",
+               "innocent_name": registered}
+    for k, v in secrets.items():
+        monkeypatch.setenv(k, v)
+    monkeypatch.setenv("AGENT_LS_VISIBLE", "plain-value")
+    r = await call(root, "bash", command="printenv OPENAI_API_KEY; env; echo \"[$AGENT_LS_VISIBLE]\"")
+    for name, value in secrets.items():
+        assert value not in r.content and f"{name}=" not in r.content, name
+    assert "[plain-value]" in r.content and "PATH=" in r.content and "HOME=" in r.content
+
+
+async def test_named_variables_pass_through(root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", PROVIDER_KEY)
+    monkeypatch.setenv("NPM_TOKEN", "npm-token-123456")
+    tool = tools_for(root, bash_env_passthrough=("NPM_TOKEN",))["bash"]
+    r = await tool.call({"command": "echo \"[$NPM_TOKEN][$OPENAI_API_KEY]\""})
+    assert "[npm-token-123456][]" in r.content
+
+
+def test_shell_environment_names() -> None:
+    from agent_ls.agent.builtin_tools.shell import shell_environment
+
+    env = {"PATH": "/bin", "HOME": "/h", "LANG": "C.UTF-8", "TERM": "dumb", "USER": "me", "PWD": "/w",
+           "OPENAI_API_KEY": "x", "AZURE_OPENAI_API_KEY": "x", "HF_TOKEN": "x", "REPLICATE_API_TOKEN": "x",
+           "AWS_SESSION_TOKEN": "x", "GOOGLE_APPLICATION_CREDENTIALS": "x", "PGPASSWORD": "x",
+           "CLIENT_SECRET": "x", "SSH_AUTH_SOCK": "x", "WATSONX_APIKEY": "x", "SLACK_BOT_TOKEN": "x"}
+    assert sorted(shell_environment(env)) == ["HOME", "LANG", "PATH", "PWD", "TERM", "USER"]
+    assert "SSH_AUTH_SOCK" in shell_environment(env, ["SSH_AUTH_SOCK"])

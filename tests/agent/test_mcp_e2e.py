@@ -229,6 +229,37 @@ async def test_permissions_from_settings_and_annotations_in_a_real_turn(llm: Scr
         await m.close()
 
 
+async def test_open_world_and_run_words_ask_closed_read_only_runs(llm: ScriptedLLM, ws: Path, tmp_path: Path) -> None:
+    """Issue 25, finding 4: a tool annotated only readOnlyHint (openWorldHint defaults to true)
+    and an unannotated ``query`` described "Run a SQL statement" ran unasked; read-only and
+    closed-world still runs unasked."""
+    from agent_ls.agent.permissions import ApprovalAnswer, ApprovalRequest, PermissionGate
+
+    m = await start_manager(tmp_path, ws, {"knob": knob_stdio_params("--hinted-tools")})
+    asked: list[str] = []
+
+    async def handler(req: ApprovalRequest) -> ApprovalAnswer:
+        asked.append(req.spec.name)
+        return ApprovalAnswer.DENY
+
+    try:
+        llm.script(tool_calls([("mcp__knob__lookup_docs", {"q": "DB_PASSWORD=hunter2"}),
+                               ("mcp__knob__query", {"sql": "DROP TABLE users"}),
+                               ("mcp__knob__count_lines", {"text": "a\nb"}),
+                               ("mcp__knob__echo", {"text": "hi"})]),
+                   text("done"))
+        s = make_session(llm, ws, mcp=m, gate=PermissionGate(handler=handler), defer=False)
+        rec = Recorder()
+        await s.prompt("go", rec)
+        fin = {e.name: e for e in rec.of("tool_call_finished")}
+        assert asked == ["mcp__knob__lookup_docs", "mcp__knob__query"]
+        assert fin["mcp__knob__lookup_docs"].denied and fin["mcp__knob__query"].denied
+        assert not fin["mcp__knob__count_lines"].is_error and fin["mcp__knob__count_lines"].content == "2"
+        assert not fin["mcp__knob__echo"].is_error
+    finally:
+        await m.close()
+
+
 async def test_refreshes_that_end_with_the_same_tools_keep_every_byte(llm: ScriptedLLM, ws: Path,
                                                                        tmp_path: Path) -> None:
     (ws / "AGENTS.md").write_text("House rules.\n")

@@ -29,6 +29,8 @@ Options (knobs)
                           descriptions and input schemas.
 --long-names              add tools whose names are 80+ characters long and contain '.',
                           '/', spaces and non-ASCII characters (LONG_TOOL_NAMES, knob_tools.py).
+--hinted-tools            add lookup_docs (readOnlyHint only), query ("Run a SQL statement", no
+                          annotations) and count_lines (read-only, closed world).
 --slow-handshake SECONDS  delay the answer to ``initialize`` (and ``server/discover``) by
                           SECONDS; the process is up and reading, it just does not answer.
 --exit-during-handshake CODE
@@ -58,9 +60,9 @@ Options (knobs)
 
 Tools that are always present
 -----------------------------
-echo(text)                      -> text. readOnlyHint=True.
+echo(text)                      -> text. readOnlyHint=True, openWorldHint=False.
 headers()                       the HTTP request headers of the call as JSON (HTTP only).
-add(a, b)                       -> the sum as text ("3", "2.5"). readOnlyHint=True.
+add(a, b)                       -> the sum as text ("3", "2.5"). readOnlyHint=True, openWorldHint=False.
 delete_item(id)                 destructiveHint=True (does nothing real).
 fetch_url(url)                  openWorldHint=True (fake, no network).
 no_annotations_write_file(path, content="")   no annotations at all (writes nothing).
@@ -166,6 +168,7 @@ def build_parser() -> argparse.ArgumentParser:
     add("instructions", default=None, help="server instructions")
     add("tools", type=int, default=0, help="number of generated tools tool_NNNN")
     flag("long-names", "add tools with long, odd names")
+    flag("hinted-tools", "add lookup_docs, query and count_lines (tool classes, issue 25)")
     add("slow-handshake", type=float, default=0.0, help="seconds to delay the initialize answer")
     add("exit-during-handshake", type=int, default=None, help="exit code to use when initialize arrives")
     flag("garbage-stdout", "write non-JSON lines to stdout (stdio only)")

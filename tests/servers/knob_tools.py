@@ -30,7 +30,8 @@ LONG_TOOL_NAMES = [
     "x" * 60 + ".y/z" + "-" * 20 + "end",
 ]
 
-READ_ONLY = types.ToolAnnotations(read_only_hint=True)
+READ_ONLY = types.ToolAnnotations(read_only_hint=True, open_world_hint=False)
+"""Read-only and closed-world: the only annotations that let a tool run without asking."""
 
 
 def register_tools(mcp: MCPServer, tool: Callable[..., Any], opts: argparse.Namespace, state: dict[str, Any]) -> None:
@@ -176,12 +177,34 @@ def register_tools(mcp: MCPServer, tool: Callable[..., Any], opts: argparse.Name
 
 
 def register_generated_tools(mcp: MCPServer, opts: argparse.Namespace) -> None:
-    """--tools N and --long-names."""
+    """--tools N, --long-names and --hinted-tools."""
     for i in range(opts.tools):
         _add_generated_tool(mcp, i)
     if opts.long_names:
         for name in LONG_TOOL_NAMES:
             _add_long_name_tool(mcp, name)
+    if opts.hinted_tools:
+        _add_hinted_tools(mcp)
+
+
+def _add_hinted_tools(mcp: MCPServer) -> None:
+    """Tools whose hints and words issue 25 (finding 4) found classed read although they may
+    send data anywhere or change it."""
+
+    def lookup_docs(q: str) -> str:
+        return f"docs for {q}"
+
+    def query(sql: str) -> str:
+        return f"ran {sql}"
+
+    def count_lines(text: str) -> str:
+        return str(len(text.splitlines()))
+
+    mcp.add_tool(lookup_docs, name="lookup_docs", description="Look up a term in the documentation.",
+                 annotations=types.ToolAnnotations(read_only_hint=True), structured_output=False)
+    mcp.add_tool(query, name="query", description="Run a SQL statement.", structured_output=False)
+    mcp.add_tool(count_lines, name="count_lines", description="Count the lines of a text.",
+                 annotations=READ_ONLY, structured_output=False)
 
 
 _DESCRIPTIONS = [

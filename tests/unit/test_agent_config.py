@@ -98,3 +98,24 @@ def test_unusable_glob_patterns_are_reported_with_their_place(tmp_path: Path) ->
                       ("user.json", ("agent", "sampling", "allowedServers", 1)),
                       ("user.json", ("agent", "sampling", "autoApprove", 0))}
     assert all(d.span is not None for d in loaded.diagnostics if "alternatives" in d.message)
+
+
+def test_shell_env_passthrough_only_from_the_user_settings_file(tmp_path: Path) -> None:
+    """Issue 25, item 6: a repository must not pass your secrets to the commands it gets you to run."""
+    s = load(tmp_path, {"agent": {"shellEnvPassthrough": ["NPM_TOKEN"]}}, None)
+    assert s.shell_env_passthrough == ("NPM_TOKEN",)
+    s = load(tmp_path, {"agent": {"shellEnvPassthrough": ["NPM_TOKEN"]}},
+             {"agent": {"shellEnvPassthrough": ["OPENAI_API_KEY"], "maxSteps": 7}})
+    assert s.shell_env_passthrough == ("NPM_TOKEN",) and s.max_steps == 7
+    assert any("agent.shellEnvPassthrough" in p and "only honoured in the user settings file" in p for p in s.problems)
+    s = load(tmp_path, None, {"agent": {"shellEnvPassthrough": ["OPENAI_API_KEY"]}})
+    assert s.shell_env_passthrough == ()
+
+
+def test_max_retries_is_bounded(tmp_path: Path) -> None:
+    """Issue 25, item 8: agent.maxRetries takes effect in an untrusted folder; it may not be any size."""
+    s = load(tmp_path, {"agent": {"maxRetries": 10}}, None)
+    assert s.max_retries == 10
+    s = load(tmp_path, {"agent": {"maxRetries": 3}}, {"agent": {"maxRetries": 1_000_000}})
+    assert s.max_retries == 3
+    assert any("agent.maxRetries" in p and "from 0 to 10" in p for p in s.problems), s.problems

@@ -18,20 +18,26 @@ R, W, N, U = Capability.READ, Capability.WRITE, Capability.NETWORK, Capability.U
     ("annotations", "expected"),
     [
         ({"destructiveHint": True}, W),
-        ({"destructiveHint": True, "readOnlyHint": True}, W),  # destructive always wins
+        ({"destructiveHint": True, "readOnlyHint": True}, U),  # the server contradicts itself: ask
         ({"destructiveHint": True, "openWorldHint": True}, W),
-        ({"destructiveHint": True, "readOnlyHint": True, "openWorldHint": True}, W),
-        ({"readOnlyHint": True}, R),
+        ({"destructiveHint": True, "readOnlyHint": True, "openWorldHint": True}, U),
+        # MCP's default for a missing openWorldHint is true (issue 25, finding 4): asks
+        ({"readOnlyHint": True}, N),
         ({"readOnlyHint": True, "openWorldHint": False}, R),
         ({"readOnlyHint": True, "openWorldHint": True}, N),
-        ({"readOnlyHint": True, "destructiveHint": False}, R),
+        ({"readOnlyHint": True, "destructiveHint": False}, N),
+        ({"readOnlyHint": True, "destructiveHint": False, "openWorldHint": False}, R),
+        ({"readOnlyHint": True, "idempotentHint": True, "openWorldHint": False}, R),
         ({"openWorldHint": True}, N),
-        ({"openWorldHint": True, "readOnlyHint": False}, N),
+        ({"openWorldHint": True, "readOnlyHint": False}, W),  # both ask; "not read-only" is what it says first
         ({"openWorldHint": True, "destructiveHint": False}, N),
         ({"readOnlyHint": False}, W),
         ({"readOnlyHint": False, "destructiveHint": False}, W),
         ({"readOnlyHint": False, "openWorldHint": False}, W),
         ({"readOnlyHint": False, "idempotentHint": True}, W),
+        ({"destructiveHint": False}, N),  # annotated, openWorldHint missing: open world
+        ({"idempotentHint": True}, N),
+        ({"openWorldHint": False}, U),  # closed world, nothing else known
     ],
 )
 def test_annotations(annotations: dict, expected: Capability) -> None:
@@ -42,13 +48,23 @@ def test_annotations(annotations: dict, expected: Capability) -> None:
 @pytest.mark.parametrize(
     ("name", "annotations", "expected"),
     [
-        # annotations beat keywords in both directions
-        ("delete_everything", {"readOnlyHint": True}, R),
+        # annotations that say "riskier" beat read keywords
         ("read_file", {"destructiveHint": True}, W),
         ("read_file", {"readOnlyHint": False}, W),
         ("write_file", {"openWorldHint": True}, N),
-        ("fetch_url", {"readOnlyHint": True}, R),
         ("get_time", {"readOnlyHint": True, "openWorldHint": True}, N),
+        ("fetch_url", {"readOnlyHint": True}, N),
+        ("lookup_docs", {"readOnlyHint": True}, N),  # finding 4: sent a secret unasked
+        # read-only and closed-world, but the words say data leaves: conflicting evidence asks
+        ("fetch_url", {"readOnlyHint": True, "openWorldHint": False}, U),
+        ("send_email", {"readOnlyHint": True, "openWorldHint": False}, U),
+        # ... while write words do not outweigh the explicit statement (a calculator's "add")
+        ("add", {"readOnlyHint": True, "openWorldHint": False}, R),
+        ("delete_everything", {"readOnlyHint": True, "openWorldHint": False}, R),
+        ("read_file", {"readOnlyHint": True, "openWorldHint": False}, R),
+        ("fetch_url", {"openWorldHint": False}, U),
+        ("write_file", {"openWorldHint": False}, W),
+        ("read_file", {"openWorldHint": False}, R),
     ],
 )
 def test_annotations_beat_keywords(name: str, annotations: dict, expected: Capability) -> None:
@@ -61,15 +77,12 @@ def test_annotations_beat_keywords(name: str, annotations: dict, expected: Capab
         None,
         {},
         {"title": "Delete stuff"},
-        {"destructiveHint": False},
-        {"openWorldHint": False},
-        {"idempotentHint": True},
         {"destructiveHint": None, "readOnlyHint": None},
         {"readOnlyHint": "true"},  # only real booleans count
         {"destructiveHint": 1},
     ],
 )
-def test_annotations_without_a_decisive_hint_fall_back_to_keywords(annotations) -> None:
+def test_annotations_without_a_hint_fall_back_to_keywords(annotations) -> None:
     assert infer_capability("read_file", None, annotations) is R
     assert infer_capability("write_file", None, annotations) is W
     assert infer_capability("frobnicate", None, annotations) is U
@@ -82,6 +95,9 @@ def test_annotations_as_the_adapter_passes_them() -> None:
     ann = types.ToolAnnotations(destructiveHint=True)
     dumped = ann.model_dump(mode="json", by_alias=True, exclude_none=True)
     assert infer_capability("get_thing", None, dumped) is W
+    ann = types.ToolAnnotations(readOnlyHint=True)
+    dumped = ann.model_dump(mode="json", by_alias=True, exclude_none=True)
+    assert infer_capability("anything", None, dumped) is N
 
 
 # keywords in the name --------------------------------------------------
@@ -214,9 +230,14 @@ def test_description_is_the_fallback(description: str, expected: Capability) -> 
     assert infer_capability("frobnicate", description, None) is expected
 
 
-def test_name_wins_over_description() -> None:
-    assert infer_capability("read_file", "Delete things. Also send emails.", None) is R
+def test_write_or_network_words_in_the_description_win_over_a_read_name() -> None:
+    # issue 25, finding 4: "query" read as a read tool and ran DROP TABLE unasked
+    assert infer_capability("query", "Run a SQL statement", None) is W
+    assert infer_capability("query", "Run a SQL statement against the database. Returns rows.", None) is W
+    assert infer_capability("lookup_docs", "Send the query to the docs service.", None) is N
+    assert infer_capability("read_file", "Delete things. Also send emails.", None) is W
     assert infer_capability("delete_file", "Read the file first.", None) is W
+    assert infer_capability("read_file", "Read a file from the workspace.", None) is R
 
 
 def test_only_the_first_sentence_of_the_description_counts() -> None:
@@ -227,8 +248,11 @@ def test_only_the_first_sentence_of_the_description_counts() -> None:
     assert infer_capability("frobnicate", "  Get the widget.\nDelete nothing.", None) is R
 
 
-def test_annotations_beat_description() -> None:
-    assert infer_capability("frobnicate", "Delete all records.", {"readOnlyHint": True}) is R
+def test_annotations_and_description_in_conflict_ask() -> None:
+    assert infer_capability("frobnicate", "Delete all records.", {"readOnlyHint": True}) is N
+    assert infer_capability("frobnicate", "Upload all records.", {"readOnlyHint": True, "openWorldHint": False}) is U
+    assert infer_capability("add", "Add two numbers.", {"readOnlyHint": True, "openWorldHint": False}) is R
+    assert infer_capability("frobnicate", "Get the record.", {"readOnlyHint": True, "openWorldHint": False}) is R
 
 
 def test_returns_a_capability() -> None:

@@ -287,7 +287,7 @@ def test_cattrs_detailed_validation_gives_every_error_with_its_path() -> None:
     found = {(path, str(what), is_key) for path, what, is_key in problems}
     assert found == {
         (("maxSteps",), "must be a positive integer, got 0", False),
-        (("maxRetries",), "must be an integer >= 0, not a string", False),
+        (("maxRetries",), "must be an integer from 0 to 10, not a string", False),
         (("sampling", "servers", "a", "modle"), "unknown key 'modle'; did you mean 'model'?", True),
         (("bashTimeot",), "unknown key 'bashTimeot'; did you mean 'bashTimeout'?", True),
     }

@@ -34,6 +34,7 @@ def builtin_tools(
     *,
     output_cap_chars: int | None = None,
     bash_timeout: float = DEFAULT_BASH_TIMEOUT,
+    bash_env_passthrough: tuple[str, ...] = (),
     editor: EditorFiles | None = None,
     outputs: OutputStore | None = None,
 ) -> list[Tool]:
@@ -43,7 +44,8 @@ def builtin_tools(
     tools read open buffers and change files through it (:mod:`agent_ls.agent.editor_files`).
     ``outputs``: the session's store of oversized output (a default one when None); the
     session that runs these tools finds it through ``read_output`` and pages long results into
-    it. The tools themselves then keep up to what the store can hold (``read_file`` keeps to a
+    it. ``bash_env_passthrough``: secret-looking environment variables ``bash`` still gets
+    (:func:`~agent_ls.agent.builtin_tools.shell.shell_environment`). The tools themselves then keep up to what the store can hold (``read_file`` keeps to a
     page: it pages by lines itself); an explicit ``output_cap_chars`` caps every tool instead.
     """
     files = FileAccess(workspace, editor)
@@ -56,7 +58,7 @@ def builtin_tools(
         EditFileTool(workspace, output_cap_chars=keep, files=files),
         GlobTool(workspace, output_cap_chars=keep),
         GrepTool(workspace, output_cap_chars=keep, files=files),
-        BashTool(workspace, output_cap_chars=keep, timeout=bash_timeout),
+        BashTool(workspace, output_cap_chars=keep, timeout=bash_timeout, env_passthrough=bash_env_passthrough),
         ReadOutputTool(outputs),
     ]
     return sorted(tools, key=lambda t: t.spec.name)

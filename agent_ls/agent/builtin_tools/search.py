@@ -1,5 +1,10 @@
 """``glob`` and ``grep``: finding files by name and by content, walking the workspace without
-following directory symlinks or leaving it, skipping directories such as ``.git``."""
+following directory symlinks or leaving it, skipping directories such as ``.git``.
+
+``grep`` matches with RE2 (google-re2), whose time is linear in the text: a pattern such as
+``(a+)+$`` that backtracks for ever in Python's ``re`` cannot hold a worker thread (which
+Python cannot kill) after the turn is cancelled. The walk also stops on cancel and after
+:data:`GREP_TIME_LIMIT` seconds."""
 
 from __future__ import annotations
 
@@ -7,9 +12,12 @@ import os
 import re
 import stat
 import threading
+import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
+
+import re2  # type: ignore[import-untyped]
 
 from agent_ls.agent.builtin_tools.base import (
     BINARY_SNIFF_BYTES,
@@ -31,6 +39,10 @@ GLOB_MAX_RESULTS = 1000
 GREP_MAX_MATCHES = 500
 GREP_MAX_FILE_BYTES = 10 * 1024 * 1024
 """``grep`` skips files larger than this."""
+GREP_TIME_LIMIT = 60.0
+"""Seconds after which ``grep`` stops walking and returns what it found."""
+_CHECK_EVERY_LINES = 4096
+"""How often (in lines) a search looks at the clock and at cancellation."""
 
 SKIP_DIRS = frozenset(
     {
@@ -54,6 +66,72 @@ def compile_glob(pattern: str) -> PathGlob:
     ``**`` spans directories, ``*``, ``?`` and ``[...]`` never match ``/``.
     Raises :class:`GlobError` (a message for the model) for an unusable pattern."""
     return PathGlob(pattern)
+
+
+_WHOLE_TEXT_UNSAFE = re.compile(r"\\[ACz]|\(\?[a-zA-Z]*-")
+"""Patterns that mean something else on a whole text than on one line: text anchors (``\\A``,
+``\\z``), any byte (``\\C``, which also matches a newline) and flags turned off (``(?-m)``)."""
+_TRAILING_CR = re.compile(r"\r+(?=\n|\Z)")
+
+
+class GrepPattern:
+    """A ``grep`` pattern compiled by RE2, matched against the lines of a text.
+
+    RE2's Python binding costs far more per call than ``re``, so a text is searched whole, once
+    per matching line: the pattern runs in multi-line mode with ``never_nl`` (no match contains
+    a newline), which finds exactly the lines the pattern matches one by one. Patterns that
+    mean something else on a whole text are matched line by line.
+    Raises :class:`ValueError` with a message for the model for a pattern RE2 cannot use (RE2
+    has no lookarounds, backreferences or ``\\Z``: ``\\z`` is its end of text)."""
+
+    def __init__(self, pattern: str, *, ignore_case: bool = False) -> None:
+        options = re2.Options()
+        options.log_errors = False  # RE2 would write every bad pattern to stderr
+        options.case_sensitive = not ignore_case
+        try:
+            self._line = re2.compile(pattern, options)
+            self._text: Any = None
+            if not _WHOLE_TEXT_UNSAFE.search(pattern):
+                options.never_nl = True
+                self._text = re2.compile("(?m)" + pattern, options)
+        except re2.error as exc:
+            raw = exc.args[0] if exc.args else exc
+            detail = raw.decode("utf-8", "replace") if isinstance(raw, bytes) else str(raw)
+            raise ValueError(f"{detail} (grep uses RE2 syntax: no lookarounds or backreferences)") from None
+
+    def matching_lines(self, text: str, should_stop: Callable[[], bool]) -> Iterator[tuple[int, str]]:
+        """(line number, line) of each line of ``text`` (split at newlines, trailing carriage
+        returns removed) that the pattern matches, in order; ends early once ``should_stop()``
+        (asked every :data:`_CHECK_EVERY_LINES` lines or matches)."""
+        if self._text is None:
+            for lineno, line in enumerate(text.split("\n"), 1):
+                if lineno % _CHECK_EVERY_LINES == 0 and should_stop():
+                    return
+                line = line.rstrip("\r")
+                if self._line.search(line):
+                    yield lineno, line
+            return
+        if "\r" in text:
+            text = _TRAILING_CR.sub("", text)
+        data = text.encode("utf-8")  # searched as bytes: the binding re-encodes a str at every call
+        pos = counted = 0
+        lineno = 1
+        found = 0
+        while pos <= len(data):
+            m = self._text.search(data, pos)
+            if m is None:
+                return
+            start = m.start()
+            lineno += data.count(b"\n", counted, start)
+            counted = start
+            line_start = data.rfind(b"\n", 0, start) + 1
+            line_end = data.find(b"\n", start)
+            line_end = len(data) if line_end < 0 else line_end
+            yield lineno, data[line_start:line_end].decode("utf-8", "replace")
+            found += 1
+            if found % _CHECK_EVERY_LINES == 0 and should_stop():
+                return
+            pos = line_end + 1
 
 
 def walk_files(workspace: Workspace, base: Path, stop: threading.Event) -> Iterator[tuple[Path, str, Path]]:
@@ -148,9 +226,10 @@ class GlobTool(BuiltinTool):
 class GrepTool(BuiltinTool):
     _name = "grep"
     _description = (
-        "Search file contents in the workspace with a regular expression (Python `re` "
-        "syntax). Returns `file:line:text` for each matching line, paths relative to the "
-        f"workspace root, at most {GREP_MAX_MATCHES} matches. `path` may be a directory "
+        "Search file contents in the workspace with a regular expression (RE2 syntax: Python "
+        "`re` without lookarounds or backreferences). Returns `file:line:text` for each "
+        "matching line, paths relative to the workspace root, "
+        f"at most {GREP_MAX_MATCHES} matches. `path` may be a directory "
         "(searched recursively) or a file; `glob` filters file names (e.g. `*.py`, or "
         "`src/**/*.ts` relative to `path`). Binary files and directories such as .git, "
         "node_modules and .venv are skipped."
@@ -172,10 +251,9 @@ class GrepTool(BuiltinTool):
 
     async def _run(self, args: dict[str, Any]) -> ToolResult:
         pattern: str = args["pattern"]
-        flags = re.IGNORECASE if args.get("case_insensitive", False) else 0
         try:
-            regex = re.compile(pattern, flags)
-        except re.error as exc:
+            regex = GrepPattern(pattern, ignore_case=bool(args.get("case_insensitive", False)))
+        except ValueError as exc:
             return ToolResult.error(f"Invalid regular expression {pattern!r}: {exc}")
         name_filter: Callable[[str], bool] | None = None
         file_glob: str | None = args.get("glob")
@@ -213,8 +291,17 @@ class GrepTool(BuiltinTool):
             out: list[str] = []
             capped = False
             searched = 0
+            deadline = time.monotonic() + GREP_TIME_LIMIT
+            timed_out = False
+
+            def should_stop() -> bool:
+                return stop.is_set() or time.monotonic() > deadline
+
             for file, _rel, real in files:
-                if stop.is_set() or capped:
+                if stop.is_set() or capped or timed_out:
+                    break
+                if time.monotonic() > deadline:
+                    timed_out = True
                     break
                 try:
                     if real in buffers:
@@ -234,17 +321,20 @@ class GrepTool(BuiltinTool):
                     continue
                 searched += 1
                 shown = self.workspace.display(file)
-                for lineno, line in enumerate(data.decode("utf-8", errors="replace").split("\n"), 1):
-                    line = line.rstrip("\r")
-                    if regex.search(line):
-                        if len(out) >= GREP_MAX_MATCHES:
-                            capped = True
-                            break
-                        out.append(f"{shown}:{lineno}:{clip_line(line, GREP_LINE_CHARS)}")
+                for lineno, line in regex.matching_lines(data.decode("utf-8", errors="replace"), should_stop):
+                    if len(out) >= GREP_MAX_MATCHES:
+                        capped = True
+                        break
+                    out.append(f"{shown}:{lineno}:{clip_line(line, GREP_LINE_CHARS)}")
+                if should_stop():
+                    timed_out = not stop.is_set()
+                    break
+            late = (f"[... grep stopped after {GREP_TIME_LIMIT:g} s; not every file was searched. "
+                    "Narrow the path or glob ...]\n") if timed_out else ""
             if not out:
                 what = f" in files matching {file_glob!r}" if file_glob else ""
                 return ToolResult(
-                    content=f"No matches for {pattern!r} under {shown_base}{what} ({searched} files searched)"
+                    content=f"No matches for {pattern!r} under {shown_base}{what} ({searched} files searched)" + (f"\n{late}" if late else "")
                 )
             body = "\n".join(out) + "\n"
             if capped:
@@ -252,7 +342,7 @@ class GrepTool(BuiltinTool):
                     f"[... results capped at {GREP_MAX_MATCHES} matches; there are more. "
                     "Narrow the pattern, path or glob ...]\n"
                 )
-            return capped_result(body, self.output_cap_chars)
+            return capped_result(body + late, self.output_cap_chars)
 
         def work(stop: threading.Event) -> ToolResult:
             with self.workspace.file_opener() as opener:

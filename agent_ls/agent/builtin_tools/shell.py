@@ -1,5 +1,10 @@
 """``bash``: a shell command in the first workspace root, in its own process group, with a
-timeout that kills everything it started and output kept head and tail within the cap."""
+timeout that kills everything it started and output kept head and tail within the cap.
+
+The command runs without the agent's secrets (:func:`shell_environment`): every variable whose
+name looks secret (provider keys, tokens, passwords: the names :mod:`agent_ls.core.redact`
+masks) and every variable whose value is a registered secret is removed, except the names the
+user passes through (``agent.shellEnvPassthrough``, user settings only)."""
 
 from __future__ import annotations
 
@@ -9,10 +14,12 @@ import collections
 import contextlib
 import os
 import signal
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from agent_ls.agent.builtin_tools.base import DEFAULT_OUTPUT_CAP_CHARS, BuiltinTool, cut_marker
 from agent_ls.agent.workspace import Workspace
+from agent_ls.core.redact import live_secrets, secret_env_name
 from agent_ls.core.tools import Capability, ToolResult
 
 DEFAULT_BASH_TIMEOUT = 120.0
@@ -95,6 +102,19 @@ async def _pump(stream: asyncio.StreamReader, collector: _OutputCollector) -> No
         collector.feed_bytes(chunk)
 
 
+_NOT_SECRET = frozenset({"PWD", "OLDPWD"})
+"""Standard names a secret pattern matches ("pwd" is short for password elsewhere)."""
+
+
+def shell_environment(environ: Mapping[str, str], passthrough: Iterable[str] = ()) -> dict[str, str]:
+    """``environ`` without the agent's secrets: names that look secret (``*_API_KEY``,
+    ``*_TOKEN``, ``*PASSWORD*``, ``*SECRET*``, ...) and values registered as secrets are left
+    out, unless the name is in ``passthrough``."""
+    keep = _NOT_SECRET.union(passthrough)
+    secrets = set(live_secrets())
+    return {k: v for k, v in environ.items() if k in keep or not (secret_env_name(k) or v in secrets)}
+
+
 def _format_seconds(seconds: float) -> str:
     return f"{seconds:g} s"
 
@@ -110,8 +130,10 @@ class BashTool(BuiltinTool):
         *,
         output_cap_chars: int = DEFAULT_OUTPUT_CAP_CHARS,
         timeout: float = DEFAULT_BASH_TIMEOUT,
+        env_passthrough: Iterable[str] = (),
     ) -> None:
         self.timeout = timeout
+        self.env_passthrough = tuple(env_passthrough)
         self.max_timeout = max(MAX_BASH_TIMEOUT, timeout)
         self._description = (
             "Run a shell command with `bash -c` in the workspace root and return its output "
@@ -137,7 +159,7 @@ class BashTool(BuiltinTool):
         timeout = float(args.get("timeout", self.timeout))
         if "\x00" in command:
             return ToolResult.error("The command contains a NUL byte")
-        env = dict(os.environ)
+        env = shell_environment(os.environ, self.env_passthrough)
         env.update({"PAGER": "cat", "GIT_PAGER": "cat", "GIT_TERMINAL_PROMPT": "0"})
         spawn = asyncio.ensure_future(
             asyncio.create_subprocess_exec(
