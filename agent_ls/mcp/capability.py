@@ -16,7 +16,8 @@ annotations                                                 words (name, descrip
 ``readOnlyHint: true``, ``openWorldHint: false``            write, read or none         read
 ``openWorldHint: false`` only                               network                     unknown
 ``openWorldHint: false`` only                               write / read / none         write / read / unknown
-no hint at all                                              network / write / read      network / write / read
+no hint at all                                              network / write             network / write
+no hint at all                                              read                        network
 no hint at all                                              none                        unknown
 ==========================================================  ==========================  ========
 
@@ -96,4 +97,6 @@ def infer_capability(name: str, description: str | None, annotations: Mapping[st
         return Capability.UNKNOWN if words is Capability.NETWORK else Capability.READ
     if open_world is False:
         return Capability.UNKNOWN if words is Capability.NETWORK else words
-    return words
+    # No hint at all: MCP's defaults say open world, so read words alone never make a tool run
+    # unasked (an unannotated ``lookup_docs`` may send what it is given anywhere).
+    return Capability.NETWORK if words is Capability.READ else words

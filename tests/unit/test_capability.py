@@ -6,7 +6,7 @@ import mcp_types as types
 import pytest
 
 from agent_ls.core.tools import Capability
-from agent_ls.mcp.capability import infer_capability
+from agent_ls.mcp.capability import infer_capability, words_capability
 
 R, W, N, U = Capability.READ, Capability.WRITE, Capability.NETWORK, Capability.UNKNOWN
 
@@ -114,7 +114,7 @@ def test_annotations_as_the_adapter_passes_them() -> None:
     ],
 )
 def test_read_names(name: str) -> None:
-    assert infer_capability(name, None, None) is R
+    assert words_capability(name, None) is R
 
 
 @pytest.mark.parametrize(
@@ -130,7 +130,7 @@ def test_read_names(name: str) -> None:
     ],
 )
 def test_write_names(name: str) -> None:
-    assert infer_capability(name, None, None) is W
+    assert words_capability(name, None) is W
 
 
 @pytest.mark.parametrize(
@@ -143,12 +143,12 @@ def test_write_names(name: str) -> None:
     ],
 )
 def test_network_names(name: str) -> None:
-    assert infer_capability(name, None, None) is N
+    assert words_capability(name, None) is N
 
 
 @pytest.mark.parametrize("name", ["frobnicate", "do_it", "x", "", "___", "123", "foo-bar", "magic8ball"])
 def test_unknown_names(name: str) -> None:
-    assert infer_capability(name, None, None) is U
+    assert words_capability(name, None) is U
 
 
 @pytest.mark.parametrize(
@@ -169,7 +169,7 @@ def test_unknown_names(name: str) -> None:
     ],
 )
 def test_camel_case_names(name: str, expected: Capability) -> None:
-    assert infer_capability(name, None, None) is expected
+    assert words_capability(name, None) is expected
 
 
 @pytest.mark.parametrize(
@@ -185,7 +185,7 @@ def test_camel_case_names(name: str, expected: Capability) -> None:
     ],
 )
 def test_separators_case_and_digits(name: str, expected: Capability) -> None:
-    assert infer_capability(name, None, None) is expected
+    assert words_capability(name, None) is expected
 
 
 @pytest.mark.parametrize(
@@ -200,14 +200,14 @@ def test_separators_case_and_digits(name: str, expected: Capability) -> None:
     ],
 )
 def test_riskier_keyword_wins(name: str, expected: Capability) -> None:
-    assert infer_capability(name, None, None) is expected
+    assert words_capability(name, None) is expected
 
 
 def test_keywords_are_whole_words() -> None:
     # "settings" is not "set", "address" is not "add", "reader" is not "read"
-    assert infer_capability("settings", None, None) is U
-    assert infer_capability("address_book", None, None) is U
-    assert infer_capability("reader", None, None) is U
+    assert words_capability("settings", None) is U
+    assert words_capability("address_book", None) is U
+    assert words_capability("reader", None) is U
 
 
 # description fallback -------------------------------------------------
@@ -259,3 +259,15 @@ def test_returns_a_capability() -> None:
     result = infer_capability("read_file", None, None)
     assert isinstance(result, Capability)
     assert result == "read"
+
+
+@pytest.mark.parametrize("name", ["get_current_time", "lookup_docs", "read_file", "query"])
+def test_read_words_without_any_hint_are_open_world_and_ask(name: str) -> None:
+    # MCP's defaults: a tool that gives no hint is open world; read words alone never run unasked
+    assert infer_capability(name, None, None) is N
+    assert infer_capability(name, "Look things up.", {}) is N
+
+
+def test_write_and_unknown_words_without_any_hint_keep_their_class() -> None:
+    assert infer_capability("delete_item", None, None) is W
+    assert infer_capability("frobnicate", None, None) is U
