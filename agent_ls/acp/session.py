@@ -189,7 +189,7 @@ class AcpSession:
         elif isinstance(event, ev.ToolCallStarted):
             tool = self.session.registry.get(event.name)
             spec = tool.spec if tool is not None else None
-            asks = spec is not None and self.session.gate.approval_reason(spec) is not None
+            asks = spec is not None and self.session.gate.approval_reason(spec, event.arguments) is not None
             self.call_args[event.call_id] = event.arguments
             await self.send(U.tool_started(event.call_id, event.name, event.arguments, spec, self.folder,
                                            "pending" if asks else "in_progress"))
