@@ -271,13 +271,13 @@ def split_rule(rule: str) -> tuple[str, str] | None:
 
 def offered_prefix(part: Part) -> tuple[str, ...] | None:
     """The prefix a prompt offers for one command part (``git status`` for ``git status -s``):
-    the name and a subcommand-like second word. None when only the exact command fits (one
-    word, a ``VAR=…`` first, or a command that runs other commands, such as ``sh`` or ``xargs``)."""
+    the name and a subcommand-like second word, else the name alone. None when only the exact
+    command fits (a ``VAR=…`` first, a name that is not plain text, or a command that runs other
+    commands, such as ``sh``, ``env`` or ``xargs``)."""
     name = part.name
     if name is None or name in RUNS_OTHER_COMMANDS or posixpath.basename(name) in RUNS_OTHER_COMMANDS:
         return None
-    if len(part.words) < 2:
-        return None
-    if part.literal[1] and _PLAIN_WORD.fullmatch(part.words[1]) and not part.words[1][0].isdigit():
-        return part.words[:2] if len(part.words) > 2 else None
+    if len(part.words) >= 2 and part.literal[1] and _PLAIN_WORD.fullmatch(part.words[1]) \
+            and not part.words[1][0].isdigit():
+        return part.words[:2]
     return (name,)
