@@ -209,3 +209,17 @@ def test_a_granted_prefix_never_covers_another_part(words: list[str], op: str) -
     command = f" {op} ".join(words)
     expected = Decision.ALLOW if set(words) == {"git status"} else Decision.ASK
     assert gate.evaluate(BASH, run(command)).decision is expected
+
+
+def test_command_rules_are_checked_in_the_settings_and_unusable_ones_fail_closed() -> None:
+    from agent_ls.config.globs import settings_glob_problems
+
+    problems = settings_glob_problems({"permissions": {
+        "allow": ["bash(git status:*)", "bash(npm test)", "write_file(.vscode/settings.json)", "mcp__x__*"],
+        "deny": ["bash()", "bash('unclosed:*)", "frob(x)", "bash(:*)"]}})
+    assert [p[0] for p in problems] == [("permissions", "deny", i) for i in range(4)]
+    assert "only bash, write_file, edit_file take (...)" in problems[2][1]
+    gate = PermissionGate(PermissionRules(allow=("bash",), deny=("bash('unclosed:*)",)), None)
+    assert gate.evaluate(BASH, run("ls")).decision is Decision.DENY
+    asks = PermissionGate(PermissionRules(allow=("bash",), ask=("bash()",)), None)
+    assert asks.evaluate(BASH, run("ls")).decision is Decision.ASK

@@ -132,12 +132,18 @@ def _match(patterns: Sequence[str], spec: ToolSpec, *, restricting: bool = False
 
 
 @functools.lru_cache(maxsize=1024)
-def _command_patterns(keys: tuple[str, ...], tool: str) -> tuple[CommandPattern, ...]:
+def _command_patterns(keys: tuple[str, ...], tool: str, restricting: bool = False) -> tuple[CommandPattern, ...]:
+    """The ``tool(...)`` rules among ``keys``; an unusable one matches every command when
+    ``restricting`` (deny and ask fail closed; the settings file shows the diagnostic)."""
     out = []
     for key in keys:
         shaped = split_rule(key) if isinstance(key, str) else None
-        if shaped is not None and shaped[0] == tool and (p := CommandPattern.parse(shaped[1])) is not None:
+        if shaped is None or shaped[0] != tool:
+            continue
+        if (p := CommandPattern.parse(shaped[1])) is not None:
             out.append(p)
+        elif restricting:
+            out.append(CommandPattern(everything=True))
     return tuple(out)
 
 
@@ -237,14 +243,14 @@ class PermissionGate:
         def covered(patterns: Sequence[CommandPattern], part: Part) -> bool:
             return any(p.covers(part) for p in patterns)
 
-        for p in _command_patterns(tuple(rules.deny), SHELL_TOOL):
+        for p in _command_patterns(tuple(rules.deny), SHELL_TOOL, True):
             if p.exact == whole or any(p.covers(part) for part in parts):
                 return Verdict(Decision.DENY, f"denied by the rule {p.rule()!r} in the permissions settings")
         for part in parts:
             if (why := _part_sensitive(part, self.roots)) is not None:
                 return Verdict(Decision.ASK, f"{why}. Such commands always ask", sensitive=why)
         asked = _match(rules.ask, spec, restricting=True)
-        ask_rules = _command_patterns(tuple(rules.ask), SHELL_TOOL)
+        ask_rules = _command_patterns(tuple(rules.ask), SHELL_TOOL, True)
         hit = next((p for p in ask_rules if p.exact == whole or any(p.covers(q) for q in parts)), None)
         grants = _command_patterns(tuple(sorted(self.session_allowed)), SHELL_TOOL)
         allows = _command_patterns(tuple(rules.allow), SHELL_TOOL)

@@ -235,6 +235,8 @@ class CommandPattern:
 
     exact: str | None = None
     prefix: tuple[str, ...] = ()
+    everything: bool = False
+    """An unusable deny or ask rule: it applies to every command until it is fixed."""
 
     @classmethod
     def parse(cls, body: str) -> CommandPattern | None:
@@ -250,11 +252,15 @@ class CommandPattern:
     def covers(self, part: Part) -> bool:
         if part.kind != "command":
             return False
+        if self.everything:
+            return True
         if self.exact is not None:
             return part.text.strip() == self.exact
         return part.starts_with(self.prefix)
 
     def rule(self, tool: str = "bash") -> str:
+        if self.everything:
+            return f"{tool}(...) (unusable)"
         if self.exact is not None:
             return f"{tool}({self.exact})"
         return f"{tool}({shlex.join(self.prefix)}:*)"
