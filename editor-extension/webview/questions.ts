@@ -85,8 +85,8 @@ export function renderApproval(d: Document, item: ApprovalItem): HTMLElement {
     box.dataset.withdrawn = "true";
     head.append(el(d, "span", { class: "answer" }, " Withdrawn (no longer needed)"));
   } else {
-    const label = item.answer === "allow_session" && item.scopeLabel ? item.scopeLabel : APPROVAL_LABELS[item.answer];
-    head.append(el(d, "span", { class: "answer" }, ` ${label ?? item.answer}`));
+    const scoped = item.answer === "allow_session" ? item.scopeLabel : undefined;
+    head.append(el(d, "span", { class: "answer" }, ` ${scoped ?? APPROVAL_LABELS[item.answer]}`));
   }
   return box;
 }
