@@ -223,3 +223,18 @@ def test_command_rules_are_checked_in_the_settings_and_unusable_ones_fail_closed
     assert gate.evaluate(BASH, run("ls")).decision is Decision.DENY
     asks = PermissionGate(PermissionRules(allow=("bash",), ask=("bash()",)), None)
     assert asks.evaluate(BASH, run("ls")).decision is Decision.ASK
+
+
+async def test_grants_read_back_as_what_was_shown() -> None:
+    """An exact command ending ':*' is not offered as an exact grant (it would read back as a
+    prefix); '>& file' is a write like '&> file'."""
+    gate = PermissionGate(PermissionRules(), Approver(ApprovalAnswer.ALLOW_SESSION))
+    verdict = gate.evaluate(BASH, run("rm -rf build:*"))
+    assert verdict.decision is Decision.ASK and [s.id for s in verdict.scopes] == ["prefix"]
+    assert verdict.scopes[0].keys == ("bash(rm:*)",)
+    assert (await gate.check(BASH, run("sh -c x:*")))[0] and not gate.session_allowed  # once only
+    writes = PermissionGate(PermissionRules(allow=("bash(echo:*)",)), None)
+    assert writes.evaluate(BASH, run("echo x >& .git/config")).sensitive
+    assert writes.evaluate(BASH, run("echo x >& out.txt")).decision is Decision.ASK
+    assert writes.evaluate(BASH, run("echo x >&2")).decision is Decision.ALLOW
+    assert writes.evaluate(BASH, run("echo x 2>/dev/null")).decision is Decision.ALLOW

@@ -274,7 +274,9 @@ class PermissionGate:
             shown = ", ".join(_quote(q.text) if q.kind == "command" else f"writing {_quote(q.text)}"
                               for q in open_parts)
             reason = f"bash needs approval: it runs commands; not allowed yet: {shown}"
-        scopes = [SessionScope("exact", (f"{SHELL_TOOL}({whole})",), "Allow exactly this command for this session")]
+        # An exact text ending ":*" would read back as a prefix: never offered as an exact grant.
+        scopes = [] if whole.endswith(":*") else [
+            SessionScope("exact", (f"{SHELL_TOOL}({whole})",), "Allow exactly this command for this session")]
         if all(q.kind == "command" for q in open_parts):
             patterns: list[CommandPattern] = []
             for q in open_parts:
@@ -282,7 +284,7 @@ class PermissionGate:
                 pat = CommandPattern(prefix=prefix) if prefix else CommandPattern(exact=q.text.strip())
                 if pat not in patterns:
                     patterns.append(pat)
-            if any(p.exact is None for p in patterns):
+            if any(p.exact is None for p in patterns) and not any((p.exact or "").endswith(":*") for p in patterns):
                 scopes.append(SessionScope("prefix", tuple(p.rule() for p in patterns), _scope_label(patterns)))
         return Verdict(Decision.ASK, reason, tuple(scopes))
 

@@ -186,11 +186,16 @@ class _Walker:
             return  # heredoc / herestring: input only; commands inside were walked above
         ops = [_text(c) for c in node.children if not c.is_named]
         targets = [c for c in node.named_children if c.type != "file_descriptor"]
-        if not ops or not any(op in _WRITE_OPS for op in ops):
-            return  # <, <&, >&N (duplicating a descriptor)
-        if ops[0] in (">&", "<&") and targets and _text(targets[-1]).isdigit():
-            return
         target = targets[-1] if targets else None
+        op = ops[0] if len(ops) == 1 else None
+        if op is None or target is None:
+            raise _Unaccounted(f"the redirection {_text(node)!r} is not understood")
+        if op in (">&", "<&") and (_text(target).isdigit() or _text(target) == "-"):
+            return  # duplicating or closing a descriptor
+        if op in ("<", "<&"):
+            return  # reading
+        if op not in _WRITE_OPS and op != ">&":  # ">& file" writes like "&>"
+            raise _Unaccounted(f"the redirection {_text(node)!r} is not understood")
         value = _literal(target) if target is not None else None
         if value is None:
             raise _Unaccounted(f"it writes to {_text(node)!r}, a file name that is not plain text")
