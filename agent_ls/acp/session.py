@@ -62,6 +62,9 @@ class AcpApprover:
         s = self.owner
         args = s.call_args.get(call_id, request.arguments)
         reason = visible(request.reason) + (f"\n\nProtected file: {visible(request.sensitive)}" if request.sensitive else "")
+        command = args.get("command") if spec.source == "builtin" and spec.name == "bash" else None
+        if isinstance(command, str):  # the title is shortened: the whole command, uncut, escaped
+            reason = f"Command: {visible(command)}\n\n{reason}"
         tool_call = U.permission_tool_call(call_id, spec.name, args, spec, s.folder, reason)
         options = U.permission_options(request.scopes)
         try:

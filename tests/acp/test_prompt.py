@@ -140,6 +140,8 @@ async def test_allow_always_covers_only_what_was_shown(shared: Shared, option: s
     names = {o.option_id: o.name for o in client.permission_requests[0]["options"]}
     assert names["allow_always"] == "Allow exactly this command for this session"
     assert names["allow_always:prefix"] == "Allow `git status` … for this session"
+    shown = client.permission_requests[1]["toolCall"].content[-1].content.text
+    assert shown.startswith("Command: git status; touch PWNED\n")
     assert not (setup.ws / "PWNED").exists()
 
 
