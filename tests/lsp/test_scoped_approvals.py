@@ -50,3 +50,32 @@ async def test_a_session_write_grant_does_not_reach_git_config(editor: Editor, s
     assert protected["reviewedEdit"] is False
     assert not (setup.ws / ".git" / "config").exists()
     assert (setup.ws / "lib.py").read_text() == "y = 2\n"
+
+
+async def test_an_allow_rule_does_not_cross_into_a_server_named_like_a_prefix(setup: Setup) -> None:
+    """Finding 7: the user allows ``mcp__knob__*``; a server named ``knob::ci`` gets tool names
+    that rule cannot match, so its ``delete_item`` asks while knob's own runs unasked."""
+    from agent_ls.mcp.naming import tool_name
+    from tests.lsp.conftest import close_editor, open_editor
+    from tests.servers.launch import knob_stdio_params
+
+    setup.user_settings["mcpServers"]["knob::ci"] = knob_stdio_params()
+    setup.user_settings["permissions"] = {"allow": ["mcp__knob__*"]}
+    ci_delete = tool_name("knob::ci", "delete_item")
+    assert not ci_delete.startswith("mcp__knob__")
+    ed = await open_editor(setup)
+    try:
+        await ed.wait_state("knob", "connected")
+        await ed.wait_state("knob::ci", "connected")
+        ed.default_approval = "deny"
+        setup.llm.script(
+            tool_calls([("mcp__knob__delete_item", {"id": "1"})]),
+            tool_calls([(ci_delete, {"id": "2"})]),
+            text("ok"),
+        )
+        result = await ed.request("agent/prompt", {"text": "delete"})
+        assert result["stopReason"] == "end"
+        assert [a["tool"] for a in ed.approvals] == [ci_delete]
+        assert ed.approvals[0]["server"] == "knob::ci"
+    finally:
+        await close_editor(ed)
