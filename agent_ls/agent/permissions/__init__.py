@@ -234,7 +234,8 @@ class PermissionGate:
 
     def _shell(self, spec: ToolSpec, args: dict[str, Any]) -> Verdict:
         rules, command = self.rules, args.get("command")
-        analysis = _analyze(command) if isinstance(command, str) else analyze(command)
+        # (long commands are not cached: 256 of them could hold tens of megabytes)
+        analysis = _analyze(command) if isinstance(command, str) and len(command) <= 8192 else analyze(command)
         if analysis.unaccounted is not None:
             return Verdict(Decision.ASK, f"this command cannot be checked part by part ({analysis.unaccounted}), "
                            "so it asks every time")
