@@ -29,7 +29,8 @@ from agent_ls.acp.files import AcpEditorFiles, with_editor_files
 from agent_ls.acp.host import SessionHost, TrustQuestion
 from agent_ls.acp.terminal import with_terminal
 from agent_ls.agent import events as ev
-from agent_ls.agent.permissions import ApprovalAnswer, ApprovalRequest
+from agent_ls.agent.permissions import ApprovalAnswer, ApprovalRequest, SessionScope
+from agent_ls.core.visible import visible
 
 log = logging.getLogger("agent_ls.acp")
 _ids = itertools.count(1)
@@ -43,8 +44,10 @@ STOP_REASONS = {"end": "end_turn", "max_steps": "max_turn_requests", "cancelled"
 class AcpApprover:
     """The gate's approval handler: asks the client with the four ACP options.
 
-    ``allow_always`` is the gate's "allow for session"; ``reject_always`` rejects the tool for
-    the rest of the session without asking again.
+    ``allow_always`` is the gate's "allow for session", one option per scope the gate offers
+    (``Allow `git status` … for this session``; none for a protected file or a shell command the
+    parser cannot account for); ``reject_always`` rejects the tool for the rest of the session
+    without asking again.
     """
 
     def __init__(self, owner: AcpSession) -> None:
@@ -52,33 +55,39 @@ class AcpApprover:
         self.call_id: str | None = None
         self.rejected: set[str] = set()
 
-    async def __call__(self, request: ApprovalRequest) -> ApprovalAnswer:
+    async def __call__(self, request: ApprovalRequest) -> ApprovalAnswer | SessionScope:
         call_id, self.call_id = self.call_id or f"approval-{next(_ids)}", None
         spec = request.spec
         if spec.name in self.rejected:
             return ApprovalAnswer.DENY
         s = self.owner
         args = s.call_args.get(call_id, request.arguments)
-        tool_call = U.permission_tool_call(call_id, spec.name, args, spec, s.folder, request.reason,
-                                           s.previews.get(call_id))
+        reason = visible(request.reason) + (f"\n\nProtected file: {visible(request.sensitive)}" if request.sensitive else "")
+        command = args.get("command") if spec.source == "builtin" and spec.name == "bash" else None
+        if isinstance(command, str):  # the title is shortened: the whole command, uncut, escaped
+            reason = f"Command: {visible(command)}\n\n{reason}"
+        tool_call = U.permission_tool_call(call_id, spec.name, args, spec, s.folder, reason, s.previews.get(call_id))
+        options = U.permission_options(request.scopes)
         try:
-            response = await s.conn.request_permission(session_id=s.id, tool_call=tool_call,
-                                                       options=U.PERMISSION_OPTIONS)
+            response = await s.conn.request_permission(session_id=s.id, tool_call=tool_call, options=options)
         except asyncio.CancelledError:
             raise
         except Exception as e:
             log.warning("session/request_permission for %s failed (%s): rejected", spec.name, e)
             return ApprovalAnswer.DENY
         outcome = response.outcome
-        kind = getattr(outcome, "option_id", None) if outcome.outcome == "selected" else None
-        kinds = {o.option_id: o.kind for o in U.PERMISSION_OPTIONS}
-        kind = kinds.get(kind or "")
+        option_id = getattr(outcome, "option_id", None) if outcome.outcome == "selected" else None
+        kind = {o.option_id: o.kind for o in options}.get(option_id or "")
         if kind == "reject_always":
             self.rejected.add(spec.name)
         if kind not in ("allow_once", "allow_always"):
             return ApprovalAnswer.DENY
         await s.send(update_tool_call(call_id, status="in_progress"))
-        return ApprovalAnswer.ALLOW_SESSION if kind == "allow_always" else ApprovalAnswer.ALLOW_ONCE
+        if kind == "allow_once":
+            return ApprovalAnswer.ALLOW_ONCE
+        # allow_always: the scope its option names (the narrowest for plain "allow_always")
+        scope = request.scope(option_id.partition(":")[2]) if option_id and ":" in option_id else None
+        return scope if scope is not None else request.scopes[0]
 
 
 class AcpSession:
@@ -212,7 +221,7 @@ class AcpSession:
         elif isinstance(event, ev.ToolCallStarted):
             tool = self.session.registry.get(event.name)
             spec = tool.spec if tool is not None else None
-            asks = spec is not None and self.session.gate.approval_reason(spec) is not None
+            asks = spec is not None and self.session.gate.approval_reason(spec, event.arguments) is not None
             self.call_args[event.call_id] = event.arguments
             preview = await self._preview(event.name, event.arguments, spec)
             if preview is not None:

@@ -16,6 +16,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -55,6 +56,16 @@ PERMISSION_OPTIONS = [
     PermissionOption(option_id="reject_always", name="Reject for this session", kind="reject_always"),
 ]
 """The answers to a tool's approval (``allow_always`` is the gate's "allow for session")."""
+
+
+def permission_options(scopes: Sequence[Any]) -> list[Any]:
+    """A tool approval's options: allow once, one ``allow_always`` per session scope the gate
+    offers (named by its label; the narrowest has the id ``allow_always``, the others
+    ``allow_always:<scope id>``), reject once and reject for the session. No scope: no
+    ``allow_always`` (a shell command the parser cannot account for, a protected file)."""
+    always = [PermissionOption(option_id="allow_always" if i == 0 else f"allow_always:{s.id}", name=s.label,
+                               kind="allow_always") for i, s in enumerate(scopes)]
+    return [PERMISSION_OPTIONS[0], *always, *PERMISSION_OPTIONS[2:]]
 
 SAMPLING_OPTIONS = [
     PermissionOption(option_id="allow_once", name="Allow once", kind="allow_once"),

@@ -53,9 +53,11 @@ class FrontEnd:
     tools so that the file a call names is fetched from the client first)."""
 
 
-def permission_gate(agent: AgentSettings, approver: ApprovalHandler | None) -> PermissionGate:
-    """The gate of the settings' permission rules, asking ``approver``."""
-    return PermissionGate(PermissionRules(agent.allow, agent.ask, agent.deny), approver)
+def permission_gate(agent: AgentSettings, approver: ApprovalHandler | None,
+                    roots: Sequence[Path] = ()) -> PermissionGate:
+    """The gate of the settings' permission rules, asking ``approver`` (``roots``: where
+    relative paths of protected-file checks start)."""
+    return PermissionGate(PermissionRules(agent.allow, agent.ask, agent.deny), approver, roots)
 
 
 def tool_registry(agent: AgentSettings, roots: Sequence[Path], manager: MCPManager | None,
@@ -94,7 +96,7 @@ async def build_session(
     the session (a session rebuilt after the settings changed keeps those answers).
     """
     registry = tool_registry(agent, roots, manager, front)
-    gate = permission_gate(agent, front.approver)
+    gate = permission_gate(agent, front.approver, roots)
     gate.session_allowed |= set(session_allowed)
     return await asyncio.to_thread(
         lambda: Session(llm=llm, registry=registry, gate=gate, roots=list(roots), store=store,

@@ -9,7 +9,7 @@ agent's settings, with its defaults:
     "models": ["openai/gpt-4.1", ...]        more models a session may switch to (ACP's model
                                              choice; ``model`` is the default and always offered)
     "apiBase": "http://127.0.0.1:11434"      optional (env AGENT_LS_API_BASE wins)
-    "permissions": {"allow": [...], "ask": [...], "deny": [...]}   glob patterns over tool names
+    "permissions": {"allow": [...], "ask": [...], "deny": [...]}   glob patterns over tool names, bash(...) / write_file(...) rules
     "agent": {"maxSteps": 25, "deferMcpTools": true | false | N, "maxRetries": 2,
               "bashTimeout": 120, "shellEnvPassthrough": ["NAME"], "instructions": "extra instructions for every session",
               "outputPageChars": 30000, "outputStoreChars": 10000000,

@@ -54,9 +54,9 @@ CANCELLED_RESULT = "The call was cancelled by the user before it finished."
 class Gate(Protocol):
     async def check(self, spec: Any, arguments: dict[str, Any]) -> tuple[bool, str]: ...
 
-    def runs_without_asking(self, spec: Any) -> bool: ...
+    def runs_without_asking(self, spec: Any, arguments: dict[str, Any] | None = None) -> bool: ...
 
-    def approval_reason(self, spec: Any) -> str | None: ...
+    def approval_reason(self, spec: Any, arguments: dict[str, Any] | None = None) -> str | None: ...
 
 
 @attrs.frozen
@@ -336,7 +336,7 @@ class Session:
             elif isinstance(parsed, str):
                 result = ToolResult.error(f"{call.name}: {parsed}")
             else:
-                if self.gate is not None and (why := self.gate.approval_reason(tool.spec)) is not None:
+                if self.gate is not None and (why := self.gate.approval_reason(tool.spec, args)) is not None:
                     await _emit(sink, ApprovalRequested(call.id, call.name, args, why))
                 allowed, reason = (True, "") if self.gate is None else await self.gate.check(tool.spec, args)
                 if not allowed:

@@ -32,7 +32,7 @@ async def cmd_chat(args: argparse.Namespace) -> int:
     from agent_ls.agent.builder import FrontEnd, build_session
     from agent_ls.agent.config import agent_settings
     from agent_ls.agent.events import Event
-    from agent_ls.agent.permissions import ApprovalAnswer, ApprovalRequest
+    from agent_ls.agent.permissions import ApprovalAnswer, ApprovalRequest, SessionScope
     from agent_ls.agent.store import SessionStore
     from agent_ls.config.paths import user_data_dir
 
@@ -62,16 +62,9 @@ async def cmd_chat(args: argparse.Namespace) -> int:
         sessions = store.list_sessions()
         session_id = sessions[0].id if sessions else None
 
-    async def approve(request: ApprovalRequest) -> ApprovalAnswer:
-        argv = json.dumps(request.arguments)[:300]
-        line = await read_line(f"\n[approve] {request.spec.name} {argv}\n  ({request.reason})\n"
-                               "  allow [o]nce, for the [s]ession, or [d]eny? ")
-        answer = (line or "").strip().lower()
-        if answer in ("o", "once", "y", "yes"):
-            return ApprovalAnswer.ALLOW_ONCE
-        if answer in ("s", "session"):
-            return ApprovalAnswer.ALLOW_SESSION
-        return ApprovalAnswer.DENY
+    async def approve(request: ApprovalRequest) -> ApprovalAnswer | SessionScope:
+        line = await read_line(approval_prompt(request))
+        return approval_answer(request, line)
 
     manager, _ = await open_host(args)
     _attach_terminal_sampling(manager, agent, llm.model)
@@ -120,6 +113,51 @@ async def cmd_chat(args: argparse.Namespace) -> int:
     finally:
         await manager.close()
         store.close()
+
+
+_SCOPE_KEYS = {"exact": "e", "prefix": "p", "tool": "s"}
+
+
+def approval_prompt(request: Any) -> str:
+    """The terminal's approval question: the whole call (every argument, never cut, hidden
+    characters escaped), why it asks, and one key per choice; the session choices name their
+    scope (``[p] Allow `git status` … for this session``)."""
+    from agent_ls.core.visible import visible
+
+    spec = request.spec
+    lines = [f"\n[approve] {visible(spec.name)}"
+             + (f" (MCP server {visible(spec.server)!s}, tool {visible(spec.display_name or '')})" if spec.server else "")]
+    args = request.arguments if isinstance(request.arguments, dict) else {}
+    command = args.get("command") if spec.source == "builtin" and spec.name == "bash" else None
+    if isinstance(command, str):
+        lines.append(f"  command: {visible(command)}")
+        rest = {k: v for k, v in args.items() if k != "command"}
+        if rest:
+            lines.append(f"  arguments: {visible(json.dumps(rest, ensure_ascii=False))}")
+    else:
+        lines.append(f"  arguments: {visible(json.dumps(args, ensure_ascii=False))}")
+    lines.append(f"  ({visible(request.reason)})")
+    if request.sensitive:
+        lines.append(f"  protected: {visible(request.sensitive)}")
+    lines.append("  [o] allow once")
+    lines += [f"  [{_SCOPE_KEYS.get(s.id, s.id)}] {visible(s.label)}" for s in request.scopes]
+    lines.append("  [d] deny")
+    return "\n".join(lines) + "\n  choice? "
+
+
+def approval_answer(request: Any, line: str | None) -> Any:
+    """The answer for what the user typed; anything unknown (or end of input) denies."""
+    from agent_ls.agent.permissions import ApprovalAnswer
+
+    answer = (line or "").strip().lower()
+    if answer in ("o", "once", "y", "yes"):
+        return ApprovalAnswer.ALLOW_ONCE
+    for scope in request.scopes:
+        if answer == _SCOPE_KEYS.get(scope.id, scope.id):
+            return scope
+    if answer in ("s", "session") and request.scopes:
+        return request.scopes[0]  # the narrowest offered scope
+    return ApprovalAnswer.DENY
 
 
 def _attach_terminal_sampling(manager: MCPManager, agent: Any, model: str) -> None:

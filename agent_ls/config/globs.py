@@ -165,10 +165,43 @@ def settings_glob_problems(root: Any) -> list[tuple[tuple[str | int, ...], str]]
         if not isinstance(value, list):
             continue
         for index, pattern in enumerate(value):
-            if isinstance(pattern, str) and (why := check_name_pattern(pattern)) is not None:
+            if not isinstance(pattern, str):
+                continue
+            if path[0] == "permissions" and (why := check_call_rule(pattern)) is not None:
+                out.append(((*path, index), why))
+            elif (why := check_name_pattern(pattern)) is not None:
                 out.append(((*path, index), f"{why}; it matches nothing"))
     return out
 
 
-__all__ = ["PATTERN_LIMIT", "GlobError", "NamePattern", "PathGlob", "check_name_pattern", "first_match",
+CALL_RULE_TOOLS = {"bash": "a command", "write_file": "a path", "edit_file": "a path"}
+"""Tools a permission rule may qualify with what a call does: ``bash(git status:*)``,
+``write_file(.vscode/settings.json)`` (matched in :mod:`agent_ls.agent.permissions`)."""
+
+
+def check_call_rule(rule: str) -> str | None:
+    """Why a ``tool(...)`` permission rule cannot be used, or None (also None for a plain name
+    pattern, which :func:`check_name_pattern` checks)."""
+    import shlex
+
+    if not (rule.endswith(")") and "(" in rule):
+        return None
+    tool, _, body = rule[:-1].partition("(")
+    if tool not in CALL_RULE_TOOLS:
+        if any(c in tool for c in "*?[{"):
+            return None  # a name pattern that happens to contain parentheses
+        return (f"the rule {rule!r} qualifies {tool!r}, but only {', '.join(CALL_RULE_TOOLS)} take "
+                "(...): it matches nothing (an ask or deny rule applies to every call of the tool)")
+    if not body.strip():
+        return f"the rule {rule!r} names no {CALL_RULE_TOOLS[tool]} in (...): it matches nothing"
+    if tool == "bash" and body.strip().endswith(":*"):
+        try:
+            if not shlex.split(body.strip()[:-2]):
+                return f"the rule {rule!r} names no command words before ':*'"
+        except ValueError as e:
+            return f"the command prefix in {rule!r} is not usable ({e})"
+    return None
+
+
+__all__ = ["CALL_RULE_TOOLS", "PATTERN_LIMIT", "GlobError", "check_call_rule", "NamePattern", "PathGlob", "check_name_pattern", "first_match",
            "name_matches", "name_pattern", "settings_glob_problems"]

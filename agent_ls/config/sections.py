@@ -51,7 +51,8 @@ from agent_ls.config.structure import (
 
 @attrs.frozen
 class Permissions:
-    """``"permissions"``: glob patterns over tool names."""
+    """``"permissions"``: glob patterns over tool names, or ``bash(git status:*)`` / ``write_file(path)``
+    rules about what a call does (checked by :func:`agent_ls.config.globs.check_call_rule`)."""
 
     allow: tuple[str, ...] | None = None
     ask: tuple[str, ...] | None = None

@@ -5,6 +5,13 @@ becomes ``_``), capped at 64 characters with a stable hash suffix of the origina
 ``(server, tool)`` pair when longer, and collisions (two originals that sanitize to the same
 name) are resolved deterministically: the pairs are processed in sorted order and every
 pair after the first gets the hash suffix, so the result depends only on the set of names.
+
+Every name maps to exactly one (server, tool) pair: the server segment never contains ``__``
+and never starts or ends with ``_`` (:func:`server_segment`), so the first ``__`` after
+``mcp__`` always ends the server. A server name that would break this (``github::ci`` would
+read as server ``github``, tool ``ci__delete_repo``) is encoded: its runs of other characters
+become one ``_`` and a hash of the original name is appended (``github_ci_1f0c2a9e``), so a
+rule ``mcp__github__*`` never matches it.
 """
 
 from __future__ import annotations
@@ -24,6 +31,17 @@ def sanitize(part: str) -> str:
     return cleaned or "_"
 
 
+def server_segment(server: str) -> str:
+    """The server's part of its tools' names: :func:`sanitize`, encoded when it would make the
+    name ambiguous (a ``__`` inside, ``_`` at either end)."""
+    cleaned = sanitize(server)
+    if "__" not in cleaned and not cleaned.startswith("_") and not cleaned.endswith("_"):
+        return cleaned
+    digest = hashlib.sha256(server.encode("utf-8", "surrogatepass")).hexdigest()[:8]
+    stem = re.sub("_+", "_", cleaned).strip("_")
+    return f"{stem}_{digest}" if stem else digest
+
+
 def _digest(server: str, tool: str) -> str:
     return hashlib.sha256(f"{server}\0{tool}".encode()).hexdigest()[:8]
 
@@ -35,7 +53,7 @@ def _with_suffix(base: str, server: str, tool: str) -> str:
 
 def tool_name(server: str, tool: str) -> str:
     """The name for one tool, ignoring collisions with others."""
-    base = f"{PREFIX}{SEP}{sanitize(server)}{SEP}{sanitize(tool)}"
+    base = f"{PREFIX}{SEP}{server_segment(server)}{SEP}{sanitize(tool)}"
     if len(base) <= MAX_NAME:
         return base
     return _with_suffix(base, server, tool)
@@ -48,7 +66,7 @@ def assign_names(pairs: Iterable[tuple[str, str]]) -> dict[tuple[str, str], str]
     for server, tool in sorted(set(pairs)):
         name = tool_name(server, tool)
         if name in used:
-            name = _with_suffix(f"{PREFIX}{SEP}{sanitize(server)}{SEP}{sanitize(tool)}", server, tool)
+            name = _with_suffix(f"{PREFIX}{SEP}{server_segment(server)}{SEP}{sanitize(tool)}", server, tool)
             salt = 0
             while name in used:  # a hash collision on top of a name collision: practically never
                 salt += 1

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from agent_ls.server.ask import AskFailed, ask
 from agent_ls.server.protocol.methods import APPROVE
-from agent_ls.server.protocol.questions import ApproveParams, ApproveResult
+from agent_ls.server.protocol.questions import ApprovalScope, ApproveParams, ApproveResult
 
 if TYPE_CHECKING:
     from agent_ls.server.server import AgentLanguageServer
@@ -47,19 +47,26 @@ class EditorApprover:
         self.counter += 1
         call_id, self.call_id = self.call_id or f"direct-{self.counter}", None
         spec = request.spec
+        scopes = [ApprovalScope(s.id, s.label) for s in getattr(request, "scopes", ())]
+        sensitive = getattr(request, "sensitive", None)
         params = ApproveParams(call_id=call_id, tool=spec.name, arguments=request.arguments,
                                reason=request.reason, server=spec.server, display_name=spec.display_name,
-                               session_id=self.session_id, reviewed_edit=self.reviewed(spec))
+                               session_id=self.session_id, reviewed_edit=sensitive is None and self.reviewed(spec),
+                               scopes=scopes, sensitive=sensitive)
         try:
-            answer = (await ask(self.ls, APPROVE, params, ApproveResult, fallback=ApproveResult("deny"))).answer
+            result = await ask(self.ls, APPROVE, params, ApproveResult, fallback=ApproveResult("deny"))
         except AskFailed as e:
             log.warning("approval request for %s failed (%s): denied", spec.name, e)
             return ApprovalAnswer.DENY
         try:
-            return ApprovalAnswer(answer)
+            answer = ApprovalAnswer(result.answer)
         except ValueError:
-            log.warning("unknown approval answer %r for %s: denied", answer, spec.name)
+            log.warning("unknown approval answer %r for %s: denied", result.answer, spec.name)
             return ApprovalAnswer.DENY
+        if answer is ApprovalAnswer.ALLOW_SESSION and result.scope is not None:
+            chosen = request.scope(result.scope)
+            return chosen if chosen is not None else ApprovalAnswer.ALLOW_ONCE
+        return answer
 
 
 def agent_settings_now(ls: AgentLanguageServer) -> Any:

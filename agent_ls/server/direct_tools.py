@@ -52,7 +52,7 @@ async def call_tool_direct(ls: AgentLanguageServer, server: str, tool: str, argu
     call_id = call_id or f"direct-{next(_direct_ids)}"
     if sink is not None:
         sink(ev.ToolCallStarted(call_id, spec.name, arguments, spec.server, spec.display_name))
-        reason = gate.approval_reason(spec)
+        reason = gate.approval_reason(spec, arguments)
         if reason is not None:
             sink(ev.ApprovalRequested(call_id, spec.name, arguments, reason))
     gate.handler.call_id = call_id

@@ -5,6 +5,7 @@
  */
 import type {
   ApprovalAnswer,
+  ApprovalScope,
   ChangeStatus,
   McpPrompt,
   SamplingAnswer,
@@ -69,7 +70,13 @@ export interface ApprovalItem extends ItemBase {
   displayName: string | null;
   args: Record<string, unknown>;
   reason: string;
+  /** The session choices the server offers (null: an older server, one "Allow for session"). */
+  scopes: ApprovalScope[] | null;
+  /** Why the call touches a protected file, shown on the card. */
+  sensitive: string | null;
   answer: ApprovalAnswer | null;
+  /** The label of the session scope the user chose. */
+  scopeLabel?: string;
   /** The server withdrew the question ($/cancelRequest: its turn was stopped or ended). */
   withdrawn?: boolean;
 }

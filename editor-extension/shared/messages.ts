@@ -18,7 +18,8 @@ export type FromWebview =
   | { type: "newSession" }
   | { type: "listSessions" }
   | { type: "resumeSession"; sessionId: string }
-  | { type: "approve"; requestId: string; answer: ApprovalAnswer }
+  /** `scope`: with allow_session, the id of the chosen session scope. */
+  | { type: "approve"; requestId: string; answer: ApprovalAnswer; scope?: string }
   | { type: "trust"; id: string; answer: "trust" | "deny" }
   | { type: "workspaceTrust"; id: string; answer: "trust" | "restricted" }
   /** The banner's button: run "Trust Workspace Settings". */
@@ -59,7 +60,8 @@ export function parseFromWebview(raw: unknown): FromWebview | null {
     case "resumeSession":
       return str("sessionId") ? (m as FromWebview) : null;
     case "approve":
-      return str("requestId") && ["allow_once", "allow_session", "deny"].includes(m.answer as string) ? (m as FromWebview) : null;
+      return str("requestId") && ["allow_once", "allow_session", "deny"].includes(m.answer as string) &&
+        (m.scope === undefined || typeof m.scope === "string") ? (m as FromWebview) : null;
     case "sample":
       return str("id") && ["allow_once", "allow_session", "deny"].includes(m.answer as string) ? (m as FromWebview) : null;
     case "trust":

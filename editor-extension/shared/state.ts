@@ -71,7 +71,7 @@ export type ChatAction =
   | { type: "promptFinished"; result: PromptResult }
   | { type: "promptFailed"; message: string; cancelled?: boolean }
   | { type: "approvalRequest"; params: ApproveParams }
-  | { type: "approvalAnswered"; requestId: string; answer: ApprovalAnswer; withdrawn?: boolean }
+  | { type: "approvalAnswered"; requestId: string; answer: ApprovalAnswer; withdrawn?: boolean; scope?: string }
   | { type: "trustRequest"; id: string; params: TrustServerParams }
   | { type: "trustAnswered"; id: string; answer: "trust" | "deny" | "dismissed"; withdrawn?: boolean }
   | { type: "workspaceTrustRequest"; id: string; params: TrustWorkspaceParams }
@@ -137,6 +137,10 @@ export function reduce(state: ChatState, action: ChatAction): ChatState {
         displayName: p.displayName ?? null,
         args: p.arguments ?? {},
         reason: p.reason ?? "",
+        scopes: Array.isArray(p.scopes)
+          ? p.scopes.filter((s) => typeof s.id === "string" && typeof s.label === "string")
+          : null,
+        sensitive: typeof p.sensitive === "string" ? p.sensitive : null,
         answer: null,
       };
       return { ...pushItem(state, item, nextId), streamingId: null };
@@ -145,7 +149,11 @@ export function reduce(state: ChatState, action: ChatAction): ChatState {
       return updateItem(
         state,
         (it): it is ApprovalItem => it.kind === "approval" && it.requestId === action.requestId && it.answer === null,
-        () => (action.withdrawn ? { answer: action.answer, withdrawn: true } : { answer: action.answer }),
+        (it) => {
+          if (action.withdrawn) return { answer: action.answer, withdrawn: true };
+          const label = it.scopes?.find((s) => s.id === action.scope)?.label ?? it.scopes?.[0]?.label;
+          return action.answer === "allow_session" && label ? { answer: action.answer, scopeLabel: label } : { answer: action.answer };
+        },
       );
     case "trustRequest": {
       const item: TrustItem = { kind: "trust", id: action.id, rev: 0, ...trustEntry(action.params), answer: null };

@@ -125,6 +125,28 @@ describe("chat webview", () => {
     expect(q("approval")!.querySelector("button")).toBeNull();
   });
 
+  it("names each session scope on its own button and says why a protected file asks (issue 25)", () => {
+    const scopes = [
+      { id: "exact", label: "Allow exactly this command for this session" },
+      { id: "prefix", label: "Allow `git status` … for this session" },
+    ];
+    act({ type: "approvalRequest", params: { callId: "c-9", tool: "bash", arguments: { command: "git status --short" }, reason: "bash needs approval", scopes, sensitive: "it names '.git/config'\u001b[2K" } });
+    const box = q("approval")!;
+    const buttons = Array.from(box.querySelectorAll("button"));
+    expect(buttons.map((b) => b.textContent)).toEqual(["Allow once", scopes[0].label, scopes[1].label, "Deny"]);
+    expect(q("approval-sensitive")!.textContent).toContain("Protected file: it names '.git/config'\\u001B[2K");
+    (box.querySelector('[data-scope="prefix"]') as HTMLButtonElement).click();
+    expect(host.sent).toContainEqual({ type: "approve", requestId: "c-9", answer: "allow_session", scope: "prefix" });
+    act({ type: "approvalAnswered", requestId: "c-9", answer: "allow_session", scope: "prefix" });
+    expect(q("approval")!.textContent).toContain(scopes[1].label);
+  });
+
+  it("offers no session choice when the server offers none", () => {
+    act({ type: "approvalRequest", params: { callId: "c-10", tool: "bash", arguments: { command: "for f in *; do :; done" }, reason: "cannot be checked", scopes: [] } });
+    const answers = Array.from(q("approval")!.querySelectorAll("button")).map((b) => b.dataset.answer);
+    expect(answers).toEqual(["allow_once", "deny"]);
+  });
+
   it("answers trust prompts", () => {
     act({ type: "trustRequest", id: "trust-1", params: { server: "local", command: "python", args: ["srv.py"], source: "/w/.agent-ls/settings.json" } });
     const box = q("trust-prompt")!;

@@ -39,7 +39,8 @@ export class ItemActions {
     const answer = button.dataset.answer;
     if (item && item.kind === "approval" && answer && item.answer === null) {
       if (answer === "allow_once" || answer === "allow_session" || answer === "deny") {
-        this.post({ type: "approve", requestId: item.requestId, answer });
+        const scope = button.dataset.scope;
+        this.post(scope ? { type: "approve", requestId: item.requestId, answer, scope } : { type: "approve", requestId: item.requestId, answer });
         disableButtons(itemEl);
       }
     } else if (item && item.kind === "workspaceTrust" && answer && item.answer === null) {

@@ -65,16 +65,28 @@ export function renderApproval(d: Document, item: ApprovalItem): HTMLElement {
       el(d, "div", { class: "label", title: item.tool }, "Arguments:"),
       el(d, "pre", { class: "args", "data-testid": "approval-args" }, text.split("\n").map(visible).join("\n")),
     );
-    const row = el(d, "div", { class: "buttons" });
-    for (const a of ["allow_once", "allow_session", "deny"] as const) {
-      row.append(el(d, "button", { "data-answer": a, class: a === "deny" ? "secondary" : "" }, APPROVAL_LABELS[a]));
+    if (item.sensitive) {
+      box.append(el(d, "div", { class: "reason sensitive", "data-testid": "approval-sensitive", role: "note" },
+        `Protected file: ${visible(item.sensitive)}`));
     }
+    const row = el(d, "div", { class: "buttons" });
+    row.append(el(d, "button", { "data-answer": "allow_once" }, APPROVAL_LABELS.allow_once));
+    // The session choices name their scope ("Allow `git status` … for this session"); an older
+    // server sends none and gets the one "Allow for session" button.
+    const scopes = item.scopes ?? [{ id: "", label: APPROVAL_LABELS.allow_session }];
+    for (const s of scopes) {
+      const attrs: Record<string, string> = { "data-answer": "allow_session", "data-testid": "approval-scope" };
+      if (s.id) attrs["data-scope"] = s.id;
+      row.append(el(d, "button", attrs, visible(s.label)));
+    }
+    row.append(el(d, "button", { "data-answer": "deny", class: "secondary" }, APPROVAL_LABELS.deny));
     box.append(row);
   } else if (item.withdrawn) {
     box.dataset.withdrawn = "true";
     head.append(el(d, "span", { class: "answer" }, " Withdrawn (no longer needed)"));
   } else {
-    head.append(el(d, "span", { class: "answer" }, ` ${APPROVAL_LABELS[item.answer] ?? item.answer}`));
+    const scoped = item.answer === "allow_session" ? item.scopeLabel : undefined;
+    head.append(el(d, "span", { class: "answer" }, ` ${scoped ?? APPROVAL_LABELS[item.answer]}`));
   }
   return box;
 }

@@ -100,14 +100,14 @@ async def test_allow_always_and_reject_always_are_remembered(shared: Shared) -> 
     sid = (await conn.new_session(cwd=str(setup.ws), mcp_servers=[])).session_id
     setup.llm.script(
         tool_calls([("bash", {"command": "echo one"})]), text("one"),
-        tool_calls([("bash", {"command": "echo two"})]), text("two"),
+        tool_calls([("bash", {"command": "echo one"})]), text("two"),
     )
-    client.permission_answers = ["allow_always"]
+    client.permission_answers = ["allow_always"]  # the narrowest scope: exactly this command
     for prompt in ("first", "second"):
         assert (await asyncio.wait_for(conn.prompt(session_id=sid, prompt=[text_block(prompt)]),
                                        60)).stop_reason == "end_turn"
     assert len(client.permission_requests) == 1  # the second call ran without asking
-    assert "two" in tool_messages(setup.llm.requests[3].body)[-1]["content"]
+    assert "one" in tool_messages(setup.llm.requests[3].body)[-1]["content"]
 
     setup.llm.script(
         tool_calls([("write_file", {"path": "x.txt", "content": "1"})]), text("no"),
@@ -119,6 +119,42 @@ async def test_allow_always_and_reject_always_are_remembered(shared: Shared) -> 
     assert len(client.permission_requests) == 2  # rejected for the session: asked once
     assert "denied" in tool_messages(setup.llm.requests[7].body)[-1]["content"]
     assert not (setup.ws / "x.txt").exists()
+
+
+@pytest.mark.parametrize("option", ["allow_always", "allow_always:prefix"])
+async def test_allow_always_covers_only_what_was_shown(shared: Shared, option: str) -> None:
+    """Issue 25 finding 2 over ACP: allow_always on `git status --short` does not let
+    `git status; touch PWNED` run; each session option names its scope."""
+    setup, conn, client = shared.fresh()
+    sid = (await conn.new_session(cwd=str(setup.ws), mcp_servers=[])).session_id
+    setup.llm.script(
+        tool_calls([("bash", {"command": "git status --short"})]),
+        tool_calls([("bash", {"command": "git status --short"})]),
+        tool_calls([("bash", {"command": "git status; touch PWNED"})]),
+        text("done"),
+    )
+    client.permission_answers = [option, "reject_once"]
+    result = await asyncio.wait_for(conn.prompt(session_id=sid, prompt=[text_block("status")]), 60)
+    assert result.stop_reason == "end_turn"
+    assert len(client.permission_requests) == 2
+    names = {o.option_id: o.name for o in client.permission_requests[0]["options"]}
+    assert names["allow_always"] == "Allow exactly this command for this session"
+    assert names["allow_always:prefix"] == "Allow `git status` … for this session"
+    shown = client.permission_requests[1]["toolCall"].content[-1].content.text
+    assert shown.startswith("Command: git status; touch PWNED\n")
+    assert not (setup.ws / "PWNED").exists()
+
+
+async def test_a_protected_file_offers_no_allow_always(shared: Shared) -> None:
+    setup, conn, client = shared.fresh()
+    sid = (await conn.new_session(cwd=str(setup.ws), mcp_servers=[])).session_id
+    setup.llm.script(tool_calls([("write_file", {"path": ".vscode/tasks.json", "content": "{}"})]), text("no"))
+    client.permission_answers = ["reject_once"]
+    await asyncio.wait_for(conn.prompt(session_id=sid, prompt=[text_block("write")]), 60)
+    (request,) = client.permission_requests
+    assert {o.kind for o in request["options"]} == {"allow_once", "reject_once", "reject_always"}
+    shown = request["toolCall"].content[-1].content.text
+    assert "Protected file: VS Code runs tasks" in shown
 
 
 async def test_cancel_mid_turn(shared: Shared) -> None:

@@ -121,9 +121,11 @@ async def test_a_stored_session_is_resumed_with_its_allowed_tools(tmp_path: Path
         first = await build_session(agent, llm, roots=[ws], front=FrontEnd(), store=store)
         store.append_message(first.session_id, {"role": "user", "content": "hello"})
         again = await build_session(agent, llm, roots=[ws], front=FrontEnd(), store=store,
-                                    session_id=first.session_id, session_allowed={"bash"})
+                                    session_id=first.session_id, session_allowed={"bash(git status:*)"})
         assert again.session_id == first.session_id
         assert again.history == [{"role": "user", "content": "hello"}]
         gate: Any = again.gate
-        assert gate.session_allowed == {"bash"}
-        assert await gate.check(again.registry.get("bash").spec, {}) == (True, "allowed for this session")
+        assert gate.session_allowed == {"bash(git status:*)"}
+        bash = again.registry.get("bash").spec
+        assert await gate.check(bash, {"command": "git status -s"}) == (True, "allowed for this session")
+        assert (await gate.check(bash, {"command": "git status; touch PWNED"}))[0] is False  # no approver: denied

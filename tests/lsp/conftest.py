@@ -129,8 +129,9 @@ class Editor:
         self.events: list[dict[str, Any]] = []
         self.status_changes: list[list[dict[str, Any]]] = []
         self.approvals: list[dict[str, Any]] = []
-        self.approval_answers: list[str] = []
-        """Answers used in order; ``default_approval`` after that."""
+        self.approval_answers: list[str | dict[str, Any]] = []
+        """Answers used in order (a dict is the whole result, e.g. with a ``scope``);
+        ``default_approval`` after that."""
         self.default_approval = "allow_once"
         self.hold_approvals = False
         """When set, approval requests wait until the server cancels them."""
@@ -264,7 +265,7 @@ async def open_editor(setup: Setup, folders: list[Path] | None = None,
                 ed.cancelled_approvals.append(params)
                 raise
         answer = ed.approval_answers.pop(0) if ed.approval_answers else ed.default_approval
-        return {"answer": answer}
+        return answer if isinstance(answer, dict) else {"answer": answer}
 
     @client.feature(P.TRUST_SERVER)
     def on_trust(params: Any) -> dict[str, Any]:

@@ -55,8 +55,30 @@ def test_plain_names_are_unchanged() -> None:
 
 def test_bad_characters_become_underscores() -> None:
     assert tool_name("my.server", "tool name") == "mcp__my_server__tool_name"
-    assert tool_name("", "") == "mcp______"
-    assert tool_name("ünï", "çødé") == "mcp___n_____d_"
+    assert tool_name("", "") == "mcp__e3b0c442___"  # the server segment is encoded (issue 25 item 7)
+    assert tool_name("ünï", "çødé") == "mcp__n_e975a529____d_"
+
+
+@pytest.mark.parametrize("server", ["github::ci", "github__ci", "_github", "github_", "a.:b", "", "__"])
+def test_a_server_name_never_makes_the_mapping_ambiguous(server: str) -> None:
+    """Issue 25 finding 7: the first ``__`` after ``mcp__`` always ends the server segment, so
+    ``mcp__github__*`` cannot match a server ``github::ci``'s tools."""
+    name = tool_name(server, "delete_repo")
+    segment, _, tool = name.removeprefix("mcp__").partition("__")
+    assert tool == "delete_repo" and "__" not in segment and not segment.startswith("_")
+    assert not name.startswith("mcp__github__")
+    assert_valid(name)
+
+
+@given(st.text(min_size=0, max_size=30), st.text(alphabet="ab_", min_size=1, max_size=10))
+@settings(max_examples=200)
+def test_the_server_segment_is_unambiguous(server: str, tool: str) -> None:
+    from agent_ls.mcp.naming import sanitize, server_segment
+
+    name = tool_name(server, tool)
+    if len(name) < MAX_NAME:
+        assert name == f"mcp__{server_segment(server)}__{sanitize(tool)}"
+        assert name.removeprefix("mcp__").partition("__")[0] == server_segment(server)
 
 
 def test_exactly_64_characters_is_kept() -> None:

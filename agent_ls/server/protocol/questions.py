@@ -17,6 +17,18 @@ from agent_ls.server.protocol.codec import _register
 
 @_register
 @attrs.define
+class ApprovalScope:
+    """One "allow for this session" choice of an ``agent/approve`` question."""
+
+    id: str
+    """``exact`` (this shell command), ``prefix`` (shell commands starting with the words in the
+    label) or ``tool`` (the tool as a whole); the answer's ``scope``."""
+    label: str
+    """The button's text, naming the scope in full (``Allow `git status` … for this session``)."""
+
+
+@_register
+@attrs.define
 class ApproveParams:
     """``agent/approve`` (server -> client)."""
 
@@ -34,6 +46,10 @@ class ApproveParams:
     """A built-in file tool (``edit_file``, ``write_file``) whose every change is sent to
     ``agent/reviewEdit`` before it is applied: a client that reviews before applying may answer
     at once (the review decides)."""
+    scopes: list[ApprovalScope] = attrs.field(factory=list)
+    """The session choices to offer, narrowest first; empty: only allow once or deny."""
+    sensitive: str | None = None
+    """Why the call touches a protected file (``.git/``, ``.vscode/``, ...): the card shows it."""
 
 
 @_register
@@ -41,6 +57,9 @@ class ApproveParams:
 class ApproveResult:
     answer: str
     """``allow_once``, ``allow_session`` or ``deny``; anything else is a deny."""
+    scope: str | None = None
+    """With ``allow_session``: the id of the chosen scope (missing: the narrowest offered; a
+    scope that was not offered: allowed once)."""
 
 
 @_register

@@ -184,7 +184,7 @@ export class ChatController implements vscode.Disposable {
         await this.resume(msg.sessionId);
         return;
       case "approve":
-        this.questions.answerApproval(msg.requestId, msg.answer);
+        this.questions.answerApproval(msg.requestId, msg.answer, true, msg.scope);
         return;
       case "trust":
         this.questions.answerTrust(msg.id, msg.answer === "trust");
@@ -289,8 +289,8 @@ export class ChatController implements vscode.Disposable {
   }
 
   // approvals, trust, elicitation (./questions) ------------------------------------------------------
-  answerApproval(requestId: string, answer: P.ApprovalAnswer, log = true): void {
-    this.questions.answerApproval(requestId, answer, log);
+  answerApproval(requestId: string, answer: P.ApprovalAnswer, log = true, scope?: string): void {
+    this.questions.answerApproval(requestId, answer, log, scope);
   }
 
   answerWorkspaceTrust(id: string, trusted: boolean | null, withdrawn = false): void {

@@ -55,13 +55,15 @@ export class ChatQuestions {
     });
   }
 
-  answerApproval(requestId: string, answer: P.ApprovalAnswer, log = true): void {
+  /** `scope`: with allow_session, the id of the session scope the user chose. */
+  answerApproval(requestId: string, answer: P.ApprovalAnswer, log = true, scope?: string): void {
     const pending = this.approvals.get(requestId);
     if (!pending) return;
     this.approvals.delete(requestId);
-    if (log) fact(`approval ${answer}`);
-    this.dispatch({ type: "approvalAnswered", requestId, answer });
-    pending.resolve({ answer });
+    if (log) fact(`approval ${answer}${scope ? ` ${scope}` : ""}`);
+    const withScope = answer === "allow_session" && scope !== undefined;
+    this.dispatch(withScope ? { type: "approvalAnswered", requestId, answer, scope } : { type: "approvalAnswered", requestId, answer });
+    pending.resolve(withScope ? { answer, scope } : { answer });
   }
 
   /** Nobody waits for this answer any more: close the question (the server reads it as a deny). */

@@ -20,12 +20,26 @@ export interface ApproveParams {
   sessionId?: string | null;
   /** A built-in file tool whose every change goes to agent/reviewEdit before it is applied. */
   reviewedEdit?: boolean;
+  /** The session choices to offer, narrowest first; empty: only allow once or deny. */
+  scopes?: ApprovalScope[];
+  /** Why the call touches a protected file (`.git/`, `.vscode/`, ...): the card shows it. */
+  sensitive?: string | null;
+}
+
+/** One "allow for this session" choice of an `agent/approve` question. */
+export interface ApprovalScope {
+  /** `exact` (this shell command), `prefix` (commands starting with the label's words) or `tool`. */
+  id: string;
+  /** The button's text, naming the scope in full. */
+  label: string;
 }
 
 export type ApprovalAnswer = "allow_once" | "allow_session" | "deny";
 
 export interface ApproveResult {
   answer: ApprovalAnswer;
+  /** With `allow_session`: the id of the chosen scope (missing: the narrowest offered). */
+  scope?: string | null;
 }
 
 /** `mcp/trustServer` (server -> client). */

@@ -1,0 +1,342 @@
+"""Permissions: rules from settings, then the tool's capability, then the user.
+
+Rules are glob patterns over model-facing tool names (``mcp__github__*``,
+``mcp__*__delete_*``, ``bash``; the name-pattern syntax of :mod:`agent_ls.config.globs`).
+An ``mcp__<server>__<tool>`` pattern matches the (server, tool) pair: its server part is
+matched against the server's name segment only (server segments never contain ``__``, see
+:mod:`agent_ls.mcp.naming`), so ``mcp__github__*`` never matches a server ``github::ci``.
+Two more shapes name what a call does:
+
+- ``bash(git status:*)``: shell commands starting with those words; ``bash(npm test)``: that
+  exact command. Matched per part of the command (:mod:`.shell`): a deny or ask rule applies
+  when any part matches, an allow rule covers only the parts it matches, and every part must be
+  covered for the command to run unasked. A command the parser cannot fully account for asks.
+- ``write_file(.vscode/settings.json)`` / ``edit_file(...)``: the only kind of rule that allows
+  a write to a protected path (:mod:`.protected`) unasked.
+
+Deny beats ask beats allow. With no matching rule the capability decides: read runs; write,
+network and unknown ask. Asking goes to an injectable approval handler (the editor or the
+terminal) that answers allow once, allow for the session in one of the scopes the request
+offers (:class:`SessionScope`: a shell command exactly or by a word prefix, a tool as a whole),
+or deny. Protected paths and unaccounted commands offer no session scope. A denied call becomes
+an error result for the model, never an exception.
+"""
+
+from __future__ import annotations
+
+import enum
+import functools
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any, Protocol
+
+import attrs
+
+from agent_ls.agent.permissions.protected import looks_like_path, protected_reason
+from agent_ls.agent.permissions.shell import (
+    Analysis,
+    CommandPattern,
+    Part,
+    analyze,
+    offered_prefix,
+    split_rule,
+)
+from agent_ls.config.globs import name_matches, name_pattern
+from agent_ls.core.tools import Capability, ToolSpec
+from agent_ls.core.visible import visible
+from agent_ls.mcp.naming import sanitize, server_segment
+
+
+class Decision(enum.StrEnum):
+    ALLOW = "allow"
+    ASK = "ask"
+    DENY = "deny"
+
+
+class ApprovalAnswer(enum.StrEnum):
+    ALLOW_ONCE = "allow_once"
+    ALLOW_SESSION = "allow_session"
+    DENY = "deny"
+
+
+@attrs.frozen
+class PermissionRules:
+    allow: tuple[str, ...] = ()
+    ask: tuple[str, ...] = ()
+    deny: tuple[str, ...] = ()
+
+
+def merge_rules(*layers: PermissionRules) -> PermissionRules:
+    return PermissionRules(
+        allow=tuple(p for r in layers for p in r.allow),
+        ask=tuple(p for r in layers for p in r.ask),
+        deny=tuple(p for r in layers for p in r.deny),
+    )
+
+
+
+SHELL_TOOL = "bash"
+WRITE_TOOLS = ("write_file", "edit_file")
+"""Built-in tools whose ``path`` argument is checked against the protected paths."""
+
+
+@attrs.frozen
+class SessionScope:
+    """One "allow for this session" choice a prompt offers: what is remembered and its label."""
+
+    id: str
+    """``"exact"`` (this shell command), ``"prefix"`` (shell commands starting with the shown
+    words) or ``"tool"`` (the tool as a whole)."""
+    keys: tuple[str, ...]
+    """The grants added to the session (rule syntax: ``bash(git status:*)``, ``edit_file``)."""
+    label: str
+    """What the button or option says, naming the scope in full."""
+
+
+@attrs.frozen
+class Verdict:
+    decision: Decision
+    reason: str
+    scopes: tuple[SessionScope, ...] = ()
+    """The session scopes a prompt may offer, narrowest first (empty: allow once or deny only)."""
+    sensitive: str | None = None
+    """Why the call touches a protected path (the prompt shows it), or None."""
+
+
+def _pair_match(pattern: str, spec: ToolSpec) -> bool:
+    """An ``mcp__<server>__<tool>`` pattern against the tool's (server, tool) pair: the server
+    part against the server's name segment, the tool part against the tool's own name (so a
+    long name cut to 64 characters still matches the rules that name it)."""
+    server_pat, sep, tool_pat = pattern[len("mcp__"):].partition("__")
+    if not sep or spec.server is None:
+        return name_matches(spec.name, pattern)
+    tool = spec.display_name if spec.display_name is not None else spec.name.rpartition("__")[2]
+    return (any(name_matches(s, server_pat) for s in (server_segment(spec.server), spec.server))
+            and any(name_matches(t, tool_pat) for t in (sanitize(tool), tool)))
+
+
+def _name_rule(pattern: str, spec: ToolSpec, *, restricting: bool) -> bool:
+    if split_rule(pattern) is not None:
+        return False  # a rule about what a call does (``bash(...)``): matched per call
+    try:
+        name_pattern(pattern)
+    except Exception:  # noqa: BLE001 - GlobError or a non-string: the settings show the diagnostic
+        return restricting
+    if spec.source == "mcp" and pattern.startswith("mcp__"):
+        return _pair_match(pattern, spec)
+    return name_matches(spec.name, pattern)
+
+
+def _match(patterns: Sequence[str], spec: ToolSpec, *, restricting: bool = False) -> str | None:
+    return next((p for p in patterns if _name_rule(p, spec, restricting=restricting)), None)
+
+
+@functools.lru_cache(maxsize=1024)
+def _command_patterns(keys: tuple[str, ...], tool: str, restricting: bool = False) -> tuple[CommandPattern, ...]:
+    """The ``tool(...)`` rules among ``keys``; an unusable one matches every command when
+    ``restricting`` (deny and ask fail closed; the settings file shows the diagnostic)."""
+    out = []
+    for key in keys:
+        shaped = split_rule(key) if isinstance(key, str) else None
+        if shaped is None or shaped[0] != tool:
+            continue
+        if (p := CommandPattern.parse(shaped[1])) is not None:
+            out.append(p)
+        elif restricting:
+            out.append(CommandPattern(everything=True))
+    return tuple(out)
+
+
+@functools.lru_cache(maxsize=256)
+def _analyze(command: str) -> Analysis:
+    return analyze(command)
+
+
+def decide(rules: PermissionRules, spec: ToolSpec) -> tuple[Decision, str]:
+    """The decision for a tool by its name and capability alone, and why. A deny or ask rule
+    whose pattern is unusable applies to every tool until it is fixed (fail closed; the settings
+    file shows the diagnostic); an unusable allow rule allows nothing."""
+    if (p := _match(rules.deny, spec, restricting=True)) is not None:
+        return Decision.DENY, f"denied by the rule {p!r} in the permissions settings"
+    if (p := _match(rules.ask, spec, restricting=True)) is not None:
+        return Decision.ASK, f"the rule {p!r} in the permissions settings asks first"
+    if (p := _match(rules.allow, spec)) is not None:
+        return Decision.ALLOW, f"allowed by the rule {p!r}"
+    if spec.capability is Capability.READ:
+        return Decision.ALLOW, "read-only tool"
+    what = {Capability.WRITE: "it can change files or data", Capability.NETWORK: "it reaches the network",
+            Capability.UNKNOWN: "what it does is not known"}[spec.capability]
+    return Decision.ASK, f"{spec.name} needs approval: {what}"
+
+
+def _quote(text: str) -> str:
+    return f"`{visible(text)}`"
+
+
+def _part_sensitive(part: Part, roots: Sequence[Path]) -> str | None:
+    if part.kind == "write":
+        why = protected_reason(part.text, roots)
+        return None if why is None else f"it writes {part.text!r}, a protected file: {why}"
+    for word, lit in zip(part.words[1:], part.literal[1:], strict=True):
+        if not lit or not looks_like_path(word):
+            continue
+        for candidate in {word, word.partition("=")[2]} - {""}:
+            if (why := protected_reason(candidate, roots)) is not None:
+                return f"it names {candidate!r}, a protected path: {why}"
+    return None
+
+
+def _scope_label(patterns: Sequence[CommandPattern]) -> str:
+    shown = [_quote(p.exact) if p.exact is not None else _quote(" ".join(p.prefix)) + " …" for p in patterns]
+    return "Allow " + " and ".join(shown) + " for this session"
+
+
+class PermissionGate:
+    """Rules + the approval handler + what the user allowed for this session.
+
+    ``session_allowed`` holds grants in rule syntax: a tool name (``edit_file``) or a shell
+    command scope (``bash(git status:*)``, ``bash(npm test)``).
+    """
+
+    def __init__(self, rules: PermissionRules | None = None, handler: ApprovalHandler | None = None,
+                 roots: Sequence[Path] = ()) -> None:
+        self.rules = rules or PermissionRules()
+        self.handler = handler
+        self.roots = tuple(roots)
+        self.session_allowed: set[str] = set()
+
+    # -- deciding ---------------------------------------------------------------------------------
+    def evaluate(self, spec: ToolSpec, arguments: dict[str, Any] | None) -> Verdict:
+        """The decision for one call, with the scopes a prompt may offer."""
+        rules, args = self.rules, arguments if isinstance(arguments, dict) else {}
+        if (p := _match(rules.deny, spec, restricting=True)) is not None:
+            return Verdict(Decision.DENY, f"denied by the rule {p!r} in the permissions settings")
+        if spec.source == "builtin" and spec.name == SHELL_TOOL:
+            return self._shell(spec, args)
+        tool_scope = SessionScope("tool", (spec.name,), f"Allow {spec.display_name or spec.name} for this session")
+        if spec.source == "builtin" and spec.name in WRITE_TOOLS:
+            path = args.get("path")
+            why = protected_reason(path, self.roots) if isinstance(path, str) else None
+            if why is not None and isinstance(path, str):
+                exact = f"{spec.name}({path})"
+                if exact in rules.allow and exact not in rules.ask:
+                    return Verdict(Decision.ALLOW, f"allowed by the rule {exact!r}")
+                return Verdict(Decision.ASK, f"{visible(path)} is a protected file: {why}. Writes to it always "
+                               f"ask; only the rule {exact!r} would allow them", sensitive=why)
+            tool_scope = attrs.evolve(tool_scope, label=f"Allow {spec.name} for this session (protected files "
+                                      "such as .git/ and .vscode/ still ask)")
+        decision, reason = decide(rules, spec)
+        if decision is Decision.ALLOW:
+            return Verdict(decision, reason)
+        if spec.name in self.session_allowed:
+            return Verdict(Decision.ALLOW, "allowed for this session")
+        return Verdict(Decision.ASK, reason, (tool_scope,))
+
+    def _shell(self, spec: ToolSpec, args: dict[str, Any]) -> Verdict:
+        rules, command = self.rules, args.get("command")
+        # (long commands are not cached: 256 of them could hold tens of megabytes)
+        analysis = _analyze(command) if isinstance(command, str) and len(command) <= 8192 else analyze(command)
+        if analysis.unaccounted is not None:
+            return Verdict(Decision.ASK, f"this command cannot be checked part by part ({analysis.unaccounted}), "
+                           "so it asks every time")
+        parts, whole = analysis.parts, analysis.command.strip()
+
+        def covered(patterns: Sequence[CommandPattern], part: Part) -> bool:
+            return any(p.covers(part) for p in patterns)
+
+        for p in _command_patterns(tuple(rules.deny), SHELL_TOOL, True):
+            if p.exact == whole or any(p.covers(part) for part in parts):
+                return Verdict(Decision.DENY, f"denied by the rule {p.rule()!r} in the permissions settings")
+        for part in parts:
+            if (why := _part_sensitive(part, self.roots)) is not None:
+                return Verdict(Decision.ASK, f"{why}. Such commands always ask", sensitive=why)
+        asked = _match(rules.ask, spec, restricting=True)
+        ask_rules = _command_patterns(tuple(rules.ask), SHELL_TOOL, True)
+        hit = next((p for p in ask_rules if p.exact == whole or any(p.covers(q) for q in parts)), None)
+        grants = _command_patterns(tuple(sorted(self.session_allowed)), SHELL_TOOL)
+        allows = _command_patterns(tuple(rules.allow), SHELL_TOOL)
+        allow_all = asked is None and hit is None and _match(rules.allow, spec) is not None
+        whole_granted = any(p.exact == whole for p in grants)
+        whole_allowed = asked is None and hit is None and any(p.exact == whole for p in allows)
+        if allow_all or whole_allowed:
+            return Verdict(Decision.ALLOW, "allowed by the permissions settings")
+        if whole_granted:
+            return Verdict(Decision.ALLOW, "allowed for this session")
+        open_parts = [q for q in parts if not covered(grants, q)
+                      and not (asked is None and hit is None and covered(allows, q))]
+        if not open_parts:
+            by_grants = all(covered(grants, q) for q in parts)
+            return Verdict(Decision.ALLOW, "allowed for this session" if by_grants
+                           else "every part is allowed by the permissions settings or for this session")
+        if asked is not None or hit is not None:
+            rule = asked if asked is not None else hit.rule() if hit is not None else ""
+            reason = f"the rule {rule!r} in the permissions settings asks first"
+        else:
+            shown = ", ".join(_quote(q.text) if q.kind == "command" else f"writing {_quote(q.text)}"
+                              for q in open_parts)
+            reason = f"bash needs approval: it runs commands; not allowed yet: {shown}"
+        # An exact text ending ":*" would read back as a prefix: never offered as an exact grant.
+        scopes = [] if whole.endswith(":*") else [
+            SessionScope("exact", (f"{SHELL_TOOL}({whole})",), "Allow exactly this command for this session")]
+        if all(q.kind == "command" for q in open_parts):
+            patterns: list[CommandPattern] = []
+            for q in open_parts:
+                prefix = offered_prefix(q)
+                pat = CommandPattern(prefix=prefix) if prefix else CommandPattern(exact=q.text.strip())
+                if pat not in patterns:
+                    patterns.append(pat)
+            if any(p.exact is None for p in patterns) and not any((p.exact or "").endswith(":*") for p in patterns):
+                scopes.append(SessionScope("prefix", tuple(p.rule() for p in patterns), _scope_label(patterns)))
+        return Verdict(Decision.ASK, reason, tuple(scopes))
+
+    # -- the session's gate -----------------------------------------------------------------------
+    def runs_without_asking(self, spec: ToolSpec, arguments: dict[str, Any] | None = None) -> bool:
+        return self.evaluate(spec, arguments).decision is Decision.ALLOW
+
+    def approval_reason(self, spec: ToolSpec, arguments: dict[str, Any] | None = None) -> str | None:
+        """Why the user will be asked before this call runs, or None when nobody is asked."""
+        verdict = self.evaluate(spec, arguments)
+        if verdict.decision is not Decision.ASK or self.handler is None:
+            return None
+        return verdict.reason
+
+    async def check(self, spec: ToolSpec, arguments: dict[str, Any]) -> tuple[bool, str]:
+        verdict = self.evaluate(spec, arguments)
+        if verdict.decision is Decision.DENY:
+            return False, f"This call was not run: {verdict.reason}."
+        if verdict.decision is Decision.ALLOW:
+            return True, verdict.reason
+        if self.handler is None:
+            return False, f"This call was not run: {verdict.reason}, and no approver is attached."
+        answer = await self.handler(ApprovalRequest(spec, arguments, verdict.reason, verdict.scopes,
+                                                    verdict.sensitive))
+        scope: SessionScope | None = None
+        if isinstance(answer, SessionScope):
+            scope = answer if answer in verdict.scopes else None
+        elif answer is ApprovalAnswer.ALLOW_SESSION:
+            scope = verdict.scopes[0] if verdict.scopes else None
+        elif answer is not ApprovalAnswer.ALLOW_ONCE:
+            return False, "The user denied this call."
+        if scope is None:
+            return True, "allowed once"
+        self.session_allowed.update(scope.keys)
+        return True, f"allowed for this session ({scope.label})"
+
+
+@attrs.frozen
+class ApprovalRequest:
+    spec: ToolSpec
+    arguments: dict[str, Any]
+    reason: str
+    scopes: tuple[SessionScope, ...] = ()
+    """The "allow for this session" choices to offer, narrowest first; none: only once or deny."""
+    sensitive: str | None = None
+    """Why the call touches a protected path, for the prompt to show."""
+
+    def scope(self, scope_id: str | None) -> SessionScope | None:
+        """The offered scope with this id (a front end's answer), or None."""
+        return next((s for s in self.scopes if s.id == scope_id), None)
+
+
+class ApprovalHandler(Protocol):
+    async def __call__(self, request: ApprovalRequest) -> ApprovalAnswer | SessionScope: ...

@@ -1,0 +1,67 @@
+"""Issue 25 over `agent-ls chat` (a real process, the scripted LLM): the approval shows the
+whole call (finding 3) and "for the session" covers only the scope the user picked (finding 2)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tests.agent.test_chat_cli import chat
+from tests.llm.scripted_server import ScriptedLLM, text, tool_calls
+
+pytestmark = pytest.mark.filterwarnings("ignore:.*ReadOnly.*:UserWarning")
+
+
+def test_the_approval_text_is_never_cut(llm: ScriptedLLM, ws: Path, tmp_path: Path) -> None:
+    command = "ls src/" + "module_with_a_long_name/" * 13 + "\x1b[2K; touch HIDDEN"
+    assert len(command) > 330
+    llm.script(tool_calls([("bash", {"command": command})]), text("done"))
+    proc = chat(llm, tmp_path, ws, "list", "it", stdin="d\n")
+    assert proc.returncode == 0, proc.stderr
+    block = proc.stderr[proc.stderr.index("[approve] bash"):]
+    assert "\\u001B[2K; touch HIDDEN" in block  # all of it, the escape sequence written as an escape
+    assert "\x1b" not in block
+    assert not (ws / "HIDDEN").exists()
+
+
+def test_a_session_answer_covers_only_that_command(llm: ScriptedLLM, ws: Path, tmp_path: Path) -> None:
+    llm.script(
+        tool_calls([("bash", {"command": "git status --short"})]),
+        tool_calls([("bash", {"command": "git status --short"})]),
+        tool_calls([("bash", {"command": "git status; touch PWNED"})]),
+        text("done"),
+    )
+    proc = chat(llm, tmp_path, ws, "status", stdin="s\nd\n")
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stderr.count("[approve] bash") == 2  # the same command again did not ask; the compound did
+    assert "[e] Allow exactly this command for this session" in proc.stderr
+    assert "[p] Allow `git status` … for this session" in proc.stderr
+    assert not (ws / "PWNED").exists()
+
+
+def test_a_prefix_answer_covers_that_prefix_only(llm: ScriptedLLM, ws: Path, tmp_path: Path) -> None:
+    llm.script(
+        tool_calls([("bash", {"command": "git status --short"})]),
+        tool_calls([("bash", {"command": "git status -uno"})]),
+        tool_calls([("bash", {"command": "git status && touch PWNED"})]),
+        text("done"),
+    )
+    proc = chat(llm, tmp_path, ws, "status", stdin="p\nd\n")
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stderr.count("[approve] bash") == 2
+    assert "not allowed yet: `touch PWNED`" in proc.stderr
+    assert not (ws / "PWNED").exists()
+
+
+def test_a_protected_file_asks_even_after_a_session_write_grant(llm: ScriptedLLM, ws: Path, tmp_path: Path) -> None:
+    llm.script(
+        tool_calls([("write_file", {"path": "app.py", "content": "x = 1\n"})]),
+        tool_calls([("write_file", {"path": ".git/config", "content": "[core]\n\tfsmonitor = touch PWNED\n"})]),
+        text("done"),
+    )
+    proc = chat(llm, tmp_path, ws, "edit", stdin="s\nd\n")
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stderr.count("[approve] write_file") == 2
+    assert "protected: git runs commands named in .git/config" in proc.stderr
+    assert not (ws / ".git" / "config").exists()
