@@ -145,16 +145,24 @@ export function candidatePythons(opts: {
   const home = opts.home ?? os.homedir();
   const out: Candidate[] = [];
   const seen = new Set<string>();
+  // one entry per interpreter: /bin/python3 and /usr/bin/python3.11 are often the same file
   const add = (p: string, source: string) => {
-    if (!seen.has(p)) {
-      seen.add(p);
+    let key = p;
+    try {
+      key = fs.realpathSync(p);
+    } catch {
+      // not there (the selected interpreter is listed anyway: its probe says why it is not used)
+    }
+    if (!seen.has(key)) {
+      seen.add(key);
       out.push({ path: p, source });
     }
   };
   if (opts.selected) add(opts.selected, "the Python extension's selected interpreter");
   const minors = ["13", "12", "11", "14"];
   const win = platform === "win32";
-  const names = win ? ["python.exe", "python3.exe"] : [...minors.map((m) => `python3.${m}`), "python3"];
+  // `python3` first (the system's default), then the versioned names (a newer one next to an old default)
+  const names = win ? ["python.exe", "python3.exe"] : ["python3", ...minors.map((m) => `python3.${m}`)];
   for (const dir of opts.pathVar.split(path.delimiter).filter(Boolean)) {
     for (const n of names) {
       const p = path.join(dir, n);
@@ -195,6 +203,8 @@ export async function findPython(
   opts: { cwd: string; env: NodeJS.ProcessEnv; workspaceFolders: readonly string[]; timeoutMs?: number },
 ): Promise<{ found: Probed | null; tried: Probed[] }> {
   const tried: Probed[] = [];
+  // the probes run in the storage folder, which does not exist before the first install
+  fs.mkdirSync(opts.cwd, { recursive: true });
   for (const c of candidates) {
     if (insideAny(c.path, opts.workspaceFolders)) {
       tried.push({ ...c, problem: "inside a workspace folder (never run while provisioning)" });

@@ -55,11 +55,16 @@ describe("interpreter discovery", () => {
       { path: p3, source: "PATH" },
     ]);
     expect(c.filter((x) => x.path === p312)).toHaveLength(1);
+    // the same file under two names (a symlink, /bin -> /usr/bin) is listed once
+    const link = path.join(tmp, "c");
+    fs.symlinkSync(b, link);
+    expect(candidatePythons({ pathVar: [b, link].join(path.delimiter), home: tmp }).filter((x) => x.path.startsWith(link))).toEqual([]);
     expect(c.some((x) => x.path.endsWith("python2"))).toBe(false);
   });
 
-  it("finds the machine's real python3 (>= 3.11) on PATH", async () => {
-    const { found } = await findPython(candidatePythons({ pathVar: process.env.PATH ?? "" }), opts());
+  it("finds the machine's real python3 (>= 3.11) on PATH, from a storage folder not created yet", async () => {
+    const storage = path.join(tmp, "globalStorage", "agent-ls.agent-ls");
+    const { found } = await findPython(candidatePythons({ pathVar: process.env.PATH ?? "" }), { ...opts(), cwd: storage });
     expect(found).not.toBeNull();
     expect(found?.version).toMatch(/^3\.(1[1-9])\.\d+$/);
   });
