@@ -390,7 +390,9 @@ export class Provisioner {
         );
       }
       const py = envPython(envDir);
-      const pipArgv = [py, "-I", "-m", "pip", "install", "--disable-pip-version-check", "--no-input"];
+      // --no-compile: byte-compiling every module of the dependencies (litellm, botocore) took
+      // most of the install's time; the server compiles what it imports on its first start
+      const pipArgv = [py, "-I", "-m", "pip", "install", "--disable-pip-version-check", "--no-input", "--no-compile"];
       if (opts.wheelhouse) pipArgv.push("--no-index", "--find-links", opts.wheelhouse);
       pipArgv.push(wheel.path);
       const p = await step(`Installing agent-ls ${wheel.version} and its dependencies`, pipArgv);
