@@ -142,6 +142,11 @@ def test_installed_command_version_and_import_location(installed: Path, setup: A
 
 def test_installed_demo_and_chat_smoke(installed: Path, setup: AcpSetup) -> None:
     env = installed_env(setup)
+    # an installed wheel has no demo/ folder: a clear error, not a traceback
+    bare = subprocess.run([installed / "agent-ls", "demo"], env=env, cwd=setup.ws, capture_output=True, text=True,
+                          timeout=120)
+    assert bare.returncode == 2 and "ships with the agent-ls source repository" in bare.stderr, bare
+    assert "Traceback" not in bare.stderr
     out = run([installed / "agent-ls", "demo", "--workspace", REPO_ROOT / "demo"], env=env, cwd=setup.ws)
     assert "Demo finished: the host works." in out, out
     setup.llm.script(text("Hello from the installed agent"))
