@@ -4,8 +4,11 @@
 #   bash scripts/build_extension.sh [--no-package]
 #
 # Steps: npm ci (skipped when node_modules already matches package-lock.json), typecheck
-# (tsc --noEmit, strict), esbuild bundles (dist/extension.js, dist/webview.js/.css), then
-# `vsce package`. Exits non-zero on any failure. Works from any cwd; needs node + npm.
+# (tsc --noEmit, strict), esbuild bundles (dist/extension.js, dist/webview.js/.css), the
+# agent-ls wheel (`python -m build` into editor-extension/server/, the server the extension
+# provisions on first run: issue 31; its dependencies are not bundled), then `vsce package`.
+# Exits non-zero on any failure. Works from any cwd; needs node + npm, and for the wheel
+# PYTHON (default: <repo>/.venv/bin/python) with `build`; offline when .tools/wheelhouse exists.
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 EXT="$ROOT/editor-extension"
@@ -39,6 +42,21 @@ rm -rf dist
 node esbuild.mjs
 
 if [[ $PACKAGE -eq 1 ]]; then
+  echo "[build] agent-ls wheel"
+  PY="${PYTHON:-$ROOT/.venv/bin/python}"
+  WHEEL_TMP="$(mktemp -d)"
+  trap 'rm -rf "$WHEEL_TMP"' EXIT
+  build_env=()
+  if compgen -G "$ROOT/.tools/wheelhouse/setuptools-*.whl" >/dev/null; then
+    build_env=(env PIP_NO_INDEX=1 "PIP_FIND_LINKS=$ROOT/.tools/wheelhouse")
+  fi
+  # the sdist first, the wheel from it: only the files the sdist ships end up in the wheel
+  "${build_env[@]}" "$PY" -m build --outdir "$WHEEL_TMP" "$ROOT" >/dev/null
+  rm -rf server
+  mkdir -p server
+  cp "$WHEEL_TMP"/agent_ls-*-py3-none-any.whl server/
+  [[ $(find server -name 'agent_ls-*.whl' | wc -l) -eq 1 ]] || { echo "build_extension.sh: no agent-ls wheel built" >&2; exit 1; }
+
   echo "[build] package"
   rm -f agent-ls.vsix
   npx --no-install vsce package --no-dependencies --no-update-package-json -o agent-ls.vsix >/dev/null

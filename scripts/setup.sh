@@ -6,6 +6,10 @@
 # Steps (each prints one line; each is skipped when its stamp is current):
 #   1. python : .venv (python3 >= 3.11) + `pip install -e '.[dev]'`
 #               stamp key: pyproject.toml contents + venv python version
+#   1b. wheelhouse : wheels of agent-ls's runtime dependencies (+ setuptools, wheel) in
+#               .tools/wheelhouse, so tests/test_distribution.py builds and installs the
+#               wheel offline and the extension's e2e provisions from it (issue 31)
+#               stamp key: pyproject.toml contents + venv python version
 #   2. npm    : npm MCP servers + the MCP conformance suite into .tools/npm
 #               from scripts/npm-tools/package.json (+ package-lock.json, `npm ci`)
 #               stamp key: package.json + package-lock.json contents
@@ -127,6 +131,26 @@ else
   PY_KEY="$(hash_of "$ROOT/pyproject.toml" "$("$VENV_PY" -V 2>&1)")"
   stamp_write python "$PY_KEY"
   step_line python "installed -e '.[dev]' into .venv ($("$VENV_PY" -V 2>&1), $((SECONDS - t0))s)"
+fi
+
+# --- 1b. wheelhouse ------------------------------------------------------------------
+t0=$SECONDS
+WHEELHOUSE="$TOOLS/wheelhouse"
+WH_KEY="$(hash_of "$ROOT/pyproject.toml" "$("$VENV_PY" -V 2>&1)" wheelhouse)"
+if stamp_ok wheelhouse "$WH_KEY" && compgen -G "$WHEELHOUSE/setuptools-*.whl" >/dev/null; then
+  step_line wheelhouse "up to date (.tools/wheelhouse)"
+else
+  : >"$LOGS/wheelhouse.log"
+  rm -rf "$WHEELHOUSE"
+  mkdir -p "$WHEELHOUSE"
+  "$VENV_PY" -c 'import sys, tomllib; print("\n".join(tomllib.load(open(sys.argv[1], "rb"))["project"]["dependencies"]))' \
+    "$ROOT/pyproject.toml" >"$TOOLS/wheelhouse-requirements.txt"
+  # setuptools >= 77 and wheel: `python -m build`'s isolated build environment
+  printf '%s\n' 'setuptools>=77' wheel >>"$TOOLS/wheelhouse-requirements.txt"
+  run_logged wheelhouse "$VENV_PY" -m pip wheel --disable-pip-version-check --no-input -q \
+    -w "$WHEELHOUSE" -r "$TOOLS/wheelhouse-requirements.txt"
+  stamp_write wheelhouse "$WH_KEY"
+  step_line wheelhouse "$(find "$WHEELHOUSE" -name '*.whl' | wc -l) wheels in .tools/wheelhouse ($((SECONDS - t0))s)"
 fi
 
 if [[ $DO_NPM -eq 0 ]]; then

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Step 5 of scripts/setup.sh: build editor-extension/agent-ls.vsix (scripts/build_extension.sh).
+# Step 5 of scripts/setup.sh: build editor-extension/agent-ls.vsix (scripts/build_extension.sh),
+# which carries the agent-ls wheel (editor-extension/server/) that the extension provisions.
 #
 #   bash scripts/setup_extension.sh        (FORCE=1 rebuilds even when up to date)
 #
@@ -32,6 +33,9 @@ inputs_hash() {
       echo "file=$f"; cat "$f"
     done
     cat "$ROOT/scripts/build_extension.sh"
+    # the bundled agent-ls wheel (issue 31): the package's sources and metadata
+    cd "$ROOT" && find pyproject.toml README.md LICENSE agent_ls -type f -name '*' ! -path '*__pycache__*' \
+      2>/dev/null | LC_ALL=C sort | while read -r f; do echo "file=$f"; cat "$f"; done
   } | sha256sum | cut -d' ' -f1
 }
 

@@ -40,13 +40,14 @@ fi
 # The whole suite in parallel (pytest-xdist; whole files per worker, so module fixtures stay
 # shared), then the editor end-to-end test alone (a real code-server and Chromium want the
 # machine to themselves). Most tests wait on subprocesses, so one worker more than cores pays.
-E2E=tests/extension/test_e2e.py
+# test_e2e_provision.py: the extension installs its own server in code-server (issue 31).
+E2E=(tests/extension/test_e2e.py tests/extension/test_e2e_provision.py)
 WORKERS="${AGENT_LS_TEST_WORKERS:-$(( $(nproc) + 1 ))}"
-echo "[test] pytest: everything but $E2E, $WORKERS workers"
-run_pytest -n "$WORKERS" --dist loadfile --durations=15 --deselect "$E2E"
+echo "[test] pytest: everything but ${E2E[*]}, $WORKERS workers"
+run_pytest -n "$WORKERS" --dist loadfile --durations=15 "${E2E[@]/#/--deselect=}"
 rc=$?
-echo "[test] pytest: $E2E"
-run_pytest --durations=5 "$E2E"
+echo "[test] pytest: ${E2E[*]}"
+run_pytest --durations=5 "${E2E[@]}"
 rc2=$?
 [[ $rc -eq 0 && $rc2 -eq 0 ]] || exit 1
 exit 0

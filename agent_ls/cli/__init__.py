@@ -32,6 +32,7 @@ from typing import NoReturn
 # Only what `serve` needs is imported at module level: the language server must answer
 # `initialize` fast, and the MCP SDK alone costs ~0.8 s to import. The command modules import
 # what they need when they run.
+from agent_ls import __version__
 from agent_ls.cli.chat import cmd_chat
 from agent_ls.cli.demo import cmd_demo
 from agent_ls.cli.doctor import cmd_doctor
@@ -43,6 +44,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="agent-ls", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--log-level", default="WARNING", help="log level for stderr (default WARNING)")
+    parser.add_argument("--version", action="version", version=f"agent-ls {__version__}")
     sub = parser.add_subparsers(dest="command")
 
     def common(p: argparse.ArgumentParser) -> None:

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import argparse
+import sys
 from pathlib import Path
 
-from agent_ls.cli.common import EXIT_FAIL, EXIT_OK, print_diagnostics, status_line
+from agent_ls.cli.common import EXIT_FAIL, EXIT_OK, EXIT_USAGE, print_diagnostics, status_line
 from agent_ls.cli.host import open_host
 
 
@@ -16,6 +17,11 @@ def demo_workspace() -> Path:
 async def cmd_demo(args: argparse.Namespace) -> int:
     """The first-run demo: the demo workspace's servers connect, tools are listed, one call runs."""
     ws = Path(args.workspace[0]).resolve() if args.workspace else demo_workspace()
+    if not ws.is_dir():
+        # an installed wheel has no demo/: it ships with the source repository
+        print(f"error: no demo workspace at {ws} (it ships with the agent-ls source repository, in demo/); "
+              "pass --workspace DIR", file=sys.stderr)
+        return EXIT_USAGE
     args.workspace = [str(ws)]
     args.yes = True  # the user asked to run the demo workspace's own servers
     print(f"agent-ls demo: workspace {ws}\n")

@@ -16,6 +16,7 @@ import {
 import { errorCode, errorText } from "./errors";
 import { fact } from "./factLog";
 import * as P from "./protocol";
+import { REINSTALL_COMMAND, ServerProvisioning } from "./provisionUi";
 import { readServerSettings, resolveServerCommand, type ResolvedCommand } from "./serverCommand";
 
 export type ClientState = "starting" | "running" | "stopped" | "failed";
@@ -36,13 +37,32 @@ export class AgentClient implements vscode.Disposable {
   private generation = 0;
   private readonly disposables: vscode.Disposable[] = [];
   private traceChannel: vscode.LogOutputChannel | null = null;
+  private readonly provisioning: ServerProvisioning | null = null;
+  private lastCommand: ResolvedCommand | null = null;
 
   /**
    * @param storageDir where the server process starts (the extension's global storage), never
    *   a workspace folder: nothing in a repository may be picked up by the server's start-up.
+   * @param extensionDir the installed extension (its `server/` folder holds the bundled agent-ls
+   *   wheel): when given, the extension provisions its own server when nothing is configured.
    */
-  constructor(private readonly storageDir: string = os.tmpdir()) {
+  constructor(
+    private readonly storageDir: string = os.tmpdir(),
+    extensionDir?: string,
+  ) {
     this.output = vscode.window.createOutputChannel("Agent (agent-ls)", { log: true });
+    if (extensionDir) {
+      const provisioning = new ServerProvisioning(this.storageDir, extensionDir, this.output, () => this.restart());
+      this.provisioning = provisioning;
+      this.disposables.push(
+        vscode.commands.registerCommand(REINSTALL_COMMAND, async () => {
+          if (this.lastCommand && this.lastCommand.source !== "provisioned") {
+            this.output.info(`reinstalling the provisioned server; the ${this.lastCommand.source} setting still decides what starts`);
+          }
+          await provisioning.reinstall();
+        }),
+      );
+    }
     this.disposables.push(
       this.output,
       this.stateEmitter,
@@ -73,6 +93,11 @@ export class AgentClient implements vscode.Disposable {
 
   get state(): ClientState {
     return this.current;
+  }
+
+  /** The command the server was last started with (the doctor runs the same program). */
+  get serverCommand(): ResolvedCommand | null {
+    return this.lastCommand;
   }
 
   get error(): string | null {
@@ -115,7 +140,20 @@ export class AgentClient implements vscode.Disposable {
     const config = vscode.workspace.getConfiguration("agentLs.server");
     const settings = readServerSettings((k) => config.get(k));
     const env: NodeJS.ProcessEnv = { ...process.env, ...settings.env };
-    const resolved = resolveServerCommand(settings, env.PATH);
+    let resolved = resolveServerCommand(settings, env.PATH);
+    if (!resolved.ok && resolved.unconfigured && this.provisioning) {
+      // nothing configured: the server this extension provisions (installed on the user's click)
+      this.setState("starting");
+      const provisioned = await this.provisioning.resolve();
+      if (gen !== this.generation) return;
+      if (provisioned.kind === "command") resolved = { ok: true, value: provisioned.value };
+      else if (provisioned.message) {
+        this.output.info(`the language server is not started: ${provisioned.message}`);
+        fact(`not-started ${provisioned.message}`);
+        this.setState("failed", provisioned.message);
+        return;
+      }
+    }
     if (!resolved.ok) {
       const msg = `cannot start the agent-ls language server: ${resolved.error}`;
       this.output.error(msg);
@@ -127,6 +165,7 @@ export class AgentClient implements vscode.Disposable {
       });
       return;
     }
+    this.lastCommand = resolved.value;
     const client = this.create(resolved.value, env);
     this.client = client;
     this.bindings = this.binders.flatMap((b) => b(client));

@@ -12,7 +12,7 @@ import * as P from "./protocol";
 import { serverEntryOffset, serverErrorText, workspaceRestricted, workspaceTrustDetail } from "./format";
 import { pickServer, serverAction, serverDescription, type ServerNode, type ServersModel } from "./servers";
 import { sessionLabel } from "../shared/labels";
-import { doctorCommand, readServerSettings, resolveServerCommand } from "./serverCommand";
+import { doctorCommand, readServerSettings, resolveServerCommand, type ResolvedCommand } from "./serverCommand";
 import { openSettingsFile, serverEnv, userSettingsPath, workspaceSettingsPath } from "./settingsFiles";
 
 export const RUN_CODE_ACTION = "agentLs.runCodeAction";
@@ -194,7 +194,7 @@ export function registerCommands(
     reg("agentLs.showServerLog", showServerLog),
     reg("agentLs.serverDoctor", async (arg) => {
       const name = await pickServer(servers, arg, "Run the doctor on which MCP server?");
-      if (name) runDoctor(name);
+      if (name) runDoctor(name, agent.serverCommand);
     }),
     reg("agentLs.editServerConfig", async (arg) => {
       const name = await pickServer(servers, arg, "Edit the configuration of which MCP server?");
@@ -298,10 +298,12 @@ export function heldByRestrictedFolder(servers: ServersModel, name: string): P.W
  * and environment the language server runs with (resolved argv/cwd/env with secrets hidden,
  * the phase that failed, PATH lookups in the login shell, the stderr tail).
  */
-function runDoctor(name: string): void {
+function runDoctor(name: string, started: ResolvedCommand | null): void {
   const config = vscode.workspace.getConfiguration("agentLs.server");
   const settings = readServerSettings((k) => config.get(k));
-  const resolved = resolveServerCommand(settings, serverEnv().PATH);
+  const configured = resolveServerCommand(settings, serverEnv().PATH);
+  // nothing configured: the server the extension provisioned (the one the client started)
+  const resolved = !configured.ok && configured.unconfigured && started ? { ok: true as const, value: started } : configured;
   if (!resolved.ok) {
     void vscode.window.showErrorMessage(`Cannot run the doctor: ${resolved.error}`);
     return;

@@ -11,7 +11,7 @@ import { createStatusBar } from "./statusBar";
 let agent: AgentClient | undefined;
 
 export async function activate(context: vscode.ExtensionContext): Promise<void> {
-  agent = new AgentClient(context.globalStorageUri.fsPath);
+  agent = new AgentClient(context.globalStorageUri.fsPath, context.extensionPath);
   agent.addMiddleware(codeActionMiddleware());
   const chat = new ChatController(agent);
   const views = new ChatViews(context.extensionUri, chat);

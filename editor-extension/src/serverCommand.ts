@@ -2,7 +2,8 @@
  * Which command starts the language server (pure, so it can be unit tested):
  * 1. `agentLs.server.command` when non-empty;
  * 2. else `agentLs.server.pythonPath -P -m agent_ls serve` when pythonPath is set;
- * 3. else `agent-ls` found on PATH.
+ * 3. else `agent-ls` found on PATH;
+ * 4. else (`unconfigured`) the server the extension provisions itself (src/provision.ts).
  */
 import * as fs from "fs";
 import * as path from "path";
@@ -17,10 +18,13 @@ export interface ResolvedCommand {
   command: string;
   args: string[];
   /** Which setting decided, for the log. */
-  source: "agentLs.server.command" | "agentLs.server.pythonPath" | "PATH";
+  source: "agentLs.server.command" | "agentLs.server.pythonPath" | "PATH" | "provisioned";
 }
 
-export type Resolution = { ok: true; value: ResolvedCommand } | { ok: false; error: string };
+export type Resolution =
+  | { ok: true; value: ResolvedCommand }
+  /** `unconfigured`: no agentLs.server.* setting and no agent-ls on PATH (the extension may provision one). */
+  | { ok: false; error: string; unconfigured?: boolean };
 
 export function readServerSettings(get: (key: string) => unknown): ServerSettings {
   const command = get("command");
@@ -92,6 +96,7 @@ export function resolveServerCommand(
   if (!found) {
     return {
       ok: false,
+      unconfigured: true,
       error:
         "the agent-ls command is not on PATH. Set agentLs.server.pythonPath to the Python that has agent-ls " +
         "installed (after the README's setup: <repo>/.venv/bin/python), or agentLs.server.command to the full " +
