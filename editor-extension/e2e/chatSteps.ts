@@ -28,8 +28,14 @@ export async function conversationSteps(run: Run): Promise<void> {
       const f = await chatFrame();
       const banner = f.locator(tid('restricted-banner'));
       const card = f.locator(tid('workspace-trust-prompt'), { hasText: sc.workspaceServer }).first();
-      await card.waitFor({ state: 'visible', timeout: T }).catch(async () => {
+      await card.waitFor({ state: 'attached', timeout: T }).catch(async () => {
         throw new Error(`no ${tid('workspace-trust-prompt')} listing "${sc.workspaceServer}" in the chat; ${await chatSummary(f)}; facts: ${facts.since(0)}`);
+      });
+      // issue 30: the question lives in the banner; "Review and trust" opens its card under it
+      if (await card.isVisible()) throw new Error('the workspace trust card is open before the user asked for it (it should wait in the banner)');
+      await f.locator(tid('banner-trust')).first().click();
+      await card.waitFor({ state: 'visible', timeout: 10_000 }).catch(() => {
+        throw new Error(`"Review and trust" did not open the workspace trust card`);
       });
       const bannerText = norm(await banner.innerText().catch(() => ''));
       s.note(`banner: ${JSON.stringify(bannerText.slice(0, 120))}`);
