@@ -4,7 +4,7 @@
 
 import { type Run, escape, escapeRe, norm, sleep, until } from './harness.ts';
 import { chatSummary, sendPrompt, tid, waitAssistantText } from './chat.ts';
-import { openFile, pickCodeAction, quickInput, runCommand } from './workbench.ts';
+import { openFile, pickCodeAction, quickInput } from './workbench.ts';
 
 /** commands, code-action, code-insert, ask-agent, stop-code-action, attach-selection, tool-action-number. */
 export async function editorSteps(run: Run): Promise<void> {
@@ -171,6 +171,5 @@ export async function editorSteps(run: Run): Promise<void> {
       throw new Error(`${(e as Error).message}; the editor shows ${JSON.stringify(norm(await editor.locator('.view-lines').innerText()))}; facts: ${facts.since(0).slice(-600)}`);
     });
     s.note(`${sc.numberBefore} -> ${sc.numberAfter}`);
-    await runCommand(page, 'File: Revert File').catch(() => undefined);
   });
 }

@@ -299,6 +299,8 @@ export const escapeRe = (s: string): string => s.replace(/[.*+?^${}()|[\]\\]/g, 
 
 /** What every group of steps works with. */
 export interface Run {
+  /** Issue 30 item 2: Send -> the model's first words shown, for the session's first prompt and a later one (ms). */
+  promptLatency: { first?: number; later?: number };
   cfg: Config;
   sc: Scenario;
   page: Page;

@@ -82,8 +82,13 @@ export async function uxSteps(run: Run, needs: string[]): Promise<void> {
     await page.keyboard.type(sc.prompt);
     const mark = facts.mark();
     await traceFocus(f);
+    const sentAt = Date.now();
     await page.keyboard.press('Enter');
     await f.locator(`${tid('message')}[data-role="user"]`, { hasText: sc.prompt }).first().waitFor({ state: 'visible', timeout: T });
+    // issue 30 item 2: a later prompt of the same editor session, Send -> the model's first words
+    await f.locator(`${tid('message')}[data-role="assistant"]`, { hasText: sc.introText.slice(0, 20) }).first().waitFor({ state: 'visible', timeout: T });
+    run.promptLatency.later = Date.now() - sentAt;
+    s.note(`later prompt: Send -> first words ${run.promptLatency.later} ms`);
     const approval = f.locator(`${tid('pending')} ${tid('approval')}:not([data-answered])`).first();
     await approval.waitFor({ state: 'visible', timeout: T }).catch(() => {
       throw new Error(`no ${tid('approval')} pinned in ${tid('pending')}`);
@@ -430,7 +435,7 @@ async function trustAndApprovalStep(run: Run, needs: string[]): Promise<void> {
     await page.keyboard.press('Enter');
     await card.waitFor({ state: 'visible', timeout: 10_000 });
     const onCard = await focused(f);
-    const [chat, open] = [await f.locator('.chat').boundingBox(), await card.boundingBox()];
+    const [chat, open] = [await f.locator('.chat').boundingBox(), await f.locator(tid('trust-details')).boundingBox()];
     s.note(`keys: Tab x${allow} to "Allow once"; Shift+Tab x${back} to "Review and trust"; the open card: ${open && chat ? Math.round((100 * open.height) / chat.height) : '?'}% of the chat, focus on ${onCard}`);
     await page.screenshot({ path: shot('ux-trust-card-open.png') });
     if (onCard !== 'workspace-trust-prompt') throw new Error(`"Review and trust" opened the card but the focus is on ${onCard}`);

@@ -130,5 +130,15 @@ describe("pinned questions take about a third of the chat", () => {
     expect(css).toMatch(/\.pending > \[data-collapsed\] > :not\(\.head\):not\(\.pin-toggle\) \{ display: none; \}/);
     expect(css).toMatch(/\.pending > :last-child \.buttons[^{]*\{[^}]*position: sticky; bottom: 0/);
     expect(css).toContain(".chat > .trust-details[hidden] { display: none; }");
+    // compact while a question waits: the attach buttons and the "New session" line step aside,
+    // a pinned approval's reason is one line
+    expect(css).toContain('.chat:has(> .pending:not([hidden])) .composer [data-testid^="attach-"] { display: none; }');
+    expect(css).toMatch(/\.pending > \.approval > \.reason \{[^}]*white-space: nowrap[^}]*text-overflow: ellipsis/);
+  });
+
+  it("a pinned question's reason keeps its whole text in the tooltip", () => {
+    approve("a1");
+    const reason = q("approval")!.querySelector<HTMLElement>(".reason")!;
+    expect(reason.title).toBe("write capability");
   });
 });
