@@ -76,3 +76,62 @@ def validate_arguments(spec: ToolSpec, arguments: Any) -> dict[str, Any] | str:
     if problems:
         return f"Invalid arguments for {spec.name}: " + "; ".join(problems)
     return cleaned
+
+
+class SelectionDoesNotFit(ValueError):
+    """The selected text cannot be the value a tool's schema asks for (the message says why)."""
+
+
+_ARTICLE = {"integer": "an integer", "number": "a number", "boolean": "a boolean (true or false)",
+            "object": "a JSON object", "array": "a JSON array"}
+
+
+def schema_types(schema: Any) -> list[str]:
+    """The JSON types a (sub)schema allows: its ``type`` (a name or a list) and those of its
+    ``anyOf`` / ``oneOf`` branches (how ``Optional[int]`` comes out of pydantic), in order."""
+    if not isinstance(schema, dict):
+        return []
+    kind = schema.get("type")
+    found = [kind] if isinstance(kind, str) else [k for k in kind if isinstance(k, str)] if isinstance(kind, list) else []
+    for key in ("anyOf", "oneOf"):
+        for branch in schema.get(key) or ():
+            found += [k for k in schema_types(branch) if k not in found]
+    return found
+
+
+def typed_text(text: str, schema: Any) -> Any:
+    """``text`` (a selection that is a whole argument value) as the type ``schema`` asks for.
+
+    A schema that allows a string, or says nothing about the type, keeps the text. Otherwise
+    the text is read as JSON (``21``, ``2.5``, ``true``, ``{"a": 1}``, ``[1, 2]``; spaces
+    around it ignored) and must be of an allowed type; :class:`SelectionDoesNotFit` says
+    which type was wanted when it is not.
+    """
+    import json
+    import math
+
+    kinds = [k for k in schema_types(schema) if k != "null"]
+    if not kinds or "string" in kinds or not set(kinds) & set(_ARTICLE):
+        return text
+    wanted = " or ".join(_ARTICLE[k] for k in kinds if k in _ARTICLE)
+    stripped = text.strip()
+    try:
+        value = json.loads(stripped.lower() if stripped.lower() in ("true", "false") else stripped)
+    except ValueError:
+        value = _NO_VALUE
+    for kind in kinds:
+        if kind == "integer" and isinstance(value, int | float) and not isinstance(value, bool) \
+                and math.isfinite(value) and float(value).is_integer():
+            return int(value)
+        if kind == "number" and isinstance(value, int | float) and not isinstance(value, bool) \
+                and math.isfinite(value):
+            return value
+        if kind == "boolean" and isinstance(value, bool):
+            return value
+        if (kind == "object" and isinstance(value, dict)) or (kind == "array" and isinstance(value, list)):
+            return value
+    shown = stripped if len(stripped) <= 40 else stripped[:37] + "..."
+    raise SelectionDoesNotFit(f"needs {wanted}, and the selection {shown!r} is not one")
+
+
+_NO_VALUE = object()

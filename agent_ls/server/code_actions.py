@@ -19,7 +19,9 @@ Offered on a non-empty selection or on diagnostics:
 
 Template variables: ``${selection}``, ``${file}``, ``${fileUri}``, ``${languageId}``, ``${line}``
 (1-based), ``${workspaceFolder}``. A value that is exactly one variable keeps that value's type
-(``${line}`` stays a number). Tool actions run through the approval gate; the result goes to
+(``${line}`` stays a number); ``${selection}`` as a whole value takes the type the tool's input
+schema asks for there (``21`` for an integer, ``true`` for a boolean, JSON for an object or
+array), and a selection that does not fit stops the action with an error saying so. Tool actions run through the approval gate; the result goes to
 the chat as events (``sessionId`` null), or, with ``"apply": "replaceSelection"``, replaces the
 selection through ``workspace/applyEdit``.
 
@@ -39,6 +41,7 @@ from lsprotocol import types as lsp
 from pygls.uris import to_fs_path
 from pygls.workspace import ServerTextPosition, ServerTextRange
 
+from agent_ls.agent.arguments import SelectionDoesNotFit, typed_text
 from agent_ls.server.chat import notify_event, start_prompt
 from agent_ls.server.direct_tools import call_tool_direct
 from agent_ls.server.host import ensure_manager
@@ -100,16 +103,34 @@ def _uses_selection(value: Any) -> bool:
     return False
 
 
-def expand_template(value: Any, ctx: dict[str, Any]) -> Any:
+def expand_template(value: Any, ctx: dict[str, Any], schema: Any = None, where: str = "") -> Any:
+    """``value`` with the template variables filled in from ``ctx``.
+
+    A string that is exactly ``${selection}`` takes the type ``schema`` (the tool's input
+    schema at that place) asks for: ``21`` for an integer, ``true`` for a boolean, JSON for
+    an object or array; a selection that does not fit is a :class:`SelectionDoesNotFit`
+    naming the argument (``where``).
+    """
     if isinstance(value, str):
         whole = _VAR.fullmatch(value)
+        if whole and whole.group(1) == "selection" and schema is not None:
+            try:
+                return typed_text(str(ctx.get("selection", "")), schema)
+            except SelectionDoesNotFit as e:
+                raise SelectionDoesNotFit(f"argument '{where}' {e}") from None
         if whole:
             return ctx.get(whole.group(1), "")
         return _VAR.sub(lambda m: str(ctx.get(m.group(1), "")), value)
+    sub: dict[str, Any] = schema if isinstance(schema, dict) else {}
     if isinstance(value, dict):
-        return {k: expand_template(v, ctx) for k, v in value.items()}
+        found = sub.get("properties")
+        props: dict[str, Any] = found if isinstance(found, dict) else {}
+        return {k: expand_template(v, ctx, props.get(k) if schema is not None else None, f"{where}.{k}" if where else k)
+                for k, v in value.items()}
     if isinstance(value, list):
-        return [expand_template(v, ctx) for v in value]
+        items = sub.get("items")
+        return [expand_template(v, ctx, items if schema is not None else None, f"{where}[{i}]")
+                for i, v in enumerate(value)]
     return value
 
 
@@ -296,7 +317,15 @@ def register(server: AgentLanguageServer) -> None:
         ctx = {"selection": a.text, "fileUri": a.uri, "file": to_fs_path(a.uri) or a.uri,
                "languageId": a.language_id, "line": rng.start.line + 1,
                "workspaceFolder": str(folders[0]) if folders else ""}
-        arguments = expand_template(action.get("arguments", {}), ctx)
+        template = action.get("arguments", {})
+
+        def arguments(schema: dict[str, Any]) -> dict[str, Any]:
+            try:
+                return expand_template(template, ctx, schema)  # type: ignore[no-any-return]
+            except SelectionDoesNotFit as e:
+                raise RequestFailed(f"tool action {action['title']!r} was not run: {action['server']}/"
+                                    f"{action['tool']} {e}") from None
+
         apply = action.get("apply") in APPLY_MODES
 
         def sink(event: Any) -> None:

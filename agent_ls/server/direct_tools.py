@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import itertools
 import logging
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 import attrs
@@ -20,9 +21,13 @@ log = logging.getLogger("agent_ls.server")
 _direct_ids = itertools.count(1)
 
 
-async def call_tool_direct(ls: AgentLanguageServer, server: str, tool: str, arguments: dict[str, Any], *,
+async def call_tool_direct(ls: AgentLanguageServer, server: str, tool: str,
+                           arguments: dict[str, Any] | Callable[[dict[str, Any]], dict[str, Any]], *,
                            call_id: str | None = None, sink: Any = None) -> ToolResultPayload:
     """A direct MCP tool call from the editor, through the approval gate.
+
+    ``arguments`` may be a function of the tool's input schema (a tool action's template,
+    typed by the schema); what it raises reaches the caller before anything is asked or run.
 
     With ``sink``, the call is also reported as events (started, approval, finished), as a
     tool call of the agent would be.
@@ -47,6 +52,8 @@ async def call_tool_direct(ls: AgentLanguageServer, server: str, tool: str, argu
             raise RequestFailed(f"MCP server {server!r} is not connected ({state})")
         raise RequestFailed(f"MCP server {server!r} has no tool named {tool!r}")
     spec = found.spec
+    if callable(arguments):
+        arguments = arguments(spec.input_schema)
     gate = direct_gate(ls)
     started = time.perf_counter()
     call_id = call_id or f"direct-{next(_direct_ids)}"

@@ -4,7 +4,8 @@ the workspace trust questions that follow.
 A settings file saved or changed on disk, a workspace folder added, the editor's trust or a
 remembered decision changed: the settings are read again and the host reconfigured (unchanged
 servers keep running). A folder whose files ask for something that needs trust is asked about
-(``agent/trustWorkspace``); its answer is remembered and the settings reload with it.
+(``agent/trustWorkspace``, or ``window/showMessageRequest`` for a plain LSP editor:
+:func:`agent_ls.server.workspaces.decide`); its answer is remembered and the settings reload with it.
 """
 
 from __future__ import annotations
@@ -16,11 +17,8 @@ from typing import TYPE_CHECKING
 
 from lsprotocol import types as lsp
 
-from agent_ls.server.ask import AskFailed, ask
 from agent_ls.server.config_files import publish_config_diagnostics
-from agent_ls.server.protocol.methods import TRUST_WORKSPACE
-from agent_ls.server.protocol.questions import TrustWorkspaceResult
-from agent_ls.server.workspaces import policy, record, trust_workspace_params
+from agent_ls.server.workspaces import decide, policy, record
 
 if TYPE_CHECKING:
     from agent_ls.config.trust import WorkspaceTrustInfo
@@ -84,8 +82,6 @@ def ask_pending_workspaces(ls: AgentLanguageServer) -> None:
     for folder, info in settings.workspaces.items():
         if not info.asks or folder in ls.workspace_prompts:
             continue
-        if ls.workspace_prompt_unsupported:
-            continue
         log.info("workspace %s asks for trust: %s", folder, info.message)
         task = ls.run_task(_ask_workspace(ls, info), f"trust prompt for {folder}")
         ls.workspace_prompts[folder] = (info.request.digest, task)
@@ -94,19 +90,15 @@ def ask_pending_workspaces(ls: AgentLanguageServer) -> None:
 async def _ask_workspace(ls: AgentLanguageServer, info: WorkspaceTrustInfo) -> None:
     folder = info.request.folder
     try:
-        answer = await ask(ls, TRUST_WORKSPACE, trust_workspace_params(ls, info), TrustWorkspaceResult,
-                           fallback=TrustWorkspaceResult(trusted=None),
-                           supported=not ls.workspace_prompt_unsupported)
-        trusted = answer.trusted
+        trusted = await decide(ls, info)
         if trusted is not None:
             await record(ls, [info.request], trusted)
     except asyncio.CancelledError:
         raise
     except Exception as e:
-        if isinstance(e, AskFailed) and e.method_not_found:
-            ls.workspace_prompt_unsupported = True
         log.info("no trust decision for %s from the editor (%s); it stays restricted. Trust it with the "
-                 "agent/setWorkspaceTrust request or `agent-ls trust --workspace %s`", folder, e, folder)
+                 "agent-ls.trustWorkspace command, the agent/setWorkspaceTrust request or "
+                 "`agent-ls trust --workspace %s`", folder, e, folder)
         return
     finally:
         current = ls.workspace_prompts.get(folder)

@@ -45,7 +45,7 @@ from agent_ls.server.protocol.methods import (
     SERVER_REQUESTS,
 )
 from agent_ls.server.status import status_payload
-from agent_ls.server.workspaces import workspaces_payload
+from agent_ls.server.workspaces import lenient_converter, workspaces_payload
 
 if TYPE_CHECKING:
     from agent_ls.agent.session import Session
@@ -150,7 +150,7 @@ class LspLogHandler(logging.Handler):
 
 class AgentLanguageServer(LanguageServer):
     def __init__(self) -> None:
-        super().__init__("agent-ls", __version__, protocol_cls=AgentLsProtocol)
+        super().__init__("agent-ls", __version__, protocol_cls=AgentLsProtocol, converter_factory=lenient_converter)
         self.manager: MCPManager | None = None
         self.settings: LoadedSettings | None = None
         self.preview: list[ServerStatus] | None = None
@@ -186,7 +186,8 @@ class AgentLanguageServer(LanguageServer):
         self.workspace_prompts: dict[Path, tuple[str, asyncio.Task[Any]]] = {}
         """Pending ``agent/trustWorkspace`` prompts: folder -> (digest asked about, task)."""
         self.workspace_prompt_unsupported = False
-        """The client answered ``agent/trustWorkspace`` with method-not-found."""
+        """The client answered ``agent/trustWorkspace`` with method-not-found: it is asked with
+        ``window/showMessageRequest`` instead."""
         self.shutdown_requested = False
         """``shutdown`` came: the exit code is 0 (the LSP specification's rule)."""
         self.exit_watchdog = ExitWatchdog()

@@ -11,6 +11,11 @@ decision from a command (``agent/setWorkspaceTrust``).
 - ``agent/setWorkspaceTrust`` trusts or restricts folders from a command.
 - A workspace MCP server whose entry changed or is new asks on its own (``mcp/trustServer``,
   :mod:`.editor_questions`), with the whole entry and what changed.
+- An editor without ``agent/trustWorkspace`` (it answers "method not found": Neovim, eglot,
+  any plain LSP client) is asked with the standard ``window/showMessageRequest``: Trust /
+  Keep restricted / Show what it wants (the whole text, as ``window/showMessage`` and in the
+  log, then the question again); the ``agent-ls.trustWorkspace`` command
+  (``workspace/executeCommand``) asks again at any time.
 """
 
 from __future__ import annotations
@@ -21,15 +26,21 @@ from typing import Any
 
 from agent_ls.server.host import ensure_manager
 from agent_ls.server.protocol.codec import InvalidParams, RequestFailed, parse
-from agent_ls.server.protocol.methods import EDITOR_TRUST, SET_WORKSPACE_TRUST
-from agent_ls.server.protocol.questions import EditorTrustParams, SetWorkspaceTrustParams
+from agent_ls.server.protocol.methods import (
+    CMD_TRUST_WORKSPACE,
+    EDITOR_TRUST,
+    SET_WORKSPACE_TRUST,
+)
+from agent_ls.server.protocol.questions import (
+    EditorTrustParams,
+    SetWorkspaceTrustParams,
+)
 from agent_ls.server.reload import reload_settings
 from agent_ls.server.server import AgentLanguageServer, guarded
 from agent_ls.server.status import status_result
-from agent_ls.server.workspaces import record
+from agent_ls.server.workspaces import decide, record
 
 log = logging.getLogger("agent_ls.server")
-
 
 def register(server: AgentLanguageServer) -> None:
     @server.feature(EDITOR_TRUST)
@@ -70,3 +81,39 @@ def register(server: AgentLanguageServer) -> None:
         await reload_settings(ls)
         await manager.wait_ready(60)
         return status_result(ls, manager)
+
+    @server.command(CMD_TRUST_WORKSPACE)
+    @guarded
+    async def trust_workspace_command(ls: AgentLanguageServer, *args: Any) -> Any:
+        """Ask again about the folders that wait for trust (restricted or kept restricted);
+        an optional argument (``{"folder": path}`` or the path) names one folder."""
+        from agent_ls.config.trust import TrustState
+
+        wanted = args[0] if len(args) == 1 else None
+        if isinstance(wanted, dict):
+            wanted = wanted.get("folder")
+        if len(args) > 1 or (args and not isinstance(wanted, str)):
+            raise InvalidParams(f"invalid params: {CMD_TRUST_WORKSPACE} takes no argument, or one folder "
+                                '(a path or {"folder": path})')
+        await ensure_manager(ls)
+        if not ls.editor_trusted:
+            raise RequestFailed("the editor has not trusted this workspace: trust it in the editor first")
+        settings = ls.settings
+        infos = [i for f, i in (settings.workspaces.items() if settings is not None else ())
+                 if i.state in (TrustState.RESTRICTED, TrustState.DECLINED)
+                 and (wanted is None or f.resolve() == Path(wanted).resolve())]
+        if not infos:
+            raise RequestFailed(f"{wanted} does not wait for trust" if wanted else
+                                "no workspace folder waits for trust")
+        decided = []
+        for info in infos:
+            pending = ls.workspace_prompts.pop(info.request.folder, None)
+            if pending is not None:
+                pending[1].cancel()
+            trusted = await decide(ls, info)
+            if trusted is not None:
+                await record(ls, [info.request], trusted)
+            decided.append({"folder": str(info.request.folder), "trusted": trusted})
+        if any(d["trusted"] is not None for d in decided):
+            await reload_settings(ls)
+        return {"folders": decided}

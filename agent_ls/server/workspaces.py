@@ -3,7 +3,10 @@
 What the status (``workspaces``), the trust prompts and the trust handlers share: the editor's
 own trust from the initialization options, the :class:`~agent_ls.config.trust.TrustPolicy` of
 this window, the user's remembered decisions (``host-state.json``), a workspace folder and its
-MCP server entries as the editor is shown them, and recording a decision.
+MCP server entries as the editor is shown them, asking the user about a folder
+(``agent/trustWorkspace``, or ``window/showMessageRequest`` for a plain LSP editor) and
+recording a decision. Also: workspace folder changes are read leniently
+(:func:`lenient_converter`).
 """
 
 from __future__ import annotations
@@ -13,14 +16,22 @@ import logging
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from lsprotocol import types as lsp
+
+from agent_ls.core.visible import visible
+from agent_ls.server.ask import AskFailed, ask
 from agent_ls.server.protocol.mcp import WorkspaceStatusPayload
+from agent_ls.server.protocol.methods import CMD_TRUST_WORKSPACE, TRUST_WORKSPACE
 from agent_ls.server.protocol.questions import (
     TrustServerParams,
     TrustWorkspaceParams,
+    TrustWorkspaceResult,
     WorkspaceSettingPayload,
 )
 
 if TYPE_CHECKING:
+    import cattrs
+
     from agent_ls.config.trust import EntryView, TrustPolicy, WorkspaceRequest, WorkspaceTrustInfo
     from agent_ls.server.server import AgentLanguageServer
 
@@ -95,3 +106,116 @@ async def record(ls: AgentLanguageServer, requests: list[WorkspaceRequest], trus
     for request in requests:
         await asyncio.to_thread(trust.record, request, trusted)
         log.info("workspace %s: %s", request.folder, "trusted" if trusted else "kept restricted")
+
+
+def lenient_converter() -> cattrs.Converter:
+    """pygls' converter, with a ``workspace/didChangeWorkspaceFolders`` event that keeps
+    its valid folders.
+
+    Neovim 0.7 sends ``removed: [{}]`` (and an empty Lua table, ``{}``, for an empty list) when
+    a folder is added; structured strictly, the whole notification would be dropped as Invalid
+    Params and the folder never added. Here each entry stands alone: a folder with a ``uri``
+    is kept (named after its last path segment when it has no ``name``), anything else is
+    logged and ignored.
+    """
+    from pygls.protocol import default_converter
+    from pygls.uris import to_fs_path
+
+    converter = default_converter()
+
+    def folder(item: Any) -> lsp.WorkspaceFolder | None:
+        if not isinstance(item, dict) or not isinstance(item.get("uri"), str) or not item["uri"]:
+            return None
+        name = item.get("name")
+        if not isinstance(name, str):
+            name = Path(to_fs_path(item["uri"]) or item["uri"]).name or item["uri"]
+        return lsp.WorkspaceFolder(uri=item["uri"], name=name)
+
+    def event(obj: Any, _: type) -> lsp.WorkspaceFoldersChangeEvent:
+        if not isinstance(obj, dict):
+            raise TypeError(f"a workspace folders change event is an object, not {type(obj).__name__}")
+        kept: dict[str, list[lsp.WorkspaceFolder]] = {"added": [], "removed": []}
+        ignored: list[str] = []
+        for key, out in kept.items():
+            items = obj.get(key)
+            if items is None or items == {}:  # absent, or an empty Lua table
+                continue
+            if not isinstance(items, list):
+                ignored.append(f"{key}: {str(items)[:80]}")
+                continue
+            for item in items:
+                found = folder(item)
+                if found is None:
+                    ignored.append(f"{key}: {str(item)[:80]}")
+                else:
+                    out.append(found)
+        if ignored:
+            log.warning("workspace/didChangeWorkspaceFolders: ignored what is not a workspace folder "
+                        "(one needs a uri): %s", "; ".join(ignored))
+        return lsp.WorkspaceFoldersChangeEvent(added=kept["added"], removed=kept["removed"])
+
+    converter.register_structure_hook(lsp.WorkspaceFoldersChangeEvent, event)
+    return converter
+
+
+TRUST, KEEP, SHOW = "Trust", "Keep restricted", "Show what it wants"
+"""The answers of the plain question (``window/showMessageRequest``)."""
+
+
+async def decide(ls: AgentLanguageServer, info: WorkspaceTrustInfo) -> bool | None:
+    """Ask the user about a folder: ``agent/trustWorkspace``, or, for an editor that does not
+    know it, ``window/showMessageRequest``. ``None``: no decision (dismissed, withdrawn)."""
+    if not ls.workspace_prompt_unsupported:
+        try:
+            answer = await ask(ls, TRUST_WORKSPACE, trust_workspace_params(ls, info), TrustWorkspaceResult,
+                               fallback=TrustWorkspaceResult(trusted=None))
+            return answer.trusted
+        except AskFailed as e:
+            if not e.method_not_found:
+                raise
+            ls.workspace_prompt_unsupported = True
+            log.info("the editor does not know %s: asking with window/showMessageRequest", TRUST_WORKSPACE)
+    return await ask_plainly(ls, info)
+
+
+def _summary(info: WorkspaceTrustInfo) -> str:
+    request = info.request
+    parts = []
+    if request.servers:
+        names = ", ".join(visible(v.name) for v in request.servers)
+        parts.append(f"{len(request.servers)} MCP server{'s' if len(request.servers) != 1 else ''} ({names})")
+    if request.settings:
+        keys = ", ".join(dict.fromkeys(visible(i.key) for i in request.settings))
+        parts.append(f"settings that need trust ({keys})")
+    return " and ".join(parts) or "settings that need trust"
+
+
+async def ask_plainly(ls: AgentLanguageServer, info: WorkspaceTrustInfo) -> bool | None:
+    """The workspace trust question as a standard ``window/showMessageRequest``.
+
+    "Show what it wants" shows the whole text (what each server runs, where it connects, which
+    values it receives; the settings) as ``window/showMessage`` and in the log, then asks
+    again with Trust / Keep restricted.
+    """
+    from agent_ls.config.trust_text import describe
+
+    folder = info.request.folder
+    again = " (changed since you last trusted it)" if info.previous_settings is not None else ""
+    message = (f"agent-ls: the workspace folder {visible(str(folder))}{again} defines {_summary(info)}. They are "
+               "ignored until you trust the folder. Trust it?")
+    actions = [TRUST, KEEP, SHOW]
+    while True:
+        raw = await ls.ask_client(lsp.WINDOW_SHOW_MESSAGE_REQUEST, lsp.ShowMessageRequestParams(
+            type=lsp.MessageType.Warning, message=message, actions=[lsp.MessageActionItem(title=t) for t in actions]))
+        title = raw.get("title") if isinstance(raw, dict) else getattr(raw, "title", None)
+        if title == SHOW and SHOW in actions:
+            text = describe(info, host_state(ls))
+            log.info("what the workspace asks for:\n%s", text)
+            ls.show(lsp.MessageType.Info, text)
+            actions = [TRUST, KEEP]
+            continue
+        if title not in (TRUST, KEEP):
+            log.info("no trust decision for %s (the question was dismissed); it stays restricted. Ask again with "
+                     "the %s command", folder, CMD_TRUST_WORKSPACE)
+            return None
+        return title == TRUST

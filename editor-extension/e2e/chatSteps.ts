@@ -12,6 +12,7 @@ import { runCommand } from './workbench.ts';
 export async function conversationSteps(run: Run): Promise<void> {
   const { page, steps, facts, sc, T, chatFrame } = run;
   let promptMark = 0;
+  let firstSentAt = 0;
 
   await steps.run('open-chat', 'command palette "Agent: Open Chat" shows the chat', ['workbench'], async () => {
     await runCommand(page, 'Agent: Open Chat');
@@ -28,8 +29,14 @@ export async function conversationSteps(run: Run): Promise<void> {
       const f = await chatFrame();
       const banner = f.locator(tid('restricted-banner'));
       const card = f.locator(tid('workspace-trust-prompt'), { hasText: sc.workspaceServer }).first();
-      await card.waitFor({ state: 'visible', timeout: T }).catch(async () => {
+      await card.waitFor({ state: 'attached', timeout: T }).catch(async () => {
         throw new Error(`no ${tid('workspace-trust-prompt')} listing "${sc.workspaceServer}" in the chat; ${await chatSummary(f)}; facts: ${facts.since(0)}`);
+      });
+      // issue 30: the question lives in the banner; "Review and trust" opens its card under it
+      if (await card.isVisible()) throw new Error('the workspace trust card is open before the user asked for it (it should wait in the banner)');
+      await f.locator(tid('banner-trust')).first().click();
+      await card.waitFor({ state: 'visible', timeout: 10_000 }).catch(() => {
+        throw new Error(`"Review and trust" did not open the workspace trust card`);
       });
       const bannerText = norm(await banner.innerText().catch(() => ''));
       s.note(`banner: ${JSON.stringify(bannerText.slice(0, 120))}`);
@@ -64,6 +71,7 @@ export async function conversationSteps(run: Run): Promise<void> {
     const input = f.locator(tid('prompt-input'));
     await input.click();
     await input.fill(sc.prompt);
+    firstSentAt = Date.now();
     await f.locator(tid('send')).click();
     const user = f.locator(`${tid('message')}[data-role="user"]`, { hasText: sc.prompt }).first();
     await user.waitFor({ state: 'visible', timeout: T });
@@ -86,6 +94,10 @@ export async function conversationSteps(run: Run): Promise<void> {
       ).catch(async (e: unknown) => {
         throw new Error(`${(e as Error).message}; ${await chatSummary(f)}; facts since the prompt: ${facts.since(promptMark)}`);
       });
+      // issues 30 item 2: the first prompt of the editor session (Send -> the model's first words
+      // shown), recorded, compared with a later prompt in ux-keyboard-approval (a figure, no assertion)
+      run.promptLatency.first = Date.now() - firstSentAt;
+      s.note(`first prompt: Send -> first words ${run.promptLatency.first} ms`);
       const card = f.locator(`${tid('tool-card')}[data-tool="${sc.approvalTool}"]`).first();
       await card.waitFor({ state: 'visible', timeout: T }).catch(async () => {
         throw new Error(

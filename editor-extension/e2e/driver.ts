@@ -66,6 +66,7 @@ async function scenario(page: Page, steps: Steps, facts: FactLog): Promise<void>
   const run: Run = {
     cfg,
     sc: cfg.scenario,
+    promptLatency: {},
     page,
     steps,
     facts,
@@ -120,6 +121,13 @@ async function scenario(page: Page, steps: Steps, facts: FactLog): Promise<void>
   // issue 17: keyboard only, focus, the pinned approval at two window sizes, a long trust prompt,
   // a failed server in the servers view, axe-core in three themes
   await uxSteps(run, ['final-answer']);
+
+  // issue 30 item 2: the figure, printed (the machine is shared: noisy; recorded, not asserted)
+  const { first, later } = run.promptLatency;
+  const latency = `prompt latency (Send -> first words): first ${first ?? '?'} ms, later ${later ?? '?'} ms` +
+    (first !== undefined && later !== undefined ? `, difference ${first - later} ms` : '');
+  log(`[e2e] ${latency}`);
+  fs.writeFileSync(`${cfg.artifacts}/prompt-latency.txt`, `${latency}\n`);
 
   await escape(page);
   await sleep(100);

@@ -6,7 +6,7 @@ import { type Run, escape, escapeRe, norm, sleep, until } from './harness.ts';
 import { chatSummary, sendPrompt, tid, waitAssistantText } from './chat.ts';
 import { openFile, pickCodeAction, quickInput } from './workbench.ts';
 
-/** commands, code-action, code-insert, ask-agent, stop-code-action, attach-selection. */
+/** commands, code-action, code-insert, ask-agent, stop-code-action, attach-selection, tool-action-number. */
 export async function editorSteps(run: Run): Promise<void> {
   const { page, steps, facts, sc, T, chatFrame } = run;
 
@@ -154,5 +154,22 @@ export async function editorSteps(run: Run): Promise<void> {
     await until(`the ${tid('attachment')} chip to be cleared after sending`, async () => (await f.locator(tid('attachment')).count()) === 0, T)
       .catch(() => s.note('the attachment chip stayed after sending'));
     await until(`${tid('busy')} to disappear`, async () => (await f.locator(tid('busy')).count()) === 0, T);
+  });
+
+  // Issue 30 item 6: `"a": "${selection}"` on a selected number reaches the tool as a number
+  // (its schema says number) and the result replaces the selection.
+  await steps.run('tool-action-number', `select the number in ${sc.numberFile}, pick "${sc.numberAction}": the file reads ${sc.numberAfter}`, ['activation'], async (s) => {
+    await pickCodeAction(run, sc.numberAction, s, sc.numberFile);
+    const editor = page.locator(`.editor-group-container.active .monaco-editor[data-uri$="${sc.numberFile}"]`).first();
+    const f = await chatFrame();
+    await until(`"${sc.numberAfter}" in ${sc.numberFile}`, async () => {
+      // (read-only tools run without asking; should the policy ask, allow it)
+      const ask = f.locator(`${tid('pending')} ${tid('approval')}:not([data-answered]) [data-answer="allow_once"]`).first();
+      if (await ask.isVisible().catch(() => false)) await ask.click().catch(() => undefined);
+      return norm((await editor.locator('.view-lines').innerText()).replace(/\u00a0/g, ' ')) === sc.numberAfter;
+    }, T).catch(async (e: unknown) => {
+      throw new Error(`${(e as Error).message}; the editor shows ${JSON.stringify(norm(await editor.locator('.view-lines').innerText()))}; facts: ${facts.since(0).slice(-600)}`);
+    });
+    s.note(`${sc.numberBefore} -> ${sc.numberAfter}`);
   });
 }

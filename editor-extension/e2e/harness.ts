@@ -55,6 +55,12 @@ export interface Scenario {
   expectTools: string[];
   /** File (relative to the workspace) the code action runs on. */
   codeActionFile: string;
+  /** Issue 30 item 6: a file holding only a number, the tool action (knob's `add` with
+   * `"a": "${selection}"`, applied as an edit) picked on it, and the file before and after. */
+  numberFile: string;
+  numberAction: string;
+  numberBefore: string;
+  numberAfter: string;
   /** Title of the code action picked from the lightbulb menu. */
   codeActionTitle: string;
   /** The model's answer to the code action's question. */
@@ -293,6 +299,8 @@ export const escapeRe = (s: string): string => s.replace(/[.*+?^${}()|[\]\\]/g, 
 
 /** What every group of steps works with. */
 export interface Run {
+  /** Issue 30 item 2: Send -> the model's first words shown, for the session's first prompt and a later one (ms). */
+  promptLatency: { first?: number; later?: number };
   cfg: Config;
   sc: Scenario;
   page: Page;

@@ -82,8 +82,13 @@ export async function uxSteps(run: Run, needs: string[]): Promise<void> {
     await page.keyboard.type(sc.prompt);
     const mark = facts.mark();
     await traceFocus(f);
+    const sentAt = Date.now();
     await page.keyboard.press('Enter');
     await f.locator(`${tid('message')}[data-role="user"]`, { hasText: sc.prompt }).first().waitFor({ state: 'visible', timeout: T });
+    // issue 30 item 2: a later prompt of the same editor session, Send -> the model's first words
+    await f.locator(`${tid('message')}[data-role="assistant"]`, { hasText: sc.introText.slice(0, 20) }).first().waitFor({ state: 'visible', timeout: T });
+    run.promptLatency.later = Date.now() - sentAt;
+    s.note(`later prompt: Send -> first words ${run.promptLatency.later} ms`);
     const approval = f.locator(`${tid('pending')} ${tid('approval')}:not([data-answered])`).first();
     await approval.waitFor({ state: 'visible', timeout: T }).catch(() => {
       throw new Error(`no ${tid('approval')} pinned in ${tid('pending')}`);
@@ -342,7 +347,104 @@ export async function uxSteps(run: Run, needs: string[]): Promise<void> {
   } finally {
     if (userSettings !== undefined) fs.writeFileSync(run.cfg.userSettings, userSettings);
   }
+  await trustAndApprovalStep(run, needs);
+
   // back to the default theme for whatever runs next
   await setTheme(run, 'Light 2026', 'vscode-light').catch(() => undefined);
   await page.setViewportSize({ width: 1500, height: 950 });
+}
+
+/** Press Shift+Tab until the focus is on `want` (at most `max` times). */
+async function shiftTabTo(page: Page, f: Frame, want: string, max: number): Promise<number> {
+  const seen: string[] = [];
+  for (let i = 1; i <= max; i++) {
+    await page.keyboard.press('Shift+Tab');
+    const now = await focused(f);
+    seen.push(now);
+    if (now === want) return i;
+  }
+  throw new Error(`Shift+Tab never reached ${want} (the focus went: ${seen.join(' -> ')})`);
+}
+
+/**
+ * Issue 30: a workspace trust question and a tool approval pending at once. The trust question
+ * waits in the banner (its card closed), the approval is pinned whole; the layout figures at
+ * 1400x900 and 900x700 (the transcript keeps at least half of the chat at 1400x900, the pinned
+ * questions about a third, the approval's Deny in view); then keyboard only: Tab to "Allow once",
+ * Enter; Shift+Tab to "Review and trust", Enter opens the card (focus on it), Tab to "Trust
+ * workspace", Enter. Runs last: it leaves the workspace's settings changed (trusted).
+ */
+async function trustAndApprovalStep(run: Run, needs: string[]): Promise<void> {
+  const { page, steps, facts, sc, T } = run;
+  const shot = (name: string) => path.join(run.cfg.artifacts, name);
+  await steps.run('ux-trust-and-approval', 'a trust question and an approval pending: the transcript keeps half the chat at 1400x900, the pinned questions a third; keyboard only through both', needs, async (s) => {
+    await page.setViewportSize({ width: 1400, height: 900 });
+    // the workspace asks for something new that needs trust: asked again (agent/trustWorkspace)
+    const file = path.join(run.cfg.workspace, '.agent-ls', 'settings.json');
+    const settings = JSON.parse(fs.readFileSync(file, 'utf8')) as Record<string, unknown>;
+    settings['agent'] = { bashTimeout: 31 };
+    fs.writeFileSync(file, JSON.stringify(settings, null, 2));
+    let f = await run.chatFrame();
+    await f.locator(tid('new-session')).click();
+    const card = f.locator(`${tid('trust-details')} ${tid('workspace-trust-prompt')}:not([data-answered])`).first();
+    await card.waitFor({ state: 'attached', timeout: T }).catch(() => {
+      throw new Error(`no workspace trust question after the workspace settings asked for a new setting (facts: ${facts.since(0).slice(-400)})`);
+    });
+    const banner = f.locator(tid('restricted-banner'));
+    await banner.waitFor({ state: 'visible', timeout: T });
+    if (await card.isVisible()) throw new Error('the workspace trust card is open before the user asked for it');
+    if ((await f.locator(`${tid('pending')} ${tid('workspace-trust-prompt')}`).count()) > 0) throw new Error('the workspace trust question is pinned a second time');
+    // an approval (keyboard: one click into the input, type, Enter)
+    await until(`${tid('send')} to be enabled`, async () => f.locator(tid('send')).isEnabled(), T);
+    await f.locator(tid('prompt-input')).click();
+    await page.keyboard.type(sc.prompt);
+    const mark = facts.mark();
+    await page.keyboard.press('Enter');
+    const approval = f.locator(`${tid('pending')} ${tid('approval')}:not([data-answered])`).first();
+    await approval.waitFor({ state: 'visible', timeout: T });
+    try {
+      for (const [w, h] of [[1400, 900], [900, 700]] as const) {
+        await page.setViewportSize({ width: w, height: h });
+        f = await run.chatFrame();
+        await until(`the approval in view at ${w}x${h}`, async () => ((await inViewport(page, approval)) === null ? true : undefined), 5_000).catch(() => undefined);
+        const box = async (sel: string) => f.locator(sel).first().boundingBox();
+        const [chat, transcript, pending, bannerBox] = [await box('.chat'), await box('.transcript'), await box(tid('pending')), await box(tid('restricted-banner'))];
+        if (!chat || !transcript || !pending || !bannerBox) throw new Error(`at ${w}x${h} a part of the chat has no box: ${JSON.stringify({ chat, transcript, pending, bannerBox })}`);
+        const pct = (x: number) => Math.round((100 * x) / chat.height);
+        s.note(`${w}x${h}: chat ${Math.round(chat.height)} px; transcript ${Math.round(transcript.height)} px (${pct(transcript.height)}%), pinned ${Math.round(pending.height)} px (${pct(pending.height)}%), banner ${Math.round(bannerBox.height)} px (${pct(bannerBox.height)}%)`);
+        await page.screenshot({ path: shot(`ux-trust-approval-${w}x${h}.png`) });
+        const deny = await inViewport(page, approval.locator('[data-answer="deny"]'));
+        if (deny) throw new Error(`at ${w}x${h} the approval's Deny button is not in view: ${deny}`);
+        if (pending.height > chat.height * 0.36) throw new Error(`at ${w}x${h} the pinned questions take ${pct(pending.height)}% of the chat (more than about a third)`);
+        if (w === 1400 && transcript.height < chat.height / 2) throw new Error(`at ${w}x${h} the transcript is ${pct(transcript.height)}% of the chat (less than half)`);
+        if (await card.isVisible()) throw new Error(`at ${w}x${h} the workspace trust card is open (it waits in the banner)`);
+      }
+    } finally {
+      await page.setViewportSize({ width: 1400, height: 900 });
+    }
+    f = await run.chatFrame();
+    // keyboard only: the approval has the focus (this chat had it): Tab to "Allow once", Enter
+    if ((await focused(f)) !== 'approval') await approval.focus(); // the resize can take the focus out of the webview
+    const allow = await tabTo(page, f, 'answer:allow_once', 3);
+    await page.keyboard.press('Enter');
+    await facts.waitFor(/^approval allow_once\b/, T, mark);
+    await until(`${tid('busy')} to disappear`, async () => (await f.locator(tid('busy')).count()) === 0, T);
+    // Shift+Tab to the banner's "Review and trust", Enter: the card opens with the focus on it
+    if ((await focused(f)) !== 'prompt-input') await f.locator(tid('prompt-input')).focus();
+    const back = await shiftTabTo(page, f, 'banner-trust', 12);
+    await page.keyboard.press('Enter');
+    await card.waitFor({ state: 'visible', timeout: 10_000 });
+    const onCard = await focused(f);
+    const [chat, open] = [await f.locator('.chat').boundingBox(), await f.locator(tid('trust-details')).boundingBox()];
+    s.note(`keys: Tab x${allow} to "Allow once"; Shift+Tab x${back} to "Review and trust"; the open card: ${open && chat ? Math.round((100 * open.height) / chat.height) : '?'}% of the chat, focus on ${onCard}`);
+    await page.screenshot({ path: shot('ux-trust-card-open.png') });
+    if (onCard !== 'workspace-trust-prompt') throw new Error(`"Review and trust" opened the card but the focus is on ${onCard}`);
+    const trustMark = facts.mark();
+    const toTrust = await tabTo(page, f, 'answer:trust', 40);
+    const trustButton = await inViewport(page, card.locator('[data-answer="trust"]'));
+    await page.keyboard.press('Enter');
+    await facts.waitFor(/^workspace-trust trust\b/, T, trustMark);
+    await until('the restricted banner to go away', async () => !(await banner.isVisible()), T);
+    s.note(`Tab x${toTrust} to "Trust workspace"${trustButton ? ` (not in view: ${trustButton})` : ''}; focus after: ${await focused(f)}`);
+  });
 }

@@ -72,9 +72,9 @@ export async function openFile(page: Page, relPath: string, timeoutMs = 15_000):
  * Select the whole code action file and pick `title` from the lightbulb menu (Ctrl+. when no
  * lightbulb shows). Returns whether the lightbulb showed.
  */
-export async function pickCodeAction(run: Run, title: string, s: { note(text: string): void }): Promise<boolean> {
+export async function pickCodeAction(run: Run, title: string, s: { note(text: string): void }, file = run.sc.codeActionFile): Promise<boolean> {
   const { page, T } = run;
-  const editor = await openFile(page, run.sc.codeActionFile, T);
+  const editor = await openFile(page, file, T);
   await editor.locator('.view-lines').first().click();
   await page.keyboard.press('Control+A');
   const bulb = page.locator('.lightBulbWidget').first();

@@ -64,7 +64,7 @@ describe("the workspace trust card", () => {
     const card = q('[data-testid="workspace-trust-prompt"]')!;
     // pinned above the input while it waits: a dialog named by its title (issue 17)
     expect(card.getAttribute("role")).toBe("alertdialog");
-    expect(card.closest("[data-testid=pending]")).not.toBeNull();
+    expect(card.closest("[data-testid=trust-details]")).not.toBeNull(); // under the banner (issue 30)
     expect(card.getAttribute("aria-label")).toBe("Trust this workspace's agent settings?");
     const entries = Array.from(card.querySelectorAll<HTMLElement>('[data-testid="trust-entry"]'));
     expect(entries.map((e) => e.dataset.server)).toEqual(["db", "leak"]);

@@ -40,7 +40,7 @@ describe("layout: the transcript takes the height, questions are pinned above th
     expect(t).toMatch(/flex: 1 1 0/);
     expect(t).toMatch(/overflow-y: auto/);
     const p = rule(".chat > .pending");
-    expect(p).toMatch(/max-height: 60vh/);
+    expect(p).toMatch(/max-height: 34vh/); // about a third of the chat (issue 30)
     expect(p).toMatch(/overflow-y: auto/);
     expect(p).toMatch(/flex: 0 1 auto/); // gives way before the input is pushed out
     expect(css).toContain(".chat > .pending[hidden] { display: none; }");
@@ -76,7 +76,9 @@ describe("layout: the transcript takes the height, questions are pinned above th
     act({ type: "samplingRequest", id: "s1", params: { server: "knob", model: "m", messages: [{ role: "user", content: { type: "text", text: "hi" } }], maxTokens: 10 } } as unknown as ChatAction);
     act({ type: "workspaceTrustRequest", id: "w1", params: { folder: "/w", servers: [], settings: [] } });
     const pinned = Array.from(q("pending")!.children).map((c) => (c as HTMLElement).dataset.itemId);
-    expect(pinned).toEqual(["t1", "e1", "s1", "w1"]);
+    expect(pinned).toEqual(["t1", "e1", "s1"]);
+    // the workspace trust question lives under the banner (issue 30)
+    expect(q("trust-details")!.querySelector("[data-item-id]")!.getAttribute("data-item-id")).toBe("w1");
     expect(app.transcript.querySelector("[data-item-id]")).toBeNull();
     expect(app.transcript.textContent).toContain("Ask the agent anything"); // the empty hint stays
   });
@@ -105,10 +107,11 @@ describe("layout: the transcript takes the height, questions are pinned above th
     approve("a1");
     approve("a2");
     const [first, second] = qa("approval");
-    expect(document.activeElement).toBe(first);
-    (first.querySelector('[data-answer="deny"]') as HTMLButtonElement).focus();
-    act({ type: "approvalAnswered", requestId: "a1", answer: "deny" });
-    expect(document.activeElement).toBe(qa("approval").find((b) => b.dataset.itemId === second.dataset.itemId));
+    // the first collapsed to a line when the second came (issue 30): the newest has the focus
+    expect(document.activeElement).toBe(second);
+    (second.querySelector('[data-answer="deny"]') as HTMLButtonElement).focus();
+    act({ type: "approvalAnswered", requestId: "a2", answer: "deny" });
+    expect(document.activeElement).toBe(qa("approval").find((b) => b.dataset.itemId === first.dataset.itemId));
   });
 
   it("a question arriving while this chat does not have the focus leaves the focus where it is", () => {

@@ -62,7 +62,9 @@ export class ChatApp {
     root.setAttribute("aria-label", "Agent chat");
 
     const post = (m: FromWebview) => this.host.post(m);
-    this.header = new Header(d, post);
+    // "Review and trust" opens the pending workspace trust card under the banner (the host is
+    // asked only when none waits: it shows the folder's details another way)
+    this.header = new Header(d, post, (folder) => this.conversation.toggleTrustDetails(folder));
     this.composer = new Composer(d, { post, state: () => this.state, save: () => this.save() }, saved?.draft ?? "");
     this.input = this.composer.input;
     this.sendButton = this.composer.sendButton;
@@ -77,11 +79,14 @@ export class ChatApp {
     this.pending = this.conversation.pending;
 
     const c = this.conversation;
-    root.append(this.header.top, this.header.banner, this.header.sessionsBox, c.transcript, c.busyHost, c.pending, this.composer.element);
+    c.onTrustToggle = () => this.header.render(this.state, this.pendingTrust());
+    root.append(this.header.top, this.header.banner, c.trustDetails, this.header.sessionsBox, c.transcript, c.busyHost, c.pending, this.composer.element);
     // the items' buttons (answers, file decisions, code blocks, full output)
     c.transcript.addEventListener("click", (e) => this.onItemClick(e));
     c.pending.addEventListener("click", (e) => this.onItemClick(e));
     c.pending.addEventListener("keydown", (e) => this.actions.onPendingKey(e));
+    c.trustDetails.addEventListener("click", (e) => this.onItemClick(e));
+    c.trustDetails.addEventListener("keydown", (e) => this.actions.onPendingKey(e));
 
     this.render();
   }
@@ -119,10 +124,16 @@ export class ChatApp {
     this.host.setState(saved);
   }
 
+  /** The folders whose workspace trust question waits, and whether its card is open. */
+  private pendingTrust(): { folders: string[]; open: boolean } {
+    const folders = this.state.items.flatMap((i) => (i.kind === "workspaceTrust" && i.answer === null ? [i.folder] : []));
+    return { folders, open: this.conversation.trustDetailsOpen };
+  }
+
   render(): void {
     this.conversation.render(this.state);
     this.composer.render();
-    this.header.render(this.state);
+    this.header.render(this.state, this.pendingTrust());
     this.save();
   }
 }

@@ -2,6 +2,10 @@
  * The top of the chat: "New session", the line that says when the agent-ls server is not
  * running, the banner while a workspace folder's settings wait for trust, and the list of
  * saved sessions (click, Enter or Space resumes one).
+ *
+ * The banner is where the workspace trust question lives (issue 30): one line per folder;
+ * "Review and trust" opens the pending question's card right under it (and closes it again),
+ * or, when no question waits, asks the host (which shows the details another way).
  */
 import { visible } from "../shared/commandLine";
 import { sessionLabel } from "../shared/labels";
@@ -20,6 +24,8 @@ export class Header {
   constructor(
     private readonly doc: Document,
     private readonly post: (message: FromWebview) => void,
+    /** Opens or closes the pending trust card of a folder; false when none waits. */
+    private readonly review: (folder: string) => boolean = () => false,
   ) {
     const d = doc;
     this.top = el(d, "div", { class: "top" });
@@ -51,7 +57,9 @@ export class Header {
     });
     this.banner.addEventListener("click", (e) => {
       const button = closestTo(e.target, "[data-testid=banner-trust]");
-      if (button instanceof HTMLButtonElement && !button.disabled) this.post({ type: "trustWorkspaceCommand" });
+      if (!(button instanceof HTMLButtonElement) || button.disabled) return;
+      if (button.dataset.folder !== undefined && button.dataset.state !== "editor-restricted" && this.review(button.dataset.folder)) return;
+      this.post({ type: "trustWorkspaceCommand" });
     });
   }
 
@@ -60,8 +68,8 @@ export class Header {
     return row?.dataset.sessionId || undefined;
   }
 
-  render(state: ChatState): void {
-    this.renderBanner(state);
+  render(state: ChatState, trust: { folders: string[]; open: boolean } = { folders: [], open: false }): void {
+    this.renderBanner(state, trust);
     const serverText =
       state.server === "running" ? "" : state.server === "starting" ? "Starting the agent-ls server…" : state.serverError || "The agent-ls server is not running.";
     this.serverLine.textContent = serverText;
@@ -70,18 +78,34 @@ export class Header {
   }
 
   /** While a folder's settings are not in effect: one line per folder, with a way to trust it. */
-  private renderBanner(state: ChatState): void {
+  private renderBanner(state: ChatState, trust: { folders: string[]; open: boolean }): void {
     const box = this.banner;
+    // the banner is drawn anew: a focused button keeps the focus (keyboard users toggle the card)
+    const active = this.doc.activeElement;
+    const focusedFolder = active instanceof HTMLElement && box.contains(active) ? active.dataset.folder : undefined;
     box.textContent = "";
-    const restricted = state.restricted ?? [];
+    const restricted = [...(state.restricted ?? [])];
+    // a question that came before the status saying the folder is restricted gets its line too
+    for (const folder of trust.folders) {
+      if (!restricted.some((w) => w.folder === folder)) {
+        restricted.push({ folder, state: "restricted", message: "This workspace is restricted: its agent-ls settings and MCP servers are ignored until you trust it." });
+      }
+    }
     box.hidden = restricted.length === 0;
     for (const w of restricted) {
       // one line (the sidebar is short): the whole message in the tooltip, and for screen readers
       const line = el(this.doc, "div", { class: "banner-line", "data-state": w.state, title: `${w.message}\n${visible(w.folder)} (state: ${w.state})` });
       line.append(el(this.doc, "span", { class: "banner-text" }, w.message));
       const label = w.state === "editor-restricted" ? "Manage workspace trust" : "Review and trust";
-      line.append(el(this.doc, "button", { "data-testid": "banner-trust", class: "secondary" }, label));
+      const button = el(this.doc, "button", { "data-testid": "banner-trust", class: "secondary", "data-folder": w.folder, "data-state": w.state }, label);
+      if (w.state !== "editor-restricted" && trust.folders.includes(w.folder)) {
+        // the question waits: the button opens (and closes) its card, right under the banner
+        button.setAttribute("aria-expanded", trust.open ? "true" : "false");
+        button.setAttribute("aria-controls", "trust-details");
+      }
+      line.append(button);
       box.append(line);
+      if (focusedFolder === w.folder) button.focus({ preventScroll: true });
     }
   }
 

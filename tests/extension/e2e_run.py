@@ -21,11 +21,14 @@ from tests.extension.conftest import EXTENSION_ID, LISTENING, E2ETools, kill_tre
 from tests.extension.e2e_scenario import (
     CODE,
     CODE_FILE,
+    NUMBER_BEFORE,
+    NUMBER_FILE,
     OUTPUT_FILE,
     OUTPUT_LINES,
     REVIEW_CODE,
     REVIEW_FILE,
     SERVER,
+    TOOL_ACTIONS,
     WORKSPACE_ENV,
     WS_SERVER,
     Model,
@@ -92,6 +95,7 @@ def write_settings(run: Run, llm: ScriptedLLM) -> None:
         "apiBase": llm.openai_base,
         "agent": {"maxRetries": 0},
         "mcpServers": {SERVER: knob_stdio_params()},
+        "toolActions": TOOL_ACTIONS,
     }
     (run.config / "settings.json").write_text(json.dumps(user, indent=2))
     workspace = {"mcpServers": {WS_SERVER: knob_stdio_params("--name", WS_SERVER)}}
@@ -110,6 +114,7 @@ def write_settings(run: Run, llm: ScriptedLLM) -> None:
         "agentLs.server.env": {WORKSPACE_ENV: "1"},
     }, indent=2))
     (run.ws / CODE_FILE).write_text(CODE)
+    (run.ws / NUMBER_FILE).write_text(NUMBER_BEFORE)
     (run.ws / REVIEW_FILE).write_text(REVIEW_CODE)
     (run.ws / OUTPUT_FILE).write_text("".join(f"line {i}\n" for i in range(OUTPUT_LINES)))
     editor = {

@@ -21,6 +21,11 @@ ELICIT_QUESTION = "Who are you?"
 ELICIT_FINAL = "Thanks, I got your details from the form."
 ELICIT_THINKING = "The form came back accepted with the name anon, so I thank the user."
 STOP_PROMPT = "Tell me a very long story."
+NUMBER_FILE = "number.txt"  # issue 30 item 6: a tool action on a selected number
+NUMBER_ACTION = "Add 100 (knob)"
+NUMBER_BEFORE, NUMBER_AFTER = "21", "121"
+TOOL_ACTIONS = [{"title": NUMBER_ACTION, "server": SERVER, "tool": "add",
+                 "arguments": {"a": "${selection}", "b": 100}, "apply": "replaceSelection"}]
 CODE_FILE = "calc.py"
 CODE = "def add(a, b):\n    return a + b\n\n\ndef scale(xs, k):\n    return [x * k for x in xs]\n"
 CODE_ACTION = "Explain with agent"
@@ -161,6 +166,8 @@ def driver_scenario() -> dict[str, Any]:
         "prompt": PROMPT, "introText": INTRO, "approvalTool": APPROVAL_TOOL, "server": SERVER,
         "toolResult": TOOL_RESULT, "finalAnswer": FINAL, "expectTools": ["delete_item", "echo"],
         "codeActionFile": CODE_FILE, "codeActionTitle": CODE_ACTION,
+        "numberFile": NUMBER_FILE, "numberAction": NUMBER_ACTION, "numberBefore": NUMBER_BEFORE,
+        "numberAfter": NUMBER_AFTER,
         "codeActionAnswer": CODE_ACTION_ANSWER, "workspaceServer": WS_SERVER,
         "elicitPrompt": ELICIT_PROMPT, "elicitTool": ELICIT_TOOL, "elicitQuestion": ELICIT_QUESTION,
         "elicitFinal": ELICIT_FINAL, "elicitThinking": ELICIT_THINKING, "elicitDefaults": {"name": "anon", "count": "3", "color": "blue"},

@@ -143,6 +143,12 @@ class Editor:
         self.hold_workspace_trust = False
         """When set, workspace trust prompts wait until the server withdraws them."""
         self.withdrawn_workspace_trust: list[dict[str, Any]] = []
+        self.plain_lsp = False
+        """A plain LSP editor (Neovim, eglot): no ``agent/trustWorkspace`` handler (the server
+        gets "method not found")."""
+        self.message_requests: list[lsp.ShowMessageRequestParams] = []
+        self.message_answers: list[str | None] = []
+        """``window/showMessageRequest``: the titles to answer with, in order (None: dismissed)."""
         self.initialization_options: dict[str, Any] | None = None
         self.workspace_changes: list[list[dict[str, Any]]] = []
         self.elicitations: list[dict[str, Any]] = []
@@ -272,7 +278,6 @@ async def open_editor(setup: Setup, folders: list[Path] | None = None,
         ed.trust_requests.append(params)
         return {"trusted": ed.trust_answer}
 
-    @client.feature(P.TRUST_WORKSPACE)
     async def on_trust_workspace(params: Any) -> dict[str, Any]:
         ed.workspace_trust_requests.append(params)
         if ed.hold_workspace_trust:
@@ -282,6 +287,15 @@ async def open_editor(setup: Setup, folders: list[Path] | None = None,
                 ed.withdrawn_workspace_trust.append(params)
                 raise
         return {"trusted": ed.workspace_trust_answer}
+
+    if not ed.plain_lsp:
+        client.feature(P.TRUST_WORKSPACE)(on_trust_workspace)
+
+    @client.feature(lsp.WINDOW_SHOW_MESSAGE_REQUEST)
+    def on_message_request(params: lsp.ShowMessageRequestParams) -> lsp.MessageActionItem | None:
+        ed.message_requests.append(params)
+        title = ed.message_answers.pop(0) if ed.message_answers else None
+        return lsp.MessageActionItem(title=title) if title is not None else None
 
     @client.feature(P.ELICIT)
     def on_elicit(params: Any) -> dict[str, Any]:

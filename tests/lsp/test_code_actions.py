@@ -180,6 +180,52 @@ async def test_tool_action_applied_as_an_edit(coder: Editor, setup: Setup) -> No
     assert out["applied"] is True and coder.applied_edits[-1].edit.changes[coder.uri][0].new_text == "deleted item L2"  # type: ignore[attr-defined]
 
 
+NUMBER_ACTIONS = [
+    {"title": "Plus 100", "server": "knob", "tool": "add", "arguments": {"a": "${selection}", "b": 100},
+     "apply": "replaceSelection"},
+    {"title": "That many characters", "server": "knob", "tool": "huge", "arguments": {"chars": "${selection}"}},
+    {"title": "Echo the number", "server": "knob", "tool": "echo", "arguments": {"text": "${selection}"}},
+]
+
+
+async def test_tool_action_on_a_selected_number(setup: Setup) -> None:
+    """Issue 30 item 6: a whole-value ``${selection}`` takes the schema's type (``add`` takes
+    numbers, ``huge`` an integer, ``echo`` a string); a selection that does not fit stops the
+    action before the call, with an error naming the argument and the type wanted."""
+    from pygls.exceptions import JsonRpcException
+
+    setup.user_settings["toolActions"] = NUMBER_ACTIONS
+    ed = await open_editor(setup)
+    try:
+        await ed.wait_state("knob", "connected")
+        source = "width = 21\nratio = 2.5\nname = abc\n"
+        path = setup.ws / "n.py"
+        path.write_text(source)
+        uri = ed.open_document(path, source)
+        ed.uri = uri  # type: ignore[attr-defined]
+        number = lsp.Range(lsp.Position(0, 8), lsp.Position(0, 10))  # "21"
+        found = await actions(ed, number)
+        out = await execute(ed, found["Plus 100"])
+        assert out["applied"] is True and out["content"] == "121" and not out["isError"]
+        assert ed.applied_edits[-1].edit.changes[uri][0].new_text == "121"  # type: ignore[index]
+        assert (await execute(ed, found["That many characters"]))["content"] == "huge output line: 012"
+        assert (await execute(ed, found["Echo the number"]))["content"] == "21"
+        ratio = await actions(ed, lsp.Range(lsp.Position(1, 8), lsp.Position(1, 11)))  # "2.5"
+        assert (await execute(ed, ratio["Plus 100"]))["content"] == "102.5"
+        with pytest.raises(JsonRpcException, match=r"'That many characters' was not run: knob/huge argument "
+                                                   r"'chars' needs an integer, and the selection '2.5' is not one"):
+            await execute(ed, ratio["That many characters"])
+        word = await actions(ed, lsp.Range(lsp.Position(2, 7), lsp.Position(2, 10)))  # "abc"
+        calls = len([e for e in ed.events if e["sessionId"] is None])
+        with pytest.raises(JsonRpcException, match="argument 'a' needs a number, and the selection 'abc'") as err:
+            await execute(ed, word["Plus 100"])
+        assert err.value.code == P.REQUEST_FAILED
+        assert len([e for e in ed.events if e["sessionId"] is None]) == calls  # nothing was called
+        assert len(ed.applied_edits) == 2  # "21" and "2.5"; nothing for "abc"
+    finally:
+        await close_editor(ed)
+
+
 async def test_code_actions_without_a_connected_server(setup: Setup) -> None:
     """A tool action whose server is down fails with a clear error, never a hang."""
     from pygls.exceptions import JsonRpcException

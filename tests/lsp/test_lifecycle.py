@@ -315,3 +315,45 @@ async def test_a_prompt_that_waits_for_the_model_library_shows_progress(setup: S
         assert any("end" in r for r in reports)
     finally:
         await close_editor(ed)
+
+
+async def test_workspace_folder_change_keeps_its_valid_part(setup: Setup) -> None:
+    """Issue 30 item 5: Neovim 0.7.2 adds a folder with ``removed: [{}]``; the folder is added
+    and the empty entry logged, where the whole notification used to be dropped."""
+    editor = await open_editor(setup)
+    try:
+        other = setup.root / "other"
+        other.mkdir()
+        proto = editor.client.protocol
+        proto._send_data(RawNotification(method=lsp.WORKSPACE_DID_CHANGE_WORKSPACE_FOLDERS, jsonrpc="2.0", params={
+            "event": {"added": [{"uri": other.as_uri(), "name": "other"}], "removed": [{}]}}))
+
+        async def folders() -> list[str]:
+            return (await editor.request(P.SERVER_INFO))["workspaceFolders"]  # type: ignore[no-any-return]
+
+        for _ in range(100):
+            if str(other) in await folders():
+                break
+            await asyncio.sleep(0.05)
+        assert await folders() == [str(setup.ws), str(other)]
+        await wait_for(lambda: any("ignored what is not a workspace folder" in m.message and "removed: {}" in m.message
+                                   for m in editor.client.log_messages), what="the ignored entry in the log")
+        # Neovim's empty list is an empty Lua table ({}); a folder without a name is named after its path.
+        third = setup.root / "third"
+        third.mkdir()
+        proto._send_data(RawNotification(method=lsp.WORKSPACE_DID_CHANGE_WORKSPACE_FOLDERS, jsonrpc="2.0", params={
+            "event": {"added": [{"uri": third.as_uri()}, 7], "removed": {}}}))
+        for _ in range(100):
+            if str(third) in await folders():
+                break
+            await asyncio.sleep(0.05)
+        assert await folders() == [str(setup.ws), str(other), str(third)]
+        proto._send_data(RawNotification(method=lsp.WORKSPACE_DID_CHANGE_WORKSPACE_FOLDERS, jsonrpc="2.0", params={
+            "event": {"added": [], "removed": [{"uri": other.as_uri(), "name": "other"}, {"name": "x"}]}}))
+        for _ in range(100):
+            if str(other) not in await folders():
+                break
+            await asyncio.sleep(0.05)
+        assert await folders() == [str(setup.ws), str(third)]
+    finally:
+        await close_editor(editor)

@@ -312,3 +312,68 @@ async def test_a_workspace_oauth_entry_cannot_read_a_local_file_and_post_it(setu
         assert sink.requests == [] and PRIVATE_KEY.splitlines()[1] not in sink.seen()
     finally:
         await close_editor(ed)
+
+
+async def test_a_plain_lsp_editor_is_asked_with_show_message_request(setup: Setup) -> None:
+    """Issue 30 item 4: an editor without agent/trustWorkspace (it answers "method not found")
+    is asked with the standard window/showMessageRequest; "Show what it wants" shows the whole
+    text, then asks again; the agent-ls.trustWorkspace command asks again after "Keep restricted"."""
+    setup.extra_env.update(SECRET_ENV)
+    entry = knob_stdio_params("--name", "wsknob")
+    entry["env"] = {"TOKEN": "${env:SECRET_TOKEN}"}
+    setup.ws_settings = {"mcpServers": {"wsknob": entry}, "agent": {"bashTimeout": 30}}
+    setup.pretrusted = []
+
+    def configure(e: Editor) -> None:
+        e.plain_lsp = True
+        e.message_answers = ["Show what it wants", "Keep restricted"]
+
+    ed = await open_editor(setup, configure=configure)
+    try:
+        await wait_for(lambda: len(ed.message_requests) == 2, what="the question, twice")
+        first, second = ed.message_requests
+        assert str(setup.ws) in first.message and "1 MCP server (wsknob)" in first.message
+        assert "agent.bashTimeout" in first.message and first.type == lsp.MessageType.Warning
+        assert [a.title for a in first.actions or []] == ["Trust", "Keep restricted", "Show what it wants"]
+        assert [a.title for a in second.actions or []] == ["Trust", "Keep restricted"]
+        shown = [m.message for m in ed.client.messages if "runs:" in m.message]
+        assert shown and "wsknob (stdio)" in shown[0] and "receives the values of: SECRET_TOKEN" in shown[0]
+        assert SECRET not in shown[0] and ed.workspace_trust_requests == []
+        status = await ed.wait_state("wsknob", "awaiting-trust")
+        assert status["pid"] is None
+        await wait_for(lambda: ed.workspace_changes and ed.workspace_changes[-1][0]["state"] == "declined",
+                       what="the folder kept restricted")
+        # The command asks again; "Trust" starts the folder's server.
+        ed.message_answers = ["Trust"]
+        out = await ed.client.workspace_execute_command_async(lsp.ExecuteCommandParams(
+            command=P.CMD_TRUST_WORKSPACE, arguments=[]))
+        assert out["folders"] == [{"folder": str(setup.ws), "trusted": True}]
+        assert len(ed.message_requests) == 3
+        await ed.wait_state("wsknob", "connected")
+        with pytest.raises(JsonRpcException, match="no workspace folder waits for trust"):
+            await ed.client.workspace_execute_command_async(lsp.ExecuteCommandParams(
+                command=P.CMD_TRUST_WORKSPACE, arguments=[]))
+        assert P.CMD_TRUST_WORKSPACE in (ed.init_result.capabilities.execute_command_provider.commands  # type: ignore[union-attr]
+                                         if ed.init_result else [])
+    finally:
+        await close_editor(ed)
+
+
+async def test_a_dismissed_plain_question_leaves_the_folder_restricted(setup: Setup) -> None:
+    setup.ws_settings = {"mcpServers": {"wsknob": knob_stdio_params("--name", "wsknob")}, "agent": {"bashTimeout": 30}}
+    setup.pretrusted = []
+    ed = await open_editor(setup, configure=lambda e: setattr(e, "plain_lsp", True))
+    try:
+        await wait_for(lambda: ed.message_requests, what="the question")
+        await ed.wait_state("wsknob", "awaiting-trust")
+        status = await ed.request(P.MCP_STATUS)
+        assert status["workspaces"][0]["state"] == "restricted"  # no decision recorded
+        await wait_for(lambda: any(P.CMD_TRUST_WORKSPACE in m.message for m in ed.client.log_messages),
+                       what="the log naming the command")
+        ed.message_answers = ["Trust"]
+        out = await ed.client.workspace_execute_command_async(lsp.ExecuteCommandParams(
+            command=P.CMD_TRUST_WORKSPACE, arguments=[{"folder": str(setup.ws)}]))
+        assert out["folders"][0]["trusted"] is True
+        await ed.wait_state("wsknob", "connected")
+    finally:
+        await close_editor(ed)

@@ -5,8 +5,13 @@
 --   AGENT_LS_NVIM_CMD   JSON array: the server command
 --   AGENT_LS_NVIM_ROOT  the workspace folder
 --   AGENT_LS_NVIM_OUT   where to write the report
+--   AGENT_LS_NVIM_FOLDER another folder, added with vim.lsp.buf.add_workspace_folder()
+--
+-- The workspace asks for trust: Neovim has no agent/trustWorkspace, so the server asks with
+-- window/showMessageRequest; the answers are taken in order from `message_answers`.
 local out_path = os.getenv("AGENT_LS_NVIM_OUT")
-local report = { steps = {}, events = {}, approvals = {}, errors = {} }
+local report = { steps = {}, events = {}, approvals = {}, errors = {}, message_requests = {}, messages = {} }
+local message_answers = { "Show what it wants", "Keep restricted", "Trust" }
 
 local function finish(code)
   local f = io.open(out_path, "w")
@@ -42,6 +47,16 @@ local ok, err = pcall(function()
       end,
       ["mcp/elicit"] = function()
         return { action = "decline" }
+      end,
+      ["window/showMessageRequest"] = function(_, params)
+        local titles = {}
+        for _, a in ipairs(params.actions or {}) do table.insert(titles, a.title) end
+        table.insert(report.message_requests, { message = params.message, actions = titles })
+        local answer = table.remove(message_answers, 1)
+        return answer and { title = answer } or vim.NIL
+      end,
+      ["window/showMessage"] = function(_, params)
+        table.insert(report.messages, params.message)
       end,
     },
   })
@@ -85,6 +100,34 @@ local ok, err = pcall(function()
   local prompt = request("agent/prompt", { text = "hi from neovim" }, 60000)
   report.prompt = { text = prompt.text, stopReason = prompt.stopReason }
   table.insert(report.steps, "prompt")
+
+  -- Neovim 0.7.2's add_workspace_folder() sends `removed: [{}]` with the added folder.
+  local folder = os.getenv("AGENT_LS_NVIM_FOLDER")
+  vim.cmd("edit " .. vim.fn.fnameescape(root .. "/notes.txt"))
+  vim.lsp.buf_attach_client(0, client_id)
+  vim.lsp.buf.add_workspace_folder(folder)
+  vim.wait(10000, function()
+    local info = request("agent/serverInfo", vim.empty_dict())
+    report.workspace_folders = info.workspaceFolders
+    return #info.workspaceFolders == 2
+  end, 100)
+  table.insert(report.steps, "folder added")
+
+  -- The trust question came at start (Show what it wants, then Keep restricted); the command
+  -- asks again, and "Trust" starts the folder's server.
+  vim.wait(10000, function() return #report.message_requests >= 2 end, 50)
+  local trusted, terr = request("workspace/executeCommand", { command = "agent-ls.trustWorkspace", arguments = {} })
+  report.trust_command = trusted or vim.NIL
+  report.trust_command_error = terr and terr.message or vim.NIL
+  local wsknob = nil
+  vim.wait(30000, function()
+    for _, s in ipairs(request("mcp/status", vim.empty_dict()).servers) do
+      if s.name == "wsknob" then wsknob = s.state end
+    end
+    return wsknob == "connected"
+  end, 100)
+  report.wsknob_state = wsknob
+  table.insert(report.steps, "trusted")
 
   client.stop()
   if not vim.wait(20000, function() return client.is_stopped() end, 20) then

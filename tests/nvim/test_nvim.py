@@ -36,7 +36,13 @@ def llm() -> ScriptedLLM:  # type: ignore[misc]
 
 def test_neovim_drives_custom_requests(tmp_path: Path, llm: ScriptedLLM) -> None:
     ws = tmp_path / "ws"
-    ws.mkdir()
+    (ws / ".agent-ls").mkdir(parents=True)
+    # The folder asks for trust (a server, and a setting that needs trust).
+    (ws / ".agent-ls" / "settings.json").write_text(json.dumps({
+        "mcpServers": {"wsknob": knob_stdio_params("--name", "wsknob")}, "agent": {"bashTimeout": 30}}))
+    (ws / "notes.txt").write_text("notes\n")
+    other = tmp_path / "other"
+    other.mkdir()
     config = tmp_path / "config"
     config.mkdir()
     (config / "settings.json").write_text(json.dumps({
@@ -49,7 +55,7 @@ def test_neovim_drives_custom_requests(tmp_path: Path, llm: ScriptedLLM) -> None
     env = dict(os.environ)
     env.update({
         "AGENT_LS_NVIM_CMD": json.dumps([sys.executable, "-m", "agent_ls.cli"]),
-        "AGENT_LS_NVIM_ROOT": str(ws), "AGENT_LS_NVIM_OUT": str(out),
+        "AGENT_LS_NVIM_ROOT": str(ws), "AGENT_LS_NVIM_OUT": str(out), "AGENT_LS_NVIM_FOLDER": str(other),
         "AGENT_LS_CONFIG_DIR": str(config), "AGENT_LS_DATA_DIR": str(tmp_path / "data"),
         "OPENAI_API_KEY": "x", "PYTHONPATH": str(REPO_ROOT),
         # keep Neovim's state, cache (lsp.log) and config out of $HOME
@@ -62,7 +68,7 @@ def test_neovim_drives_custom_requests(tmp_path: Path, llm: ScriptedLLM) -> None
     report = json.loads(out.read_text())
     assert report["errors"] == [], report
     assert proc.returncode == 0
-    assert report["steps"] == ["initialized", "status", "prompt", "stopped"]
+    assert report["steps"] == ["initialized", "status", "prompt", "folder added", "trusted", "stopped"]
     assert report["knob_state"] == "connected"
     assert report["echo"] == "hello from nvim"
     assert report["bad_params"]["code"] == -32602 and "enabled" in report["bad_params"]["message"]
@@ -71,3 +77,14 @@ def test_neovim_drives_custom_requests(tmp_path: Path, llm: ScriptedLLM) -> None
     assert report["events"][0] == "turn_started" and report["events"][-1] == "turn_finished"
     assert "tool_call_finished" in report["events"]
     assert llm.requests[-1].body["messages"][-1]["content"] == "deleted item n1"
+    # Issue 30 item 5: Neovim 0.7.2's add_workspace_folder() (it sends `removed: [{}]`) adds the folder.
+    assert report["workspace_folders"] == [str(ws), str(other)]
+    # Issue 30 item 4: no agent/trustWorkspace in Neovim: the standard question, the whole text
+    # on "Show what it wants", then the command asks again and "Trust" starts the folder's server.
+    asked = report["message_requests"]
+    assert [r["actions"] for r in asked] == [["Trust", "Keep restricted", "Show what it wants"],
+                                             ["Trust", "Keep restricted"], ["Trust", "Keep restricted", "Show what it wants"]]
+    assert str(ws) in asked[0]["message"] and "1 MCP server (wsknob)" in asked[0]["message"]
+    assert any("wsknob (stdio)" in m and "runs:" in m for m in report["messages"])
+    assert report["trust_command"] == {"folders": [{"folder": str(ws), "trusted": True}]}, report["trust_command_error"]
+    assert report["wsknob_state"] == "connected"

@@ -46,11 +46,13 @@ ELICIT = "mcp/elicit"
 SAMPLE = "mcp/sample"
 REVIEW_EDIT = "agent/reviewEdit"
 
-# workspace/executeCommand commands (carried by code actions) ------------------------------
+# workspace/executeCommand commands (carried by code actions, or run by the user) ----------
 CMD_ASK = "agent-ls.ask"
 CMD_RUN_TOOL_ACTION = "agent-ls.runToolAction"
 CMD_RUN_MCP_PROMPT = "agent-ls.runMcpPrompt"
-COMMANDS = (CMD_ASK, CMD_RUN_TOOL_ACTION, CMD_RUN_MCP_PROMPT)
+CMD_TRUST_WORKSPACE = "agent-ls.trustWorkspace"
+"""Ask again about the folders that wait for trust (for editors without ``agent/trustWorkspace``)."""
+COMMANDS = (CMD_ASK, CMD_RUN_TOOL_ACTION, CMD_RUN_MCP_PROMPT, CMD_TRUST_WORKSPACE)
 
 CLIENT_REQUESTS = (
     PROMPT, CANCEL, SESSIONS_LIST, SESSIONS_NEW, SESSIONS_RESUME, SESSIONS_DELETE, SERVER_INFO, MCP_STATUS,
