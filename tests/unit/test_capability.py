@@ -228,25 +228,25 @@ def test_keywords_are_whole_words() -> None:
     ],
 )
 def test_description_is_the_fallback(description: str, expected: Capability) -> None:
-    assert infer_capability("frobnicate", description, None) is expected
+    assert words_capability("frobnicate", description) is expected
 
 
 def test_write_or_network_words_in_the_description_win_over_a_read_name() -> None:
     # issue 25, finding 4: "query" read as a read tool and ran DROP TABLE unasked
-    assert infer_capability("query", "Run a SQL statement", None) is W
-    assert infer_capability("query", "Run a SQL statement against the database. Returns rows.", None) is W
-    assert infer_capability("lookup_docs", "Send the query to the docs service.", None) is N
-    assert infer_capability("read_file", "Delete things. Also send emails.", None) is W
-    assert infer_capability("delete_file", "Read the file first.", None) is W
-    assert infer_capability("read_file", "Read a file from the workspace.", None) is R
+    assert words_capability("query", "Run a SQL statement") is W
+    assert words_capability("query", "Run a SQL statement against the database. Returns rows.") is W
+    assert words_capability("lookup_docs", "Send the query to the docs service.") is N
+    assert words_capability("read_file", "Delete things. Also send emails.") is W
+    assert words_capability("delete_file", "Read the file first.") is W
+    assert words_capability("read_file", "Read a file from the workspace.") is R
 
 
 def test_only_the_first_sentence_of_the_description_counts() -> None:
     desc = "Frobnicate the widget. It is advisable not to delete or send anything afterwards."
-    assert infer_capability("frobnicate", desc, None) is U
-    assert infer_capability("frobnicate", "Return the widget! Then delete it.", None) is U
-    assert infer_capability("frobnicate", "List widgets? Then delete them.", None) is R
-    assert infer_capability("frobnicate", "  Get the widget.\nDelete nothing.", None) is R
+    assert words_capability("frobnicate", desc) is U
+    assert words_capability("frobnicate", "Return the widget! Then delete it.") is U
+    assert words_capability("frobnicate", "List widgets? Then delete them.") is R
+    assert words_capability("frobnicate", "  Get the widget.\nDelete nothing.") is R
 
 
 def test_annotations_and_description_in_conflict_ask() -> None:
@@ -257,7 +257,7 @@ def test_annotations_and_description_in_conflict_ask() -> None:
 
 
 def test_returns_a_capability() -> None:
-    result = infer_capability("read_file", None, None)
+    result = words_capability("read_file", None)
     assert isinstance(result, Capability)
     assert result == "read"
 
