@@ -280,7 +280,8 @@ class Session:
                     await self._fit(sink, "overflow")
                     step_text, calls, step_usage = await self._stream_step(sink)
                 if step_usage.input_tokens or step_usage.output_tokens or self.compactor.last_tokens:
-                    used = (step_usage.input_tokens or self.compactor.last_tokens) + step_usage.output_tokens
+                    # the larger of the provider's count and ours (ours is what compaction goes by)
+                    used = max(step_usage.input_tokens, self.compactor.last_tokens) + step_usage.output_tokens
                     step_usage = attrs.evolve(step_usage, context_tokens=used,
                                               context_window=self.compactor.limits.window)
                 usage = usage + step_usage

@@ -130,8 +130,27 @@ def event_sink(ls: AgentLanguageServer, session: Any) -> Any:
     return sink
 
 
+COMPACT_COMMAND = "/compact"
+"""A prompt of exactly this text compacts the session instead of reaching the model."""
+
+
+def compaction_text(done: Any) -> str:
+    """What ``/compact`` did, in a sentence for the chat and the terminal."""
+    if done is None:
+        return "Nothing to compact yet."
+    kept = f" (kept whole as {', '.join(done.handles[:8])}{', ...' if len(done.handles) > 8 else ''})" \
+        if done.handles else ""
+    window = done.context_window or 1
+    text = (f"Compacted the conversation: {done.cleared} tool result(s) cleared, {done.summarized} message(s) "
+            f"summarized{kept}; context {round(100 * done.tokens_before / window)}% -> "
+            f"{round(100 * done.tokens_after / window)}% of {done.context_window} tokens.")
+    return text + (f" Note: {done.note}." if done.note else "")
+
+
 async def prompt(ls: AgentLanguageServer, params: PromptParams) -> dict[str, Any]:
     session = await get_session(ls, params.session_id, params.model)
+    if params.text.strip() == COMPACT_COMMAND and not params.attachments:
+        return await compact(ls, session)
     lock = ls.session_locks.setdefault(session.session_id, asyncio.Lock())
     if lock.locked():
         raise RequestFailed(f"session {session.session_id} is already answering a prompt")
@@ -159,6 +178,36 @@ async def prompt(ls: AgentLanguageServer, params: PromptParams) -> dict[str, Any
         session_id=session.session_id, stop_reason=result.stop_reason, text=result.text,
         usage=snake_to_camel_dict(attrs.asdict(result.usage, filter=lambda a, v: a.name != "type")),
         error={"kind": result.error.kind, "message": result.error.message} if result.error else None,
+    ))
+
+
+async def compact(ls: AgentLanguageServer, session: Any) -> dict[str, Any]:
+    """``/compact`` over LSP: compact the session now (see docs/protocol.md, agent/prompt)."""
+    from agent_ls.agent.events import TurnError, UsageReport
+
+    lock = ls.session_locks.setdefault(session.session_id, asyncio.Lock())
+    if lock.locked():
+        raise RequestFailed(f"session {session.session_id} is already answering a prompt")
+    errors: list[TurnError] = []
+    usage: list[UsageReport] = []
+    sink = event_sink(ls, session)
+
+    def keep(event: Any) -> None:
+        if isinstance(event, TurnError):
+            errors.append(event)
+        elif isinstance(event, UsageReport):
+            usage.append(event)
+        sink(event)
+
+    async with lock:
+        await load_llm_with_progress(ls)
+        done = await session.compact(keep)
+    total = usage[-1] if usage else UsageReport()
+    return dump(PromptResult(
+        session_id=session.session_id, stop_reason="error" if errors else "compacted",
+        text=errors[0].message if errors else compaction_text(done),
+        usage=snake_to_camel_dict(attrs.asdict(total, filter=lambda a, v: a.name != "type")),
+        error={"kind": errors[0].kind, "message": errors[0].message} if errors else None,
     ))
 
 

@@ -140,7 +140,9 @@ class ScriptedLLM:
     def count_prompt(self, body: dict[str, Any]) -> int:
         """The prompt's tokens by litellm's counter for ``gpt-4o`` (a tokenizer of its own, as a
         provider's; cached per message so long sessions stay fast)."""
-        import litellm
+        from agent_ls.agent.llm import get_litellm  # offline (the bundled cost map), no banner
+
+        litellm = get_litellm()
 
         def count(key: str, **kw: Any) -> int:
             n = self._counts.get(key)
