@@ -28,6 +28,7 @@ from agent_ls.acp import updates as U
 from agent_ls.acp.files import AcpEditorFiles, with_editor_files
 from agent_ls.acp.host import SessionHost, TrustQuestion
 from agent_ls.agent import events as ev
+from agent_ls.agent.context import COMPACT_COMMAND, compaction_text
 from agent_ls.agent.permissions import ApprovalAnswer, ApprovalRequest
 
 log = logging.getLogger("agent_ls.acp")
@@ -199,6 +200,10 @@ class AcpSession:
             args = self.call_args.pop(event.call_id, {})
             await self.send(U.tool_finished(event.call_id, event.name, args, self.folder, event.is_error,
                                             event.content))
+        elif isinstance(event, ev.UsageReport) and event.context_window:
+            await self.send(U.usage_update(event.context_tokens, event.context_window))
+        elif isinstance(event, ev.ContextCompacted) and event.note:
+            await self.send(update_agent_message_text(f"\n\n[{compaction_text(event)}]\n\n"))
 
     # trust questions -----------------------------------------------------------------------------
     async def ask_trust(self, question: TrustQuestion) -> str | None:
@@ -275,7 +280,9 @@ class AcpSession:
             counts[p.name] = counts.get(p.name, 0) + 1
         out: dict[str, tuple[str, Any]] = {}
         for server, p in prompts:
-            name = p.name if counts[p.name] == 1 else f"{server}.{p.name}"
+            # the built-in /compact wins: an MCP prompt of that name keeps a server-qualified name
+            unique = counts[p.name] == 1 and p.name != COMPACT_COMMAND[1:]
+            name = p.name if unique else f"{server}.{p.name}"
             out[name.replace(" ", "_")] = (server, p)
         return out
 
@@ -283,12 +290,15 @@ class AcpSession:
         if wait and self.host.manager is not None:
             await self.host.manager.settle(wait)
         self.commands = self._collect_commands()
-        names = sorted(self.commands)
+        names = sorted([*self.commands, COMPACT_COMMAND[1:]])
         if names == (self._commands_sent or []):
             return
         self._commands_sent = names
-        commands = []
+        commands = [AvailableCommand(name=COMPACT_COMMAND[1:], description=(
+            "Compact the conversation now: clear old tool results (kept, readable by handle) and summarize"))]
         for name in names:
+            if name not in self.commands:
+                continue
             server, p = self.commands[name]
             args = [a.name for a in (p.arguments or [])]
             commands.append(AvailableCommand(
@@ -322,8 +332,12 @@ class AcpSession:
             await self.publish_commands()
         if self.session is None:
             await self.make_session(required=True)
-        text = await self.expand_command(text)
         await asyncio.to_thread(get_litellm)  # seconds on first use: never on the event loop
+        if text.strip() == COMPACT_COMMAND:
+            done = await self.session.compact(self.sink)
+            await self.send(update_agent_message_text(compaction_text(done)))
+            return "end_turn"
+        text = await self.expand_command(text)
         result = await self.session.prompt(text, self.sink)
         if result.error is not None:
             await self.send(update_agent_message_text(f"\n\n[error: {result.error.message}]"))

@@ -56,6 +56,9 @@ what is done and what remains, and any facts the agent will need. Tool outputs a
 be read back with read_output(handle=...): mention the handles of the outputs that matter. \
 Answer with the summary only."""
 SUMMARY_OPEN = "<conversation-summary>"
+COMPACT_COMMAND = "/compact"
+"""A prompt of exactly this text compacts the session instead of reaching the model (the chat,
+``agent-ls chat`` and ACP's available command of that name)."""
 
 
 def window_of(model: str) -> int | None:
@@ -494,3 +497,21 @@ class Compactor:
         async for delta in stream_completion(llm, messages, []):
             out.append(delta.text)
         return "".join(out)
+
+
+def compaction_text(done: Any) -> str:
+    """What a compaction (a ``ContextCompacted`` event, or None: nothing done) did, in a sentence
+    for the chat, the terminal and ACP."""
+    if done is None:
+        return "Nothing to compact yet."
+    if done.reason == "notice":
+        return f"Note: {done.note}."
+    kept = ""
+    if done.handles:
+        more = ", ..." if len(done.handles) > 8 else ""
+        kept = f" (kept whole as {', '.join(done.handles[:8])}{more}: read_output reads them)"
+    window = done.context_window or 1
+    text = (f"Compacted the conversation: {done.cleared} tool result(s) cleared, {done.summarized} message(s) "
+            f"summarized{kept}; context {round(100 * done.tokens_before / window)}% -> "
+            f"{round(100 * done.tokens_after / window)}% of {done.context_window} tokens.")
+    return text + (f" Note: {done.note}." if done.note else "")

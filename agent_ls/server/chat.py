@@ -130,25 +130,10 @@ def event_sink(ls: AgentLanguageServer, session: Any) -> Any:
     return sink
 
 
-COMPACT_COMMAND = "/compact"
-"""A prompt of exactly this text compacts the session instead of reaching the model."""
-
-
-def compaction_text(done: Any) -> str:
-    """What ``/compact`` did, in a sentence for the chat and the terminal."""
-    if done is None:
-        return "Nothing to compact yet."
-    kept = f" (kept whole as {', '.join(done.handles[:8])}{', ...' if len(done.handles) > 8 else ''})" \
-        if done.handles else ""
-    window = done.context_window or 1
-    text = (f"Compacted the conversation: {done.cleared} tool result(s) cleared, {done.summarized} message(s) "
-            f"summarized{kept}; context {round(100 * done.tokens_before / window)}% -> "
-            f"{round(100 * done.tokens_after / window)}% of {done.context_window} tokens.")
-    return text + (f" Note: {done.note}." if done.note else "")
-
-
 async def prompt(ls: AgentLanguageServer, params: PromptParams) -> dict[str, Any]:
     session = await get_session(ls, params.session_id, params.model)
+    from agent_ls.agent.context import COMPACT_COMMAND
+
     if params.text.strip() == COMPACT_COMMAND and not params.attachments:
         return await compact(ls, session)
     lock = ls.session_locks.setdefault(session.session_id, asyncio.Lock())
@@ -202,6 +187,8 @@ async def compact(ls: AgentLanguageServer, session: Any) -> dict[str, Any]:
     async with lock:
         await load_llm_with_progress(ls)
         done = await session.compact(keep)
+    from agent_ls.agent.context import compaction_text
+
     total = usage[-1] if usage else UsageReport()
     return dump(PromptResult(
         session_id=session.session_id, stop_reason="error" if errors else "compacted",
