@@ -21,7 +21,12 @@ export function matchPrompts(input: string, prompts: McpPrompt[]): McpPrompt[] {
   return prompts.filter((p) => slashName(p).toLowerCase().includes(q) || p.name.toLowerCase().startsWith(q));
 }
 
+/** Slash commands of agent-ls itself (the server runs them): they win over an MCP prompt of the
+ * same name, which stays reachable as `/server:name`. */
+export const BUILTIN_COMMANDS = ["compact"] as const;
+
 export function findPrompt(token: string, prompts: McpPrompt[]): McpPrompt | null {
+  if ((BUILTIN_COMMANDS as readonly string[]).includes(token)) return null;
   const colon = token.indexOf(":");
   if (colon > 0) {
     const server = token.slice(0, colon);

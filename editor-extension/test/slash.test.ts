@@ -34,3 +34,11 @@ describe("slash commands", () => {
     expect(parseSlash("/etc/hosts says what", prompts)).toEqual({ kind: "none" });
   });
 });
+
+describe("built-in slash commands", () => {
+  it("/compact is the server's, even when an MCP prompt is named compact (reachable as /server:compact)", () => {
+    const withCompact: McpPrompt[] = [...prompts, { server: "docs", name: "compact", arguments: [] }];
+    expect(parseSlash("/compact", withCompact)).toEqual({ kind: "none" });
+    expect(parseSlash("/docs:compact", withCompact)).toMatchObject({ kind: "prompt", prompt: { server: "docs", name: "compact" } });
+  });
+});
