@@ -207,8 +207,8 @@ describe("chat webview", () => {
     input.dispatchEvent(new Event("input"));
     expect(host.sent).toContainEqual({ type: "listPrompts" });
     const items = qa("slash-item");
-    expect(items).toHaveLength(1);
-    expect(items[0].dataset.name).toBe("knob:review");
+    expect(items.map((i) => i.dataset.name)).toEqual(["knob:review", "compact"]); // the built-in last
+    expect(items[1].textContent).toContain("/compact");
     items[0].click();
     expect(input.value).toBe("/knob:review ");
     expect(qa("slash-item")).toHaveLength(0);

@@ -10,7 +10,8 @@ const prompts: McpPrompt[] = [
 
 describe("slash commands", () => {
   it("lists prompts matching what follows the slash", () => {
-    expect(matchPrompts("/", prompts)).toHaveLength(3);
+    expect(matchPrompts("/", prompts)).toHaveLength(4); // and the built-in /compact, last
+    expect(matchPrompts("/comp", prompts).map((p) => p.name)).toEqual(["compact"]);
     expect(matchPrompts("/knob:re", prompts).map((p) => p.name)).toEqual(["review"]);
     expect(matchPrompts("/hel", prompts).map((p) => p.name)).toEqual(["hello"]);
     expect(matchPrompts("/hello world", prompts)).toEqual([]);
