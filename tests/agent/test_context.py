@@ -10,13 +10,14 @@ import re
 from pathlib import Path
 from typing import Any
 
+import attrs
 import pytest
 
 from agent_ls.agent.context import SUMMARY_OPEN
 from agent_ls.agent.output_store import OutputStore, ReadOutputTool
 from agent_ls.agent.session import Session
 from agent_ls.agent.store import SessionStore
-from tests.agent.conftest import Recorder, make_session
+from tests.agent.conftest import Recorder, make_session, openai_config
 from tests.llm.scripted_server import ScriptedLLM, Turn, error, respond, text, tool_calls
 
 WINDOW = 32_000
@@ -179,12 +180,15 @@ async def test_slash_compact_clears_and_summarizes_and_the_handles_still_read(
         llm: ScriptedLLM, ws: Path, tmp_path: Path) -> None:
     write_files(ws, 2)
     store = SessionStore(tmp_path / "s.db")
-    s = session(llm, ws, store)
+    s = session(llm, ws, store, compact_llm=attrs.evolve(openai_config(llm), model="openai/cheap"))  # agent.compactModel
     rec = Recorder()
     scripted(llm, 10)
     for i in range(2):
         await s.prompt(f"read f{i}", rec)
     done = await s.compact(rec)
+    summary_requests = [r for r in llm.requests if is_summary_request(r.body)]
+    assert [r.body["model"] for r in summary_requests] == ["cheap"]
+    assert [r.body["model"] for r in agent_requests(llm)] == ["scripted"] * 4
     assert done is not None and done.reason == "manual" and done.summarized == len(s.history)
     assert set(done.handles) >= {"out-1", "out-2"}
     messages, _ = s.build_request()
