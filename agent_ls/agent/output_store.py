@@ -26,6 +26,7 @@ page too (the model still sees them whole), under the tool call's id.
 from __future__ import annotations
 
 import re
+import threading
 from collections import OrderedDict
 from collections.abc import Iterable
 from typing import Any, Protocol
@@ -88,6 +89,10 @@ class OutputStore:
         self.backend: OutputBackend | None = None
         self.problem: str | None = None
         """Why the persisted outputs could not be used (shown once to the user), if so."""
+        self.defer_saves = False
+        """True: :meth:`put` only queues the disk write; :meth:`flush` (in a worker thread) does it."""
+        self._pending: list[tuple[int, StoredOutput]] = []
+        self._pending_lock = threading.Lock()
 
     def attach(self, backend: OutputBackend) -> None:
         """Keep outputs on disk too (the session database) and read earlier ones from there."""
@@ -119,10 +124,10 @@ class OutputStore:
         if call_id:
             self._by_call[call_id] = number
         if self.backend is not None:
-            try:
-                self.backend.save(number, item)
-            except Exception as e:
-                self.problem = f"a tool output could not be saved ({type(e).__name__}: {e})"
+            with self._pending_lock:
+                self._pending.append((number, item))
+            if not self.defer_saves:
+                self.flush()
         while self._items and self.size + len(kept) > self.max_chars:
             old, gone = self._items.popitem(last=False)
             self.size -= len(gone.text)
@@ -133,6 +138,22 @@ class OutputStore:
         self.last = item
         return item
 
+    def flush(self) -> None:
+        """Write the queued outputs to the backend, in order (blocking: a worker thread's job)."""
+        if self.backend is None:
+            return
+        with self._pending_lock:
+            items, self._pending = self._pending, []
+        for number, item in items:
+            try:
+                self.backend.save(number, item)
+            except Exception as e:
+                self.problem = f"a tool output could not be saved ({type(e).__name__}: {e})"
+
+    def _queued(self, number: int) -> StoredOutput | None:
+        with self._pending_lock:
+            return next((item for n, item in self._pending if n == number), None)
+
     def get(self, handle: str) -> StoredOutput | str:
         """The stored output, or a message saying why there is none."""
         m = re.fullmatch(rf"\s*{HANDLE_PREFIX}(\d+)\s*", handle or "")
@@ -141,6 +162,8 @@ class OutputStore:
         number = int(m.group(1))
         if number in self._items:
             return self._items[number]
+        if (queued := self._queued(number)) is not None:
+            return queued
         if self.backend is not None and number not in self._evicted:
             try:
                 stored = self.backend.load(number)

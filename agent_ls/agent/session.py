@@ -151,6 +151,7 @@ class Session:
             outputs.skip_handles_in(m.get("content") for m in self.history if m.get("role") == "tool")
             if store is not None and self.session_id != "memory" and outputs.backend is None:
                 outputs.attach(store.outputs_for(self.session_id, outputs.max_chars))
+                outputs.defer_saves = True  # written by _run_one in a worker thread, not on the loop
         self.compactor = Compactor(llm, window=context_window, compact_at=compact_at, compact_llm=compact_llm,
                                    outputs=outputs, state=self._load_compaction())
 
@@ -468,11 +469,14 @@ class Session:
             raise
         whole = result
         result = self._page(call.name, result, call.id)
+        handle = self._stored_handle(whole, result)  # before any await: it reads the store's last output
+        if self.outputs is not None and self.outputs.defer_saves:
+            await asyncio.to_thread(self.outputs.flush)
         attachments = tuple(attrs.asdict(a) for a in result.attachments)
         duration_ms = (time.perf_counter() - started) * 1e3
         await _emit(sink, ToolCallFinished(call.id, call.name, result.is_error, result.content,
                                            duration_ms, denied, attachments,
-                                           output_handle=self._stored_handle(whole, result)))
+                                           output_handle=handle))
         await self._record_run(ToolRun(call.id, call.name, spec.server if spec else None,
                                        spec.display_name if spec else None, round(duration_ms, 1),
                                        result.is_error, denied))
