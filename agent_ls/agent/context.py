@@ -336,6 +336,13 @@ class Compactor:
         self.last_tokens = 0
         """The size of the last request counted."""
 
+    def use(self, llm: Any) -> None:
+        """The session changed its model: its window and tokenizer apply from the next request."""
+        if llm.model != self.llm.model or llm.max_tokens != self.llm.max_tokens:
+            self._limits = None
+            self._counter = None
+        self.llm = llm
+
     @property
     def limits(self) -> ContextLimits:
         if self._limits is None:

@@ -96,6 +96,19 @@ def _parse_arguments(raw: str) -> dict[str, Any] | str:
 class Session:
     """A conversation with the agent, persisted message by message."""
 
+    compactor: Compactor
+
+    @property
+    def llm(self) -> LLMConfig:
+        """The session's model; a front end may change it between (or within) turns."""
+        return self._llm
+
+    @llm.setter
+    def llm(self, value: LLMConfig) -> None:
+        self._llm = value
+        if "compactor" in self.__dict__:  # the window and the tokenizer follow the model
+            self.compactor.use(value)
+
     def __init__(
         self,
         *,

@@ -258,3 +258,10 @@ def test_the_window_comes_from_the_setting_else_litellm_else_the_documented_defa
     limits = ContextLimits.for_model("anthropic/claude-sonnet-4-5", 50_000, 0.5, max_tokens=4_000)
     assert (limits.window, limits.threshold, limits.reserve) == (50_000, 25_000, 4_000)
     assert limits.limit == 50_000 - 4_000 - 2_500  # room for the answer and the counters' disagreement
+
+
+def test_a_model_chosen_later_brings_its_own_window(llm: ScriptedLLM, ws: Path) -> None:
+    s = session(llm, ws, None, context_window=None)
+    assert s.compactor.limits.window == 32_000  # "openai/scripted": unknown to litellm
+    s.llm = attrs.evolve(s.llm, model="anthropic/claude-sonnet-4-5")  # e.g. ACP's model choice
+    assert s.compactor.limits.window == 200_000 and s.compactor.counter.model == "anthropic/claude-sonnet-4-5"
