@@ -179,8 +179,8 @@ class OutputStore:
                     "of stored output and drops the oldest first. Run the tool again (narrowing it if you can) "
                     "to see it.")
         if number <= self._earlier:
-            return (f"output {handle.strip()} is gone: stored output is kept in memory only and agent-ls has "
-                    "restarted since. Run the tool again to see it.")
+            return (f"output {handle.strip()} is gone: it was kept in memory only (a session without a session "
+                    "database) and agent-ls has restarted since. Run the tool again to see it.")
         return f"there is no stored output {handle.strip()}"
 
     def handles(self) -> list[str]:
