@@ -29,6 +29,7 @@ from agent_ls.acp.files import AcpEditorFiles, with_editor_files
 from agent_ls.acp.host import SessionHost, TrustQuestion
 from agent_ls.acp.terminal import with_terminal
 from agent_ls.agent import events as ev
+from agent_ls.agent.context import COMPACT_COMMAND, compaction_text
 from agent_ls.agent.permissions import ApprovalAnswer, ApprovalRequest, SessionScope
 from agent_ls.core.visible import visible
 
@@ -235,6 +236,10 @@ class AcpSession:
             await self.send(U.tool_finished(event.call_id, event.name, args, self.folder, event.is_error,
                                             event.content, self.previews.pop(event.call_id, None),
                                             self.terminals.pop(event.call_id, None)))
+        elif isinstance(event, ev.UsageReport) and event.context_window:
+            await self.send(U.usage_update(event.context_tokens, event.context_window))
+        elif isinstance(event, ev.ContextCompacted) and event.note:
+            await self.send(update_agent_message_text(f"\n\n[{compaction_text(event)}]\n\n"))
 
     async def _preview(self, name: str, args: dict[str, Any], spec: Any) -> U.Preview | None:
         """A built-in file tool's change as whole texts (the editor's text when it has the file)."""
@@ -392,7 +397,9 @@ class AcpSession:
             counts[p.name] = counts.get(p.name, 0) + 1
         out: dict[str, tuple[str, Any]] = {}
         for server, p in prompts:
-            name = p.name if counts[p.name] == 1 else f"{server}.{p.name}"
+            # the built-in /compact wins: an MCP prompt of that name keeps a server-qualified name
+            unique = counts[p.name] == 1 and p.name != COMPACT_COMMAND[1:]
+            name = p.name if unique else f"{server}.{p.name}"
             out[name.replace(" ", "_")] = (server, p)
         return out
 
@@ -400,12 +407,15 @@ class AcpSession:
         if wait and self.host.manager is not None:
             await self.host.manager.settle(wait)
         self.commands = self._collect_commands()
-        names = sorted(self.commands)
+        names = sorted([*self.commands, COMPACT_COMMAND[1:]])
         if names == (self._commands_sent or []):
             return
         self._commands_sent = names
-        commands = []
+        commands = [AvailableCommand(name=COMPACT_COMMAND[1:], description=(
+            "Compact the conversation now: clear old tool results (kept, readable by handle) and summarize"))]
         for name in names:
+            if name not in self.commands:
+                continue
             server, p = self.commands[name]
             args = [a.name for a in (p.arguments or [])]
             commands.append(AvailableCommand(
@@ -440,8 +450,12 @@ class AcpSession:
             await self.publish_options()
         if self.session is None:
             await self.make_session(required=True)
-        text = await self.expand_command(text)
         await asyncio.to_thread(get_litellm)  # seconds on first use: never on the event loop
+        if text.strip() == COMPACT_COMMAND:
+            done = await self.session.compact(self.sink)
+            await self.send(update_agent_message_text(compaction_text(done)))
+            return "end_turn"
+        text = await self.expand_command(text)
         result = await self.session.prompt(text, self.sink)
         await self.publish_titles()
         if result.error is not None:

@@ -11,6 +11,8 @@
 - A stored session is replayed as user and agent message chunks and finished tool calls.
 - The session's title is a ``session_info_update``; its model choice a config option
   (``configOptions``, ``config_option_update``).
+- After each model response a ``usage_update`` (tokens in context, the window) is the context
+  meter (issue 26).
 """
 
 from __future__ import annotations
@@ -31,7 +33,7 @@ from acp.helpers import (
     update_tool_call,
     update_user_message_text,
 )
-from acp.schema import PermissionOption, ToolCallLocation, ToolCallStatus, ToolKind
+from acp.schema import PermissionOption, ToolCallLocation, ToolCallStatus, ToolKind, UsageUpdate
 
 from agent_ls.core.tools import Capability, ToolSpec
 
@@ -81,6 +83,12 @@ TRUST_OPTIONS = [
     PermissionOption(option_id="reject_always", name="Keep restricted", kind="reject_always"),
 ]
 """The answers to a workspace trust question."""
+
+
+def usage_update(used: int, size: int) -> UsageUpdate:
+    """The context meter: tokens in the model's context and its window (after each model
+    response, and after ``/compact``)."""
+    return UsageUpdate(session_update="usage_update", used=max(0, used), size=max(0, size))
 
 
 def tool_kind(name: str, spec: ToolSpec | None) -> ToolKind:

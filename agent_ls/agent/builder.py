@@ -101,4 +101,5 @@ async def build_session(
     return await asyncio.to_thread(
         lambda: Session(llm=llm, registry=registry, gate=gate, roots=list(roots), store=store,
                         session_id=session_id, max_steps=agent.max_steps, extra_instructions=agent.instructions,
-                        title_llm=agent.title_llm()))
+                        title_llm=agent.title_llm(), context_window=agent.context_window,
+                        compact_at=agent.compact_at, compact_llm=agent.compact_llm()))

@@ -13,6 +13,7 @@ agent's settings, with its defaults:
     "agent": {"maxSteps": 25, "deferMcpTools": true | false | N, "maxRetries": 2,
               "bashTimeout": 120, "shellEnvPassthrough": ["NAME"], "instructions": "extra instructions for every session",
               "outputPageChars": 30000, "outputStoreChars": 10000000,
+              "contextWindow": 200000, "compactAt": 0.8, "compactModel": "...",
               "sampling": {...}}   MCP sampling, see :class:`SamplingSettings`
 """
 
@@ -174,6 +175,21 @@ class AgentSettings:
                              "(add it to \"models\" in the agent-ls settings)")
         return value
 
+    context_window: int | None = None
+    """Tokens the model accepts (``agent.contextWindow``; None: litellm's model information,
+    else :data:`agent_ls.agent.context.DEFAULT_WINDOW`)."""
+    compact_at: float | None = None
+    """Share of the window past which the conversation is compacted (``agent.compactAt``, 0.8)."""
+    compact_model: str | None = None
+    """The model that summarizes older turns (``agent.compactModel``; None: the session's model)."""
+
+    def compact_llm(self) -> LLMConfig | None:
+        """The model call that summarizes older turns, if ``agent.compactModel`` is set."""
+        if not self.compact_model:
+            return None
+        return LLMConfig(model=self.compact_model, api_base=self.api_base, max_retries=self.max_retries,
+                         timeout=120.0)
+
     def output_store(self) -> OutputStore:
         """A new session's store of oversized tool output (pass it to ``builtin_tools``)."""
         return OutputStore(self.output_page_chars, self.output_store_chars)
@@ -208,7 +224,8 @@ def agent_settings(settings: LoadedSettings, environ: Mapping[str, str] | None =
     agent = sections.agent or AgentSection()
     kw: dict[str, Any] = {}
     for field in ("max_steps", "defer_mcp_tools", "max_retries", "bash_timeout", "shell_env_passthrough", "instructions",
-                  "output_page_chars", "output_store_chars", "title_model"):
+                  "output_page_chars", "output_store_chars", "title_model", "context_window", "compact_at",
+                  "compact_model"):
         value = getattr(agent, field)
         if value is not None:
             kw[field] = value

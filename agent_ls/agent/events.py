@@ -107,6 +107,11 @@ class UsageReport:
     output_tokens: int = 0
     cache_read_tokens: int = 0
     cache_write_tokens: int = 0
+    context_tokens: int = 0
+    """Tokens of the conversation in the model's context after this response (the request plus
+    the answer; 0: not known). Not summed: a total carries the last one."""
+    context_window: int = 0
+    """The model's context window in tokens (``agent.contextWindow``; 0: not known)."""
     type: str = "usage"
 
     def __add__(self, other: UsageReport) -> UsageReport:
@@ -115,7 +120,32 @@ class UsageReport:
             self.output_tokens + other.output_tokens,
             self.cache_read_tokens + other.cache_read_tokens,
             self.cache_write_tokens + other.cache_write_tokens,
+            other.context_tokens or self.context_tokens,
+            other.context_window or self.context_window,
         )
+
+
+@attrs.frozen
+class ContextCompacted:
+    """The conversation was compacted to fit the model's context window (issue 26). Nothing is
+    lost: cleared tool results stay readable through their handles, and the history keeps
+    every message; only the model's view is shorter."""
+
+    reason: str
+    """``auto`` (near the window), ``overflow`` (the provider said the request was too long) or
+    ``manual`` (``/compact``)."""
+    cleared: int
+    """Tool results replaced by a stub naming their handle."""
+    summarized: int
+    """Older messages replaced by a summary (0: none)."""
+    handles: tuple[str, ...]
+    """The output handles the compacted part keeps (``read_output`` reads them)."""
+    tokens_before: int
+    tokens_after: int
+    context_window: int
+    note: str = ""
+    """Something the user should know (a summary that failed and was replaced by a digest)."""
+    type: str = "compaction"
 
 
 @attrs.frozen
@@ -138,7 +168,7 @@ class TurnFinished:
 
 
 Event = (TurnStarted | TextDelta | ThinkingDelta | ToolCallStarted | ApprovalRequested | ToolCallFinished | FileChange | UsageReport
-         | TurnError | TurnFinished)
+         | ContextCompacted | TurnError | TurnFinished)
 EventSink = Callable[[Event], Awaitable[None] | None]
 
 

@@ -146,8 +146,8 @@ def map_error(exc: BaseException, config: LLMConfig) -> LLMError:
     if isinstance(exc, litellm.RateLimitError):
         return LLMError("rate_limit", f"the {provider} provider is rate limiting requests; try again shortly ({text})")
     if isinstance(exc, litellm.ContextWindowExceededError):
-        return LLMError("context_window", f"the conversation is too long for {config.model}; start a new session "
-                                          f"or remove attachments ({text})")
+        return LLMError("context_window", f"the request is too long for {config.model} even after compacting the "
+                                          f"conversation; remove attachments or start a new session ({text})")
     unreachable = _connection_failure(exc)
     if isinstance(exc, litellm.APIConnectionError) or unreachable is not None:
         where = f" at {config.api_base}" if config.api_base else ""

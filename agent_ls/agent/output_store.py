@@ -13,16 +13,23 @@ model can page to a match.
 
 The store is bounded per session (``max_chars``, the total of the texts kept): storing a new
 output evicts the oldest ones first, and reading an evicted handle says so. The store lives in
-memory only; handles named in a resumed session's history (from an earlier run) are never
-reused and reading them says the output is gone.
+memory, and on disk when a backend is attached (:meth:`OutputStore.attach`: the session
+database, :class:`agent_ls.agent.store.PersistedOutputs`), so handles survive a restart and
+a compaction. Handles named in a resumed session's history (from an earlier run) are never
+reused.
+
+Compaction (:mod:`agent_ls.agent.context`) may clear a tool result from the conversation only
+when its text is here: :meth:`OutputStore.keep` stores results of a clearable size that fit a
+page too (the model still sees them whole), under the tool call's id.
 """
 
 from __future__ import annotations
 
 import re
+import threading
 from collections import OrderedDict
 from collections.abc import Iterable
-from typing import Any
+from typing import Any, Protocol
 
 import attrs
 
@@ -47,6 +54,20 @@ class StoredOutput:
     text: str
     total_chars: int
     """Size of the tool's text; larger than ``len(text)`` only when it exceeded the whole store."""
+    call_id: str = ""
+    """The tool call whose result this is (compaction clears the result by it)."""
+
+
+class OutputBackend(Protocol):
+    """Where a session's outputs are kept on disk."""
+
+    def save(self, number: int, item: StoredOutput) -> None: ...
+
+    def load(self, number: int) -> StoredOutput | None: ...
+
+    def index(self) -> tuple[int, dict[str, int]]:
+        """The highest handle number ever stored and the stored outputs' numbers by call id."""
+        ...
 
 
 class OutputStore:
@@ -64,6 +85,26 @@ class OutputStore:
         """Characters currently kept (never more than ``max_chars``)."""
         self.last: StoredOutput | None = None
         """The output stored last."""
+        self._by_call: dict[str, int] = {}
+        self.backend: OutputBackend | None = None
+        self.problem: str | None = None
+        """Why the persisted outputs could not be used (shown once to the user), if so."""
+        self.defer_saves = False
+        """True: :meth:`put` only queues the disk write; :meth:`flush` (in a worker thread) does it."""
+        self._pending: list[tuple[int, StoredOutput]] = []
+        self._pending_lock = threading.Lock()
+
+    def attach(self, backend: OutputBackend) -> None:
+        """Keep outputs on disk too (the session database) and read earlier ones from there."""
+        self.backend = backend
+        try:
+            highest, by_call = backend.index()
+        except Exception as e:  # a corrupt store: go on in memory
+            self.problem = f"the stored tool outputs of this session could not be read ({type(e).__name__}: {e})"
+            return
+        self._earlier = max(self._earlier, highest)
+        self._next = max(self._next, highest + 1)
+        self._by_call.update(by_call)
 
     # storing -------------------------------------------------------------------------------
     def skip_handles_in(self, texts: Iterable[Any]) -> None:
@@ -74,20 +115,44 @@ class OutputStore:
                     self._earlier = max(self._earlier, int(m.group(1)))
         self._next = max(self._next, self._earlier + 1)
 
-    def put(self, text: str, tool: str = "") -> StoredOutput:
+    def put(self, text: str, tool: str = "", call_id: str = "") -> StoredOutput:
         """Keep ``text`` (at most ``max_chars`` of it) and evict the oldest outputs to make room."""
         number = self._next
         self._next += 1
         kept = text[: self.max_chars]
-        item = StoredOutput(f"{HANDLE_PREFIX}{number}", tool, kept, len(text))
+        item = StoredOutput(f"{HANDLE_PREFIX}{number}", tool, kept, len(text), call_id)
+        if call_id:
+            self._by_call[call_id] = number
+        if self.backend is not None:
+            with self._pending_lock:
+                self._pending.append((number, item))
+            if not self.defer_saves:
+                self.flush()
         while self._items and self.size + len(kept) > self.max_chars:
             old, gone = self._items.popitem(last=False)
             self.size -= len(gone.text)
-            self._evicted.add(old)
+            if self.backend is None:  # else only dropped from memory: the backend keeps its own bound
+                self._evicted.add(old)
         self._items[number] = item
         self.size += len(kept)
         self.last = item
         return item
+
+    def flush(self) -> None:
+        """Write the queued outputs to the backend, in order (blocking: a worker thread's job)."""
+        if self.backend is None:
+            return
+        with self._pending_lock:
+            items, self._pending = self._pending, []
+        for number, item in items:
+            try:
+                self.backend.save(number, item)
+            except Exception as e:
+                self.problem = f"a tool output could not be saved ({type(e).__name__}: {e})"
+
+    def _queued(self, number: int) -> StoredOutput | None:
+        with self._pending_lock:
+            return next((item for n, item in self._pending if n == number), None)
 
     def get(self, handle: str) -> StoredOutput | str:
         """The stored output, or a message saying why there is none."""
@@ -97,26 +162,57 @@ class OutputStore:
         number = int(m.group(1))
         if number in self._items:
             return self._items[number]
+        if (queued := self._queued(number)) is not None:
+            return queued
+        if self.backend is not None and number not in self._evicted:
+            try:
+                stored = self.backend.load(number)
+            except Exception as e:
+                return f"output {handle.strip()} could not be read from the session store ({type(e).__name__}: {e})"
+            if stored is not None:
+                return stored
+            if number < self._next:
+                return (f"output {handle.strip()} was evicted: agent-ls keeps a bounded amount of tool output "
+                        "per session and in total and drops the oldest first. Run the tool again to see it.")
         if number in self._evicted:
             return (f"output {handle.strip()} was evicted: the session keeps at most {self.max_chars} characters "
                     "of stored output and drops the oldest first. Run the tool again (narrowing it if you can) "
                     "to see it.")
         if number <= self._earlier:
-            return (f"output {handle.strip()} is gone: stored output is kept in memory only and agent-ls has "
-                    "restarted since. Run the tool again to see it.")
+            return (f"output {handle.strip()} is gone: it was kept in memory only (a session without a session "
+                    "database) and agent-ls has restarted since. Run the tool again to see it.")
         return f"there is no stored output {handle.strip()}"
 
     def handles(self) -> list[str]:
         return [item.handle for item in self._items.values()]
 
+    def handle_for(self, call_id: str) -> str | None:
+        """The handle of the stored result of tool call ``call_id``, if there is one."""
+        number = self._by_call.get(call_id)
+        return None if number is None else f"{HANDLE_PREFIX}{number}"
+
+    def describe(self, handle: str) -> tuple[str, int]:
+        """The tool and size of a stored output (for a compaction stub)."""
+        found = self.get(handle)
+        return ("tool", 0) if isinstance(found, str) else (found.tool, found.total_chars)
+
+    def keep(self, result: ToolResult, tool: str, call_id: str, min_chars: int) -> ToolResult:
+        """Like :meth:`page_result`, and a result of at least ``min_chars`` that fits a page is
+        stored too (unchanged for the model), so that compaction may clear it."""
+        if len(result.content) > self.page_chars:
+            return self.page_result(result, tool, call_id)
+        if len(result.content) >= min_chars and not result.is_error:
+            self.put(result.content, tool, call_id)
+        return result
+
     # what the model sees -------------------------------------------------------------------
-    def page_result(self, result: ToolResult, tool: str) -> ToolResult:
+    def page_result(self, result: ToolResult, tool: str, call_id: str = "") -> ToolResult:
         """``result`` unchanged when it fits a page; else its first page plus a line naming the
         stored output's handle and how to read more."""
         text = result.content
         if len(text) <= self.page_chars:
             return result
-        item = self.put(text, tool)
+        item = self.put(text, tool, call_id)
         first = text[: self.page_chars]
         note = (f"\n\n[output {item.handle}: {item.total_chars} characters (~{item.total_chars // 1000} kB) in "
                 f"total; shown: characters 0-{len(first)}. The full output is stored: call "

@@ -23,8 +23,10 @@ from typing import Any, Protocol
 import attrs
 
 from agent_ls.agent.changes import CallContext, ChangeStore, Report, current_call
+from agent_ls.agent.context import CLEARABLE_CHARS, Compaction, Compactor, CompactState, ContextTooLarge
 from agent_ls.agent.events import (
     ApprovalRequested,
+    ContextCompacted,
     Event,
     EventSink,
     FileChange,
@@ -94,6 +96,19 @@ def _parse_arguments(raw: str) -> dict[str, Any] | str:
 class Session:
     """A conversation with the agent, persisted message by message."""
 
+    compactor: Compactor
+
+    @property
+    def llm(self) -> LLMConfig:
+        """The session's model; a front end may change it between (or within) turns."""
+        return self._llm
+
+    @llm.setter
+    def llm(self, value: LLMConfig) -> None:
+        self._llm = value
+        if "compactor" in self.__dict__:  # the window and the tokenizer follow the model
+            self.compactor.use(value)
+
     def __init__(
         self,
         *,
@@ -108,9 +123,14 @@ class Session:
         outputs: OutputStore | None = None,
         changes: ChangeStore | None = None,
         title_llm: LLMConfig | None = None,
+        context_window: int | None = None,
+        compact_at: float | None = None,
+        compact_llm: LLMConfig | None = None,
     ) -> None:
         """``outputs``: where oversized tool output is kept (default: the store of the
-        registry's ``read_output`` tool, see :meth:`_page`)."""
+        registry's ``read_output`` tool, see :meth:`_page`). ``context_window``, ``compact_at``
+        and ``compact_llm``: ``agent.contextWindow``, ``agent.compactAt`` and the model of
+        ``agent.compactModel`` (:mod:`agent_ls.agent.context`)."""
         self.llm = llm
         self.title_llm = title_llm
         """The model that titles the session after its first turn (:mod:`agent_ls.agent.titles`)."""
@@ -138,8 +158,34 @@ class Session:
             reader = registry.get(READ_OUTPUT)
             outputs = reader.store if isinstance(reader, ReadOutputTool) else None
         self.outputs = outputs
+        self.notices: list[str] = []
+        """Problems to tell the user at the next turn (a corrupt persisted record)."""
         if outputs is not None:  # handles of an earlier run are never reused
             outputs.skip_handles_in(m.get("content") for m in self.history if m.get("role") == "tool")
+            if store is not None and self.session_id != "memory" and outputs.backend is None:
+                outputs.attach(store.outputs_for(self.session_id, outputs.max_chars))
+                outputs.defer_saves = True  # written by _run_one in a worker thread, not on the loop
+        self.compactor = Compactor(llm, window=context_window, compact_at=compact_at, compact_llm=compact_llm,
+                                   outputs=outputs, state=self._load_compaction())
+
+    def _load_compaction(self) -> CompactState:
+        """The compacted view a resumed session continues from (a corrupt record: uncompacted,
+        and the next compaction starts over; the user is told)."""
+        if self.store is None or self.session_id == "memory":
+            return CompactState()
+        try:
+            text = self.store.last_compaction(self.session_id)
+            state = CompactState() if text is None else CompactState.from_json(text)
+        except Exception as e:
+            log.warning("session %s: the compaction record could not be read: %s", self.session_id, e)
+            self.notices.append(f"the record of this session's last compaction could not be read ({e}); the "
+                                "conversation will be compacted again as needed")
+            return CompactState()
+        if state.summary_upto > len(self.history):
+            self.notices.append("the record of this session's last compaction does not match its history; "
+                                "the conversation will be compacted again as needed")
+            return CompactState()
+        return state
 
     # history ---------------------------------------------------------------------------
     def _append(self, message: dict[str, Any]) -> None:
@@ -163,9 +209,51 @@ class Session:
         cache = self.llm.supports_cache_control
         dynamic = dynamic_text(self.registry.deferred_specs(), self.registry.server_instructions(),
                                [self.registry.skill_catalogue(), *self.reminders])
-        messages = system_messages(self.frozen, dynamic, cache_control=cache) + self.history
+        messages = system_messages(self.frozen, dynamic, cache_control=cache) + self.compactor.view(self.history)
         tools = tool_definitions(self.registry.visible_specs(), cache_control=cache)
         return messages, tools
+
+    def _request_parts(self) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+        messages, tools = self.build_request()
+        return messages[: len(messages) - len(self.compactor.view(self.history))], tools
+
+    async def _fit(self, sink: EventSink | None, reason: str = "auto") -> None:
+        """Compact the model's view when the next request needs it (before every request)."""
+        system, tools = self._request_parts()
+        done = await self.compactor.fit(self.history, system, tools, reason=reason)
+        if done is not None:
+            await self._compacted(done, sink)
+
+    async def _compacted(self, done: Compaction, sink: EventSink | None) -> None:
+        if self.store is not None and self.session_id != "memory":
+            try:
+                await asyncio.to_thread(self.store.record_compaction, self.session_id, self.compactor.state.to_json())
+            except Exception:
+                log.exception("could not record a compaction")
+        await _emit(sink, ContextCompacted(done.reason, done.cleared, done.summarized, done.handles,
+                                           done.tokens_before, done.tokens_after, self.compactor.limits.window,
+                                           done.note))
+
+    async def compact(self, sink: EventSink | None = None) -> ContextCompacted | None:
+        """``/compact``: clear every tool result seen and summarize the conversation now."""
+        events: list[ContextCompacted] = []
+
+        async def keep(event: Event) -> None:
+            if isinstance(event, ContextCompacted):
+                events.append(event)
+            await _emit(sink, event)
+
+        try:
+            check_credentials(self.llm)
+            await self.registry.before_prompt()
+            await self._fit(keep, "manual")
+        except (LLMError, ContextTooLarge) as e:
+            await _emit(sink, TurnError("context_window" if isinstance(e, ContextTooLarge) else e.kind, str(e)))
+            return None
+        system, tools = self._request_parts()
+        used = self.compactor.count(system, self.compactor.view(self.history), tools)
+        await _emit(sink, UsageReport(context_tokens=used, context_window=self.compactor.limits.window))
+        return events[-1] if events else None
 
     # the turn ----------------------------------------------------------------------------
     async def prompt(self, text: str, sink: EventSink | None = None) -> TurnResult:
@@ -177,7 +265,16 @@ class Session:
         try:
             check_credentials(self.llm)
             await self.registry.before_prompt()
-            await self._append_async({"role": "user", "content": text})
+            for notice in self.notices:
+                await _emit(sink, ContextCompacted("notice", 0, 0, (), 0, 0, 0, notice))
+            self.notices.clear()
+            if self.outputs is not None and self.outputs.problem:
+                await _emit(sink, ContextCompacted("notice", 0, 0, (), 0, 0, 0, self.outputs.problem))
+                self.outputs.problem = None
+            user = {"role": "user", "content": text}
+            system, tools = self._request_parts()
+            self.compactor.check_message(user, system, tools)  # a message that can never fit is not kept
+            await self._append_async(user)
             while True:
                 if steps >= self.max_steps:
                     msg = f"stopped after {self.max_steps} steps (the step limit); ask again to continue"
@@ -187,7 +284,20 @@ class Session:
                 steps += 1
                 if steps > 1:
                     await self.registry.before_prompt()
-                step_text, calls, step_usage = await self._stream_step(sink)
+                await self._fit(sink)
+                try:
+                    step_text, calls, step_usage = await self._stream_step(sink)
+                except LLMError as e:
+                    if e.kind != "context_window":
+                        raise
+                    # the provider counts differently: compact hard once, retry once (never a loop)
+                    await self._fit(sink, "overflow")
+                    step_text, calls, step_usage = await self._stream_step(sink)
+                if step_usage.input_tokens or step_usage.output_tokens or self.compactor.last_tokens:
+                    # the larger of the provider's count and ours (ours is what compaction goes by)
+                    used = max(step_usage.input_tokens, self.compactor.last_tokens) + step_usage.output_tokens
+                    step_usage = attrs.evolve(step_usage, context_tokens=used,
+                                              context_window=self.compactor.limits.window)
                 usage = usage + step_usage
                 if step_usage != UsageReport():
                     await _emit(sink, step_usage)
@@ -198,8 +308,8 @@ class Session:
                         title_in_background(self.title_llm, self.store, self.session_id, text)
                     return TurnResult("end", final_text, usage, steps)
                 await self._run_calls(calls, sink)
-        except LLMError as e:
-            err = TurnError(e.kind, e.message)
+        except (LLMError, ContextTooLarge) as e:
+            err = TurnError(e.kind, e.message) if isinstance(e, LLMError) else TurnError("context_window", str(e))
             await _emit(sink, err)
             await _emit(sink, TurnFinished("error", usage, steps, final_text))
             return TurnResult("error", final_text, usage, steps, err)
@@ -209,6 +319,10 @@ class Session:
 
     async def _stream_step(self, sink: EventSink | None) -> tuple[str, list[ToolCallAcc], UsageReport]:
         messages, tools = self.build_request()
+        system = len(messages) - len(self.history) + self.compactor.state.summary_upto
+        used = self.compactor.count(messages[:system], messages[system:], tools)
+        if used > self.compactor.limits.limit:  # never sent: the compaction before could not make room
+            raise ContextTooLarge(used, self.compactor.limits)
         text_parts: list[str] = []
         accs: dict[int, ToolCallAcc] = {}
         usage = UsageReport()
@@ -289,7 +403,7 @@ class Session:
             content = "Error: " + content
         return {"role": "tool", "tool_call_id": call.id, "content": content}
 
-    def _page(self, name: str, result: ToolResult) -> ToolResult:
+    def _page(self, name: str, result: ToolResult, call_id: str = "") -> ToolResult:
         """One mechanism for every tool (built-in and MCP): a result longer than a page is kept
         whole in the output store and the model gets its first page and the handle to read on
         with ``read_output``. Without a store (or with ``read_output`` not offered) it is cut."""
@@ -297,7 +411,7 @@ class Session:
             return result
         store = self.outputs
         if store is not None and self.registry.get(READ_OUTPUT) is not None:
-            return store.page_result(result, name)
+            return store.keep(result, name, call_id, CLEARABLE_CHARS)
         page = store.page_chars if store is not None else DEFAULT_PAGE_CHARS
         content, cut = cap_text(result.content, page)
         if not cut:
@@ -367,12 +481,15 @@ class Session:
             await asyncio.shield(finish())
             raise
         whole = result
-        result = self._page(call.name, result)
+        result = self._page(call.name, result, call.id)
+        handle = self._stored_handle(whole, result)  # before any await: it reads the store's last output
+        if self.outputs is not None and self.outputs.defer_saves:
+            await asyncio.to_thread(self.outputs.flush)
         attachments = tuple(attrs.asdict(a) for a in result.attachments)
         duration_ms = (time.perf_counter() - started) * 1e3
         await _emit(sink, ToolCallFinished(call.id, call.name, result.is_error, result.content,
                                            duration_ms, denied, attachments,
-                                           output_handle=self._stored_handle(whole, result)))
+                                           output_handle=handle))
         await self._record_run(ToolRun(call.id, call.name, spec.server if spec else None,
                                        spec.display_name if spec else None, round(duration_ms, 1),
                                        result.is_error, denied))

@@ -64,7 +64,35 @@ CREATE TABLE IF NOT EXISTS tool_runs (
     denied       INTEGER NOT NULL DEFAULT 0,
     PRIMARY KEY (session_id, call_id)
 ) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS outputs (
+    session_id TEXT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
+    number     INTEGER NOT NULL,
+    call_id    TEXT NOT NULL,
+    tool       TEXT NOT NULL,
+    text       TEXT NOT NULL,
+    total      INTEGER NOT NULL,
+    chars      INTEGER NOT NULL,
+    created    REAL NOT NULL,
+    PRIMARY KEY (session_id, number)
+) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS outputs_by_created ON outputs(created);
+CREATE TABLE IF NOT EXISTS output_marks (
+    session_id TEXT PRIMARY KEY REFERENCES sessions(id) ON DELETE CASCADE,
+    highest    INTEGER NOT NULL
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS compactions (
+    session_id TEXT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
+    seq        INTEGER NOT NULL,
+    json       TEXT NOT NULL,
+    created    REAL NOT NULL,
+    PRIMARY KEY (session_id, seq)
+) WITHOUT ROWID;
 """
+# outputs, output_marks and compactions (issue 26) are only added: a store written by this
+# version still opens in the previous one, so the schema version stays 1.
+
+DEFAULT_OUTPUTS_TOTAL_CHARS = 200_000_000
+"""Characters of tool output the session database keeps over all sessions (oldest evicted first)."""
 
 _ROOT_SCHEMA = "CREATE TABLE IF NOT EXISTS store_root (id INTEGER PRIMARY KEY CHECK (id = 1), path TEXT NOT NULL)"
 """The folder a store belongs to (its file name is only a hash of it): listing every stored
@@ -315,6 +343,26 @@ class SessionStore:
                 conn.execute("UPDATE sessions SET title = ? WHERE id = ? AND title IS NULL", (title, session_id))
         return int(seq)
 
+    # ------------------------------------------------------- compactions (issue 26)
+
+    def record_compaction(self, session_id: str, state_json: str) -> None:
+        """Keep the model's compacted view of the session (the messages themselves stay)."""
+        with self._write() as conn:
+            (seq,) = conn.execute("SELECT COALESCE(MAX(seq), 0) + 1 FROM compactions WHERE session_id = ?",
+                                  (session_id,)).fetchone()
+            conn.execute("INSERT INTO compactions (session_id, seq, json, created) VALUES (?, ?, ?, ?)",
+                         (session_id, seq, state_json, time.time()))
+
+    def last_compaction(self, session_id: str) -> str | None:
+        with self._lock:
+            row = self._c.execute("SELECT json FROM compactions WHERE session_id = ? ORDER BY seq DESC LIMIT 1",
+                                  (session_id,)).fetchone()
+        return None if row is None else str(row[0])
+
+    def outputs_for(self, session_id: str, max_chars: int,
+                    total_chars: int = DEFAULT_OUTPUTS_TOTAL_CHARS) -> PersistedOutputs:
+        return PersistedOutputs(self, session_id, max_chars, total_chars)
+
     def get_session(self, session_id: str) -> SessionInfo | None:
         with self._lock:
             row = self._c.execute(
@@ -398,3 +446,59 @@ def all_workspace_stores(data_dir: str | os.PathLike[str]) -> list[Path]:
         return sorted(p for p in folder.iterdir() if p.suffix == ".sqlite3" and p.is_file())
     except OSError:
         return []
+
+
+class PersistedOutputs:
+    """A session's tool outputs in the session database (the output store's backend), bounded
+    per session (``max_chars``) and over all sessions (``total_chars``), oldest evicted first."""
+
+    def __init__(self, store: SessionStore, session_id: str, max_chars: int, total_chars: int) -> None:
+        self.store = store
+        self.session_id = session_id
+        self.max_chars = max_chars
+        self.total_chars = total_chars
+
+    def save(self, number: int, item: Any) -> None:
+        with self.store._write() as conn:
+            conn.execute(
+                "INSERT OR REPLACE INTO outputs (session_id, number, call_id, tool, text, total, chars, created)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                (self.session_id, number, item.call_id, item.tool, item.text, item.total_chars, len(item.text),
+                 time.time()))
+            conn.execute("INSERT INTO output_marks (session_id, highest) VALUES (?, ?) ON CONFLICT(session_id)"
+                         " DO UPDATE SET highest = MAX(highest, excluded.highest)", (self.session_id, number))
+            self._evict(conn, "WHERE session_id = ?", (self.session_id,), self.max_chars)
+            self._evict(conn, "", (), self.total_chars)
+
+    @staticmethod
+    def _evict(conn: sqlite3.Connection, where: str, args: tuple[Any, ...], bound: int) -> None:
+        (size,) = conn.execute(f"SELECT COALESCE(SUM(chars), 0) FROM outputs {where}", args).fetchone()
+        if size <= bound:
+            return
+        rows = conn.execute(f"SELECT session_id, number, chars FROM outputs {where} ORDER BY created, number",
+                            args).fetchall()
+        for sid, number, chars in rows[:-1]:  # the newest always stays
+            if size <= bound:
+                break
+            conn.execute("DELETE FROM outputs WHERE session_id = ? AND number = ?", (sid, number))
+            size -= chars
+            log.info("evicted stored output out-%s of session %s (output bound %d characters)", number, sid, bound)
+
+    def load(self, number: int) -> Any:
+        from agent_ls.agent.output_store import HANDLE_PREFIX, StoredOutput
+
+        with self.store._lock:
+            row = self.store._c.execute(
+                "SELECT call_id, tool, text, total FROM outputs WHERE session_id = ? AND number = ?",
+                (self.session_id, number)).fetchone()
+        if row is None:
+            return None
+        return StoredOutput(f"{HANDLE_PREFIX}{number}", str(row[1]), str(row[2]), int(row[3]), str(row[0]))
+
+    def index(self) -> tuple[int, dict[str, int]]:
+        with self.store._lock:
+            conn = self.store._c
+            mark = conn.execute("SELECT highest FROM output_marks WHERE session_id = ?", (self.session_id,)).fetchone()
+            rows = conn.execute("SELECT call_id, number FROM outputs WHERE session_id = ? AND call_id != ''",
+                                (self.session_id,)).fetchall()
+        return (int(mark[0]) if mark else 0), {str(c): int(n) for c, n in rows}

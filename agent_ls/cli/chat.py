@@ -31,6 +31,7 @@ async def cmd_chat(args: argparse.Namespace) -> int:
     from agent_ls.agent import events as ev
     from agent_ls.agent.builder import FrontEnd, build_session
     from agent_ls.agent.config import agent_settings
+    from agent_ls.agent.context import COMPACT_COMMAND, compaction_text
     from agent_ls.agent.events import Event
     from agent_ls.agent.permissions import ApprovalAnswer, ApprovalRequest, SessionScope
     from agent_ls.agent.store import SessionStore
@@ -83,13 +84,25 @@ async def cmd_chat(args: argparse.Namespace) -> int:
                 print(f"[tool {'error' if event.is_error else 'ok'}] {first}", file=sys.stderr, flush=True)
             elif isinstance(event, ev.TurnError):
                 print(f"\n[error] {event.message}", file=sys.stderr, flush=True)
+            elif isinstance(event, ev.ContextCompacted):
+                print(f"\n[{compaction_text(event)}]", file=sys.stderr, flush=True)
             elif isinstance(event, ev.TurnFinished):
                 u = event.usage
+                context = (f", {round(100 * u.context_tokens / u.context_window)}% of context "
+                           f"({u.context_tokens} of {u.context_window} tokens)") if u.context_window else ""
                 print(f"\n[{event.stop_reason}; tokens in {u.input_tokens}, out {u.output_tokens}, "
-                      f"cache read {u.cache_read_tokens}]", file=sys.stderr, flush=True)
+                      f"cache read {u.cache_read_tokens}{context}]", file=sys.stderr, flush=True)
+
+        async def compact() -> str:
+            done = await session.compact(sink)  # the sink prints what it did
+            if done is None:
+                print(f"[{compaction_text(None)}]", file=sys.stderr, flush=True)
+            return "end"
 
         async def one(prompt: str) -> str:
             loop = asyncio.get_running_loop()
+            if prompt.strip() == COMPACT_COMMAND:
+                return await compact()
             task = asyncio.ensure_future(session.prompt(prompt, sink))
             loop.add_signal_handler(signal.SIGINT, task.cancel)
             try:

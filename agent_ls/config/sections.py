@@ -30,7 +30,9 @@ from agent_ls.config.globs import settings_glob_problems
 from agent_ls.config.structure import (
     CONVERTER,
     ApplyMode,
+    ContextTokens,
     DeferTools,
+    Fraction,
     Invalid,
     JsonObject,
     NonEmptyStr,
@@ -97,6 +99,9 @@ class AgentSection:
     output_store_chars: PageChars | None = None
     sampling: SamplingSection | None = None
     title_model: str | None = None
+    context_window: ContextTokens | None = None
+    compact_at: Fraction | None = None
+    compact_model: NonEmptyStr | None = None
 
 
 @attrs.frozen

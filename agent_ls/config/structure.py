@@ -34,6 +34,9 @@ MIN_OUTPUT_PAGE_CHARS = 1_000
 """The smallest ``agent.outputPageChars`` / ``agent.outputStoreChars`` (the agent's
 ``output_store.MIN_PAGE_CHARS``; a unit test keeps the two equal)."""
 
+MIN_CONTEXT_WINDOW = 2_000
+"""The smallest ``agent.contextWindow`` (the agent's ``context.MIN_WINDOW``)."""
+
 DEFAULT_OUTPUT_PAGE_CHARS = 30_000
 """``agent.outputPageChars`` when no file sets it (the agent's ``output_store.DEFAULT_PAGE_CHARS``;
 the same unit test keeps the two equal)."""
@@ -51,6 +54,10 @@ PageChars = Annotated[int, "page characters"]
 Retries = Annotated[int, "retries"]
 """0 to :data:`MAX_RETRIES`."""
 Seconds = Annotated[float, "seconds"]
+ContextTokens = Annotated[int, "context tokens"]
+"""``agent.contextWindow``: tokens the model accepts (at least :data:`MIN_CONTEXT_WINDOW`)."""
+Fraction = Annotated[float, "fraction"]
+"""``agent.compactAt``: a share of the context window, between 0.1 and 1."""
 DeferTools = Annotated[bool | int, "defer tools"]
 """``true``, ``false`` or a number of tools."""
 NonEmptyStr = Annotated[str, "non-empty string"]
@@ -124,6 +131,15 @@ def _seconds(value: Any, _t: Any) -> float:
     return float(value)
 
 
+def _fraction(value: Any, _t: Any) -> float:
+    expected = "a number between 0.1 and 1"
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise Invalid(expected, value)
+    if not 0.1 <= value <= 1:
+        raise Invalid(expected, value, got=True)
+    return float(value)
+
+
 def _defer(value: Any, _t: Any) -> bool | int:
     expected = "true, false or a number of tools"
     if isinstance(value, bool):
@@ -165,7 +181,8 @@ class _Converter(cattrs.Converter):
         self.register_structure_hook(int, _int("an integer", lambda v: True))
         self.register_structure_hook(float, _number)
         for t, hook in ((NonEmptyStr, _non_empty), (Seconds, _seconds), (DeferTools, _defer),
-                        (ApplyMode, _apply_mode), (JsonObject, _json_object),
+                        (ApplyMode, _apply_mode), (JsonObject, _json_object), (Fraction, _fraction),
+                        (ContextTokens, _int(f"an integer >= {MIN_CONTEXT_WINDOW}", lambda v: v >= MIN_CONTEXT_WINDOW)),
                         (PositiveInt, _int("a positive integer", lambda v: v > 0)),
                         (Retries, _int(f"an integer from 0 to {MAX_RETRIES}", lambda v: 0 <= v <= MAX_RETRIES)),
                         (PageChars, _int(f"an integer >= {MIN_OUTPUT_PAGE_CHARS}",

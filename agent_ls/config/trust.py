@@ -67,6 +67,9 @@ WHY: dict[str, str] = {
     "agent.sampling": "it chooses the model and endpoint MCP servers may use, and which servers may",
     "agent.titleModel": "it chooses a model that receives the first message of each session",
     "agent.shellEnvPassthrough": "it would pass secrets to shell commands (ignored here even once trusted)",
+    "agent.compactModel": "it chooses a model that receives the conversation to summarize it",
+    "agent.contextWindow": "it changes how much of the conversation reaches the model per request",
+    "agent.compactAt": "it changes how much of the conversation reaches the model per request",
     "mcp": "it changes how much of each MCP tool result is kept (and reaches the model)",
     "agent": "it changes how the agent runs",
 }

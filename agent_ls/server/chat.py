@@ -132,6 +132,10 @@ def event_sink(ls: AgentLanguageServer, session: Any) -> Any:
 
 async def prompt(ls: AgentLanguageServer, params: PromptParams) -> dict[str, Any]:
     session = await get_session(ls, params.session_id, params.model)
+    from agent_ls.agent.context import COMPACT_COMMAND
+
+    if params.text.strip() == COMPACT_COMMAND and not params.attachments:
+        return await compact(ls, session)
     lock = ls.session_locks.setdefault(session.session_id, asyncio.Lock())
     if lock.locked():
         raise RequestFailed(f"session {session.session_id} is already answering a prompt")
@@ -159,6 +163,38 @@ async def prompt(ls: AgentLanguageServer, params: PromptParams) -> dict[str, Any
         session_id=session.session_id, stop_reason=result.stop_reason, text=result.text,
         usage=snake_to_camel_dict(attrs.asdict(result.usage, filter=lambda a, v: a.name != "type")),
         error={"kind": result.error.kind, "message": result.error.message} if result.error else None,
+    ))
+
+
+async def compact(ls: AgentLanguageServer, session: Any) -> dict[str, Any]:
+    """``/compact`` over LSP: compact the session now (see docs/protocol.md, agent/prompt)."""
+    from agent_ls.agent.events import TurnError, UsageReport
+
+    lock = ls.session_locks.setdefault(session.session_id, asyncio.Lock())
+    if lock.locked():
+        raise RequestFailed(f"session {session.session_id} is already answering a prompt")
+    errors: list[TurnError] = []
+    usage: list[UsageReport] = []
+    sink = event_sink(ls, session)
+
+    def keep(event: Any) -> None:
+        if isinstance(event, TurnError):
+            errors.append(event)
+        elif isinstance(event, UsageReport):
+            usage.append(event)
+        sink(event)
+
+    async with lock:
+        await load_llm_with_progress(ls)
+        done = await session.compact(keep)
+    from agent_ls.agent.context import compaction_text
+
+    total = usage[-1] if usage else UsageReport()
+    return dump(PromptResult(
+        session_id=session.session_id, stop_reason="error" if errors else "compacted",
+        text=errors[0].message if errors else compaction_text(done),
+        usage=snake_to_camel_dict(attrs.asdict(total, filter=lambda a, v: a.name != "type")),
+        error={"kind": errors[0].kind, "message": errors[0].message} if errors else None,
     ))
 
 

@@ -6,7 +6,7 @@ import type { AgentEvent, ToolCallFinishedEvent, ToolCallStartedEvent, Wire } fr
 import { changeRow, upsertChange } from "./fileChanges";
 import { addMessage, isTool, newId, pushItem, toolStatus, updateItem } from "./itemOps";
 import type { ChatItem, ChatState, MessageItem, ThinkingItem, ToolItem } from "./items";
-import { readableErrorText } from "./labels";
+import { compactionLabel, readableErrorText } from "./labels";
 
 /** A thinking block still streaming. */
 const isOpenThinking = (it: ChatItem): it is ThinkingItem => it.kind === "thinking" && !it.done;
@@ -135,7 +135,13 @@ export function applyEvent(state: ChatState, sessionId: string | null, event: Ag
     case "turn_finished":
       return { ...state, busy: false, streamingId: null };
     case "usage":
+      // the context meter (issue 26): the last response's context in use and the window
+      if (typeof event.contextWindow === "number" && event.contextWindow > 0) {
+        return { ...state, context: { used: event.contextTokens ?? 0, window: event.contextWindow } };
+      }
       return state;
+    case "compaction":
+      return { ...addMessage(state, "notice", compactionLabel(event)), streamingId: null };
     default:
       return state;
   }

@@ -237,6 +237,9 @@ export interface ChatState {
   nextId: number;
   /** Workspace folders whose settings are not in effect (restricted), for the banner. */
   restricted?: RestrictedWorkspace[];
+  /** The context meter: tokens of the conversation in the model's context, and its window
+   * (from the last `usage` event that carried them; null: not known yet). */
+  context?: { used: number; window: number } | null;
 }
 
 export function initialState(): ChatState {
@@ -252,5 +255,6 @@ export function initialState(): ChatState {
     streamingId: null,
     nextId: 1,
     restricted: [],
+    context: null,
   };
 }

@@ -205,3 +205,34 @@ export function toolStatusLabel(status: string, awaitingApproval = false): { ico
   if (status === "running" && awaitingApproval) return { icon: "?", text: "Waiting for approval" };
   return { icon: TOOL_STATUS_ICONS[status] ?? "•", text: TOOL_STATUS_LABELS[status] ?? humanize(status) };
 }
+
+/** The context meter's label: "38% of context" (null when the window is not known). */
+export function contextLabel(context: { used: number; window: number } | null | undefined): string | null {
+  if (!context || !(context.window > 0)) return null;
+  return `${Math.min(100, Math.round((100 * Math.max(0, context.used)) / context.window))}% of context`;
+}
+
+/** What a compaction did, as the chat's notice: what was cleared or summarized, and the handles kept. */
+export function compactionLabel(e: {
+  reason: string;
+  cleared: number;
+  summarized: number;
+  handles: string[];
+  tokensBefore: number;
+  tokensAfter: number;
+  contextWindow: number;
+  note?: string;
+}): string {
+  const note = e.note ? ` Note: ${e.note}.` : "";
+  if (e.reason === "notice") return `Note: ${e.note ?? ""}`;
+  const parts: string[] = [];
+  if (e.cleared) parts.push(`cleared ${e.cleared} old tool result${e.cleared === 1 ? "" : "s"}`);
+  if (e.summarized) parts.push(`summarized ${e.summarized} earlier message${e.summarized === 1 ? "" : "s"}`);
+  const shown = e.handles.slice(0, 8).join(", ") + (e.handles.length > 8 ? ", …" : "");
+  const kept = e.handles.length ? ` Kept whole, readable by the agent: ${shown}.` : "";
+  const before = contextLabel({ used: e.tokensBefore, window: e.contextWindow });
+  const after = contextLabel({ used: e.tokensAfter, window: e.contextWindow });
+  const meter = before && after ? ` Context ${before.replace(" of context", "")} → ${after}.` : "";
+  const why = e.reason === "manual" ? "Compacted on /compact" : "Compacted the conversation to fit the model's context";
+  return `${why}: ${parts.join(" and ") || "nothing to clear"}.${kept}${meter}${note}`;
+}

@@ -11,17 +11,28 @@ export type SlashResult =
   | { kind: "error"; message: string };
 
 export function slashName(p: McpPrompt): string {
-  return `${p.server}:${p.name}`;
+  return p.server ? `${p.server}:${p.name}` : p.name;
 }
 
-/** Prompts whose slash name starts with what follows the `/` (for the suggestion list). */
+/** The built-in commands in the suggestion list (no server: the agent-ls server runs them). */
+export const BUILTIN_PROMPTS: McpPrompt[] = [
+  { server: "", name: "compact", description: "Compact the conversation now (old tool results stay readable by handle; older turns are summarized)", arguments: [] },
+];
+
+/** Prompts whose slash name starts with what follows the `/` (for the suggestion list), then
+ * the matching built-in commands. */
 export function matchPrompts(input: string, prompts: McpPrompt[]): McpPrompt[] {
   if (!input.startsWith("/") || /\s/.test(input)) return [];
   const q = input.slice(1).toLowerCase();
-  return prompts.filter((p) => slashName(p).toLowerCase().includes(q) || p.name.toLowerCase().startsWith(q));
+  return [...prompts, ...BUILTIN_PROMPTS].filter((p) => slashName(p).toLowerCase().includes(q) || p.name.toLowerCase().startsWith(q));
 }
 
+/** Slash commands of agent-ls itself (the server runs them): they win over an MCP prompt of the
+ * same name, which stays reachable as `/server:name`. */
+export const BUILTIN_COMMANDS = ["compact"] as const;
+
 export function findPrompt(token: string, prompts: McpPrompt[]): McpPrompt | null {
+  if ((BUILTIN_COMMANDS as readonly string[]).includes(token)) return null;
   const colon = token.indexOf(":");
   if (colon > 0) {
     const server = token.slice(0, colon);

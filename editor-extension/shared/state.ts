@@ -105,7 +105,7 @@ export function reduce(state: ChatState, action: ChatAction): ChatState {
   switch (action.type) {
     case "reset":
       // Questions still waiting for the user stay: the server waits for their answers.
-      return { ...state, sessionId: action.sessionId, items: pendingItems(state), busy: false, streamingId: null };
+      return { ...state, sessionId: action.sessionId, items: pendingItems(state), busy: false, streamingId: null, context: null };
     case "userPrompt":
       return { ...addMessage(state, "user", action.text, action.attachments), busy: true };
     case "event":
@@ -114,6 +114,10 @@ export function reduce(state: ChatState, action: ChatAction): ChatState {
       // (the turn is over: a thinking block still open closes, here and in promptFailed and busy: false)
       let next: ChatState = { ...endThinking(state), busy: false, streamingId: null, sessionId: action.result.sessionId || state.sessionId };
       const err = action.result.error;
+      // /compact that found nothing to do has no compaction event: its result says so
+      if (action.result.stopReason === "compacted" && !state.items.some((it) => it.kind === "message" && it.role === "notice" && it.text.startsWith("Compacted on /compact"))) {
+        next = addMessage(next, "notice", action.result.text);
+      }
       const shown = err && err.message ? readableErrorText(err.message, 1000) : "";
       if (shown && lastErrorText(next) !== shown) next = addMessage(next, "error", shown);
       return next;

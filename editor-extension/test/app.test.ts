@@ -14,6 +14,17 @@ describe("chat webview", () => {
     expect((q("stop") as HTMLButtonElement).disabled).toBe(true);
   });
 
+  it("shows the context meter from usage events, readable and with the numbers in its tooltip", () => {
+    act({ type: "userPrompt", text: "read" });
+    expect((q("context-meter") as HTMLElement).hidden).toBe(true);
+    ev({ type: "usage", inputTokens: 1, outputTokens: 1, contextTokens: 12160, contextWindow: 32000 });
+    const meter = q("context-meter") as HTMLElement;
+    expect(meter.hidden).toBe(false);
+    expect(meter.textContent).toBe("38% of context");
+    expect(meter.title).toContain("12160 of 32000 tokens");
+    expect(meter.getAttribute("role")).toBe("status");
+  });
+
   it("sends the prompt on click and on Enter, and clears the input", () => {
     const input = q("prompt-input") as HTMLTextAreaElement;
     input.value = "hello agent";
@@ -218,8 +229,8 @@ describe("chat webview", () => {
     input.dispatchEvent(new Event("input"));
     expect(host.sent).toContainEqual({ type: "listPrompts" });
     const items = qa("slash-item");
-    expect(items).toHaveLength(1);
-    expect(items[0].dataset.name).toBe("knob:review");
+    expect(items.map((i) => i.dataset.name)).toEqual(["knob:review", "compact"]); // the built-in last
+    expect(items[1].textContent).toContain("/compact");
     items[0].click();
     expect(input.value).toBe("/knob:review ");
     expect(qa("slash-item")).toHaveLength(0);

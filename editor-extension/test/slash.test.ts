@@ -10,7 +10,8 @@ const prompts: McpPrompt[] = [
 
 describe("slash commands", () => {
   it("lists prompts matching what follows the slash", () => {
-    expect(matchPrompts("/", prompts)).toHaveLength(3);
+    expect(matchPrompts("/", prompts)).toHaveLength(4); // and the built-in /compact, last
+    expect(matchPrompts("/comp", prompts).map((p) => p.name)).toEqual(["compact"]);
     expect(matchPrompts("/knob:re", prompts).map((p) => p.name)).toEqual(["review"]);
     expect(matchPrompts("/hel", prompts).map((p) => p.name)).toEqual(["hello"]);
     expect(matchPrompts("/hello world", prompts)).toEqual([]);
@@ -32,5 +33,13 @@ describe("slash commands", () => {
     expect(parseSlash("/review x", prompts)).toEqual({ kind: "none" });
     expect(parseSlash("/hello", prompts)).toMatchObject({ kind: "prompt", arguments: {} });
     expect(parseSlash("/etc/hosts says what", prompts)).toEqual({ kind: "none" });
+  });
+});
+
+describe("built-in slash commands", () => {
+  it("/compact is the server's, even when an MCP prompt is named compact (reachable as /server:compact)", () => {
+    const withCompact: McpPrompt[] = [...prompts, { server: "docs", name: "compact", arguments: [] }];
+    expect(parseSlash("/compact", withCompact)).toEqual({ kind: "none" });
+    expect(parseSlash("/docs:compact", withCompact)).toMatchObject({ kind: "prompt", prompt: { server: "docs", name: "compact" } });
   });
 });

@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { historyItems, initialState, pendingItems, reduce, type ChatAction, type ChatState, type ToolItem } from "../shared/state";
 import type { AgentEvent } from "../src/protocol";
+import { contextLabel } from "../shared/labels";
 
 function run(actions: ChatAction[], start: ChatState = initialState()): ChatState {
   return actions.reduce(reduce, start);
@@ -133,5 +134,34 @@ describe("event reducer", () => {
     expect(items.map((i) => i.kind)).toEqual(["message", "tool", "message"]);
     expect(items[1]).toMatchObject({ tool: "read", args: { path: "a.txt" }, result: "file text", status: "done" });
     expect(items[2]).toMatchObject({ role: "assistant", text: "It says file text." });
+  });
+});
+
+describe("context meter and compaction (issue 26)", () => {
+  it("usage events carry the meter; a compaction says what it cleared, summarized and kept", () => {
+    let s: ChatState = reduce(initialState(), { type: "userPrompt", text: "read" });
+    const usage = { type: "usage", inputTokens: 10, outputTokens: 2, contextTokens: 12160, contextWindow: 32000 } as AgentEvent;
+    s = reduce(s, { type: "event", sessionId: "s1", event: usage });
+    expect(s.context).toEqual({ used: 12160, window: 32000 });
+    expect(contextLabel(s.context)).toBe("38% of context");
+    const compaction = {
+      type: "compaction", reason: "auto", cleared: 3, summarized: 0, handles: ["out-1", "out-2", "out-3"],
+      tokensBefore: 26000, tokensAfter: 9000, contextWindow: 32000, note: "",
+    } as AgentEvent;
+    s = reduce(s, { type: "event", sessionId: "s1", event: compaction });
+    const notice = s.items.at(-1);
+    expect(notice).toMatchObject({ kind: "message", role: "notice" });
+    expect(notice && "text" in notice ? notice.text : "").toBe(
+      "Compacted the conversation to fit the model's context: cleared 3 old tool results. Kept whole, readable by the agent: out-1, out-2, out-3. Context 81% → 28% of context.",
+    );
+    s = reduce(s, { type: "reset", sessionId: null });
+    expect(s.context).toBeNull();
+    expect(contextLabel(null)).toBeNull();
+  });
+
+  it("/compact with nothing to do shows the server's sentence", () => {
+    let s: ChatState = reduce(initialState(), { type: "userPrompt", text: "/compact" });
+    s = reduce(s, { type: "promptFinished", result: { sessionId: "s1", stopReason: "compacted", text: "Nothing to compact yet.", usage: {}, error: null } });
+    expect(s.items.at(-1)).toMatchObject({ role: "notice", text: "Nothing to compact yet." });
   });
 });

@@ -164,12 +164,9 @@ export class Composer {
     }
     const matches = this.slashMatches();
     list.hidden = false;
-    if (this.host.state().prompts.length === 0) {
-      list.appendChild(el(this.doc, "li", { class: "muted", role: "option", "aria-disabled": "true" }, "No MCP server offers prompts."));
-      return;
-    }
     if (matches.length === 0) {
-      list.appendChild(el(this.doc, "li", { class: "muted", role: "option", "aria-disabled": "true" }, "No matching MCP prompt."));
+      const none = this.host.state().prompts.length === 0 ? "No MCP server offers prompts." : "No matching MCP prompt.";
+      list.appendChild(el(this.doc, "li", { class: "muted", role: "option", "aria-disabled": "true" }, none));
       return;
     }
     matches.forEach((p, i) => {

@@ -8,7 +8,7 @@
  * or, when no question waits, asks the host (which shows the details another way).
  */
 import { visible } from "../shared/commandLine";
-import { sessionLabel } from "../shared/labels";
+import { contextLabel, sessionLabel } from "../shared/labels";
 import type { FromWebview } from "../shared/messages";
 import type { ChatState } from "../shared/state";
 import { closestTo, el } from "./dom";
@@ -19,6 +19,7 @@ export class Header {
   readonly banner: HTMLElement;
   readonly sessionsBox: HTMLDetailsElement;
   private readonly serverLine: HTMLElement;
+  private readonly meter: HTMLElement;
   private readonly sessionsList: HTMLElement;
 
   constructor(
@@ -31,7 +32,9 @@ export class Header {
     this.top = el(d, "div", { class: "top" });
     const newSession = el(d, "button", { "data-testid": "new-session", class: "secondary", title: "Start a new session" }, "New session");
     this.serverLine = el(d, "span", { class: "server-line" });
-    this.top.append(newSession, this.serverLine);
+    // the context meter: how much of the model's window the conversation uses (issue 26)
+    this.meter = el(d, "span", { class: "context-meter", "data-testid": "context-meter", role: "status" });
+    this.top.append(newSession, this.serverLine, this.meter);
     this.sessionsBox = el(d, "details", { class: "sessions-box" });
     const sessionsSummary = el(d, "summary", {}, "Sessions");
     this.sessionsList = el(d, "ul", { "data-testid": "sessions", class: "sessions" });
@@ -74,6 +77,10 @@ export class Header {
       state.server === "running" ? "" : state.server === "starting" ? "Starting the agent-ls server…" : state.serverError || "The agent-ls server is not running.";
     this.serverLine.textContent = serverText;
     this.serverLine.className = `server-line ${state.server}`;
+    const label = contextLabel(state.context);
+    this.meter.hidden = label === null;
+    this.meter.textContent = label ?? "";
+    this.meter.title = state.context && label ? `${state.context.used} of ${state.context.window} tokens of the model's context window in use; /compact makes room` : "";
     this.renderSessions(state);
   }
 

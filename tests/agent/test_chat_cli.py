@@ -123,3 +123,19 @@ def test_settings_problems_are_printed_once_at_their_place(llm: ScriptedLLM, ws:
     assert len(server) == 1, proc.stderr  # a broken MCP server entry is shown too
     store = [ln for ln in lines if "must be at least agent.outputPageChars" in ln]
     assert len(store) == 1 and store[0].startswith(f"{user}:4:"), proc.stderr  # at its place too
+
+
+def test_slash_compact_and_the_context_meter(llm: ScriptedLLM, ws: Path, tmp_path: Path) -> None:
+    """Issue 26: `/compact` in `agent-ls chat` compacts without asking the model for an answer
+    (only for the summary), says what it kept, and each turn's line shows the context in use."""
+    from tests.agent.test_context import agent_model, write_files
+
+    write_files(ws, 2)
+    llm.script(*(agent_model() for _ in range(10)))
+    proc = chat(llm, tmp_path, ws, stdin="read f0\nread f1\n/compact\n/exit\n")
+    assert proc.returncode == 0, proc.stderr
+    assert "% of context (" in proc.stderr and "of 32000 tokens)" in proc.stderr
+    assert "Compacted the conversation: 2 tool result(s) cleared" in proc.stderr
+    assert "out-1" in proc.stderr and "out-2" in proc.stderr
+    summaries = [r for r in llm.requests if r.body["messages"][0]["content"].startswith("You summarize")]
+    assert len(summaries) == 1 and len(llm.requests) == 5  # 2 per prompt, 1 summary

@@ -168,20 +168,22 @@ async def test_search_pages_and_huge_lines(llm: ScriptedLLM) -> None:
     assert store.read(item.handle, limit=50_000).content.startswith(body[:1_000] + "\n\n[out-1: characters 0-1000")
 
 
-async def test_resumed_session_never_reuses_a_handle(llm: ScriptedLLM, ws: Path, tmp_path: Path) -> None:
+async def test_resumed_session_reads_earlier_handles_and_never_reuses_one(
+        llm: ScriptedLLM, ws: Path, tmp_path: Path) -> None:
     db = SessionStore(tmp_path / "s.sqlite3")
     s = session(llm, ws, OutputStore(page_chars=1_000, max_chars=100_000), store=db)
     llm.script(tool_calls([("bash", {"command": bash_lines(200)})]), text("ok"))
     await s.prompt("go")
     assert "[output out-1:" in tool_results(llm)[0]
-    # a new process: the store is empty, and the old handle is not handed out again
+    # a new process: the outputs are read from the session database (issue 26), and the old
+    # handle is not handed out again
     outputs = OutputStore(page_chars=1_000, max_chars=100_000)
     again = session(llm, ws, outputs, store=db, session_id=s.session_id)
-    llm.script(tool_calls([(READ_OUTPUT, {"handle": "out-1"})]),
+    llm.script(tool_calls([(READ_OUTPUT, {"handle": "out-1", "offset": 1_000})]),
                tool_calls([("bash", {"command": bash_lines(200)})]), text("ok"))
     await again.prompt("read it")
-    gone, fresh = tool_results(llm)[-2:]
-    assert "out-1 is gone" in gone and "restarted" in gone
+    back, fresh = tool_results(llm)[-2:]
+    assert "filler" in back and "[out-1: characters 1000-2000 of 12813" in back
     assert "[output out-2:" in fresh
 
 

@@ -112,7 +112,7 @@ async def test_bad_tool_arguments_and_unknown_tools_become_errors(llm: ScriptedL
 @pytest.mark.parametrize(("turn", "kind"), [(auth_error, "auth"), (rate_limit, "rate_limit"),
                                             (context_exceeded, "context_window")])
 async def test_provider_errors_are_clear(llm: ScriptedLLM, ws: Path, turn, kind) -> None:  # type: ignore[no-untyped-def]
-    llm.script(turn())
+    llm.script(turn(), turn())  # a context-length error is retried once, after compacting
     s = make_session(llm, ws)
     rec = Recorder()
     result = await s.prompt("x", rec)

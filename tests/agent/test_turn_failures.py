@@ -39,7 +39,7 @@ REPO = Path(__file__).resolve().parents[2]
     (503, "provider", "provider failed"),
 ])
 async def test_openai_shaped_errors(llm: ScriptedLLM, ws: Path, status: int, kind: str, words: str) -> None:
-    llm.script(error(status))
+    llm.script(error(status), error(status))  # a context-length error is retried once, after compacting
     s = make_session(llm, ws)
     rec = Recorder()
     result = await s.prompt("x", rec)
@@ -52,7 +52,7 @@ async def test_openai_shaped_errors(llm: ScriptedLLM, ws: Path, status: int, kin
 @pytest.mark.parametrize(("status", "kind"), [(401, "auth"), (429, "rate_limit"), (400, "context_window"),
                                               (500, "provider"), (529, "provider")])
 async def test_anthropic_shaped_errors(llm: ScriptedLLM, ws: Path, status: int, kind: str) -> None:
-    llm.script(error(status))
+    llm.script(error(status), error(status))
     cfg = LLMConfig(model="anthropic/claude-test", api_base=llm.url, api_key="x", max_retries=0)
     result = await make_session(llm, ws, config=cfg).prompt("x")
     assert llm.requests[-1].path.endswith("/v1/messages")

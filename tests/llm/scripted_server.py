@@ -101,6 +101,10 @@ class RecordedRequest:
     """``time.perf_counter()`` after the first body chunk (the first SSE event) was written."""
     turn: Any = None
     """The turn that answered it."""
+    prompt_tokens: int | None = None
+    """With a window set (:attr:`ScriptedLLM.window`): the request's tokens as the server counted them."""
+    rejected: bool = False
+    """With a window set: refused as over the window (HTTP 400 ``context_length_exceeded``)."""
 
     @property
     def json(self) -> Any:
@@ -128,6 +132,29 @@ class ScriptedLLM:
         self._server: uvicorn.Server | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
         self._release: asyncio.Event | None = None
+        self.window: int | None = None
+        """When set, a chat completion whose prompt is larger than this many tokens is refused
+        the way OpenAI refuses it (HTTP 400, ``context_length_exceeded``) without using a turn."""
+        self._counts: dict[str, int] = {}
+
+    def count_prompt(self, body: dict[str, Any]) -> int:
+        """The prompt's tokens by litellm's counter for ``gpt-4o`` (a tokenizer of its own, as a
+        provider's; cached per message so long sessions stay fast)."""
+        from agent_ls.agent.llm import get_litellm  # offline (the bundled cost map), no banner
+
+        litellm = get_litellm()
+
+        def count(key: str, **kw: Any) -> int:
+            n = self._counts.get(key)
+            if n is None:
+                n = self._counts[key] = litellm.token_counter(model="gpt-4o", **kw)
+            return n
+
+        total = 3 + sum(count(json.dumps(m, sort_keys=True), messages=[m]) for m in body.get("messages") or [])
+        if body.get("tools"):
+            text = json.dumps(body["tools"])
+            total += count(text, text=text)
+        return total
 
     # ------------------------------------------------------------- lifecycle
 
@@ -223,6 +250,7 @@ class ScriptedLLM:
         with self._lock:
             self._turns.clear()
             self.requests.clear()
+            self.window = None
 
     @property
     def pending(self) -> int:
@@ -269,6 +297,17 @@ class ScriptedLLM:
             )
 
     async def _serve(self, rec: RecordedRequest, send: Send, receive: Receive, w: Writer) -> None:
+        if self.window is not None and isinstance(w, OpenAIWriter) and isinstance(rec.body, dict):
+            rec.prompt_tokens = self.count_prompt(rec.body)
+            if rec.prompt_tokens > self.window:
+                rec.rejected = True
+                body = {"error": {
+                    "message": f"This model's maximum context length is {self.window} tokens. However, your "
+                               f"messages resulted in {rec.prompt_tokens} tokens. Please reduce the length of the "
+                               "messages.",
+                    "type": "invalid_request_error", "param": "messages", "code": "context_length_exceeded"}}
+                await _send_json(rec, send, 400, body)
+                return
         turn = self._next_turn(rec.body)
         rec.turn = turn
         if isinstance(turn, Error):

@@ -119,3 +119,18 @@ def test_max_retries_is_bounded(tmp_path: Path) -> None:
     s = load(tmp_path, {"agent": {"maxRetries": 3}}, {"agent": {"maxRetries": 1_000_000}})
     assert s.max_retries == 3
     assert any("agent.maxRetries" in p and "from 0 to 10" in p for p in s.problems), s.problems
+
+
+def test_context_settings_and_their_bad_values(tmp_path: Path) -> None:
+    s = load(tmp_path, {"agent": {"contextWindow": 32000, "compactAt": 0.7, "compactModel": "openai/mini"}}, None)
+    assert (s.context_window, s.compact_at, s.compact_model) == (32000, 0.7, "openai/mini")
+    cfg = s.compact_llm()
+    assert cfg is not None and cfg.model == "openai/mini"
+    s = load(tmp_path, {"agent": {"contextWindow": 100, "compactAt": 1.5, "compactModel": " "}}, None)
+    assert (s.context_window, s.compact_at, s.compact_model, s.compact_llm()) == (None, None, None, None)
+    text = "\n".join(s.problems)
+    assert "agent.contextWindow must be an integer >= 2000, got 100" in text
+    assert "agent.compactAt must be a number between 0.1 and 1, got 1.5" in text
+    assert "agent.compactModel must be a non-empty string" in text
+    s = load(tmp_path, {"agent": {"compactAt": "most"}}, None)
+    assert "agent.compactAt must be a number between 0.1 and 1, not a string" in "\n".join(s.problems)

@@ -80,7 +80,7 @@ ELICIT_ACTIONS = ("accept", "decline", "cancel")
 SAMPLING_ANSWERS = ("allow_once", "allow_session", "deny")
 WORKSPACE_TRUST_STATES = ("trusted", "restricted", "declined", "editor-restricted", "nothing-to-trust")
 EVENT_TYPES = ("turn_started", "text", "thinking", "tool_call_started", "approval_requested", "tool_call_finished",
-               "file_change", "usage", "error", "turn_finished")
+               "file_change", "usage", "compaction", "error", "turn_finished")
 REVIEW_DECISIONS = ("accept", "reject", "deferred")
 CHANGE_STATUSES = ("proposed", "accepted", "rejected", "failed", "written", "applied", "kept", "reverted")
 CHANGE_OUTCOMES = ("kept", "reverted")

@@ -86,7 +86,7 @@ class PromptResult:
 
     session_id: str
     stop_reason: str
-    """``end``, ``max_steps`` or ``error`` (see ``error``). A cancelled prompt gets the
+    """``end``, ``max_steps``, ``compacted`` (``/compact``) or ``error`` (see ``error``). A cancelled prompt gets the
     ``REQUEST_CANCELLED`` error response instead of a result."""
     text: str
     """The final assistant text."""

@@ -99,6 +99,7 @@ export const EVENT_TYPES = [
   "tool_call_finished",
   "file_change",
   "usage",
+  "compaction",
   "error",
   "turn_finished",
 ] as const;

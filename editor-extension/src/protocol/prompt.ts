@@ -56,11 +56,15 @@ export interface Usage {
   outputTokens?: number;
   cacheReadTokens?: number;
   cacheWriteTokens?: number;
+  /** Tokens of the conversation in the model's context after the response (0: not known). */
+  contextTokens?: number;
+  /** The model's context window in tokens (0: not known). */
+  contextWindow?: number;
 }
 
 export interface PromptResult {
   sessionId: string;
-  /** `end`, `max_steps` or `error` (see `error`); a cancelled prompt gets the
+  /** `end`, `max_steps`, `compacted` (the text was `/compact`) or `error` (see `error`); a cancelled prompt gets the
    * REQUEST_CANCELLED error response instead. */
   stopReason: string;
   text: string;
@@ -143,6 +147,22 @@ export interface FileChangeEvent {
 export interface UsageEvent extends Usage {
   type: "usage";
 }
+/** The conversation was compacted to fit the context window; nothing is lost (issue 26). */
+export interface CompactionEvent {
+  type: "compaction";
+  /** `auto`, `overflow`, `manual` (`/compact`) or `notice` (only `note` says something). */
+  reason: string;
+  /** Tool results replaced by a stub naming their output handle. */
+  cleared: number;
+  /** Older messages replaced by a summary. */
+  summarized: number;
+  /** The output handles the compacted part keeps (`read_output` reads them). */
+  handles: string[];
+  tokensBefore: number;
+  tokensAfter: number;
+  contextWindow: number;
+  note?: string;
+}
 export interface ErrorEvent {
   type: "error";
   kind: string;
@@ -167,6 +187,7 @@ export type AgentEvent =
   | ToolCallFinishedEvent
   | FileChangeEvent
   | UsageEvent
+  | CompactionEvent
   | ErrorEvent
   | TurnFinishedEvent;
 
