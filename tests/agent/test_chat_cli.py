@@ -123,3 +123,25 @@ def test_settings_problems_are_printed_once_at_their_place(llm: ScriptedLLM, ws:
     assert len(server) == 1, proc.stderr  # a broken MCP server entry is shown too
     store = [ln for ln in lines if "must be at least agent.outputPageChars" in ln]
     assert len(store) == 1 and store[0].startswith(f"{user}:4:"), proc.stderr  # at its place too
+
+
+def test_the_tool_progress_line_says_how_much_it_cut(llm: ScriptedLLM, ws: Path, tmp_path: Path) -> None:
+    """The `[tool]` line shows 200 characters of the arguments, then `… [+N characters]`; a
+    terminal escape in them stays escaped (it never reaches the terminal)."""
+    path = "\x1b[2Jevil\u202e" + "a" * 300
+    llm.script(tool_calls([("read_file", {"path": path})]), text("No such file."))
+    proc = chat(llm, tmp_path, ws, "read", "it")
+    assert proc.returncode == 0, proc.stderr
+    [line] = [x for x in proc.stderr.splitlines() if x.startswith("[tool] ")]
+    shown = '{"path": "\\u001b[2Jevil\\u202E' + "a" * 300 + '"}'
+    assert line == f"[tool] read_file {shown[:200]}… [+{len(shown) - 200} characters]"
+    assert "\x1b" not in proc.stderr and "\u202e" not in proc.stderr
+
+
+def test_a_cut_never_splits_an_escape() -> None:
+    from agent_ls.cli.chat import clip, tool_line
+
+    assert clip("short", 10) == "short"
+    assert clip("abcdefgh\x1bxyz", 10) == "abcdefgh… [+9 characters]"  # not "abcdefgh\\u"
+    assert clip("ab\\\\cd", 3) == "ab… [+4 characters]"  # an escaped backslash stays whole
+    assert tool_line("bash", {"command": "x" * 10}) == '[tool] bash {"command": "xxxxxxxxxx"}'
