@@ -53,7 +53,13 @@ class TerminalBashTool:
 
     @property
     def spec(self) -> ToolSpec:
-        return self._local.spec
+        """The local spec, its description saying where the command runs: the editor's terminal
+        while the client's terminal is in use, agent-ls's own shell once it is not."""
+        spec = self._local.spec
+        describe = getattr(self._local, "description_for", None)
+        if self._owner.terminal_unavailable is not None or describe is None:
+            return spec
+        return attrs.evolve(spec, description=describe(terminal=True))
 
     async def call(self, arguments: dict[str, Any]) -> ToolResult:
         owner = self._owner

@@ -274,7 +274,7 @@ def model_options(choices: tuple[str, ...], default: str | None, current: str | 
 
     if not choices or current is None:
         return None
-    options = [SessionConfigSelectOption(value=m, name=m, description="the default (\"model\" in the settings)"
+    options = [SessionConfigSelectOption(value=m, name=m, description="the default"
                                          if m == default else None) for m in choices]
     return [SessionConfigOptionSelect(type="select", id=MODEL_OPTION, name="Model", category="model",
                                       description="The model that answers this session's next requests",

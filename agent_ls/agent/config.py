@@ -7,7 +7,8 @@ agent's settings, with its defaults:
 
     "model": "anthropic/claude-sonnet-4-5"   any litellm model string (env AGENT_LS_MODEL wins)
     "models": ["openai/gpt-4.1", ...]        more models a session may switch to (ACP's model
-                                             choice; ``model`` is the default and always offered)
+                                             choice; ``model`` is the default and always offered;
+                                             without ``model`` the first of ``models`` is)
     "apiBase": "http://127.0.0.1:11434"      optional (env AGENT_LS_API_BASE wins)
     "permissions": {"allow": [...], "ask": [...], "deny": [...]}   glob patterns over tool names, bash(...) / write_file(...) rules
     "agent": {"maxSteps": 25, "deferMcpTools": true | false | N, "maxRetries": 2,
@@ -219,7 +220,8 @@ def agent_settings(settings: LoadedSettings, environ: Mapping[str, str] | None =
     problems = [f"{d.file}: {d.sentence()}" for d in settings.diagnostics
                 if d.severity != "information" and d.json_path[:1] and d.json_path[0] in AGENT_SECTIONS]
     sections = settings.merged_sections()
-    model = env.get("AGENT_LS_MODEL") or sections.model
+    # Without "model", the first of "models" is the default (every front end reads it here).
+    model = env.get("AGENT_LS_MODEL") or sections.model or next(iter(sections.models or ()), None)
     api_base = env.get("AGENT_LS_API_BASE") or sections.api_base
     agent = sections.agent or AgentSection()
     kw: dict[str, Any] = {}

@@ -7,6 +7,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import re
 import sys
 from typing import TYPE_CHECKING, Any
 
@@ -78,10 +79,11 @@ async def cmd_chat(args: argparse.Namespace) -> int:
             if isinstance(event, ev.TextDelta):
                 print(event.text, end="", flush=True)
             elif isinstance(event, ev.ToolCallStarted):
-                print(f"\n[tool] {event.name} {json.dumps(event.arguments)[:200]}", file=sys.stderr, flush=True)
+                print(f"\n{tool_line(event.name, event.arguments)}", file=sys.stderr, flush=True)
             elif isinstance(event, ev.ToolCallFinished):
-                first = (event.content.strip().splitlines() or [""])[0][:160]
-                print(f"[tool {'error' if event.is_error else 'ok'}] {first}", file=sys.stderr, flush=True)
+                first = (event.content.strip().splitlines() or [""])[0]
+                print(f"[tool {'error' if event.is_error else 'ok'}] {clip(first, RESULT_LINE_CHARS)}",
+                      file=sys.stderr, flush=True)
             elif isinstance(event, ev.TurnError):
                 print(f"\n[error] {event.message}", file=sys.stderr, flush=True)
             elif isinstance(event, ev.ContextCompacted):
@@ -129,6 +131,39 @@ async def cmd_chat(args: argparse.Namespace) -> int:
 
 
 _SCOPE_KEYS = {"exact": "e", "prefix": "p", "tool": "s"}
+TOOL_LINE_CHARS = 200
+"""The ``[tool]`` progress line shows this many characters of the arguments (the approval
+shows them all)."""
+RESULT_LINE_CHARS = 160
+"""The ``[tool ok]`` / ``[tool error]`` line shows this much of the result's first line."""
+_ESCAPE = re.compile(r"\\(?:u[0-9A-Fa-f]{4}|.)", re.DOTALL)
+"""An escape in JSON or :func:`~agent_ls.core.visible.visible` text (``\\n``, ``\\\\``, ``\\u001B``):
+a cut never splits one."""
+
+
+def clip(text: str, limit: int) -> str:
+    """``text`` with hidden characters escaped (:func:`~agent_ls.core.visible.visible`), cut after
+    ``limit`` characters with a marker that says how many are left: ``… [+N characters]``."""
+    from agent_ls.core.visible import visible
+
+    shown = visible(text)
+    if len(shown) <= limit:
+        return shown
+    cut = limit
+    for m in _ESCAPE.finditer(shown):
+        if m.start() >= limit:
+            break
+        if m.end() > limit:
+            cut = m.start()
+    head = shown[:cut]
+    return f"{head}… [+{len(shown) - len(head)} characters]"
+
+
+def tool_line(name: str, arguments: Any) -> str:
+    """The ``[tool]`` progress line: the tool's name and its arguments as JSON, cut explicitly."""
+    from agent_ls.core.visible import visible
+
+    return f"[tool] {visible(name)} {clip(json.dumps(arguments, ensure_ascii=False), TOOL_LINE_CHARS)}"
 
 
 def approval_prompt(request: Any) -> str:

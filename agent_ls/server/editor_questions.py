@@ -8,10 +8,11 @@ from __future__ import annotations
 import logging
 from typing import TYPE_CHECKING, Any
 
+from agent_ls.core.visible import command_line, visible
 from agent_ls.server.ask import AskFailed, ask
 from agent_ls.server.protocol.methods import ELICIT, ELICIT_ACTIONS, TRUST_SERVER
 from agent_ls.server.protocol.questions import ElicitParams, ElicitResultPayload, TrustServerResult
-from agent_ls.server.workspaces import entry_payload
+from agent_ls.server.workspaces import DONT_RUN, entry_payload, plain_question
 
 if TYPE_CHECKING:
     from agent_ls.config.entries import ServerConfig
@@ -21,16 +22,49 @@ log = logging.getLogger("agent_ls.server")
 
 
 async def ask_server_trust(ls: AgentLanguageServer, cfg: ServerConfig) -> bool | None:
-    """``mcp/trustServer``: may this workspace-defined server run (its whole entry, what changed)?"""
+    """``mcp/trustServer``: may this workspace-defined server run (its whole entry, what changed)?
+
+    An editor that answers it with method not found (a plain LSP editor) is asked with
+    ``window/showMessageRequest`` instead, from then on; the ``agent-ls.trustWorkspace`` command
+    asks again about a server left undecided.
+    """
     manager = ls.manager
     changes = manager.trust_changes(cfg) if manager is not None else []
-    params = entry_payload(cfg.view(), changes)
+    ls.server_questions.add(cfg.name)
     try:
-        answer = await ask(ls, TRUST_SERVER, params, TrustServerResult, fallback=TrustServerResult(trusted=None))
-    except AskFailed as e:
-        log.info("no trust decision for %s from the editor (%s); it stays awaiting-trust", cfg.name, e)
-        return None
-    return answer.trusted
+        if TRUST_SERVER not in ls.unsupported_questions:
+            params = entry_payload(cfg.view(), changes)
+            try:
+                answer = await ask(ls, TRUST_SERVER, params, TrustServerResult,
+                                   fallback=TrustServerResult(trusted=None))
+                return answer.trusted
+            except AskFailed as e:
+                if not e.method_not_found:
+                    log.info("no trust decision for %s from the editor (%s); it stays awaiting-trust", cfg.name, e)
+                    return None
+                ls.unsupported_questions.add(TRUST_SERVER)
+                log.info("the editor does not know %s: asking with window/showMessageRequest", TRUST_SERVER)
+        return await _ask_server_plainly(ls, cfg, changes)
+    finally:
+        ls.server_questions.discard(cfg.name)
+
+
+async def _ask_server_plainly(ls: AgentLanguageServer, cfg: ServerConfig, changes: list[str]) -> bool | None:
+    from agent_ls.config.trust_text import entry_lines
+
+    view = cfg.view()
+    folder = cfg.source.workspace_folder
+    again = " (changed since you last trusted it)" if changes else ""
+    what = f"runs {command_line(view.command, view.args)}" if view.command is not None else \
+        f"connects to {visible(view.url or '')}"
+    message = (f"agent-ls: the workspace folder {visible(str(folder))} defines the MCP server "
+               f"{visible(cfg.name)}{again}, which {what}. It does not run until you trust it. Trust it?")
+
+    def details() -> str:
+        return "\n".join([f"The MCP server {visible(cfg.name)} of the workspace folder {visible(str(folder))}:",
+                          *entry_lines(view, changes)])
+
+    return await plain_question(ls, message, details, keep=DONT_RUN, subject=f"the MCP server {cfg.name}")
 
 
 async def ask_elicit(ls: AgentLanguageServer, server: str, params: Any) -> Any:

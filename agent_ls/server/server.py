@@ -185,9 +185,11 @@ class AgentLanguageServer(LanguageServer):
         """The user's remembered decisions (:class:`agent_ls.config.state.HostState`)."""
         self.workspace_prompts: dict[Path, tuple[str, asyncio.Task[Any]]] = {}
         """Pending ``agent/trustWorkspace`` prompts: folder -> (digest asked about, task)."""
-        self.workspace_prompt_unsupported = False
-        """The client answered ``agent/trustWorkspace`` with method-not-found: it is asked with
-        ``window/showMessageRequest`` instead."""
+        self.unsupported_questions: set[str] = set()
+        """The questions (``agent/trustWorkspace``, ``mcp/trustServer``) the client answered with
+        method-not-found: it is asked with ``window/showMessageRequest`` instead."""
+        self.server_questions: set[str] = set()
+        """The workspace MCP servers whose trust question waits for an answer now."""
         self.shutdown_requested = False
         """``shutdown`` came: the exit code is 0 (the LSP specification's rule)."""
         self.exit_watchdog = ExitWatchdog()

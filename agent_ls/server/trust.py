@@ -16,14 +16,19 @@ decision from a command (``agent/setWorkspaceTrust``).
   Keep restricted / Show what it wants (the whole text, as ``window/showMessage`` and in the
   log, then the question again); the ``agent-ls.trustWorkspace`` command
   (``workspace/executeCommand``) asks again at any time.
+- Likewise an editor without ``mcp/trustServer`` is asked about a workspace MCP server of a
+  trusted folder with ``window/showMessageRequest`` (Trust / Don't run it / Show what it wants);
+  the same command asks again about such servers that are undecided or not trusted.
 """
 
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from agent_ls.server.editor_questions import ask_server_trust
 from agent_ls.server.host import ensure_manager
 from agent_ls.server.protocol.codec import InvalidParams, RequestFailed, parse
 from agent_ls.server.protocol.methods import (
@@ -39,6 +44,9 @@ from agent_ls.server.reload import reload_settings
 from agent_ls.server.server import AgentLanguageServer, guarded
 from agent_ls.server.status import status_result
 from agent_ls.server.workspaces import decide, record
+
+if TYPE_CHECKING:
+    from agent_ls.config.entries import ServerConfig
 
 log = logging.getLogger("agent_ls.server")
 
@@ -85,8 +93,10 @@ def register(server: AgentLanguageServer) -> None:
     @server.command(CMD_TRUST_WORKSPACE)
     @guarded
     async def trust_workspace_command(ls: AgentLanguageServer, *args: Any) -> Any:
-        """Ask again about the folders that wait for trust (restricted or kept restricted);
-        an optional argument (``{"folder": path}`` or the path) names one folder."""
+        """Ask again about the folders that wait for trust (restricted or kept restricted), then
+        about the workspace MCP servers of trusted folders that wait for their own decision
+        (undecided or not trusted); an optional argument (``{"folder": path}`` or the path)
+        names one folder."""
         from agent_ls.config.trust import TrustState
 
         wanted = args[0] if len(args) == 1 else None
@@ -95,16 +105,20 @@ def register(server: AgentLanguageServer) -> None:
         if len(args) > 1 or (args and not isinstance(wanted, str)):
             raise InvalidParams(f"invalid params: {CMD_TRUST_WORKSPACE} takes no argument, or one folder "
                                 '(a path or {"folder": path})')
-        await ensure_manager(ls)
+        manager = await ensure_manager(ls)
         if not ls.editor_trusted:
             raise RequestFailed("the editor has not trusted this workspace: trust it in the editor first")
+
+        def matches(folder: Path | None) -> bool:
+            return wanted is None or (folder is not None and folder.resolve() == Path(wanted).resolve())
+
         settings = ls.settings
         infos = [i for f, i in (settings.workspaces.items() if settings is not None else ())
-                 if i.state in (TrustState.RESTRICTED, TrustState.DECLINED)
-                 and (wanted is None or f.resolve() == Path(wanted).resolve())]
-        if not infos:
+                 if i.state in (TrustState.RESTRICTED, TrustState.DECLINED) and matches(f)]
+        servers = _waiting_servers(ls, manager, matches)
+        if not infos and not servers:
             raise RequestFailed(f"{wanted} does not wait for trust" if wanted else
-                                "no workspace folder waits for trust")
+                                "no workspace folder waits for trust, nor a workspace MCP server")
         decided = []
         for info in infos:
             pending = ls.workspace_prompts.pop(info.request.folder, None)
@@ -116,4 +130,26 @@ def register(server: AgentLanguageServer) -> None:
             decided.append({"folder": str(info.request.folder), "trusted": trusted})
         if any(d["trusted"] is not None for d in decided):
             await reload_settings(ls)
-        return {"folders": decided}
+        asked = []
+        for cfg in _waiting_servers(ls, manager, matches):  # the folders just trusted started theirs
+            answer = await ask_server_trust(ls, cfg)
+            if answer is not None:
+                await manager.set_trust(cfg.name, answer)
+            asked.append({"server": cfg.name, "folder": str(cfg.source.workspace_folder), "trusted": answer})
+        return {"folders": decided, "servers": asked}
+
+
+def _waiting_servers(ls: AgentLanguageServer, manager: Any, matches: Callable[[Path | None], bool]) -> list[ServerConfig]:
+    """The workspace MCP servers of trusted folders that wait for their own decision (undecided,
+    or not trusted), and are not being asked about now."""
+    settings = ls.settings
+    if settings is None:
+        return []
+    out = []
+    for status in manager.status():
+        cfg = settings.servers.get(status.name)
+        if (status.state in ("awaiting-trust", "untrusted") and cfg is not None and cfg.needs_trust
+                and not cfg.restricted and cfg.name not in ls.server_questions
+                and matches(cfg.source.workspace_folder)):
+            out.append(cfg)
+    return out

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -158,14 +159,15 @@ def lenient_converter() -> cattrs.Converter:
     return converter
 
 
-TRUST, KEEP, SHOW = "Trust", "Keep restricted", "Show what it wants"
-"""The answers of the plain question (``window/showMessageRequest``)."""
+TRUST, KEEP, SHOW, DONT_RUN = "Trust", "Keep restricted", "Show what it wants", "Don't run it"
+"""The answers of the plain questions (``window/showMessageRequest``); ``DONT_RUN`` is the "no"
+of a workspace MCP server's question."""
 
 
 async def decide(ls: AgentLanguageServer, info: WorkspaceTrustInfo) -> bool | None:
     """Ask the user about a folder: ``agent/trustWorkspace``, or, for an editor that does not
     know it, ``window/showMessageRequest``. ``None``: no decision (dismissed, withdrawn)."""
-    if not ls.workspace_prompt_unsupported:
+    if TRUST_WORKSPACE not in ls.unsupported_questions:
         try:
             answer = await ask(ls, TRUST_WORKSPACE, trust_workspace_params(ls, info), TrustWorkspaceResult,
                                fallback=TrustWorkspaceResult(trusted=None))
@@ -173,7 +175,7 @@ async def decide(ls: AgentLanguageServer, info: WorkspaceTrustInfo) -> bool | No
         except AskFailed as e:
             if not e.method_not_found:
                 raise
-            ls.workspace_prompt_unsupported = True
+            ls.unsupported_questions.add(TRUST_WORKSPACE)
             log.info("the editor does not know %s: asking with window/showMessageRequest", TRUST_WORKSPACE)
     return await ask_plainly(ls, info)
 
@@ -191,31 +193,41 @@ def _summary(info: WorkspaceTrustInfo) -> str:
 
 
 async def ask_plainly(ls: AgentLanguageServer, info: WorkspaceTrustInfo) -> bool | None:
-    """The workspace trust question as a standard ``window/showMessageRequest``.
-
-    "Show what it wants" shows the whole text (what each server runs, where it connects, which
-    values it receives; the settings) as ``window/showMessage`` and in the log, then asks
-    again with Trust / Keep restricted.
-    """
+    """The workspace trust question as a standard ``window/showMessageRequest``
+    (:func:`plain_question`)."""
     from agent_ls.config.trust_text import describe
 
     folder = info.request.folder
     again = " (changed since you last trusted it)" if info.previous_settings is not None else ""
     message = (f"agent-ls: the workspace folder {visible(str(folder))}{again} defines {_summary(info)}. They are "
                "ignored until you trust the folder. Trust it?")
-    actions = [TRUST, KEEP, SHOW]
+    return await plain_question(ls, message, lambda: describe(info, host_state(ls)), keep=KEEP,
+                                subject=str(folder))
+
+
+async def plain_question(ls: AgentLanguageServer, message: str, details: Callable[[], str], *, keep: str,
+                         subject: str) -> bool | None:
+    """A trust question as a standard ``window/showMessageRequest``: Trust / ``keep`` / Show what
+    it wants, for an editor without the custom question (a workspace folder, a workspace MCP server).
+
+    "Show what it wants" shows the whole text (``details()``: what each server runs, where it
+    connects, which values it receives; the settings) as ``window/showMessage`` and in the log,
+    then asks again with Trust / ``keep``. ``None``: dismissed (the log names the command that
+    asks again).
+    """
+    actions = [TRUST, keep, SHOW]
     while True:
         raw = await ls.ask_client(lsp.WINDOW_SHOW_MESSAGE_REQUEST, lsp.ShowMessageRequestParams(
             type=lsp.MessageType.Warning, message=message, actions=[lsp.MessageActionItem(title=t) for t in actions]))
         title = raw.get("title") if isinstance(raw, dict) else getattr(raw, "title", None)
         if title == SHOW and SHOW in actions:
-            text = describe(info, host_state(ls))
-            log.info("what the workspace asks for:\n%s", text)
+            text = details()
+            log.info("what %s asks for:\n%s", visible(subject), text)
             ls.show(lsp.MessageType.Info, text)
-            actions = [TRUST, KEEP]
+            actions = [TRUST, keep]
             continue
-        if title not in (TRUST, KEEP):
-            log.info("no trust decision for %s (the question was dismissed); it stays restricted. Ask again with "
-                     "the %s command", folder, CMD_TRUST_WORKSPACE)
+        if title not in (TRUST, keep):
+            log.info("no trust decision for %s (the question was dismissed); ask again with the %s command",
+                     visible(subject), CMD_TRUST_WORKSPACE)
             return None
         return title == TRUST

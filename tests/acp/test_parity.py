@@ -176,6 +176,22 @@ async def test_client_without_fs_capabilities_uses_the_disk(setup: AcpSetup) -> 
         assert (diff.old_text, diff.new_text) == ("x = 1\n", "x = 2\n")
 
 
+async def test_models_without_model_offers_them_and_the_first_is_the_default(setup: AcpSetup) -> None:
+    """Settings with `models` but no `model`: the option is offered, the first entry is the
+    default and a prompt is answered by it (it used to fail asking for "model")."""
+    del setup.user_settings["model"]
+    setup.user_settings["models"] = ["openai/scripted", "openai/other-model"]
+    setup.write()
+    async with start_agent(setup) as (conn, _proc, _client):
+        new = await conn.new_session(cwd=str(setup.ws), mcp_servers=[])
+        option = model_option(new.config_options or [])
+        assert option.current_value == "openai/scripted"  # type: ignore[attr-defined]
+        assert [o.value for o in option.options] == ["openai/scripted", "openai/other-model"]  # type: ignore[attr-defined]
+        setup.llm.script(text("from the first model"))
+        await asyncio.wait_for(conn.prompt(session_id=new.session_id, prompt=[text_block("which model?")]), 60)
+        assert setup.llm.requests[-1].body["model"] == "scripted"
+
+
 async def test_a_workspace_models_list_waits_for_trust(setup: AcpSetup) -> None:
     """A workspace file's `models` is not offered until the folder is trusted; once it is, the
     client hears the new choices (config_option_update) and may pick one."""

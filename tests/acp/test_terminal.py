@@ -114,6 +114,11 @@ def tool_messages(body: dict) -> list[dict]:
     return [m for m in body["messages"] if m["role"] == "tool"]
 
 
+def bash_description(body: dict) -> str:
+    [tool] = [t for t in body["tools"] if t["function"]["name"] == "bash"]
+    return str(tool["function"]["description"])
+
+
 def call_updates(client: RecordingClient, sid: str, call_id: str) -> list[Any]:
     return [u for u in client.of(sid) if getattr(u, "tool_call_id", None) == call_id]
 
@@ -129,6 +134,8 @@ async def test_bash_runs_in_the_clients_terminal(setup: AcpSetup) -> None:
                          text("Ran it."))
         await asyncio.wait_for(conn.prompt(session_id=sid, prompt=[text_block("run it")]), 60)
         assert client.kinds() == ["permission", "create", "wait", "output", "release"]
+        told = bash_description(setup.llm.requests[0].body)  # the model is told where it runs
+        assert "in the editor's terminal" in told and "no terminal" not in told and "Nobody types" in told
         assert client.log[1][1:] == (["bash", "-c", "echo in-the-terminal; pwd; exit 3"], str(setup.ws.resolve()))
         terminal_id = client.log[2][1]
         result = tool_messages(setup.llm.requests[-1].body)[0]["content"]
@@ -167,6 +174,8 @@ async def test_a_client_that_rejects_terminal_create_gets_the_local_shell(setup:
         assert "ran-locally\n[exit code 0]" in result
         await asyncio.wait_for(conn.prompt(session_id=sid, prompt=[text_block("again")]), 60)
         assert client.kinds().count("create") == 1  # not asked again in this session
+        assert "in the editor's terminal" in bash_description(setup.llm.requests[0].body)
+        assert "There is no terminal" in bash_description(setup.llm.requests[-1].body)  # it runs here now
         assert tool_messages(setup.llm.requests[-1].body)[-1]["content"].startswith("again-locally")
 
 

@@ -139,3 +139,25 @@ def test_slash_compact_and_the_context_meter(llm: ScriptedLLM, ws: Path, tmp_pat
     assert "out-1" in proc.stderr and "out-2" in proc.stderr
     summaries = [r for r in llm.requests if r.body["messages"][0]["content"].startswith("You summarize")]
     assert len(summaries) == 1 and len(llm.requests) == 5  # 2 per prompt, 1 summary
+
+
+def test_the_tool_progress_line_says_how_much_it_cut(llm: ScriptedLLM, ws: Path, tmp_path: Path) -> None:
+    """The `[tool]` line shows 200 characters of the arguments, then `… [+N characters]`; a
+    terminal escape in them stays escaped (it never reaches the terminal)."""
+    path = "\x1b[2Jevil\u202e" + "a" * 300
+    llm.script(tool_calls([("read_file", {"path": path})]), text("No such file."))
+    proc = chat(llm, tmp_path, ws, "read", "it")
+    assert proc.returncode == 0, proc.stderr
+    [line] = [x for x in proc.stderr.splitlines() if x.startswith("[tool] ")]
+    shown = '{"path": "\\u001b[2Jevil\\u202E' + "a" * 300 + '"}'
+    assert line == f"[tool] read_file {shown[:200]}… [+{len(shown) - 200} characters]"
+    assert "\x1b" not in proc.stderr and "\u202e" not in proc.stderr
+
+
+def test_a_cut_never_splits_an_escape() -> None:
+    from agent_ls.cli.chat import clip, tool_line
+
+    assert clip("short", 10) == "short"
+    assert clip("abcdefgh\x1bxyz", 10) == "abcdefgh… [+9 characters]"  # not "abcdefgh\\u"
+    assert clip("ab\\\\cd", 3) == "ab… [+4 characters]"  # an escaped backslash stays whole
+    assert tool_line("bash", {"command": "x" * 10}) == '[tool] bash {"command": "xxxxxxxxxx"}'

@@ -144,8 +144,8 @@ class Editor:
         """When set, workspace trust prompts wait until the server withdraws them."""
         self.withdrawn_workspace_trust: list[dict[str, Any]] = []
         self.plain_lsp = False
-        """A plain LSP editor (Neovim, eglot): no ``agent/trustWorkspace`` handler (the server
-        gets "method not found")."""
+        """A plain LSP editor (Neovim, eglot): no ``agent/trustWorkspace`` nor ``mcp/trustServer``
+        handler (the server gets "method not found")."""
         self.message_requests: list[lsp.ShowMessageRequestParams] = []
         self.message_answers: list[str | None] = []
         """``window/showMessageRequest``: the titles to answer with, in order (None: dismissed)."""
@@ -273,7 +273,6 @@ async def open_editor(setup: Setup, folders: list[Path] | None = None,
         answer = ed.approval_answers.pop(0) if ed.approval_answers else ed.default_approval
         return answer if isinstance(answer, dict) else {"answer": answer}
 
-    @client.feature(P.TRUST_SERVER)
     def on_trust(params: Any) -> dict[str, Any]:
         ed.trust_requests.append(params)
         return {"trusted": ed.trust_answer}
@@ -289,6 +288,7 @@ async def open_editor(setup: Setup, folders: list[Path] | None = None,
         return {"trusted": ed.workspace_trust_answer}
 
     if not ed.plain_lsp:
+        client.feature(P.TRUST_SERVER)(on_trust)
         client.feature(P.TRUST_WORKSPACE)(on_trust_workspace)
 
     @client.feature(lsp.WINDOW_SHOW_MESSAGE_REQUEST)

@@ -353,8 +353,46 @@ async def test_a_plain_lsp_editor_is_asked_with_show_message_request(setup: Setu
         with pytest.raises(JsonRpcException, match="no workspace folder waits for trust"):
             await ed.client.workspace_execute_command_async(lsp.ExecuteCommandParams(
                 command=P.CMD_TRUST_WORKSPACE, arguments=[]))
+        assert len(ed.message_requests) == 3  # the server was trusted with its folder: not asked on its own
         assert P.CMD_TRUST_WORKSPACE in (ed.init_result.capabilities.execute_command_provider.commands  # type: ignore[union-attr]
                                          if ed.init_result else [])
+    finally:
+        await close_editor(ed)
+
+
+async def test_a_plain_lsp_editor_is_asked_about_a_workspace_server_of_a_trusted_folder(setup: Setup) -> None:
+    """Issue 30 item 4 follow-up: the folder's settings are trusted (user scope), its new MCP
+    server asks on its own; an editor without mcp/trustServer (method not found) is asked with
+    window/showMessageRequest. Dismissed, the server waits; the agent-ls.trustWorkspace command
+    asks again ("Show what it wants" shows the whole entry), and "Trust" starts it."""
+    setup.extra_env.update(SECRET_ENV)
+    entry = knob_stdio_params("--name", "wsknob")
+    entry["env"] = {"TOKEN": "${env:SECRET_TOKEN}"}
+    setup.ws_settings = {"mcpServers": {"wsknob": entry}}
+    ed = await open_editor(setup, configure=lambda e: setattr(e, "plain_lsp", True))
+    try:
+        await wait_for(lambda: ed.message_requests, what="the server's question")
+        first = ed.message_requests[0]
+        assert "the MCP server wsknob" in first.message and str(setup.ws) in first.message
+        assert entry["command"] in first.message and first.type == lsp.MessageType.Warning
+        assert [a.title for a in first.actions or []] == ["Trust", "Don't run it", "Show what it wants"]
+        status = await ed.wait_state("wsknob", "awaiting-trust")  # dismissed: no decision
+        assert status["pid"] is None
+        await wait_for(lambda: any(P.CMD_TRUST_WORKSPACE in m.message for m in ed.client.log_messages),
+                       what="the log naming the command")
+
+        ed.message_answers = ["Show what it wants", "Trust"]
+        out = await ed.client.workspace_execute_command_async(lsp.ExecuteCommandParams(
+            command=P.CMD_TRUST_WORKSPACE, arguments=[]))
+        assert out["folders"] == []
+        assert out["servers"] == [{"server": "wsknob", "folder": str(setup.ws), "trusted": True}]
+        assert [a.title for a in ed.message_requests[2].actions or []] == ["Trust", "Don't run it"]
+        shown = [m.message for m in ed.client.messages if "runs:" in m.message]
+        assert shown and "receives the values of: SECRET_TOKEN" in shown[0] and SECRET not in shown[0]
+        await ed.wait_state("wsknob", "connected")
+        with pytest.raises(JsonRpcException, match="no workspace folder waits for trust"):
+            await ed.client.workspace_execute_command_async(lsp.ExecuteCommandParams(
+                command=P.CMD_TRUST_WORKSPACE, arguments=[]))
     finally:
         await close_editor(ed)
 

@@ -86,5 +86,6 @@ def test_neovim_drives_custom_requests(tmp_path: Path, llm: ScriptedLLM) -> None
                                              ["Trust", "Keep restricted"], ["Trust", "Keep restricted", "Show what it wants"]]
     assert str(ws) in asked[0]["message"] and "1 MCP server (wsknob)" in asked[0]["message"]
     assert any("wsknob (stdio)" in m and "runs:" in m for m in report["messages"])
-    assert report["trust_command"] == {"folders": [{"folder": str(ws), "trusted": True}]}, report["trust_command_error"]
+    assert report["trust_command"] == {"folders": [{"folder": str(ws), "trusted": True}], "servers": []}, \
+        report["trust_command_error"]
     assert report["wsknob_state"] == "connected"

@@ -42,6 +42,18 @@ def test_model_and_api_base_precedence(tmp_path: Path) -> None:
     assert s.llm_config("openai/other") is not None and s.llm_config("openai/other").model == "openai/other"  # type: ignore[union-attr]
 
 
+def test_models_without_model_makes_the_first_the_default(tmp_path: Path) -> None:
+    s = load(tmp_path, {"models": ["openai/first", "openai/second"]}, None)
+    assert s.model == "openai/first" and s.model_choices() == ("openai/first", "openai/second")
+    cfg = s.llm_config()
+    assert cfg is not None and cfg.model == "openai/first"
+    assert s.session_model(None) == "openai/first" and s.session_model("openai/second") == "openai/second"
+    s = load(tmp_path, {"models": ["openai/first"]}, None, env={"AGENT_LS_MODEL": "ollama/qwen3"})
+    assert s.model == "ollama/qwen3"  # the environment still wins
+    s = load(tmp_path, {"model": "openai/main", "models": ["openai/first"]}, None)
+    assert s.model == "openai/main"
+
+
 def test_agent_keys_merge_key_by_key_workspace_winning(tmp_path: Path) -> None:
     s = load(tmp_path, {"agent": {"deferMcpTools": False, "maxSteps": 40, "instructions": "be brief"}},
              {"agent": {"maxSteps": 7}})

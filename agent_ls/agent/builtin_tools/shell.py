@@ -135,14 +135,7 @@ class BashTool(BuiltinTool):
         self.timeout = timeout
         self.env_passthrough = tuple(env_passthrough)
         self.max_timeout = max(MAX_BASH_TIMEOUT, timeout)
-        self._description = (
-            "Run a shell command with `bash -c` in the workspace root and return its output "
-            "(stdout and stderr interleaved) and exit code. There is no terminal and no "
-            f"input (stdin is empty). Default timeout {_format_seconds(timeout)}, at most "
-            f"{_format_seconds(self.max_timeout)}; on timeout the command and everything it "
-            "started are killed. Very long output is cut in the middle with a marker. Prefer "
-            "read_file, grep, glob and edit_file for reading, searching and editing files."
-        )
+        self._description = self.description_for(terminal=False)
         self._properties = {
             "command": {"type": "string", "description": "The command line to run with `bash -c`."},
             "timeout": {
@@ -153,6 +146,28 @@ class BashTool(BuiltinTool):
             },
         }
         super().__init__(workspace, output_cap_chars=output_cap_chars)
+
+    def description_for(self, *, terminal: bool) -> str:
+        """What the model is told: run here (no terminal, stdin empty), or in the editor's
+        terminal (the ACP client's ``terminal/*``, shown to the user with the call)."""
+        where = (
+            "Run a shell command with `bash -c` in the workspace root, in the editor's terminal (the "
+            "user sees it with the tool call), and return its output (stdout and stderr interleaved) "
+            "and exit code. Nobody types into that terminal: a command that waits for input waits "
+            "until its timeout. "
+            if terminal else
+            "Run a shell command with `bash -c` in the workspace root and return its output "
+            "(stdout and stderr interleaved) and exit code. There is no terminal and no "
+            "input (stdin is empty). "
+        )
+        cut = ("Very long output keeps its end (the editor's terminal drops the beginning, with a marker). "
+               if terminal else "Very long output is cut in the middle with a marker. ")
+        return (
+            f"{where}Default timeout {_format_seconds(self.timeout)}, at most "
+            f"{_format_seconds(self.max_timeout)}; on timeout the command and everything it "
+            f"started are killed. {cut}Prefer "
+            "read_file, grep, glob and edit_file for reading, searching and editing files."
+        )
 
     async def _run(self, args: dict[str, Any]) -> ToolResult:
         command: str = args["command"]

@@ -51,7 +51,8 @@ CMD_ASK = "agent-ls.ask"
 CMD_RUN_TOOL_ACTION = "agent-ls.runToolAction"
 CMD_RUN_MCP_PROMPT = "agent-ls.runMcpPrompt"
 CMD_TRUST_WORKSPACE = "agent-ls.trustWorkspace"
-"""Ask again about the folders that wait for trust (for editors without ``agent/trustWorkspace``)."""
+"""Ask again about the folders that wait for trust, then about the workspace MCP servers that wait
+for their own decision (for editors without ``agent/trustWorkspace`` / ``mcp/trustServer``)."""
 COMMANDS = (CMD_ASK, CMD_RUN_TOOL_ACTION, CMD_RUN_MCP_PROMPT, CMD_TRUST_WORKSPACE)
 
 CLIENT_REQUESTS = (

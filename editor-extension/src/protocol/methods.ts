@@ -56,7 +56,7 @@ export const REVIEW_EDIT = "agent/reviewEdit";
 export const CMD_ASK = "agent-ls.ask";
 export const CMD_RUN_TOOL_ACTION = "agent-ls.runToolAction";
 export const CMD_RUN_MCP_PROMPT = "agent-ls.runMcpPrompt";
-/** Ask again about the folders that wait for trust (for editors without agent/trustWorkspace). */
+/** Ask again about the folders, then the workspace MCP servers, that wait for trust (for editors without agent/trustWorkspace / mcp/trustServer). */
 export const CMD_TRUST_WORKSPACE = "agent-ls.trustWorkspace";
 
 export const COMMANDS = [CMD_ASK, CMD_RUN_TOOL_ACTION, CMD_RUN_MCP_PROMPT, CMD_TRUST_WORKSPACE] as const;
