@@ -47,6 +47,13 @@ def test_a_valid_plan_defaults_priority_and_collapses_whitespace() -> None:
     assert plan_text(entries) == "[>] read the code\n[ ] fix"
 
 
+def test_the_protocol_names_the_same_statuses_and_event() -> None:
+    from agent_ls.agent.plan import PLAN_STATUSES
+    from agent_ls.server.protocol import methods
+
+    assert methods.PLAN_STATUSES == PLAN_STATUSES and "plan" in methods.EVENT_TYPES
+
+
 def test_the_event_payload_is_camel_json() -> None:
     payload = to_dict(PlanUpdated((PlanEntry("a", "completed", "high"),)))
     assert payload["type"] == "plan"
