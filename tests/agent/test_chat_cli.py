@@ -123,3 +123,22 @@ def test_settings_problems_are_printed_once_at_their_place(llm: ScriptedLLM, ws:
     assert len(server) == 1, proc.stderr  # a broken MCP server entry is shown too
     store = [ln for ln in lines if "must be at least agent.outputPageChars" in ln]
     assert len(store) == 1 and store[0].startswith(f"{user}:4:"), proc.stderr  # at its place too
+
+
+def test_the_plan_is_printed_when_it_changes_and_on_resume(llm: ScriptedLLM, ws: Path, tmp_path: Path) -> None:
+    first = [{"content": "Read \x1b[31mthe\x1b[0m code", "status": "in_progress"}, {"content": "Fix it", "status": "pending"}]
+    second = [{"content": "Read \x1b[31mthe\x1b[0m code", "status": "completed"},
+              {"content": "Fix it", "status": "in_progress"}]
+    llm.script(tool_calls([("update_plan", {"steps": first})]), tool_calls([("update_plan", {"steps": second})]),
+               text("Working."))
+    proc = chat(llm, tmp_path, ws, "fix", "it")
+    assert proc.returncode == 0, proc.stderr
+    err = proc.stderr
+    assert "\x1b" not in err  # the model's text cannot drive the terminal
+    assert ("[plan] 0 of 2 done\n  [>] Read \\u001B[31mthe\\u001B[0m code\n  [ ] Fix it" in err)
+    assert ("[plan] 1 of 2 done\n  [x] Read \\u001B[31mthe\\u001B[0m code\n  [>] Fix it" in err)
+    assert "[tool] update_plan" not in err  # the checklist says it
+    sid = chat(llm, tmp_path, ws, "--list-sessions").stdout.split()[0]
+    llm.script(text("again"))
+    again = chat(llm, tmp_path, ws, "--resume", sid, "go on")
+    assert "[plan] 1 of 2 done" in again.stderr
