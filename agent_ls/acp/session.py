@@ -213,6 +213,14 @@ class AcpSession:
             specs = {}
         for update in U.history_updates(messages, self.folder, specs):
             await self.send(update)
+        if self.session is not None:
+            plan = self.session.plan
+        else:
+            from agent_ls.agent.plan import plan_from_json
+
+            plan = plan_from_json(await asyncio.to_thread(self.store.load_plan, self.id))
+        if plan:  # the stored plan, as the client last saw it
+            await self.send(U.plan_update(plan))
 
     async def sink(self, event: Any) -> None:
         if isinstance(event, ev.TextDelta):
@@ -231,6 +239,8 @@ class AcpSession:
                                            "pending" if asks else "in_progress", preview))
         elif isinstance(event, ev.ApprovalRequested):
             self.approver.call_id = event.call_id
+        elif isinstance(event, ev.PlanUpdated):
+            await self.send(U.plan_update(event.entries))
         elif isinstance(event, ev.ToolCallFinished):
             args = self.call_args.pop(event.call_id, {})
             await self.send(U.tool_finished(event.call_id, event.name, args, self.folder, event.is_error,

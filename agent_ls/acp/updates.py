@@ -1,8 +1,9 @@
 """Agent events and stored history as ACP ``session/update`` payloads.
 
 - Text deltas are ``agent_message_chunk``; the model's reasoning, when its provider streams it,
-  is ``agent_thought_chunk`` (not stored, so not replayed); no ``plan``: the agent has no plan
-  concept.
+  is ``agent_thought_chunk`` (not stored, so not replayed). The model's plan (``update_plan``)
+  is a ``plan`` update with the whole list after each change, and the stored plan again on
+  ``session/load`` (:func:`plan_update`).
 - A tool call is a ``tool_call`` (kind, title, locations, raw input; for file edits a diff of
   the whole file before and after, :func:`edit_preview`; the edited text alone when the file
   cannot be read)
@@ -46,6 +47,7 @@ RESULT_CHARS = 20_000
 _BUILTIN_KINDS: dict[str, ToolKind] = {
     "read_file": "read", "read_output": "read", "write_file": "edit", "edit_file": "edit",
     "glob": "search", "grep": "search", "tool_search": "search", "bash": "execute", "load_skill": "read",
+    "update_plan": "think",
 }
 _CAPABILITY_KINDS: dict[Capability, ToolKind] = {
     Capability.READ: "read", Capability.WRITE: "edit", Capability.NETWORK: "fetch", Capability.UNKNOWN: "other",
@@ -295,3 +297,11 @@ def info_update(title: str, updated: float) -> Any:
 
     return SessionInfoUpdate(session_update="session_info_update", title=title,
                              updated_at=datetime.fromtimestamp(updated, UTC).isoformat())
+
+
+def plan_update(entries: Sequence[Any]) -> Any:
+    """``plan``: the session's whole plan (:class:`agent_ls.agent.plan.PlanEntry` items; empty:
+    the plan was cleared)."""
+    from acp.helpers import plan_entry, update_plan
+
+    return update_plan(plan_entry(e.content, priority=e.priority, status=e.status) for e in entries)

@@ -7,6 +7,8 @@ from typing import Any
 
 import attrs
 
+from agent_ls.agent.plan import PlanEntry
+
 
 @attrs.frozen
 class TurnStarted:
@@ -102,6 +104,15 @@ class FileChange:
 
 
 @attrs.frozen
+class PlanUpdated:
+    """The session's plan changed (the model called ``update_plan``): the whole list, in order
+    (empty: the plan was cleared)."""
+
+    entries: tuple[PlanEntry, ...]
+    type: str = "plan"
+
+
+@attrs.frozen
 class UsageReport:
     input_tokens: int = 0
     output_tokens: int = 0
@@ -167,8 +178,8 @@ class TurnFinished:
     type: str = "turn_finished"
 
 
-Event = (TurnStarted | TextDelta | ThinkingDelta | ToolCallStarted | ApprovalRequested | ToolCallFinished | FileChange | UsageReport
-         | ContextCompacted | TurnError | TurnFinished)
+Event = (TurnStarted | TextDelta | ThinkingDelta | ToolCallStarted | ApprovalRequested | ToolCallFinished | FileChange
+         | PlanUpdated | UsageReport | ContextCompacted | TurnError | TurnFinished)
 EventSink = Callable[[Event], Awaitable[None] | None]
 
 

@@ -30,6 +30,7 @@ from agent_ls.agent.events import (
     Event,
     EventSink,
     FileChange,
+    PlanUpdated,
     TextDelta,
     ThinkingDelta,
     ToolCallFinished,
@@ -42,6 +43,7 @@ from agent_ls.agent.events import (
 from agent_ls.agent.history import repair_history, restore_loaded_tools
 from agent_ls.agent.llm import LLMConfig, LLMError, ToolCallAcc, check_credentials, stream_completion
 from agent_ls.agent.output_store import DEFAULT_PAGE_CHARS, READ_OUTPUT, OutputStore, ReadOutputTool
+from agent_ls.agent.plan import PlanEntry, current_plan_listener, plan_from_json, plan_to_json
 from agent_ls.agent.prompt import FrozenPrompt, dynamic_text, system_messages, tool_definitions
 from agent_ls.agent.registry import ToolRegistry
 from agent_ls.agent.store import SessionStore, ToolRun
@@ -144,6 +146,8 @@ class Session:
         self.history: list[dict[str, Any]] = []
         self.turns = 0
         self.reminders: list[str] = []
+        self.plan: tuple[PlanEntry, ...] = ()
+        """The model's plan (``update_plan``), kept with the session."""
         if store is not None:
             if session_id is None:
                 session_id = store.create_session(model=llm.model).id
@@ -153,6 +157,7 @@ class Session:
                     store.append_message(session_id, message)
                 restore_loaded_tools(self.history, self.registry.load)
                 self.turns = sum(1 for m in self.history if m.get("role") == "user")
+                self.plan = plan_from_json(store.load_plan(session_id))
         self.session_id = session_id or "memory"
         if outputs is None:
             reader = registry.get(READ_OUTPUT)
@@ -458,6 +463,7 @@ class Session:
                     result = ToolResult.error(reason or "the call was denied")
                 else:
                     token = current_call.set(CallContext(self.session_id, call.id, self.turns, self._reporter(sink)))
+                    plan_token = current_plan_listener.set(lambda entries: self._set_plan(entries, sink))
                     try:
                         result = await tool.call(args)
                     except asyncio.CancelledError:
@@ -466,6 +472,7 @@ class Session:
                         log.exception("tool %s raised", call.name)
                         result = ToolResult.error(f"{call.name} failed: {type(e).__name__}: {e}")
                     finally:
+                        current_plan_listener.reset(plan_token)
                         current_call.reset(token)
         except asyncio.CancelledError:
             # cancelled while waiting for approval or while the tool ran: the UI still gets the end,
@@ -502,6 +509,16 @@ class Session:
         if paged is whole or store is None or store.last is None or self.registry.get(READ_OUTPUT) is None:
             return None
         return store.last.handle  # _page stored it just now (no await in between)
+
+    async def _set_plan(self, entries: tuple[PlanEntry, ...], sink: EventSink | None) -> None:
+        """The model's new plan (:mod:`agent_ls.agent.plan`): kept, stored, sent to the front end."""
+        self.plan = entries
+        if self.store is not None and self.session_id != "memory":
+            try:
+                await asyncio.to_thread(self.store.set_plan, self.session_id, plan_to_json(entries))
+            except Exception:
+                log.exception("could not store the plan")
+        await _emit(sink, PlanUpdated(entries))
 
     async def _record_run(self, run: ToolRun) -> None:
         """Keep the server, duration and outcome of a call next to the history (the chat's tool

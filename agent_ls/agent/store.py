@@ -87,8 +87,12 @@ CREATE TABLE IF NOT EXISTS compactions (
     created    REAL NOT NULL,
     PRIMARY KEY (session_id, seq)
 ) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS plans (
+    session_id TEXT PRIMARY KEY REFERENCES sessions(id) ON DELETE CASCADE,
+    json       TEXT NOT NULL
+) WITHOUT ROWID;
 """
-# outputs, output_marks and compactions (issue 26) are only added: a store written by this
+# outputs, output_marks, compactions (issue 26) and plans (issue 27) are only added: a store written by this
 # version still opens in the previous one, so the schema version stays 1.
 
 DEFAULT_OUTPUTS_TOTAL_CHARS = 200_000_000
@@ -317,6 +321,27 @@ class SessionStore:
                 (session_id,),
             ).fetchall()
         return {r[0]: ToolRun(r[0], r[1], r[2], r[3], r[4], bool(r[5]), bool(r[6])) for r in rows}
+
+    def set_plan(self, session_id: str, entries: list[dict[str, Any]]) -> None:
+        """Keep the session's plan (the ``update_plan`` tool's list; empty: no plan)."""
+        with self._write() as conn:
+            if entries:
+                conn.execute("INSERT OR REPLACE INTO plans (session_id, json) VALUES (?, ?)",
+                             (session_id, json.dumps(entries, ensure_ascii=False)))
+            else:
+                conn.execute("DELETE FROM plans WHERE session_id = ?", (session_id,))
+
+    def load_plan(self, session_id: str) -> list[dict[str, Any]]:
+        """The session's stored plan (``[]``: none)."""
+        with self._lock:
+            row = self._c.execute("SELECT json FROM plans WHERE session_id = ?", (session_id,)).fetchone()
+        if row is None:
+            return []
+        try:
+            value = json.loads(row[0])
+        except ValueError:
+            return []
+        return value if isinstance(value, list) else []
 
     def append_message(self, session_id: str, message: dict[str, Any]) -> int:
         """Store ``message`` at the end of the session and commit; returns its sequence number

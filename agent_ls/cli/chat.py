@@ -35,6 +35,7 @@ async def cmd_chat(args: argparse.Namespace) -> int:
     from agent_ls.agent.context import COMPACT_COMMAND, compaction_text
     from agent_ls.agent.events import Event
     from agent_ls.agent.permissions import ApprovalAnswer, ApprovalRequest, SessionScope
+    from agent_ls.agent.plan import UPDATE_PLAN
     from agent_ls.agent.store import SessionStore
     from agent_ls.config.paths import user_data_dir
 
@@ -74,10 +75,17 @@ async def cmd_chat(args: argparse.Namespace) -> int:
         session = await build_session(agent, llm, roots=folders, front=FrontEnd(approver=approve), manager=manager,
                                       store=store, session_id=session_id)
         print(f"[session {session.session_id}, model {llm.model}]", file=sys.stderr)
+        if session.plan:  # a resumed session's plan, as it was left
+            print(plan_checklist(session.plan), file=sys.stderr, flush=True)
 
         def sink(event: Event) -> None:
             if isinstance(event, ev.TextDelta):
                 print(event.text, end="", flush=True)
+            elif isinstance(event, ev.PlanUpdated):
+                print(f"\n{plan_checklist(event.entries)}", file=sys.stderr, flush=True)
+            elif isinstance(event, (ev.ToolCallStarted, ev.ToolCallFinished)) and event.name == UPDATE_PLAN and not (
+                    isinstance(event, ev.ToolCallFinished) and event.is_error):
+                pass  # the checklist says it
             elif isinstance(event, ev.ToolCallStarted):
                 print(f"\n{tool_line(event.name, event.arguments)}", file=sys.stderr, flush=True)
             elif isinstance(event, ev.ToolCallFinished):
@@ -164,6 +172,21 @@ def tool_line(name: str, arguments: Any) -> str:
     from agent_ls.core.visible import visible
 
     return f"[tool] {visible(name)} {clip(json.dumps(arguments, ensure_ascii=False), TOOL_LINE_CHARS)}"
+
+_PLAN_MARKS = {"completed": "[x]", "in_progress": "[>]", "pending": "[ ]"}
+
+
+def plan_checklist(entries: Any) -> str:
+    """The agent's plan as a compact checklist (``[x]`` done, ``[>]`` in progress, ``[ ]`` to
+    do), the steps' text escaped (:func:`~agent_ls.core.visible.visible`: no terminal control)."""
+    from agent_ls.core.visible import visible
+
+    if not entries:
+        return "[plan] cleared"
+    done = sum(e.status == "completed" for e in entries)
+    lines = [f"[plan] {done} of {len(entries)} done"]
+    lines += [f"  {_PLAN_MARKS.get(e.status, '[ ]')} {visible(e.content)}" for e in entries]
+    return "\n".join(lines)
 
 
 def approval_prompt(request: Any) -> str:

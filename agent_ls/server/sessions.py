@@ -33,6 +33,7 @@ from agent_ls.server.protocol.sessions import (
     FileChangePayload,
     NewSessionParams,
     NewSessionResult,
+    PlanEntryPayload,
     ResumeResult,
     SessionInfo,
     SessionParams,
@@ -170,7 +171,15 @@ def register(server: AgentLanguageServer) -> None:
             changes = [change_payload(r) for r in await asyncio.to_thread(change_store.list, p.session_id)]
         except Exception as e:  # the history itself is what matters
             log.warning("could not read the file changes of session %s: %s", p.session_id, e)
-        return dump(ResumeResult(session_id=p.session_id, messages=messages, changes=changes))
+        plan: list[PlanEntryPayload] = []
+        try:
+            from agent_ls.agent.plan import plan_from_json
+
+            stored = plan_from_json(await asyncio.to_thread(store.load_plan, p.session_id))
+            plan = [PlanEntryPayload(e.content, e.status, e.priority) for e in stored]
+        except Exception as e:  # the history itself is what matters
+            log.warning("could not read the plan of session %s: %s", p.session_id, e)
+        return dump(ResumeResult(session_id=p.session_id, messages=messages, changes=changes, plan=plan))
 
     @server.feature(CHANGE_OUTCOME)
     @guarded

@@ -5,7 +5,7 @@
 import type { AgentEvent, ToolCallFinishedEvent, ToolCallStartedEvent, Wire } from "../src/protocol";
 import { changeRow, upsertChange } from "./fileChanges";
 import { addMessage, isTool, newId, pushItem, toolStatus, updateItem } from "./itemOps";
-import type { ChatItem, ChatState, MessageItem, ThinkingItem, ToolItem } from "./items";
+import { PLAN_TOOL, planSteps, type ChatItem, type ChatState, type MessageItem, type ThinkingItem, type ToolItem } from "./items";
 import { compactionLabel, readableErrorText } from "./labels";
 
 /** A thinking block still streaming. */
@@ -78,6 +78,8 @@ export function applyEvent(state: ChatState, sessionId: string | null, event: Ag
       return { ...pushItem(state, item, nextId), streamingId: id };
     }
     case "tool_call_started": {
+      // the plan tool's calls update the checklist (a failed one gets its card when it ends)
+      if (event.name === PLAN_TOOL) return { ...state, streamingId: null };
       const wire: Wire<ToolCallStartedEvent> = event;
       const [id, nextId] = newId(state, "t");
       const item: ToolItem = {
@@ -109,7 +111,8 @@ export function applyEvent(state: ChatState, sessionId: string | null, event: Ag
         output: typeof event.outputHandle === "string" && sessionId ? { sessionId, handle: event.outputHandle } : null,
       }));
       if (next !== state) return { ...next, streamingId: null };
-      // A finish without a start (should not happen): show a finished card anyway.
+      if (event.name === PLAN_TOOL && !event.isError) return { ...state, streamingId: null };
+      // A finish without a start (a failed plan update; else should not happen): show a finished card anyway.
       const [id, nextId] = newId(state, "t");
       const item: ToolItem = {
         kind: "tool",
@@ -134,6 +137,9 @@ export function applyEvent(state: ChatState, sessionId: string | null, event: Ag
       return addMessage(state, "error", readableErrorText(event.message || event.kind, 1000));
     case "turn_finished":
       return { ...state, busy: false, streamingId: null };
+    case "plan":
+      // the checklist changes in place: no new item in the transcript
+      return { ...state, plan: planSteps((event as Wire<typeof event>).entries) };
     case "usage":
       // the context meter (issue 26): the last response's context in use and the window
       if (typeof event.contextWindow === "number" && event.contextWindow > 0) {

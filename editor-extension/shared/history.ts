@@ -4,7 +4,7 @@
  */
 import type { StoredMessage } from "../src/protocol";
 import { toolStatus } from "./itemOps";
-import type { ChatItem, MessageItem, ToolItem } from "./items";
+import { PLAN_TOOL, type ChatItem, type MessageItem, type ToolItem } from "./items";
 import { attachmentLabel } from "./labels";
 
 /** A stored session's messages as chat items (text, tool calls and their results). */
@@ -58,7 +58,8 @@ export function historyItems(messages: StoredMessage[], startId: number): [ChatI
       }
     }
   }
-  return [items, n];
+  // the plan tool's calls show as the checklist, not as cards (a failed one keeps its card)
+  return [items.filter((it) => !(it.kind === "tool" && it.tool === PLAN_TOOL && it.status === "done")), n];
 }
 
 /** How a resumed tool call ran (`run` of its result: server, duration, outcome), onto its card,

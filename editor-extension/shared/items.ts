@@ -3,16 +3,18 @@
  * change cards) and the state that holds them, shared by the extension host and the webview;
  * the reducer that changes it is in ./state.
  */
-import type {
-  ApprovalAnswer,
-  ApprovalScope,
-  ChangeStatus,
-  McpPrompt,
-  SamplingAnswer,
-  SessionInfo,
-  TrustServerParams,
-  Wire,
-  WorkspaceSettingPayload,
+import {
+  PLAN_STATUSES,
+  type ApprovalAnswer,
+  type ApprovalScope,
+  type ChangeStatus,
+  type McpPrompt,
+  type PlanStatus,
+  type SamplingAnswer,
+  type SessionInfo,
+  type TrustServerParams,
+  type Wire,
+  type WorkspaceSettingPayload,
 } from "../src/protocol";
 
 export type Role = "user" | "assistant" | "error" | "notice";
@@ -240,6 +242,28 @@ export interface ChatState {
   /** The context meter: tokens of the conversation in the model's context, and its window
    * (from the last `usage` event that carried them; null: not known yet). */
   context?: { used: number; window: number } | null;
+  /** The session's plan (the model's `update_plan` checklist), updated in place; empty: none. */
+  plan?: PlanStep[];
+}
+
+/** A step of the agent's plan, as the checklist shows it. */
+export interface PlanStep {
+  content: string;
+  status: PlanStatus;
+}
+
+/** The model's plan tool: its calls update the checklist instead of adding tool cards. */
+export const PLAN_TOOL = "update_plan";
+
+/** A plan as the server sent it (`plan` event, a resumed session's `plan`), malformed steps left out. */
+export function planSteps(raw: unknown): PlanStep[] {
+  if (!Array.isArray(raw)) return [];
+  return raw.flatMap((s: unknown) => {
+    if (!s || typeof s !== "object") return [];
+    const { content, status } = s as { content?: unknown; status?: unknown };
+    if (typeof content !== "string" || !content) return [];
+    return [{ content, status: (PLAN_STATUSES as readonly unknown[]).includes(status) ? (status as PlanStatus) : "pending" }];
+  });
 }
 
 export function initialState(): ChatState {
@@ -256,5 +280,6 @@ export function initialState(): ChatState {
     nextId: 1,
     restricted: [],
     context: null,
+    plan: [],
   };
 }

@@ -12,6 +12,7 @@ import type {
   ElicitParams,
   FileChangePayload,
   McpPrompt,
+  PlanEntryPayload,
   PromptResult,
   ReviewEditParams,
   SampleMessage,
@@ -40,6 +41,7 @@ import {
   updateItem,
 } from "./itemOps";
 import {
+  planSteps,
   trustEntry,
   type ApprovalItem,
   type AttachmentChip,
@@ -85,7 +87,7 @@ export type ChatAction =
   /** The user message of a turn a code action started, shown right after the item `afterId`
    * (its "Code action: <title>" notice), before the turn's streamed output. */
   | { type: "codeActionPrompt"; afterId: string | null; text: string; attachments?: string[] }
-  | { type: "history"; sessionId: string; messages: StoredMessage[]; changes?: FileChangePayload[] }
+  | { type: "history"; sessionId: string; messages: StoredMessage[]; changes?: FileChangePayload[]; plan?: PlanEntryPayload[] }
   /** agent/reviewEdit arrived: `pending` when the user decides before it is applied. */
   | { type: "reviewRequest"; params: ReviewEditParams; pending: boolean }
   /** The user decided about a change (or the server withdrew its review). */
@@ -105,7 +107,7 @@ export function reduce(state: ChatState, action: ChatAction): ChatState {
   switch (action.type) {
     case "reset":
       // Questions still waiting for the user stay: the server waits for their answers.
-      return { ...state, sessionId: action.sessionId, items: pendingItems(state), busy: false, streamingId: null, context: null };
+      return { ...state, sessionId: action.sessionId, items: pendingItems(state), busy: false, streamingId: null, context: null, plan: [] };
     case "userPrompt":
       return { ...addMessage(state, "user", action.text, action.attachments), busy: true };
     case "event":
@@ -251,9 +253,10 @@ export function reduce(state: ChatState, action: ChatAction): ChatState {
       );
     case "history": {
       const [messages, afterMessages] = historyItems(action.messages, state.nextId);
+      const plan = planSteps(action.plan);
       const [items, nextId] = withChanges(messages, action.changes ?? [], afterMessages);
       for (const it of items) if (it.kind === "changes") it.sessionId = action.sessionId;
-      return { ...state, sessionId: action.sessionId, items: [...items, ...pendingItems(state)], nextId, busy: false, streamingId: null };
+      return { ...state, sessionId: action.sessionId, items: [...items, ...pendingItems(state)], nextId, busy: false, streamingId: null, plan };
     }
     case "reviewRequest": {
       const p: Wire<ReviewEditParams> = action.params;

@@ -2,7 +2,7 @@
  * The chat webview: renders the shared ChatState (incrementally, item by item) and turns the
  * user's clicks into messages for the extension host. DOM hooks (data-testid) follow
  * editor-extension/CONTRACT.md. Its parts: ./header (New session, server line, restricted
- * banner, sessions), ./transcript (the items, the pinned questions, the focus), ./composer (the
+ * banner, sessions), ./planView (the agent's plan, a checklist), ./transcript (the items, the pinned questions, the focus), ./composer (the
  * input, attachments, slash commands, Send and Stop), ./itemActions (what the items' buttons
  * do); the items themselves render in ./messageView, ./toolCards, ./questions and ./fileChanges.
  */
@@ -11,6 +11,7 @@ import { initialState, reduce, type ChatState } from "../shared/state";
 import { Composer } from "./composer";
 import { closestTo } from "./dom";
 import { Header } from "./header";
+import { PlanView } from "./planView";
 import { ItemActions } from "./itemActions";
 import { Conversation } from "./transcript";
 
@@ -37,6 +38,7 @@ export class ChatApp {
   private readonly conversation: Conversation;
   private readonly composer: Composer;
   private readonly actions: ItemActions;
+  private readonly plan: PlanView;
 
   readonly transcript: HTMLElement;
   /** Pinned questions (approval, trust, elicitation, sampling) waiting for an answer. */
@@ -78,9 +80,10 @@ export class ChatApp {
     this.transcript = this.conversation.transcript;
     this.pending = this.conversation.pending;
 
+    this.plan = new PlanView(d);
     const c = this.conversation;
     c.onTrustToggle = () => this.header.render(this.state, this.pendingTrust());
-    root.append(this.header.top, this.header.banner, c.trustDetails, this.header.sessionsBox, c.transcript, c.busyHost, c.pending, this.composer.element);
+    root.append(this.header.top, this.header.banner, c.trustDetails, this.header.sessionsBox, this.plan.element, c.transcript, c.busyHost, c.pending, this.composer.element);
     // the items' buttons (answers, file decisions, code blocks, full output)
     c.transcript.addEventListener("click", (e) => this.onItemClick(e));
     c.pending.addEventListener("click", (e) => this.onItemClick(e));
@@ -132,6 +135,7 @@ export class ChatApp {
 
   render(): void {
     this.conversation.render(this.state);
+    this.plan.render(this.state);
     this.composer.render();
     this.header.render(this.state, this.pendingTrust());
     this.save();

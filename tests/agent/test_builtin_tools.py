@@ -28,11 +28,11 @@ __all__ = ["root"]  # the fixture, from tests/agent/helpers.py
 def test_tool_set_names_capabilities_and_schemas(root: Path) -> None:
     tools = builtin_tools(Workspace([root]))
     assert [t.spec.name for t in tools] == ["bash", "edit_file", "glob", "grep", "read_file", "read_output",
-                                            "write_file"]
+                                            "update_plan", "write_file"]
     caps = {t.spec.name: t.spec.capability for t in tools}
     assert caps == {"bash": Capability.WRITE, "edit_file": Capability.WRITE, "glob": Capability.READ,
                     "grep": Capability.READ, "read_file": Capability.READ, "read_output": Capability.READ,
-                    "write_file": Capability.WRITE}
+                    "update_plan": Capability.READ, "write_file": Capability.WRITE}
     for t in tools:
         schema = t.spec.input_schema
         assert schema["type"] == "object" and schema["required"]

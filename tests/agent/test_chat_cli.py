@@ -161,3 +161,22 @@ def test_a_cut_never_splits_an_escape() -> None:
     assert clip("abcdefgh\x1bxyz", 10) == "abcdefgh… [+9 characters]"  # not "abcdefgh\\u"
     assert clip("ab\\\\cd", 3) == "ab… [+4 characters]"  # an escaped backslash stays whole
     assert tool_line("bash", {"command": "x" * 10}) == '[tool] bash {"command": "xxxxxxxxxx"}'
+
+
+def test_the_plan_is_printed_when_it_changes_and_on_resume(llm: ScriptedLLM, ws: Path, tmp_path: Path) -> None:
+    first = [{"content": "Read \x1b[31mthe\x1b[0m code", "status": "in_progress"}, {"content": "Fix it", "status": "pending"}]
+    second = [{"content": "Read \x1b[31mthe\x1b[0m code", "status": "completed"},
+              {"content": "Fix it", "status": "in_progress"}]
+    llm.script(tool_calls([("update_plan", {"steps": first})]), tool_calls([("update_plan", {"steps": second})]),
+               text("Working."))
+    proc = chat(llm, tmp_path, ws, "fix", "it")
+    assert proc.returncode == 0, proc.stderr
+    err = proc.stderr
+    assert "\x1b" not in err  # the model's text cannot drive the terminal
+    assert ("[plan] 0 of 2 done\n  [>] Read \\u001B[31mthe\\u001B[0m code\n  [ ] Fix it" in err)
+    assert ("[plan] 1 of 2 done\n  [x] Read \\u001B[31mthe\\u001B[0m code\n  [>] Fix it" in err)
+    assert "[tool] update_plan" not in err  # the checklist says it
+    sid = chat(llm, tmp_path, ws, "--list-sessions").stdout.split()[0]
+    llm.script(text("again"))
+    again = chat(llm, tmp_path, ws, "--resume", sid, "go on")
+    assert "[plan] 1 of 2 done" in again.stderr

@@ -16,7 +16,7 @@ from agent_ls.agent.registry import TOOL_SEARCH, ToolRegistry
 from agent_ls.agent.workspace import Workspace
 from agent_ls.core.tools import Capability, ToolResult, ToolSpec
 
-BUILTINS = ["bash", "edit_file", "glob", "grep", "read_file", "read_output", "write_file"]
+BUILTINS = ["bash", "edit_file", "glob", "grep", "read_file", "read_output", "update_plan", "write_file"]
 
 
 class FakeMCPTool:

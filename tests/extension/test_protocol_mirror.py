@@ -127,6 +127,7 @@ def test_method_names_commands_and_values_match() -> None:
     assert ts_list("REVIEW_DECISIONS") == list(P.REVIEW_DECISIONS)
     assert ts_list("CHANGE_STATUSES") == list(P.CHANGE_STATUSES)
     assert ts_list("CHANGE_OUTCOMES") == list(P.CHANGE_OUTCOMES)
+    assert ts_list("PLAN_STATUSES") == list(P.PLAN_STATUSES)
     assert ts_consts()["REVIEW_CAPABILITY"] == P.REVIEW_CAPABILITY
 
 

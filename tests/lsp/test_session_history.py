@@ -122,3 +122,22 @@ async def wait_for_async(probe: Callable[[], Awaitable[str]], expected: str, *, 
             return
         await asyncio.sleep(0.05)
     raise AssertionError(f"{what}: still {seen!r}, not {expected!r}")
+
+
+async def test_plan_events_arrive_and_a_resumed_session_returns_the_plan(editor: Editor, setup: Setup) -> None:
+    """The model's plan (issue 27 item 4): a ``plan`` event per change, in order, and
+    ``agent/sessions/resume`` returns the plan as last updated."""
+    first = [{"content": "Read the code", "status": "in_progress"}, {"content": "Fix the bug", "status": "pending"}]
+    second = [{"content": "Read the code", "status": "completed"}, {"content": "Fix the bug", "status": "in_progress"}]
+    setup.llm.script(tool_calls([("update_plan", {"steps": first})]),
+                     tool_calls([("update_plan", {"steps": second})]),
+                     text("working"))
+    sid = (await editor.request(P.PROMPT, {"text": "fix it"}))["sessionId"]
+    plans = [e["entries"] for e in editor.session_events(sid) if e["type"] == "plan"]
+    assert [[(s["content"], s["status"]) for s in p] for p in plans] == [
+        [("Read the code", "in_progress"), ("Fix the bug", "pending")],
+        [("Read the code", "completed"), ("Fix the bug", "in_progress")],
+    ]
+    resumed = await editor.request(P.SESSIONS_RESUME, {"sessionId": sid})
+    assert resumed["plan"] == [{"content": "Read the code", "status": "completed", "priority": "medium"},
+                               {"content": "Fix the bug", "status": "in_progress", "priority": "medium"}]

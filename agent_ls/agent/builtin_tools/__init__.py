@@ -14,7 +14,8 @@ can hold, and the session shows the model a page at a time
 
 One module per family: :mod:`.base` (the shared plumbing), :mod:`.reading` (``read_file``),
 :mod:`.editing` (``write_file``, ``edit_file``), :mod:`.search` (``glob``, ``grep``),
-:mod:`.shell` (``bash``); ``read_output`` is :mod:`agent_ls.agent.output_store`'s.
+:mod:`.shell` (``bash``); ``read_output`` is :mod:`agent_ls.agent.output_store`'s,
+``update_plan`` :mod:`agent_ls.agent.plan`'s.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from agent_ls.agent.builtin_tools.search import GlobTool, GrepTool
 from agent_ls.agent.builtin_tools.shell import DEFAULT_BASH_TIMEOUT, BashTool
 from agent_ls.agent.editor_files import EditorFiles, FileAccess
 from agent_ls.agent.output_store import OutputStore, ReadOutputTool
+from agent_ls.agent.plan import UpdatePlanTool
 from agent_ls.agent.workspace import Workspace
 from agent_ls.core.tools import Tool
 
@@ -60,5 +62,6 @@ def builtin_tools(
         GrepTool(workspace, output_cap_chars=keep, files=files),
         BashTool(workspace, output_cap_chars=keep, timeout=bash_timeout, env_passthrough=bash_env_passthrough),
         ReadOutputTool(outputs),
+        UpdatePlanTool(),
     ]
     return sorted(tools, key=lambda t: t.spec.name)

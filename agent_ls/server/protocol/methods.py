@@ -81,9 +81,11 @@ ELICIT_ACTIONS = ("accept", "decline", "cancel")
 SAMPLING_ANSWERS = ("allow_once", "allow_session", "deny")
 WORKSPACE_TRUST_STATES = ("trusted", "restricted", "declined", "editor-restricted", "nothing-to-trust")
 EVENT_TYPES = ("turn_started", "text", "thinking", "tool_call_started", "approval_requested", "tool_call_finished",
-               "file_change", "usage", "compaction", "error", "turn_finished")
+               "file_change", "plan", "usage", "compaction", "error", "turn_finished")
 REVIEW_DECISIONS = ("accept", "reject", "deferred")
 CHANGE_STATUSES = ("proposed", "accepted", "rejected", "failed", "written", "applied", "kept", "reverted")
 CHANGE_OUTCOMES = ("kept", "reverted")
+PLAN_STATUSES = ("pending", "in_progress", "completed")
+"""A plan step's status (the ``plan`` event; ``agent_ls.agent.plan.PLAN_STATUSES``)."""
 REVIEW_CAPABILITY = "reviewEdits"
 """``capabilities.experimental.agentLs.reviewEdits: true``: the client answers ``agent/reviewEdit``."""

@@ -90,6 +90,20 @@ class ResumeResult:
     denied}`` when the store recorded how the call ran."""
     changes: list[FileChangePayload] = attrs.field(factory=list)
     """The agent's file changes in the session, oldest first, with their outcome (no texts)."""
+    plan: list[PlanEntryPayload] = attrs.field(factory=list)
+    """The session's plan (the model's ``update_plan`` checklist) as last updated; empty: none."""
+
+
+@_register
+@attrs.define
+class PlanEntryPayload:
+    """A step of the agent's plan (the ``plan`` event's ``entries`` and a resumed session's ``plan``)."""
+
+    content: str
+    status: str
+    """``pending``, ``in_progress`` or ``completed``."""
+    priority: str = "medium"
+    """``high``, ``medium`` or ``low``."""
 
 
 @_register

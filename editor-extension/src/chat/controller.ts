@@ -285,7 +285,7 @@ export class ChatController implements vscode.Disposable {
   async resume(sessionId: string): Promise<void> {
     this.prompting.cancel();
     const r = await this.agent.request<P.SessionsResumeResult>(P.SESSIONS_RESUME, { sessionId } satisfies P.SessionParams);
-    this.dispatch({ type: "history", sessionId: r.sessionId, messages: r.messages, changes: r.changes ?? [] });
+    this.dispatch({ type: "history", sessionId: r.sessionId, messages: r.messages, changes: r.changes ?? [], plan: r.plan ?? [] });
   }
 
   // approvals, trust, elicitation (./questions) ------------------------------------------------------

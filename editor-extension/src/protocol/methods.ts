@@ -98,6 +98,7 @@ export const EVENT_TYPES = [
   "approval_requested",
   "tool_call_finished",
   "file_change",
+  "plan",
   "usage",
   "compaction",
   "error",
@@ -109,5 +110,7 @@ export const CHANGE_STATUSES = ["proposed", "accepted", "rejected", "failed", "w
 export type ChangeStatus = (typeof CHANGE_STATUSES)[number];
 export const CHANGE_OUTCOMES = ["kept", "reverted"] as const;
 export type ChangeOutcome = (typeof CHANGE_OUTCOMES)[number];
+export const PLAN_STATUSES = ["pending", "in_progress", "completed"] as const;
+export type PlanStatus = (typeof PLAN_STATUSES)[number];
 /** `capabilities.experimental.agentLs.reviewEdits: true`: this client answers agent/reviewEdit. */
 export const REVIEW_CAPABILITY = "reviewEdits";

@@ -2,7 +2,7 @@
  * agent-ls protocol: a prompt (agent/prompt, agent/cancel) and the events its turn streams
  * (agent/event). Mirrors agent_ls/server/protocol/prompt.py.
  */
-import type { ChangeStatus } from "./methods";
+import type { ChangeStatus, PlanStatus } from "./methods";
 
 export interface LspPosition {
   line: number;
@@ -144,6 +144,19 @@ export interface FileChangeEvent {
   turn?: number;
   uri?: string | null;
 }
+/** A step of the agent's plan. */
+export interface PlanEntryPayload {
+  content: string;
+  /** `pending`, `in_progress` or `completed`. */
+  status: PlanStatus;
+  /** `high`, `medium` or `low`. */
+  priority?: string;
+}
+/** The session's plan changed (the model's `update_plan`): the whole list (empty: cleared). */
+export interface PlanEvent {
+  type: "plan";
+  entries: PlanEntryPayload[];
+}
 export interface UsageEvent extends Usage {
   type: "usage";
 }
@@ -186,6 +199,7 @@ export type AgentEvent =
   | ApprovalRequestedEvent
   | ToolCallFinishedEvent
   | FileChangeEvent
+  | PlanEvent
   | UsageEvent
   | CompactionEvent
   | ErrorEvent

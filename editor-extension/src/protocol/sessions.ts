@@ -4,7 +4,7 @@
  * Mirrors agent_ls/server/protocol/sessions.py.
  */
 import type { ChangeOutcome, ChangeStatus, ReviewDecision } from "./methods";
-import type { LspRange } from "./prompt";
+import type { LspRange, PlanEntryPayload } from "./prompt";
 
 export interface SessionParams {
   sessionId: string;
@@ -75,6 +75,8 @@ export interface SessionsResumeResult {
   messages: StoredMessage[];
   /** The agent's file changes in the session with their outcome (older servers: absent). */
   changes?: FileChangePayload[];
+  /** The session's plan as last updated (empty: none). */
+  plan?: PlanEntryPayload[];
 }
 
 /** A recorded file change (a resumed session's file cards). */
