@@ -8,6 +8,7 @@ import type {
   ApprovalScope,
   ChangeStatus,
   McpPrompt,
+  ModelsResult,
   SamplingAnswer,
   SessionInfo,
   TrustServerParams,
@@ -237,6 +238,8 @@ export interface ChatState {
   nextId: number;
   /** Workspace folders whose settings are not in effect (restricted), for the banner. */
   restricted?: RestrictedWorkspace[];
+  /** The model picker (agent/models): the choices and the session's current model. */
+  models?: ModelsResult | null;
 }
 
 export function initialState(): ChatState {
@@ -252,5 +255,6 @@ export function initialState(): ChatState {
     streamingId: null,
     nextId: 1,
     restricted: [],
+    models: null,
   };
 }

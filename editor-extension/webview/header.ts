@@ -1,6 +1,6 @@
 /**
  * The top of the chat: "New session", the line that says when the agent-ls server is not
- * running, the banner while a workspace folder's settings wait for trust, and the list of
+ * running, the model picker (./modelPicker), the banner while a workspace folder's settings wait for trust, and the list of
  * saved sessions (click, Enter or Space resumes one).
  *
  * The banner is where the workspace trust question lives (issue 30): one line per folder;
@@ -12,6 +12,7 @@ import { sessionLabel } from "../shared/labels";
 import type { FromWebview } from "../shared/messages";
 import type { ChatState } from "../shared/state";
 import { closestTo, el } from "./dom";
+import { ModelPicker } from "./modelPicker";
 
 export class Header {
   /** "New session" and the server line. */
@@ -20,6 +21,7 @@ export class Header {
   readonly sessionsBox: HTMLDetailsElement;
   private readonly serverLine: HTMLElement;
   private readonly sessionsList: HTMLElement;
+  private readonly model: ModelPicker;
 
   constructor(
     private readonly doc: Document,
@@ -31,7 +33,8 @@ export class Header {
     this.top = el(d, "div", { class: "top" });
     const newSession = el(d, "button", { "data-testid": "new-session", class: "secondary", title: "Start a new session" }, "New session");
     this.serverLine = el(d, "span", { class: "server-line" });
-    this.top.append(newSession, this.serverLine);
+    this.model = new ModelPicker(d, post);
+    this.top.append(newSession, this.serverLine, this.model.element);
     this.sessionsBox = el(d, "details", { class: "sessions-box" });
     const sessionsSummary = el(d, "summary", {}, "Sessions");
     this.sessionsList = el(d, "ul", { "data-testid": "sessions", class: "sessions" });
@@ -75,6 +78,7 @@ export class Header {
     this.serverLine.textContent = serverText;
     this.serverLine.className = `server-line ${state.server}`;
     this.renderSessions(state);
+    this.model.render(state);
   }
 
   /** While a folder's settings are not in effect: one line per folder, with a way to trust it. */
