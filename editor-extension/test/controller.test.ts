@@ -424,4 +424,13 @@ describe("the model picker (issue 27, item 3)", () => {
     expect(agent.methods().at(-1)).toBe(P.MODELS);
     expect(chat.snapshot.models?.current).toBe("openai/a");
   });
+
+  it("the settings changed (servers' status): the header asks again, once for a burst", async () => {
+    agent.answer = async (method) => (method === P.MODELS ? models("openai/a", null) : {});
+    chat.refreshModelsSoon();
+    chat.refreshModelsSoon();
+    await new Promise((r) => setTimeout(r, 400));
+    expect(agent.methods().filter((m) => m === P.MODELS)).toHaveLength(1);
+    expect(chat.snapshot.models?.models).toEqual(["openai/a", "openai/b"]);
+  });
 });

@@ -60,6 +60,7 @@ export class ChatController implements vscode.Disposable {
       void this.refreshModels(); // a first prompt made the session
     },
   });
+  private modelsTimer: ReturnType<typeof setTimeout> | undefined;
   /** A prompt to focus once a chat surface (re)loads: revealing the chat may create it. */
   private focusOnReady: string | null = null;
   private readonly disposables: vscode.Disposable[] = [];
@@ -310,6 +311,15 @@ export class ChatController implements vscode.Disposable {
     }
   }
 
+  /** Asks again shortly after the settings may have changed (their reload, a trust decision): coalesced. */
+  refreshModelsSoon(): void {
+    if (this.modelsTimer) clearTimeout(this.modelsTimer);
+    this.modelsTimer = setTimeout(() => {
+      this.modelsTimer = undefined;
+      void this.refreshModels();
+    }, 300);
+  }
+
   /**
    * The picker's choice: agent/setModel for the chat's session (a chat with no session yet gets
    * one first, so the choice holds for its first message). An error shows in the chat and the
@@ -423,6 +433,7 @@ export class ChatController implements vscode.Disposable {
   }
 
   dispose(): void {
+    if (this.modelsTimer) clearTimeout(this.modelsTimer);
     this.slashPrompts.dispose();
     this.prompting.cancel();
     this.failPending();
