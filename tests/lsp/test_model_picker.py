@@ -4,7 +4,11 @@ LLM carries that model's name, and a new server process on the same store keeps 
 
 from __future__ import annotations
 
+import asyncio
+import json
+
 import pytest
+from lsprotocol import types as lsp
 from pygls.exceptions import JsonRpcException
 
 from agent_ls.server.protocol import methods as P
@@ -62,5 +66,35 @@ async def test_set_model_applies_to_the_next_request_and_survives_a_restart(setu
         setup.llm.script(text("four"))
         await ed.request(P.PROMPT, {"text": "fourth", "sessionId": sid})
         assert setup.llm.requests[-1].body["model"] == "scripted"
+    finally:
+        await close_editor(ed)
+
+
+async def test_a_settings_reload_keeps_the_pick_and_offers_the_new_list(setup: Setup) -> None:
+    """A reload rebuilds the sessions (new settings apply): the picked model stays the session's,
+    and ``agent/models`` offers the new list at once (the chat asks again on the status change)."""
+    setup.user_settings["models"] = [OTHER]
+    ed = await open_editor(setup)
+    try:
+        setup.llm.script(text("one"), text("two"))
+        sid = (await ed.request(P.PROMPT, {"text": "first"}))["sessionId"]
+        await ed.request(P.SET_MODEL, {"sessionId": sid, "model": OTHER})
+        setup.user_settings["models"] = [OTHER, "openai/scripted-third"]
+        setup.user_file.write_text(json.dumps(setup.user_settings))
+        ed.client.workspace_did_change_watched_files(lsp.DidChangeWatchedFilesParams(
+            changes=[lsp.FileEvent(uri=setup.user_file.as_uri(), type=lsp.FileChangeType.Changed)]))
+        offered: list[str] = []
+
+        async def poll() -> None:
+            offered[:] = (await ed.request(P.MODELS, {"sessionId": sid}))["models"]
+
+        for _ in range(100):
+            await poll()
+            if "openai/scripted-third" in offered:
+                break
+            await asyncio.sleep(0.1)
+        assert offered == [DEFAULT, OTHER, "openai/scripted-third"]
+        await ed.request(P.PROMPT, {"text": "second", "sessionId": sid})
+        assert setup.llm.requests[-1].body["model"] == "scripted-other"
     finally:
         await close_editor(ed)
