@@ -54,16 +54,18 @@ async def cmd_chat(args: argparse.Namespace) -> int:
             return EXIT_USAGE
         print(f"Deleted session {args.delete_session}")
         return EXIT_OK
-    llm = agent.llm_config(args.model)
+    session_id = args.resume
+    if args.continue_last:
+        sessions = store.list_sessions()
+        session_id = sessions[0].id if sessions else None
+    stored = store.get_session(session_id) if session_id else None
+    # --model, else the resumed session's choice (/model, the editor's picker), else the default.
+    llm = agent.llm_config(args.model or agent.session_model(stored.model if stored else None))
     if llm is None:
         print("error: no model is configured. Pass --model, set AGENT_LS_MODEL, or put \"model\" in "
               "settings.json (any litellm model, e.g. anthropic/claude-sonnet-4-5, or ollama/qwen3 with "
               "\"apiBase\": \"http://127.0.0.1:11434\").", file=sys.stderr)
         return EXIT_USAGE
-    session_id = args.resume
-    if args.continue_last:
-        sessions = store.list_sessions()
-        session_id = sessions[0].id if sessions else None
 
     async def approve(request: ApprovalRequest) -> ApprovalAnswer | SessionScope:
         line = await read_line(approval_prompt(request))
@@ -131,11 +133,34 @@ async def cmd_chat(args: argparse.Namespace) -> int:
             line = await read_line("\n> ")
             if line is None or line.strip() in ("/exit", "/quit"):
                 return EXIT_OK
-            if line.strip():
+            if line.strip() == "/model" or line.strip().startswith("/model "):
+                print(model_command(agent, store, session, line.strip()[len("/model"):].strip()))
+            elif line.strip():
                 await one(line)
     finally:
         await manager.close()
         store.close()
+
+
+def model_command(agent: Any, store: Any, session: Any, name: str) -> str:
+    """``/model``: the models the settings offer, the session's current one marked; ``/model
+    NAME``: that one for the session's next requests, kept in its store (as the editor's picker,
+    ``agent/setModel``)."""
+    current = session.llm.model
+    if not name:
+        choices = agent.model_choices()
+        lines = [f"{'*' if m == current else ' '} {m}{'  (default)' if m == agent.model else ''}" for m in choices]
+        if current not in choices:
+            lines.insert(0, f"* {current}  (--model)")
+        hint = "/model NAME picks one" if len(choices) > 1 else 'list more in "models" in the settings'
+        return "\n".join([*lines, f"({hint})"])
+    try:
+        model = agent.check_model_choice(name)
+    except ValueError as e:
+        return f"error: {e}"
+    store.set_model(session.session_id, model)
+    session.llm = agent.llm_config(model)
+    return f"[model {model}]"
 
 
 _SCOPE_KEYS = {"exact": "e", "prefix": "p", "tool": "s"}

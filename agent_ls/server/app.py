@@ -3,7 +3,8 @@
 :func:`create_server` is what ``agent-ls serve`` and ``python -m agent_ls.server`` run. The
 modules it registers (bottom to top): :mod:`.lifecycle` (initialize, shutdown, settings files),
 :mod:`.mcp_methods` (``mcp/*``), :mod:`.chat` (``agent/prompt``, ``agent/cancel``),
-:mod:`.sessions` (``agent/sessions/*``, file changes, tool output), :mod:`.code_actions` and
+:mod:`.sessions` (``agent/sessions/*``, file changes, tool output), :mod:`.models` (the model
+picker), :mod:`.code_actions` and
 :mod:`.trust` (workspace trust). Custom requests are defined in :mod:`agent_ls.server.protocol`.
 """
 
@@ -11,7 +12,7 @@ from __future__ import annotations
 
 import logging
 
-from agent_ls.server import chat, code_actions, lifecycle, mcp_methods, sessions, trust
+from agent_ls.server import chat, code_actions, lifecycle, mcp_methods, models, sessions, trust
 from agent_ls.server.protocol.methods import INVALID_PARAMS, REQUEST_CANCELLED, REQUEST_FAILED
 from agent_ls.server.server import AgentLanguageServer, LspLogHandler
 
@@ -32,6 +33,7 @@ def register(server: AgentLanguageServer) -> None:
     mcp_methods.register(server)
     chat.register(server)
     sessions.register(server)
+    models.register(server)
     code_actions.register(server)
     trust.register(server)
 

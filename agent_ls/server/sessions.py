@@ -105,14 +105,16 @@ async def get_session(ls: AgentLanguageServer, session_id: str | None, model: st
     manager = await ensure_manager(ls)
     store = await ensure_store(ls)
     agent = agent_settings_now(ls)
-    llm = agent.llm_config(model)
+    info = await asyncio.to_thread(store.get_session, session_id) if session_id is not None else None
+    if session_id is not None and info is None:
+        raise RequestFailed(f"no session {session_id!r}")
+    # The session's own choice (agent/setModel, kept in the store) unless the prompt names one.
+    llm = agent.llm_config(model or agent.session_model(info.model if info else None))
     if llm is None:
         raise RequestFailed(
             "no model is configured: set \"model\" in .agent-ls/settings.json or the user settings, or the "
             "AGENT_LS_MODEL environment variable (any litellm model string, e.g. anthropic/claude-sonnet-4-5 "
             "or ollama/qwen3 with \"apiBase\")")
-    if session_id is not None and await asyncio.to_thread(store.get_session, session_id) is None:
-        raise RequestFailed(f"no session {session_id!r}")
 
     from agent_ls.agent.builder import FrontEnd, build_session
     from agent_ls.agent.permissions import PermissionGate

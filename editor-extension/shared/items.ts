@@ -9,6 +9,7 @@ import {
   type ApprovalScope,
   type ChangeStatus,
   type McpPrompt,
+  type ModelsResult,
   type PlanStatus,
   type SamplingAnswer,
   type SessionInfo,
@@ -244,6 +245,8 @@ export interface ChatState {
   context?: { used: number; window: number } | null;
   /** The session's plan (the model's `update_plan` checklist), updated in place; empty: none. */
   plan?: PlanStep[];
+  /** The model picker (agent/models): the choices and the session's current model. */
+  models?: ModelsResult | null;
 }
 
 /** A step of the agent's plan, as the checklist shows it. */
@@ -281,5 +284,6 @@ export function initialState(): ChatState {
     restricted: [],
     context: null,
     plan: [],
+    models: null,
   };
 }

@@ -18,6 +18,8 @@ export type FromWebview =
   | { type: "newSession" }
   | { type: "listSessions" }
   | { type: "resumeSession"; sessionId: string }
+  /** The model picker: this model for the session's next requests (one of `state.models.models`). */
+  | { type: "setModel"; model: string }
   /** `scope`: with allow_session, the id of the chosen session scope. */
   | { type: "approve"; requestId: string; answer: ApprovalAnswer; scope?: string }
   | { type: "trust"; id: string; answer: "trust" | "deny" }
@@ -43,7 +45,7 @@ export type FileChangeAction = (typeof FILE_CHANGE_ACTIONS)[number];
 const FROM_TYPES = new Set([
   "ready", "send", "stop", "newSession", "listSessions", "resumeSession", "approve", "trust", "elicit",
   "attach", "removeAttachment", "copy", "insert", "listPrompts", "sample", "workspaceTrust", "trustWorkspaceCommand",
-  "fileChange", "openOutput",
+  "fileChange", "openOutput", "setModel",
 ]);
 
 /** A webview message as a typed value, or null when it is not one (the webview is untrusted input). */
@@ -59,6 +61,8 @@ export function parseFromWebview(raw: unknown): FromWebview | null {
       return str("text") ? (m as FromWebview) : null;
     case "resumeSession":
       return str("sessionId") ? (m as FromWebview) : null;
+    case "setModel":
+      return str("model") ? (m as FromWebview) : null;
     case "approve":
       return str("requestId") && ["allow_once", "allow_session", "deny"].includes(m.answer as string) &&
         (m.scope === undefined || typeof m.scope === "string") ? (m as FromWebview) : null;

@@ -12,6 +12,7 @@ import type {
   ElicitParams,
   FileChangePayload,
   McpPrompt,
+  ModelsResult,
   PlanEntryPayload,
   PromptResult,
   ReviewEditParams,
@@ -93,6 +94,8 @@ export type ChatAction =
   /** The user decided about a change (or the server withdrew its review). */
   | { type: "changeStatus"; changeId: string; status: ChangeStatus; reason?: string | null; withdrawn?: boolean }
   | { type: "sessions"; sessions: SessionInfo[] }
+  /** The model choices (agent/models, agent/setModel); a session the picker created becomes the chat's. */
+  | { type: "models"; models: ModelsResult }
   | { type: "attachments"; attachments: AttachmentChip[] }
   | { type: "prompts"; prompts: McpPrompt[] }
   | { type: "notice"; text: string; role?: Role }
@@ -290,6 +293,8 @@ export function reduce(state: ChatState, action: ChatAction): ChatState {
       );
     case "sessions":
       return { ...state, sessions: action.sessions };
+    case "models":
+      return { ...state, models: action.models, sessionId: state.sessionId ?? action.models.sessionId ?? null };
     case "attachments":
       return { ...state, attachments: action.attachments };
     case "prompts":

@@ -18,6 +18,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   const servers = new ServersModel(agent);
   servers.onDidChange(() => {
     chat.refreshPromptsSoon();
+    chat.refreshModelsSoon(); // the settings' models, after a reload or a trust decision
     chat.setWorkspaces(servers.workspaces);
   });
   const tree = vscode.window.createTreeView("agentLs.servers", { treeDataProvider: new ServersTree(servers), showCollapseAll: true });

@@ -387,3 +387,50 @@ function renderApp(from: Surface): ChatApp {
   expect(app.state.items).toEqual(chat.snapshot.items); // the webview's reducer agrees with the host's
   return app;
 }
+
+describe("the model picker (issue 27, item 3)", () => {
+  const models = (current: string, sessionId: string | null): P.ModelsResult => ({
+    models: ["openai/a", "openai/b"], current, default: "openai/a", sessionId,
+  });
+
+  it("a chat without a session gets one, then agent/setModel; the header shows the pick", async () => {
+    agent.answer = async (method, params) => {
+      if (method === P.SESSIONS_NEW) return { sessionId: "s9" };
+      if (method === P.SET_MODEL) return models((params as P.SetModelParams).model, (params as P.SetModelParams).sessionId);
+      return {};
+    };
+    await chat.handle(surface, { type: "setModel", model: "openai/b" });
+    expect(agent.methods()).toEqual([P.SESSIONS_NEW, P.SET_MODEL]);
+    expect(agent.sent[1].params).toEqual({ sessionId: "s9", model: "openai/b" });
+    expect(chat.snapshot.sessionId).toBe("s9");
+    expect(chat.snapshot.models?.current).toBe("openai/b");
+    // the next prompt goes to that session
+    agent.answer = async () => ({ sessionId: "s9", stopReason: "end", text: "", usage: {}, error: null });
+    await chat.send("hello");
+    expect((agent.sent.find((s) => s.method === P.PROMPT)!.params as P.PromptParams).sessionId).toBe("s9");
+  });
+
+  it("a refused model is said in the chat and the header goes back to the model in effect", async () => {
+    agent.answer = async (method) => {
+      if (method === P.SESSIONS_RESUME) return { sessionId: "s1", messages: [], changes: [] };
+      if (method === P.SET_MODEL) throw new Error("unknown model 'openai/zz': the settings offer openai/a, openai/b");
+      if (method === P.MODELS) return models("openai/a", "s1");
+      return {};
+    };
+    await chat.resume("s1");
+    expect(agent.methods().slice(-2)).toEqual([P.SESSIONS_RESUME, P.MODELS]); // resume shows the session's model
+    await chat.handle(surface, { type: "setModel", model: "openai/zz" });
+    expect(notices(chat.snapshot).at(-1)).toContain("unknown model 'openai/zz'");
+    expect(agent.methods().at(-1)).toBe(P.MODELS);
+    expect(chat.snapshot.models?.current).toBe("openai/a");
+  });
+
+  it("the settings changed (servers' status): the header asks again, once for a burst", async () => {
+    agent.answer = async (method) => (method === P.MODELS ? models("openai/a", null) : {});
+    chat.refreshModelsSoon();
+    chat.refreshModelsSoon();
+    await new Promise((r) => setTimeout(r, 400));
+    expect(agent.methods().filter((m) => m === P.MODELS)).toHaveLength(1);
+    expect(chat.snapshot.models?.models).toEqual(["openai/a", "openai/b"]);
+  });
+});

@@ -1,6 +1,6 @@
 /**
  * The top of the chat: "New session", the line that says when the agent-ls server is not
- * running, the banner while a workspace folder's settings wait for trust, and the list of
+ * running, the model picker (./modelPicker), the banner while a workspace folder's settings wait for trust, and the list of
  * saved sessions (click, Enter or Space resumes one).
  *
  * The banner is where the workspace trust question lives (issue 30): one line per folder;
@@ -12,6 +12,7 @@ import { contextLabel, sessionLabel } from "../shared/labels";
 import type { FromWebview } from "../shared/messages";
 import type { ChatState } from "../shared/state";
 import { closestTo, el } from "./dom";
+import { ModelPicker } from "./modelPicker";
 
 export class Header {
   /** "New session" and the server line. */
@@ -21,6 +22,7 @@ export class Header {
   private readonly serverLine: HTMLElement;
   private readonly meter: HTMLElement;
   private readonly sessionsList: HTMLElement;
+  private readonly model: ModelPicker;
 
   constructor(
     private readonly doc: Document,
@@ -34,7 +36,8 @@ export class Header {
     this.serverLine = el(d, "span", { class: "server-line" });
     // the context meter: how much of the model's window the conversation uses (issue 26)
     this.meter = el(d, "span", { class: "context-meter", "data-testid": "context-meter", role: "status" });
-    this.top.append(newSession, this.serverLine, this.meter);
+    this.model = new ModelPicker(d, post);
+    this.top.append(newSession, this.serverLine, this.meter, this.model.element);
     this.sessionsBox = el(d, "details", { class: "sessions-box" });
     const sessionsSummary = el(d, "summary", {}, "Sessions");
     this.sessionsList = el(d, "ul", { "data-testid": "sessions", class: "sessions" });
@@ -82,6 +85,7 @@ export class Header {
     this.meter.textContent = label ?? "";
     this.meter.title = state.context && label ? `${state.context.used} of ${state.context.window} tokens of the model's context window in use; /compact makes room` : "";
     this.renderSessions(state);
+    this.model.render(state);
   }
 
   /** While a folder's settings are not in effect: one line per folder, with a way to trust it. */

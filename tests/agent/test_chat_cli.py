@@ -180,3 +180,33 @@ def test_the_plan_is_printed_when_it_changes_and_on_resume(llm: ScriptedLLM, ws:
     llm.script(text("again"))
     again = chat(llm, tmp_path, ws, "--resume", sid, "go on")
     assert "[plan] 1 of 2 done" in again.stderr
+
+
+def test_model_command_lists_picks_and_resume_keeps_it(llm: ScriptedLLM, ws: Path, tmp_path: Path) -> None:
+    """``/model`` lists the settings' ``model`` and ``models``; ``/model NAME`` picks one for the
+    next request, kept with the session (``--continue`` uses it); an unknown one is refused."""
+    user = tmp_path / "config" / "settings.json"
+    user.parent.mkdir(parents=True, exist_ok=True)
+    user.write_text('{"model": "openai/scripted", "models": ["openai/scripted-other"]}')
+    env = dict(os.environ)
+    env.update({"AGENT_LS_CONFIG_DIR": str(tmp_path / "config"), "AGENT_LS_DATA_DIR": str(tmp_path / "data"),
+                "AGENT_LS_API_BASE": llm.openai_base, "OPENAI_API_KEY": "x"})
+    env.pop("AGENT_LS_MODEL", None)
+
+    def run(*args: str, stdin: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([sys.executable, "-m", "agent_ls.cli", "chat", "-w", str(ws), *args], input=stdin,
+                              env=env, capture_output=True, text=True, timeout=90)
+
+    llm.script(text("one"), text("two"))
+    proc = run(stdin="first\n/model\n/model openai/gpt-9\n/model openai/scripted-other\nsecond\n/exit\n")
+    assert proc.returncode == 0, proc.stderr
+    assert "* openai/scripted  (default)\n  openai/scripted-other\n(/model NAME picks one)" in proc.stdout
+    assert "error: unknown model 'openai/gpt-9'" in proc.stdout
+    assert "[model openai/scripted-other]" in proc.stdout
+    assert [r.body["model"] for r in llm.requests] == ["scripted", "scripted-other"]
+    llm.script(text("three"))
+    again = run("--continue", stdin="/model\nthird\n/exit\n")
+    assert again.returncode == 0, again.stderr
+    assert "  openai/scripted  (default)\n* openai/scripted-other" in again.stdout
+    assert "model openai/scripted-other]" in again.stderr  # the session line
+    assert llm.requests[-1].body["model"] == "scripted-other"

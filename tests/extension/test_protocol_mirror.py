@@ -52,7 +52,8 @@ CLIENT_SENT = {
     "SignInParams", "TrustParams", "ResourcesListParams", "ReadResourceParams", "PromptsListParams",
     "GetPromptParams", "CallToolParams", "Attachment", "Range", "ApproveResult", "TrustServerResult",
     "ElicitResultPayload", "SetWorkspaceTrustParams", "EditorTrustParams", "TrustWorkspaceResult",
-    "ChangeOutcomeParams", "ChangeContentParams", "ReviewEditResult", "ToolOutputParams",
+    "ChangeOutcomeParams", "ChangeContentParams", "ReviewEditResult", "ToolOutputParams", "ModelsParams",
+    "SetModelParams",
 }
 
 

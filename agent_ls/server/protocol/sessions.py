@@ -1,6 +1,6 @@
 """Payloads of stored sessions and the agent's file changes: ``agent/sessions/*``,
 ``agent/changeOutcome``, ``agent/changeContent``, ``agent/toolOutput``, ``agent/reviewEdit``
-(server -> client) and ``agent/serverInfo``.
+(server -> client), ``agent/models``, ``agent/setModel`` and ``agent/serverInfo``.
 
 Mirrored in ``editor-extension/src/protocol/sessions.ts``.
 """
@@ -220,6 +220,38 @@ class ReviewEditResult:
     ``deferred`` (apply it now, the user reviews it afterwards: Keep or Revert); anything
     else is a reject."""
     reason: str | None = None
+
+
+@_register
+@attrs.define
+class ModelsParams:
+    """``agent/models``: the models a session may use (without ``session_id``: a new session's)."""
+
+    session_id: str | None = None
+
+
+@_register
+@attrs.define
+class SetModelParams:
+    """``agent/setModel``: the model for the session's next requests, kept with the session."""
+
+    session_id: str
+    model: str
+    """One of ``agent/models``' ``models``."""
+
+
+@_register
+@attrs.define
+class ModelsResult:
+    """The model choice of a session (``agent/models``, ``agent/setModel``)."""
+
+    models: list[str]
+    """The settings' ``model`` (the default) first, then ``models``, each once; empty without a model."""
+    current: str | None
+    """The model the session's next request uses (its choice, else the default); null: none configured."""
+    default: str | None
+    """The settings' ``model``."""
+    session_id: str | None = None
 
 
 @_register

@@ -55,8 +55,12 @@ export class ChatController implements vscode.Disposable {
     state: () => this.state,
     request: (method, params, token) => this.agent.request(method, params, token),
     turnOver: (sessionId) => this.questions.withdrawApprovalsOf(sessionId),
-    listSessions: () => void this.listSessions(),
+    listSessions: () => {
+      void this.listSessions();
+      void this.refreshModels(); // a first prompt made the session
+    },
   });
+  private modelsTimer: ReturnType<typeof setTimeout> | undefined;
   /** A prompt to focus once a chat surface (re)loads: revealing the chat may create it. */
   private focusOnReady: string | null = null;
   private readonly disposables: vscode.Disposable[] = [];
@@ -76,6 +80,7 @@ export class ChatController implements vscode.Disposable {
         if (state === "running") {
           void this.refreshPrompts();
           void this.listSessions();
+          void this.refreshModels();
         } else if (state !== "starting") {
           this.failPending();
         }
@@ -183,6 +188,9 @@ export class ChatController implements vscode.Disposable {
       case "resumeSession":
         await this.resume(msg.sessionId);
         return;
+      case "setModel":
+        await this.setModel(msg.model);
+        return;
       case "approve":
         this.questions.answerApproval(msg.requestId, msg.answer, true, msg.scope);
         return;
@@ -268,6 +276,7 @@ export class ChatController implements vscode.Disposable {
     const r = await this.agent.request<P.NewSessionResult>(P.SESSIONS_NEW, {} satisfies P.NewSessionParams);
     this.dispatch({ type: "reset", sessionId: r.sessionId });
     await this.listSessions();
+    await this.refreshModels();
   }
 
   async listSessions(): Promise<P.SessionInfo[]> {
@@ -286,6 +295,49 @@ export class ChatController implements vscode.Disposable {
     this.prompting.cancel();
     const r = await this.agent.request<P.SessionsResumeResult>(P.SESSIONS_RESUME, { sessionId } satisfies P.SessionParams);
     this.dispatch({ type: "history", sessionId: r.sessionId, messages: r.messages, changes: r.changes ?? [], plan: r.plan ?? [] });
+    await this.refreshModels();
+  }
+
+  // the model picker ------------------------------------------------------------------------------
+  /** The model choices and the current session's model (agent/models), for the chat's header. */
+  async refreshModels(): Promise<void> {
+    if (!this.agent.running) return;
+    const sessionId = this.state.sessionId;
+    try {
+      const r = await this.agent.request<P.ModelsResult>(P.MODELS, { sessionId } satisfies P.ModelsParams);
+      if (this.state.sessionId === sessionId && isModels(r)) this.dispatch({ type: "models", models: r });
+    } catch (e) {
+      this.agent.output.warn(`listing models: ${errorText(e)}`);
+    }
+  }
+
+  /** Asks again shortly after the settings may have changed (their reload, a trust decision): coalesced. */
+  refreshModelsSoon(): void {
+    if (this.modelsTimer) clearTimeout(this.modelsTimer);
+    this.modelsTimer = setTimeout(() => {
+      this.modelsTimer = undefined;
+      void this.refreshModels();
+    }, 300);
+  }
+
+  /**
+   * The picker's choice: agent/setModel for the chat's session (a chat with no session yet gets
+   * one first, so the choice holds for its first message). An error shows in the chat and the
+   * header shows the model that still applies.
+   */
+  async setModel(model: string): Promise<void> {
+    let sessionId = this.state.sessionId;
+    if (sessionId === null) {
+      sessionId = (await this.agent.request<P.NewSessionResult>(P.SESSIONS_NEW, {} satisfies P.NewSessionParams)).sessionId;
+    }
+    try {
+      const r = await this.agent.request<P.ModelsResult>(P.SET_MODEL, { sessionId, model } satisfies P.SetModelParams);
+      if (isModels(r)) this.dispatch({ type: "models", models: r });
+      fact(`model ${model}`);
+    } catch (e) {
+      await this.refreshModels(); // the select goes back to the model in effect
+      throw e;
+    }
   }
 
   // approvals, trust, elicitation (./questions) ------------------------------------------------------
@@ -381,9 +433,17 @@ export class ChatController implements vscode.Disposable {
   }
 
   dispose(): void {
+    if (this.modelsTimer) clearTimeout(this.modelsTimer);
     this.slashPrompts.dispose();
     this.prompting.cancel();
     this.failPending();
     for (const d of this.disposables.splice(0)) d.dispose();
   }
+}
+
+/** A server answer that has the shape of a `ModelsResult` (anything else leaves the header as it is). */
+function isModels(r: unknown): r is P.ModelsResult {
+  const m = r as Partial<P.ModelsResult> | null;
+  return !!m && Array.isArray(m.models) && m.models.every((x) => typeof x === "string") &&
+    (m.current === null || typeof m.current === "string");
 }

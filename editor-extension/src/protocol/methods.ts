@@ -32,6 +32,9 @@ export const CHANGE_OUTCOME = "agent/changeOutcome";
 export const CHANGE_CONTENT = "agent/changeContent";
 /** The whole of a tool output longer than a page (issue 16, item 4). */
 export const TOOL_OUTPUT = "agent/toolOutput";
+/** The model picker (issue 27, item 3): the choices, and a session's pick. */
+export const MODELS = "agent/models";
+export const SET_MODEL = "agent/setModel";
 
 // client -> server notifications ------------------------------------------------------------
 /** The editor's own workspace trust changed (VS Code: onDidGrantWorkspaceTrust). */
@@ -65,7 +68,7 @@ export const CLIENT_REQUESTS = [
   PROMPT, CANCEL, SESSIONS_LIST, SESSIONS_NEW, SESSIONS_RESUME, SESSIONS_DELETE, SERVER_INFO, MCP_STATUS,
   MCP_RESTART, MCP_SET_ENABLED, MCP_TRUST, MCP_RESOURCES_LIST, MCP_RESOURCES_READ, MCP_PROMPTS_LIST,
   MCP_PROMPTS_GET, MCP_CALL_TOOL, MCP_SIGN_IN, MCP_SIGN_OUT, SET_WORKSPACE_TRUST, CHANGE_OUTCOME, CHANGE_CONTENT,
-  TOOL_OUTPUT,
+  TOOL_OUTPUT, MODELS, SET_MODEL,
 ] as const;
 export const CLIENT_NOTIFICATIONS = [EDITOR_TRUST] as const;
 export const SERVER_REQUESTS = [APPROVE, TRUST_SERVER, TRUST_WORKSPACE, ELICIT, SAMPLE, REVIEW_EDIT] as const;

@@ -131,6 +131,28 @@ export interface ToolOutputResult {
   totalChars: number;
 }
 
+/** `agent/models`: the model choices (without `sessionId`: a new session's). */
+export interface ModelsParams {
+  sessionId?: string | null;
+}
+
+/** `agent/setModel`: the model for the session's next requests, kept with the session. */
+export interface SetModelParams {
+  sessionId: string;
+  /** One of `ModelsResult.models`. */
+  model: string;
+}
+
+/** The model choice of a session (`agent/models`, `agent/setModel`). */
+export interface ModelsResult {
+  /** The settings' `model` (the default) first, then `models`; empty without a model. */
+  models: string[];
+  /** What the session's next request uses; null: no model configured. */
+  current: string | null;
+  default: string | null;
+  sessionId?: string | null;
+}
+
 /** `agent/reviewEdit` (server -> client): the agent wants to change a file. */
 export interface ReviewEditParams {
   changeId: string;
