@@ -1,4 +1,5 @@
 /** Labels shared by the extension host and the webview (no Node or vscode imports). */
+import type { CompactionEvent } from "../src/protocol";
 
 /** What an attachment chip needs: an attachment sent with a prompt, or one a resumed message lists. */
 export interface AttachmentLike {
@@ -213,16 +214,7 @@ export function contextLabel(context: { used: number; window: number } | null | 
 }
 
 /** What a compaction did, as the chat's notice: what was cleared or summarized, and the handles kept. */
-export function compactionLabel(e: {
-  reason: string;
-  cleared: number;
-  summarized: number;
-  handles: string[];
-  tokensBefore: number;
-  tokensAfter: number;
-  contextWindow: number;
-  note?: string;
-}): string {
+export function compactionLabel(e: Omit<CompactionEvent, "type">): string {
   const note = e.note ? ` Note: ${e.note}.` : "";
   if (e.reason === "notice") return `Note: ${e.note ?? ""}`;
   const parts: string[] = [];
