@@ -105,6 +105,9 @@ MALFORMED: list[tuple[str, Any, str]] = [
     (P.CHANGE_OUTCOME, {"sessionId": "s", "changeId": "c", "outcome": "undo"}, "outcome"),
     (P.CHANGE_CONTENT, {"sessionId": "s"}, "changeId"),
     (P.TOOL_OUTPUT, {"sessionId": "s", "handle": 3}, "handle"),
+    (P.MODELS, {"sessionId": 5}, "sessionId"),
+    (P.SET_MODEL, {"sessionId": "s"}, "model"),
+    (P.SET_MODEL, {"sessionId": "s", "model": 3}, "model"),
 ]
 
 
