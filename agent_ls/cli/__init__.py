@@ -24,20 +24,39 @@ rules, ...) is restricted until you trust it: at the prompt (on a terminal), wit
 
 import argparse
 import asyncio
+import importlib
 import logging
 import sys
-from collections.abc import Sequence
-from typing import NoReturn
+from collections.abc import Callable, Coroutine, Sequence
+from typing import Any, NoReturn
 
 # Only what `serve` needs is imported at module level: the language server must answer
-# `initialize` fast, and the MCP SDK alone costs ~0.8 s to import. The command modules import
-# what they need when they run.
+# `initialize` fast, and the MCP SDK alone costs ~0.8 s to import. The command modules (tens of
+# milliseconds of attrs classes and settings code) are imported when their command runs.
 from agent_ls import __version__
-from agent_ls.cli.chat import cmd_chat
-from agent_ls.cli.demo import cmd_demo
-from agent_ls.cli.doctor import cmd_doctor
-from agent_ls.cli.mcp_commands import cmd_call, cmd_login, cmd_logout, cmd_status, cmd_tools, cmd_trust
-from agent_ls.cli.workspace_trust import cmd_trust_workspace
+
+
+def _command(module: str, name: str) -> Callable[[argparse.Namespace], Coroutine[Any, Any, int]]:
+    """``agent_ls.cli.<module>.<name>``, imported when the command runs (not for ``serve``)."""
+
+    def run(args: argparse.Namespace) -> Coroutine[Any, Any, int]:
+        cmd: Callable[[argparse.Namespace], Coroutine[Any, Any, int]] = getattr(
+            importlib.import_module(f"agent_ls.cli.{module}"), name)
+        return cmd(args)
+
+    return run
+
+
+cmd_status = _command("mcp_commands", "cmd_status")
+cmd_tools = _command("mcp_commands", "cmd_tools")
+cmd_call = _command("mcp_commands", "cmd_call")
+cmd_trust = _command("mcp_commands", "cmd_trust")
+cmd_login = _command("mcp_commands", "cmd_login")
+cmd_logout = _command("mcp_commands", "cmd_logout")
+cmd_doctor = _command("doctor", "cmd_doctor")
+cmd_chat = _command("chat", "cmd_chat")
+cmd_trust_workspace = _command("workspace_trust", "cmd_trust_workspace")
+cmd_demo = _command("demo", "cmd_demo")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -143,9 +162,6 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def serve() -> NoReturn:
     """Serve LSP on stdio (what editors run). Nothing else may write to stdout."""
-    from agent_ls.server import preload
-
-    preload.start()  # what the first mcp/status needs, while the server's own modules load
     from agent_ls.server.app import create_server
     from agent_ls.server.process_exit import serve_stdio
 

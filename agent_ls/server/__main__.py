@@ -7,11 +7,8 @@ imports (the MCP SDK is imported after ``initialize`` instead of before it).
 import logging
 import sys
 
-from agent_ls.server import preload
-
-preload.start()  # what the first mcp/status needs, while the server's own modules load
-from agent_ls.server.app import create_server  # noqa: E402
-from agent_ls.server.process_exit import serve_stdio  # noqa: E402
+from agent_ls.server.app import create_server
+from agent_ls.server.process_exit import serve_stdio
 
 logging.basicConfig(level=logging.WARNING, stream=sys.stderr, format="%(levelname)s %(name)s: %(message)s")
 serve_stdio(create_server())

@@ -16,6 +16,7 @@ from typing import Any
 from lsprotocol import types as lsp
 from pygls.uris import to_fs_path
 
+from agent_ls.server import preload
 from agent_ls.server.config_files import (
     is_host_state,
     is_settings_file,
@@ -47,10 +48,11 @@ def _register_lifecycle(server: AgentLanguageServer) -> None:
         # Evidence for the "initialize stays light" promise (reported by agent/serverInfo).
         ls.modules_at_initialize = {m: m in sys.modules for m in HEAVY_MODULES}
         ls.editor_trusted = editor_trust_from(params.initialization_options)
-        # Once the result is on its way, start the host: first what answers the first mcp/status
-        # (the settings and the kept catalogues, no MCP SDK), while the editor reads the result
-        # and sends `initialized`; then the SDK and the servers.
-        asyncio.get_running_loop().call_soon(lambda: ls.run_task(start_host(ls), "start MCP host"))
+        # Once the result is on its way (not before: an import thread started at process start
+        # competes with this answer for the interpreter), start the host: first what answers the
+        # first mcp/status (the settings and the kept catalogues, no MCP SDK), while the editor
+        # reads the result and sends `initialized`; then the SDK and the servers.
+        asyncio.get_running_loop().call_soon(after_initialize, ls)
 
     @server.feature(lsp.INITIALIZED)
     async def initialized(ls: AgentLanguageServer, params: lsp.InitializedParams) -> None:
@@ -85,6 +87,12 @@ def _register_lifecycle(server: AgentLanguageServer) -> None:
             loaded_at_initialize=dict(ls.modules_at_initialize),
             workspace_folders=[str(f) for f in ls.folders()],
         ))
+
+
+def after_initialize(ls: AgentLanguageServer) -> None:
+    """Run once the ``initialize`` result has been written (pygls writes it when the handler returns)."""
+    preload.start()
+    ls.run_task(start_host(ls), "start MCP host")
 
 
 def _imported(name: str) -> bool:

@@ -1,11 +1,12 @@
-"""What the first ``mcp/status`` needs, imported while the process is still starting.
+"""What the first ``mcp/status`` needs, imported as soon as the ``initialize`` result is on its way.
 
 The first answer to ``mcp/status`` comes from the settings, the remembered decisions and the kept
 catalogue (:mod:`agent_ls.mcp.preview`), none of which needs the MCP SDK. Importing those modules
-(attrs classes, wcmatch, platformdirs) costs tens of milliseconds; started in a daemon thread
-before the language server's own imports, it is done by the time ``initialize`` arrives instead
-of delaying the first status after it. A daemon thread: a server told to exit while it still runs
-exits at once.
+(attrs classes, wcmatch, platformdirs, filelock) costs tens of milliseconds. Started before the
+language server's own imports (as it once was), the thread competed with them for the
+interpreter and made ``initialize`` slower (issue 30 item 3); now :mod:`.lifecycle` starts it
+when the result has been written, while the editor reads it and sends ``initialized``. A daemon
+thread: a server told to exit while it still runs exits at once.
 """
 
 from __future__ import annotations
