@@ -11,14 +11,14 @@ server = MCPServer(
 NOTES: dict[str, str] = {}
 
 
-@server.tool(annotations={"readOnlyHint": False})
+@server.tool(annotations={"readOnlyHint": False, "openWorldHint": False})
 def add_note(title: str, body: str) -> str:
     """Add a note with a title and a body."""
     NOTES[title] = body
     return f"saved note '{title}' ({len(NOTES)} notes in all)"
 
 
-@server.tool(annotations={"readOnlyHint": True})
+@server.tool(annotations={"readOnlyHint": True, "openWorldHint": False})  # in-memory: closed world
 def search_notes(query: str) -> str:
     """Search notes whose title or body contains the query (case-insensitive)."""
     q = query.lower()
