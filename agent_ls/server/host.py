@@ -64,6 +64,16 @@ async def ensure_manager(ls: AgentLanguageServer) -> Any:
     return ls.manager
 
 
+async def settings_loaded(ls: AgentLanguageServer) -> None:
+    """Wait until the settings are loaded (the host's first step: milliseconds), starting the
+    host if nothing has yet; a request that reads the settings right after ``initialize`` would
+    otherwise see none."""
+    if ls.settings is None:
+        if ls.manager is None and not ls.host_lock.locked():
+            ls.run_task(start_host(ls), "start MCP host")
+        await ls.preview_ready.wait()
+
+
 async def start_host(ls: AgentLanguageServer) -> None:
     """Load settings and start every MCP server in the background, with work-done progress."""
     async with ls.host_lock:

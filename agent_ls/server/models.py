@@ -13,6 +13,7 @@ import logging
 from typing import Any
 
 from agent_ls.server.approval import agent_settings_now
+from agent_ls.server.host import settings_loaded
 from agent_ls.server.protocol.codec import InvalidParams, RequestFailed, dump, parse
 from agent_ls.server.protocol.methods import MODELS, SET_MODEL
 from agent_ls.server.protocol.sessions import ModelsParams, ModelsResult, SetModelParams
@@ -28,6 +29,7 @@ def models_result(agent: Any, chosen: str | None, session_id: str | None) -> Mod
 
 
 async def list_models(ls: AgentLanguageServer, p: ModelsParams) -> ModelsResult:
+    await settings_loaded(ls)
     agent = agent_settings_now(ls)
     chosen = None
     if p.session_id is not None:
@@ -40,6 +42,7 @@ async def list_models(ls: AgentLanguageServer, p: ModelsParams) -> ModelsResult:
 
 
 async def set_model(ls: AgentLanguageServer, p: SetModelParams) -> ModelsResult:
+    await settings_loaded(ls)
     agent = agent_settings_now(ls)
     try:
         model = agent.check_model_choice(p.model)
