@@ -122,7 +122,7 @@ describe("chat webview", () => {
     act({ type: "approvalRequest", params: { callId: "approval-7", tool: "mcp__knob__write_file", arguments: { path: "a" }, reason: "write capability", server: "knob", displayName: "write_file" } });
     const box = q("approval")!;
     const answers = Array.from(box.querySelectorAll("button")).map((b) => b.dataset.answer);
-    expect(answers).toEqual(["allow_once", "allow_session", "deny"]);
+    expect(answers).toEqual(["allow_once", "deny", "allow_session"]);
     expect(box.textContent).toContain("write_file");
     expect(box.textContent).toContain("write capability");
     (box.querySelector('[data-answer="allow_session"]') as HTMLButtonElement).click();
@@ -144,7 +144,7 @@ describe("chat webview", () => {
     act({ type: "approvalRequest", params: { callId: "c-9", tool: "bash", arguments: { command: "git status --short" }, reason: "bash needs approval", scopes, sensitive: "it names '.git/config'\u001b[2K" } });
     const box = q("approval")!;
     const buttons = Array.from(box.querySelectorAll("button"));
-    expect(buttons.map((b) => b.textContent)).toEqual(["Allow once", scopes[0].label, scopes[1].label, "Deny"]);
+    expect(buttons.map((b) => b.textContent)).toEqual(["Allow once", "Deny", scopes[0].label, scopes[1].label]);
     expect(q("approval-sensitive")!.textContent).toContain("Protected file: it names '.git/config'\\u001B[2K");
     (box.querySelector('[data-scope="prefix"]') as HTMLButtonElement).click();
     expect(host.sent).toContainEqual({ type: "approve", requestId: "c-9", answer: "allow_session", scope: "prefix" });

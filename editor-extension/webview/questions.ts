@@ -71,15 +71,17 @@ export function renderApproval(d: Document, item: ApprovalItem): HTMLElement {
     }
     const row = el(d, "div", { class: "buttons" });
     row.append(el(d, "button", { "data-answer": "allow_once" }, APPROVAL_LABELS.allow_once));
-    // The session choices name their scope ("Allow `git status` … for this session"); an older
-    // server sends none and gets the one "Allow for session" button.
+    // Deny next to "Allow once": the two short answers share the first line in a narrow side
+    // bar, and the session choices (long: they name their scope, "Allow `git status` … for this
+    // session") wrap below them instead of pushing Deny to a line of its own. An older server
+    // sends no scopes and gets the one "Allow for session" button.
+    row.append(el(d, "button", { "data-answer": "deny", class: "secondary" }, APPROVAL_LABELS.deny));
     const scopes = item.scopes ?? [{ id: "", label: APPROVAL_LABELS.allow_session }];
     for (const s of scopes) {
       const attrs: Record<string, string> = { "data-answer": "allow_session", "data-testid": "approval-scope" };
       if (s.id) attrs["data-scope"] = s.id;
       row.append(el(d, "button", attrs, visible(s.label)));
     }
-    row.append(el(d, "button", { "data-answer": "deny", class: "secondary" }, APPROVAL_LABELS.deny));
     box.append(row);
   } else if (item.withdrawn) {
     box.dataset.withdrawn = "true";
