@@ -17,7 +17,7 @@
 
 import * as fs from 'node:fs';
 import type { BrowserContext, Frame, Page } from 'playwright-core';
-import { type Config, type Run, FactLog, Steps, escape, loadPlaywright, log, sleep } from './harness.ts';
+import { type Config, type Run, FactLog, Steps, escape, launchBrowser, log, readConfig, sleep } from './harness.ts';
 import { findChatFrame, sendPrompt, waitAssistantText } from './chat.ts';
 import { chatPanelStep, conversationSteps, sessionSteps } from './chatSteps.ts';
 import { editorSteps } from './editorSteps.ts';
@@ -25,29 +25,10 @@ import { fullOutputStep, resumedCardsStep, reviewSteps } from './review.ts';
 import { serversSteps, settingsRestartStep } from './serverSteps.ts';
 import { uxSteps } from './ux.ts';
 
-const configPath = process.argv[2];
-if (!configPath) {
-  process.stderr.write('usage: node driver.ts CONFIG.json\n');
-  process.exit(2);
-}
-const cfg = JSON.parse(fs.readFileSync(configPath, 'utf8')) as Config;
+const cfg = readConfig('driver.ts') as Config;
 
 async function main(): Promise<number> {
-  const { chromium } = loadPlaywright(cfg.nodeModules);
-  const context: BrowserContext = await chromium.launchPersistentContext(cfg.browserProfile, {
-    headless: true,
-    executablePath: cfg.chromium,
-    viewport: { width: 1500, height: 950 },
-    args: [
-      '--no-sandbox',
-      '--disable-gpu',
-      '--disable-quic',
-      '--no-first-run',
-      '--disable-background-networking',
-      '--disable-component-update',
-      '--disable-sync',
-    ],
-  });
+  const context: BrowserContext = await launchBrowser(cfg, { width: 1500, height: 950 });
   const facts = new FactLog(cfg.factLog);
   try {
     const page = context.pages()[0] ?? (await context.newPage());

@@ -6,7 +6,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { createRequire } from 'node:module';
-import type { Frame, Page } from 'playwright-core';
+import type { BrowserContext, Frame, Page } from 'playwright-core';
 
 import type { ReviewScenario } from './review.ts';
 
@@ -99,6 +99,32 @@ export interface Scenario {
 export function loadPlaywright(nodeModules: string): Playwright {
   const require = createRequire(path.join(nodeModules, 'noop.js'));
   return require('playwright-core') as Playwright;
+}
+
+/** The run config a driver is given as its one argument (a JSON file the Python test writes). */
+export function readConfig(driver: string): unknown {
+  const configPath = process.argv[2];
+  if (!configPath) {
+    process.stderr.write(`usage: node ${driver} CONFIG.json\n`);
+    process.exit(2);
+  }
+  return JSON.parse(fs.readFileSync(configPath, 'utf8'));
+}
+
+/** Debian's Chromium, headless, in a fresh profile, with the flags this closed network needs
+ * (no background connections, no component updates, no sync). */
+export async function launchBrowser(
+  cfg: Pick<Config, 'nodeModules' | 'browserProfile' | 'chromium'>,
+  viewport: { width: number; height: number },
+): Promise<BrowserContext> {
+  const { chromium } = loadPlaywright(cfg.nodeModules);
+  return chromium.launchPersistentContext(cfg.browserProfile, {
+    headless: true,
+    executablePath: cfg.chromium,
+    viewport,
+    args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking',
+      '--disable-component-update', '--disable-sync'],
+  });
 }
 
 export const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));

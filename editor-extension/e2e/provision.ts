@@ -12,9 +12,8 @@
 // extension's fact log (CONTRACT.md) and the webview's data-testid hooks. Writes result.json
 // (steps, and `installToAnswerMs`: from the click on "Install" to the first answered prompt).
 
-import * as fs from 'node:fs';
 import type { BrowserContext, Page } from 'playwright-core';
-import { FactLog, Steps, escapeRe, loadPlaywright, log, norm, until } from './harness.ts';
+import { FactLog, Steps, escapeRe, launchBrowser, log, norm, readConfig, until } from './harness.ts';
 import { findChatFrame, sendPrompt, waitAssistantText } from './chat.ts';
 import { runCommand, serversPane } from './workbench.ts';
 
@@ -36,22 +35,10 @@ interface ProvisionConfig {
   server: string;
 }
 
-const configPath = process.argv[2];
-if (!configPath) {
-  process.stderr.write('usage: node provision.ts CONFIG.json\n');
-  process.exit(2);
-}
-const cfg = JSON.parse(fs.readFileSync(configPath, 'utf8')) as ProvisionConfig;
+const cfg = readConfig('provision.ts') as ProvisionConfig;
 
 async function main(): Promise<number> {
-  const { chromium } = loadPlaywright(cfg.nodeModules);
-  const context: BrowserContext = await chromium.launchPersistentContext(cfg.browserProfile, {
-    headless: true,
-    executablePath: cfg.chromium,
-    viewport: { width: 1400, height: 900 },
-    args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking',
-      '--disable-component-update', '--disable-sync'],
-  });
+  const context: BrowserContext = await launchBrowser(cfg, { width: 1400, height: 900 });
   const facts = new FactLog(cfg.factLog);
   try {
     const page = context.pages()[0] ?? (await context.newPage());
