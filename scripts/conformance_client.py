@@ -16,7 +16,7 @@ token store. Then:
   ``sse-retry`` calls ``test_reconnection``;
 - ``auth/*`` (authorization code): the host starts without opening anything (the server
   shows ``needs-sign-in``), then ``manager.sign_in("conformance")`` runs the sign-in with
-  :func:`agent_ls.mcp.oauth_redirect.headless_opener` (GET the authorization URL, follow the test
+  :func:`agent_ls.mcp.oauth.redirect.headless_opener` (GET the authorization URL, follow the test
   authorization server's 302 to the host's loopback listener), then the first tool is
   called (the step-up scenarios need the call). ``auth/basic-cimd`` sets
   ``oauth.clientMetadataUrl``; ``auth/pre-registration`` sets ``clientId``/``clientSecret``;
@@ -58,8 +58,8 @@ import mcp_types as types  # noqa: E402
 
 from agent_ls.config.settings import load_settings  # noqa: E402
 from agent_ls.mcp.manager import MCPManager  # noqa: E402
-from agent_ls.mcp.oauth_redirect import headless_opener  # noqa: E402
-from agent_ls.mcp.oauth_store import OAuthStore  # noqa: E402
+from agent_ls.mcp.oauth.redirect import headless_opener  # noqa: E402
+from agent_ls.mcp.oauth.store import OAuthStore  # noqa: E402
 from agent_ls.mcp.skill_entries import SkillError, SkillVerificationError  # noqa: E402
 from agent_ls.mcp.skills import SkillCatalog, offers_skills  # noqa: E402
 

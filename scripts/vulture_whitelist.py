@@ -26,9 +26,9 @@ _.authenticate
 _.new_session
 _.load_session
 
-# The MCP SDK's OAuth client: the TokenStorage protocol (SessionTokenStorage in agent_ls/mcp/oauth_providers.py), the expiry it
+# The MCP SDK's OAuth client: the TokenStorage protocol (SessionTokenStorage in agent_ls/mcp/oauth/providers.py), the expiry it
 # reads from its OAuthContext, and the OAuthClientProvider hooks overridden in
-# agent_ls/mcp/oauth_wif.py (checked by tests/unit/test_canaries_mcp.py).
+# agent_ls/mcp/oauth/wif.py (checked by tests/unit/test_canaries_mcp.py).
 _.set_tokens
 _.get_client_info
 _.set_client_info

@@ -40,7 +40,7 @@ def _login_shell_lookup(command: str) -> str | None:
 
 def _doctor_config(cfg: ServerConfig, awaiting_trust: bool) -> list[str]:
     from agent_ls.core.redact import MASK, redact
-    from agent_ls.mcp.transports import child_environment, resolve_command
+    from agent_ls.mcp.connection.transports import child_environment, resolve_command
 
     lines = [f"  defined in: {cfg.source.file} ({cfg.source.scope.value} scope)", f"  transport: {cfg.transport}"]
     if cfg.transport == "stdio":
@@ -82,7 +82,7 @@ def _doctor_config(cfg: ServerConfig, awaiting_trust: bool) -> list[str]:
                 parts.append(f"issuer {o.issuer}")
             lines.append("  oauth: " + ", ".join(parts))
             from agent_ls.mcp.host import oauth_store_path
-            from agent_ls.mcp.oauth_store import OAuthStore
+            from agent_ls.mcp.oauth.store import OAuthStore
 
             store = OAuthStore(oauth_store_path())
             path = store.path_for(cfg.name, cfg.url or "")

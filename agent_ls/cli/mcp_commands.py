@@ -143,7 +143,7 @@ def _cli_opener(open_browser: bool) -> Any:
     async def opener(server: str, url: str) -> None:
         print(f"\nSign in to '{server}': open this URL in your browser\n\n  {url}\n", file=sys.stderr, flush=True)
         if open_browser:
-            from agent_ls.mcp.oauth_redirect import open_in_gui_browser
+            from agent_ls.mcp.oauth.redirect import open_in_gui_browser
 
             if await asyncio.to_thread(open_in_gui_browser, url):
                 print("(opened in your browser; waiting for the redirect...)", file=sys.stderr, flush=True)

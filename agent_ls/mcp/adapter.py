@@ -13,11 +13,11 @@ from pydantic import ValidationError
 
 from agent_ls.core.tools import ToolResult, ToolSpec
 from agent_ls.mcp.capability import infer_capability
-from agent_ls.mcp.failures import REQUEST_TIMEOUT, ServerUnavailable
+from agent_ls.mcp.connection.failures import REQUEST_TIMEOUT, ServerUnavailable
 from agent_ls.mcp.results import convert_call_result
 
 if TYPE_CHECKING:
-    from agent_ls.mcp.connection import ServerConnection
+    from agent_ls.mcp.connection.lifecycle import ServerConnection
 
 EMPTY_SCHEMA: dict[str, Any] = {"type": "object"}
 

@@ -16,7 +16,7 @@ from agent_ls.config.state import HostState
 from agent_ls.config.trust import TrustPolicy
 from agent_ls.mcp.catalogue import CatalogueStore
 from agent_ls.mcp.manager import MCPManager
-from agent_ls.mcp.oauth_store import OAuthStore
+from agent_ls.mcp.oauth.store import OAuthStore
 from agent_ls.mcp.results import DEFAULT_MAX_OUTPUT_CHARS
 
 

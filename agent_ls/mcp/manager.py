@@ -26,17 +26,17 @@ import mcp_types as types
 from agent_ls.config.entries import FailedEntry
 from agent_ls.config.settings import LoadedSettings
 from agent_ls.config.state import HostState
+from agent_ls.core import naming
 from agent_ls.core.redact import add_secrets, install_log_redaction
 from agent_ls.core.tools import ToolResult
-from agent_ls.mcp import naming
 from agent_ls.mcp.adapter import MCPTool, make_spec
 from agent_ls.mcp.catalogue import CatalogueStore
-from agent_ls.mcp.client_handlers import ElicitationHandler, HostCallbacks, SamplingHandler
-from agent_ls.mcp.connection import ServerConnection
-from agent_ls.mcp.failures import RestartPolicy, ServerUnavailable
-from agent_ls.mcp.oauth import OAuthSession
-from agent_ls.mcp.oauth_redirect import AuthOpener
-from agent_ls.mcp.oauth_store import OAuthStore
+from agent_ls.mcp.connection.client_handlers import ElicitationHandler, HostCallbacks, SamplingHandler
+from agent_ls.mcp.connection.failures import RestartPolicy, ServerUnavailable
+from agent_ls.mcp.connection.lifecycle import ServerConnection
+from agent_ls.mcp.oauth.redirect import AuthOpener
+from agent_ls.mcp.oauth.session import OAuthSession
+from agent_ls.mcp.oauth.store import OAuthStore
 from agent_ls.mcp.results import DEFAULT_MAX_OUTPUT_CHARS
 from agent_ls.mcp.sign_in import SignIns
 from agent_ls.mcp.status import (

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from agent_ls.mcp import naming
+from agent_ls.core import naming
 from agent_ls.mcp.capability import infer_capability
 from agent_ls.mcp.catalogue import CatalogueStore, catalogue_key
 from agent_ls.mcp.status import Phase, ServerStatus, State, ToolInfo, activation, error_dict

@@ -1,4 +1,4 @@
-"""Signing in to the host's OAuth servers: one :class:`agent_ls.mcp.oauth.OAuthSession` per
+"""Signing in to the host's OAuth servers: one :class:`agent_ls.mcp.oauth.session.OAuthSession` per
 HTTP server that uses OAuth (kept across reconfigures while name and URL stay), and the
 sign-in and sign-out the user asks for (part of :class:`agent_ls.mcp.manager.MCPManager`).
 """
@@ -11,10 +11,10 @@ import logging
 from typing import TYPE_CHECKING
 
 from agent_ls.config.entries import ServerConfig
-from agent_ls.mcp.connection import ServerConnection
-from agent_ls.mcp.oauth import OAuthSession
-from agent_ls.mcp.oauth_redirect import AuthOpener
-from agent_ls.mcp.oauth_store import OAuthStore
+from agent_ls.mcp.connection.lifecycle import ServerConnection
+from agent_ls.mcp.oauth.redirect import AuthOpener
+from agent_ls.mcp.oauth.session import OAuthSession
+from agent_ls.mcp.oauth.store import OAuthStore
 from agent_ls.mcp.status import ServerStatus, State
 
 log = logging.getLogger(__name__)

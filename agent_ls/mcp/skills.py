@@ -51,7 +51,7 @@ from agent_ls.mcp.skill_entries import (
 )
 
 if TYPE_CHECKING:
-    from agent_ls.mcp.connection import ServerConnection
+    from agent_ls.mcp.connection.lifecycle import ServerConnection
 
 log = logging.getLogger(__name__)
 

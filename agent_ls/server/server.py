@@ -333,7 +333,7 @@ def guarded(fn: Handler) -> Handler:
 
 def _request_failure(e: Exception) -> str | None:
     """Errors of the MCP layer that mean "cannot be done" rather than "bug"."""
-    from agent_ls.mcp.failures import ServerUnavailable
+    from agent_ls.mcp.connection.failures import ServerUnavailable
 
     if isinstance(e, ServerUnavailable):
         return str(e)

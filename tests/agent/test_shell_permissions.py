@@ -166,7 +166,7 @@ def test_protected_reason_matrix() -> None:
 
 
 def test_mcp_rules_match_the_server_and_tool_pair() -> None:
-    from agent_ls.mcp.naming import assign_names
+    from agent_ls.core.naming import assign_names
 
     names = assign_names([("github", "list"), ("github::ci", "delete_repo"), ("github__ci", "x")])
     ci = ToolSpec(name=names[("github::ci", "delete_repo")], description="", input_schema={},

@@ -318,7 +318,7 @@ async def open_editor(setup: Setup, folders: list[Path] | None = None,
     async def on_show_document(params: lsp.ShowDocumentParams) -> lsp.ShowDocumentResult:
         ed.shown_documents.append(params)
         if params.external and ed.follow_auth_urls and params.uri.startswith("http://127.0.0.1"):
-            from agent_ls.mcp.oauth_redirect import headless_opener
+            from agent_ls.mcp.oauth.redirect import headless_opener
 
             await headless_opener("editor", params.uri)
         return lsp.ShowDocumentResult(success=True)

@@ -55,7 +55,7 @@ async def test_a_session_write_grant_does_not_reach_git_config(editor: Editor, s
 async def test_an_allow_rule_does_not_cross_into_a_server_named_like_a_prefix(setup: Setup) -> None:
     """Finding 7: the user allows ``mcp__knob__*``; a server named ``knob::ci`` gets tool names
     that rule cannot match, so its ``delete_item`` asks while knob's own runs unasked."""
-    from agent_ls.mcp.naming import tool_name
+    from agent_ls.core.naming import tool_name
     from tests.lsp.conftest import close_editor, open_editor
     from tests.servers.launch import knob_stdio_params
 

@@ -12,7 +12,7 @@ import pytest
 
 from agent_ls.config.settings import LoadedSettings, load_settings
 from agent_ls.config.state import HostState
-from agent_ls.mcp.failures import RestartPolicy
+from agent_ls.mcp.connection.failures import RestartPolicy
 from agent_ls.mcp.manager import MCPManager
 from tests.tooling import TRUST_ALL
 

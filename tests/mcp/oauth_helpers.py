@@ -11,8 +11,8 @@ from typing import Any
 import pytest
 
 from agent_ls.mcp.manager import MCPManager
-from agent_ls.mcp.oauth_redirect import headless_opener
-from agent_ls.mcp.oauth_store import OAuthStore
+from agent_ls.mcp.oauth.redirect import headless_opener
+from agent_ls.mcp.oauth.store import OAuthStore
 from tests.mcp.conftest import HostEnv
 from tests.servers.oauth_server import OAuthTestServers
 

@@ -26,7 +26,7 @@ import pytest
 from cryptography.hazmat.primitives.asymmetric import ec
 
 from agent_ls.config.settings import load_settings
-from agent_ls.mcp.oauth_dpop import DPoPKey, access_token_hash
+from agent_ls.mcp.oauth.dpop import DPoPKey, access_token_hash
 from tests.mcp.conftest import HostEnv, status_of
 from tests.mcp.oauth_helpers import Opener, oauth_manager, record_of, refuse_to_open, servers, store_of
 from tests.servers.oauth_dpop import JWT_BEARER, jkt_of

@@ -15,7 +15,7 @@ from urllib.parse import parse_qs, urlencode, urlsplit
 import httpx2
 import pytest
 
-from agent_ls.mcp.oauth_redirect import headless_opener, port_is_free
+from agent_ls.mcp.oauth.redirect import headless_opener, port_is_free
 from tests.mcp.conftest import HostEnv, status_of
 from tests.mcp.oauth_helpers import Opener, oauth_manager, record_of, refuse_to_open, servers, store_of
 from tests.servers.launch import knob_stdio_params

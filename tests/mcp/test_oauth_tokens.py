@@ -23,8 +23,8 @@ from urllib.parse import parse_qs, urlsplit
 
 import pytest
 
-from agent_ls.mcp.oauth_redirect import headless_opener
-from agent_ls.mcp.oauth_store import OAuthStore, record_key
+from agent_ls.mcp.oauth.redirect import headless_opener
+from agent_ls.mcp.oauth.store import OAuthStore, record_key
 from tests.mcp.conftest import HostEnv, status_of
 from tests.mcp.oauth_helpers import Opener, oauth_manager, record_of, refuse_to_open, servers, store_of
 from tests.servers.oauth_server import OAuthTestServers

@@ -20,7 +20,7 @@ from pathlib import Path
 
 from agent_ls.config.settings import load_settings
 from agent_ls.mcp.manager import MCPManager
-from agent_ls.mcp.oauth_store import OAuthStore
+from agent_ls.mcp.oauth.store import OAuthStore
 
 
 async def refuse(server: str, url: str) -> None:

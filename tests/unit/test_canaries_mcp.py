@@ -17,9 +17,9 @@ import pytest
 
 from tests.unit.canary_helpers import code_names, expect_signature, fail
 
-# --- mcp: the stdio server process (agent_ls/mcp/transports.py) -----------------------------------
+# --- mcp: the stdio server process (agent_ls/mcp/connection/transports.py) -----------------------------------
 
-STDIO_WHERE = "agent_ls/mcp/transports.py (_process_of)"
+STDIO_WHERE = "agent_ls/mcp/connection/transports.py (_process_of)"
 
 
 def test_stdio_client_keeps_the_process_in_a_local_named_process() -> None:
@@ -39,7 +39,7 @@ async def test_process_of_finds_the_live_stdio_process() -> None:
     """The hook itself, end to end: spawn a process through the SDK and read it back."""
     from mcp.client.stdio import StdioServerParameters, stdio_client
 
-    from agent_ls.mcp.transports import _process_of
+    from agent_ls.mcp.connection.transports import _process_of
 
     hook = "the stdio server process read from stdio_client's generator frame"
     params_ = StdioServerParameters(command=sys.executable, args=["-c", "import sys; sys.stdin.read()"])
@@ -63,8 +63,8 @@ async def test_process_of_finds_the_live_stdio_process() -> None:
 
 def test_private_http_client_factory() -> None:
     hook = "mcp.shared._httpx_utils.create_mcp_http_client"
-    where = ("agent_ls/mcp/transports.py (http_transport), agent_ls/mcp/oauth.py, agent_ls/mcp/oauth_redirect.py, "
-             "agent_ls/mcp/oauth_providers.py")
+    where = ("agent_ls/mcp/connection/transports.py (http_transport), agent_ls/mcp/oauth/session.py, agent_ls/mcp/oauth/redirect.py, "
+             "agent_ls/mcp/oauth/providers.py")
     try:
         module = importlib.import_module("mcp.shared._httpx_utils")
     except ImportError as e:
@@ -76,7 +76,7 @@ def test_private_http_client_factory() -> None:
 def test_auth_utils_helpers() -> None:
     from mcp.client.auth import utils
 
-    where = "agent_ls/mcp/oauth.py, agent_ls/mcp/oauth_providers.py, agent_ls/mcp/oauth_wif.py"
+    where = "agent_ls/mcp/oauth/session.py, agent_ls/mcp/oauth/providers.py, agent_ls/mcp/oauth/wif.py"
     expect_signature("mcp.client.auth.utils.extract_field_from_www_auth", where,
                      getattr(utils, "extract_field_from_www_auth", None), ["response", "field_name"])
     expect_signature("mcp.client.auth.utils.extract_scope_from_www_auth", where,
@@ -89,7 +89,7 @@ def test_dropped_tool_log_line() -> None:
     import mcp.client.session as session
 
     hook = "the 'dropping tool' log line of the 'client' logger"
-    where = "agent_ls/mcp/listing.py (_LeftOutTools)"
+    where = "agent_ls/mcp/connection/listing.py (_LeftOutTools)"
     logger = getattr(session, "logger", None)
     if logger is None or logger.name != "client":
         fail(hook, where, f"mcp.client.session logs to {getattr(logger, 'name', None)!r}, not 'client'")
@@ -101,14 +101,14 @@ def test_client_session_discover_result() -> None:
     from mcp.client.session import ClientSession
 
     hook = "ClientSession.discover_result"
-    where = "agent_ls/mcp/eras.py (remember_era)"
+    where = "agent_ls/mcp/connection/eras.py (remember_era)"
     if not isinstance(inspect.getattr_static(ClientSession, "discover_result", None), property):
         fail(hook, where, "ClientSession.discover_result is no longer a property")
 
 
-# --- mcp: the OAuth providers (agent_ls/mcp/oauth_providers.py, oauth_wif.py) ----------------------
+# --- mcp: the OAuth providers (agent_ls/mcp/oauth/providers.py, oauth_wif.py) ----------------------
 
-OAUTH_WHERE = "agent_ls/mcp/oauth_providers.py (_HostFlow, _StoredState)"
+OAUTH_WHERE = "agent_ls/mcp/oauth/providers.py (_HostFlow, _StoredState)"
 
 
 def test_redirect_aware_auth_drives_auth_flow() -> None:
@@ -164,8 +164,8 @@ def test_oauth_context_fields_and_methods() -> None:
     from mcp.client.auth.oauth2 import OAuthContext
 
     hook = "OAuthContext fields read and written by the token store"
-    where = ("agent_ls/mcp/oauth_record.py (TokenRecord.restore_context, adopt_newer, ...), "
-             "agent_ls/mcp/oauth_providers.py (_HostFlow._refresh_first), agent_ls/mcp/oauth_wif.py")
+    where = ("agent_ls/mcp/oauth/record.py (TokenRecord.restore_context, adopt_newer, ...), "
+             "agent_ls/mcp/oauth/providers.py (_HostFlow._refresh_first), agent_ls/mcp/oauth/wif.py")
     fields = {f.name for f in dataclasses.fields(OAuthContext)} if dataclasses.is_dataclass(OAuthContext) else set()
     wanted = {"server_url", "client_metadata", "storage", "protected_resource_metadata", "oauth_metadata",
               "auth_server_url", "protocol_version", "client_info", "current_tokens", "token_expiry_time"}
@@ -188,8 +188,8 @@ def test_sdk_provider_constructors() -> None:
     )
     from mcp.client.auth.extensions.identity_assertion import IdentityAssertionOAuthProvider
 
-    where = ("agent_ls/mcp/oauth_providers.py (authorization_code_provider, machine_provider), "
-             "agent_ls/mcp/oauth_wif.py")
+    where = ("agent_ls/mcp/oauth/providers.py (authorization_code_provider, machine_provider), "
+             "agent_ls/mcp/oauth/wif.py")
     expected = {
         OAuthClientProvider: ["self", "server_url", "client_metadata", "storage", "redirect_handler",
                               "callback_handler", "client_metadata_url", "validate_resource_url"],
@@ -214,7 +214,7 @@ def test_identity_assertion_flow() -> None:
 def test_jwt_bearer_provider_hooks() -> None:
     from mcp.client.auth import OAuthClientProvider
 
-    where = "agent_ls/mcp/oauth_wif.py (JWTBearerOAuthProvider)"
+    where = "agent_ls/mcp/oauth/wif.py (JWTBearerOAuthProvider)"
     for name, expected, kind in (("_initialize", ["self"], "coroutine"),
                                  ("_perform_authorization", ["self"], "coroutine"),
                                  ("_select_authorization_server", ["self", "advertised"], "function"),

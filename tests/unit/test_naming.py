@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from agent_ls.mcp.naming import MAX_NAME, assign_names, sanitize, tool_name
+from agent_ls.core.naming import MAX_NAME, assign_names, sanitize, tool_name
 
 VALID = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 
@@ -73,7 +73,7 @@ def test_a_server_name_never_makes_the_mapping_ambiguous(server: str) -> None:
 @given(st.text(min_size=0, max_size=30), st.text(alphabet="ab_", min_size=1, max_size=10))
 @settings(max_examples=200)
 def test_the_server_segment_is_unambiguous(server: str, tool: str) -> None:
-    from agent_ls.mcp.naming import sanitize, server_segment
+    from agent_ls.core.naming import sanitize, server_segment
 
     name = tool_name(server, tool)
     if len(name) < MAX_NAME:
@@ -115,7 +115,7 @@ def test_very_long_server_name() -> None:
 
 def test_hash_is_stable_across_processes() -> None:
     # no use of hash(): PYTHONHASHSEED must not matter
-    code = "from agent_ls.mcp.naming import tool_name; print(tool_name('s' * 40, 'é' * 40))"
+    code = "from agent_ls.core.naming import tool_name; print(tool_name('s' * 40, 'é' * 40))"
     outs = {
         subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
                        env={"PYTHONHASHSEED": seed}).stdout.strip()
@@ -202,7 +202,7 @@ def test_long_colliding_names() -> None:
 
 def test_hash_collision_fallback(monkeypatch: pytest.MonkeyPatch) -> None:
     # force every digest to be equal: names must still be unique
-    import agent_ls.mcp.naming as naming
+    import agent_ls.core.naming as naming
 
     real = naming._digest
     monkeypatch.setattr(naming, "_digest", lambda server, tool: "0" * 8 if "#" not in tool else real(server, tool))

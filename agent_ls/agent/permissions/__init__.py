@@ -4,7 +4,7 @@ Rules are glob patterns over model-facing tool names (``mcp__github__*``,
 ``mcp__*__delete_*``, ``bash``; the name-pattern syntax of :mod:`agent_ls.config.globs`).
 An ``mcp__<server>__<tool>`` pattern matches the (server, tool) pair: its server part is
 matched against the server's name segment only (server segments never contain ``__``, see
-:mod:`agent_ls.mcp.naming`), so ``mcp__github__*`` never matches a server ``github::ci``.
+:mod:`agent_ls.core.naming`), so ``mcp__github__*`` never matches a server ``github::ci``.
 Two more shapes name what a call does:
 
 - ``bash(git status:*)``: shell commands starting with those words; ``bash(npm test)``: that
@@ -42,9 +42,9 @@ from agent_ls.agent.permissions.shell import (
     split_rule,
 )
 from agent_ls.config.globs import name_matches, name_pattern
+from agent_ls.core.naming import sanitize, server_segment
 from agent_ls.core.tools import Capability, ToolSpec
 from agent_ls.core.visible import visible
-from agent_ls.mcp.naming import sanitize, server_segment
 
 
 class Decision(enum.StrEnum):

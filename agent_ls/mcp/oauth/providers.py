@@ -14,7 +14,7 @@ import contextlib
 import warnings
 from collections.abc import AsyncGenerator, Awaitable, Callable, Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 import attrs
 import httpx2
@@ -35,12 +35,36 @@ from mcp.shared.auth import (
 )
 from pydantic import AnyUrl
 
+from agent_ls.config.oauth_config import OAuthConfig
 from agent_ls.core.redact import add_secrets
-from agent_ls.mcp.oauth_state import REJECTED_CLIENT_ERRORS, RegistrationRejected, SignInError
-from agent_ls.mcp.oauth_wif import JWTBearerOAuthProvider, assertion_source, read_credential_file
+from agent_ls.mcp.oauth.state import REJECTED_CLIENT_ERRORS, RegistrationRejected, SignInError
+from agent_ls.mcp.oauth.wif import JWTBearerOAuthProvider, assertion_source, read_credential_file
 
-if TYPE_CHECKING:
-    from agent_ls.mcp.oauth import OAuthSession
+
+class ProviderSession(Protocol):
+    """What the providers ask of a server's OAuth state: :class:`agent_ls.mcp.oauth.session.OAuthSession`
+    (which builds them, so they know it only by this protocol)."""
+
+    @property
+    def url(self) -> str: ...
+    @property
+    def oauth(self) -> OAuthConfig: ...
+    # the stored record (agent_ls.mcp.oauth.record.TokenRecord)
+    def stored_tokens(self) -> OAuthToken | None: ...
+    def save_tokens(self, tokens: OAuthToken, context: Any = None) -> None: ...
+    def client_info(self) -> OAuthClientInformationFull | None: ...
+    def save_client_info(self, info: OAuthClientInformationFull) -> None: ...
+    def adopt_newer(self, context: Any) -> bool: ...
+    def restore_context(self, context: Any) -> None: ...
+    async def acquire_refresh_lock(self) -> None: ...
+    async def release_refresh_lock(self) -> None: ...
+    def refresh_failed(self, status: int, error: str | None, context: Any) -> None: ...
+    def drop_registration(self, context: Any, error: str | None) -> bool: ...
+    # the sign-in state
+    def may_authorize(self, response: httpx2.Response, *, ready: bool) -> bool: ...
+    def request_ok(self, *, has_token: bool, after_step_up: bool = False) -> None: ...
+    def still_insufficient(self, response: httpx2.Response) -> None: ...
+    def flow_failed(self, exc: BaseException) -> None: ...
 
 
 @attrs.frozen
@@ -77,7 +101,7 @@ async def _oauth_error_code(response: httpx2.Response) -> str | None:
 class _HostFlow:
     """The host's wrapper around an SDK provider's flow (mixed in before the SDK class)."""
 
-    _session: OAuthSession
+    _session: ProviderSession
     _hooks: AuthHooks
 
     async def _auth_flow(self, request: httpx2.Request) -> AsyncGenerator[httpx2.Request, httpx2.Response]:
@@ -150,7 +174,7 @@ class _StoredState:
     """Restores what the SDK keeps only in memory (expiry, metadata) from the stored record,
     and reacts to rejected registrations."""
 
-    _session: OAuthSession
+    _session: ProviderSession
     context: Any
     _initialized: bool
 
@@ -218,7 +242,7 @@ class HostJWTBearerProvider(_HostFlow, _StoredState, JWTBearerOAuthProvider):
 class SessionTokenStorage:
     """The SDK's ``TokenStorage`` over one server's record in the :class:`OAuthStore`."""
 
-    def __init__(self, session: OAuthSession) -> None:
+    def __init__(self, session: ProviderSession) -> None:
         self.session = session
 
     async def get_tokens(self) -> OAuthToken | None:
@@ -242,7 +266,7 @@ def no_pause() -> Iterator[None]:
 # Building the provider of one connection attempt ----------------------------------------------
 
 def authorization_code_provider(
-    session: OAuthSession, storage: SessionTokenStorage, redirect_uri: str,
+    session: ProviderSession, storage: SessionTokenStorage, redirect_uri: str,
     redirect_handler: Callable[[str], Awaitable[None]],
     callback_handler: Callable[[], Awaitable[AuthorizationCodeResult]],
 ) -> Any:
@@ -262,7 +286,7 @@ def authorization_code_provider(
     )
 
 
-def machine_provider(session: OAuthSession, storage: SessionTokenStorage) -> Any:
+def machine_provider(session: ProviderSession, storage: SessionTokenStorage) -> Any:
     """The grants that never need a person: client_credentials, identity_assertion, jwt_bearer."""
     o = session.oauth
     if o.grant == "client_credentials":
@@ -277,7 +301,7 @@ def machine_provider(session: OAuthSession, storage: SessionTokenStorage) -> Any
                                  scope=o.scopes, issuer=o.issuer)
 
 
-def _client_credentials_provider(session: OAuthSession, storage: SessionTokenStorage) -> Any:
+def _client_credentials_provider(session: ProviderSession, storage: SessionTokenStorage) -> Any:
     o = session.oauth
     assert o.client_id is not None
     with warnings.catch_warnings():
@@ -302,7 +326,7 @@ def _client_credentials_provider(session: OAuthSession, storage: SessionTokenSto
                                              token_endpoint_auth_method=method,  # type: ignore[arg-type]
                                              scope=o.scopes, issuer=o.issuer)
 
-def _identity_assertion_provider(session: OAuthSession, storage: SessionTokenStorage) -> Any:
+def _identity_assertion_provider(session: ProviderSession, storage: SessionTokenStorage) -> Any:
     o = session.oauth
     assert o.client_id and o.client_secret and o.issuer and o.idp_token_endpoint and o.idp_id_token
 

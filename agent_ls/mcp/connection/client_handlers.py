@@ -19,7 +19,7 @@ from mcp.client.session import ClientRequestContext
 from pydantic import FileUrl
 
 from agent_ls.mcp.catalogue import CatalogueStore
-from agent_ls.mcp.eras import EraMemory
+from agent_ls.mcp.connection.eras import EraMemory
 
 log = logging.getLogger(__name__)
 

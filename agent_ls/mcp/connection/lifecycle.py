@@ -11,8 +11,8 @@ A server that dies after it was ready is detected (EOF on its stderr pipe for st
 ``CONNECTION_CLOSED``/transport error on a call for HTTP), its calls fail fast with a clear
 error, and it is restarted with exponential backoff, a bounded number of times.
 
-The rest of a connection lives beside it: its state and waits (:mod:`.connection_state`),
-the requests on its session (:mod:`.server_calls`), the transports (:mod:`.transports`),
+The rest of a connection lives beside it: its state and waits (:mod:`.state`),
+the requests on its session (:mod:`.calls`), the transports (:mod:`.transports`),
 the lists (:mod:`.listing`), the protocol era (:mod:`.eras`), what a server may ask of the
 client (:mod:`.client_handlers`) and the failure messages (:mod:`.failures`).
 """
@@ -35,15 +35,15 @@ from mcp.shared.exceptions import MCPError
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from agent_ls.core.process import kill_process_tree
-from agent_ls.mcp.client_handlers import ClientHandlers
-from agent_ls.mcp.eras import era_for_attempt, remember_era
-from agent_ls.mcp.failures import AuthRequired, Lost, death_message, describe_failure, unwrap
-from agent_ls.mcp.listing import list_all, listing_key
+from agent_ls.mcp.connection.calls import ServerCalls
+from agent_ls.mcp.connection.client_handlers import ClientHandlers
+from agent_ls.mcp.connection.eras import era_for_attempt, remember_era
+from agent_ls.mcp.connection.failures import AuthRequired, Lost, death_message, describe_failure, unwrap
+from agent_ls.mcp.connection.listing import list_all, listing_key
+from agent_ls.mcp.connection.transports import StderrTail, http_transport, stdio_transport
 from agent_ls.mcp.result_kind import results_read_as_complete
-from agent_ls.mcp.server_calls import ServerCalls
 from agent_ls.mcp.skill_entries import SKILLS_CLIENT_EXTENSION
 from agent_ls.mcp.status import Phase, ServerError, State
-from agent_ls.mcp.transports import StderrTail, http_transport, stdio_transport
 
 log = logging.getLogger(__name__)
 
@@ -143,7 +143,7 @@ class ServerConnection(ServerCalls):
     def _httpx_auth(self) -> Any:
         if self.auth is None:
             return None
-        from agent_ls.mcp.oauth_providers import AuthHooks
+        from agent_ls.mcp.oauth.providers import AuthHooks
 
         return self.auth.httpx_auth(AuthHooks(pause_deadline=self._person_wait, ready=lambda: self._got_ready))
 

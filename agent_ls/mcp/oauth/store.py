@@ -17,7 +17,7 @@ What a record holds:
 - ``metadata``: the discovered authorization server and protected resource metadata, so a
   refresh after a restart goes to the right token endpoint without a new discovery;
 - ``redirectPort``: the loopback port of the registered redirect URI;
-- ``dpop``: the server's DPoP key (a private JWK, :mod:`agent_ls.mcp.oauth_dpop`) and ``ath``,
+- ``dpop``: the server's DPoP key (a private JWK, :mod:`agent_ls.mcp.oauth.dpop`) and ``ath``,
   the hash of the access token bound to it; kept with the tokens because a DPoP-bound token
   (and its refresh token) is useless without the key.
 

@@ -6,7 +6,7 @@ grants as before and never sees a DPoP detail:
 
 - **The key.** One ES256 (P-256) key per server, made the first time a token is requested
   with DPoP and kept in the server's OAuth record next to the tokens (``dpop.jwk``, a private
-  JWK, in the 0600 file of :mod:`agent_ls.mcp.oauth_store`); a token bound to it and its
+  JWK, in the 0600 file of :mod:`agent_ls.mcp.oauth.store`); a token bound to it and its
   refresh token are useless without it. *Sign out* forgets it with the tokens. Its private
   part is registered with :mod:`agent_ls.core.redact`.
 - **Token requests** (any POST the provider makes with a ``grant_type``: authorization code,
@@ -50,7 +50,7 @@ from jwt.algorithms import ECAlgorithm
 
 from agent_ls.config.oauth_config import OAuthConfig
 from agent_ls.core.redact import add_secrets
-from agent_ls.mcp.oauth_store import AuthRecord
+from agent_ls.mcp.oauth.store import AuthRecord
 
 log = logging.getLogger(__name__)
 

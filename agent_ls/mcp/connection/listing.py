@@ -17,7 +17,7 @@ import mcp_types as types
 from mcp.shared.exceptions import MCPError
 
 from agent_ls.mcp.catalogue import Listing
-from agent_ls.mcp.failures import unwrap
+from agent_ls.mcp.connection.failures import unwrap
 
 if TYPE_CHECKING:
     from mcp import Client

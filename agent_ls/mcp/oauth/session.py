@@ -24,7 +24,7 @@ assertion grant. This module is the host around it:
   ``oauth.signInTimeout`` (default 300 s), with a clear message when it runs out; the
   connection's handshake deadline is paused while a person is signing in.
 - **Storage.** Tokens, the registration and the discovered metadata persist per server
-  (:mod:`agent_ls.mcp.oauth_store`, 0600 files in a 0700 folder). The SDK provider is
+  (:mod:`agent_ls.mcp.oauth.store`, 0600 files in a 0700 folder). The SDK provider is
   restored from them on start (absolute expiry, metadata), so an expired access token is
   refreshed against the right token endpoint without a person; rotated refresh tokens are
   written at once.
@@ -35,16 +35,16 @@ assertion grant. This module is the host around it:
   re-authorized at most ``oauth.maxStepUps`` times in a row (default 2); after that the
   request fails with the server's answer.
 - **DPoP and workload identity.** Every provider is wrapped in
-  :class:`agent_ls.mcp.oauth_dpop.DPoPAuth` (sender-constrained tokens, RFC 9449, with the
+  :class:`agent_ls.mcp.oauth.dpop.DPoPAuth` (sender-constrained tokens, RFC 9449, with the
   nonce retries); the ``jwt_bearer`` grant (workload identity federation, RFC 7523) is
-  :mod:`agent_ls.mcp.oauth_wif`.
+  :mod:`agent_ls.mcp.oauth.wif`.
 - **Secrets.** Every token, code and client secret seen is registered with
   :mod:`agent_ls.core.redact`, which masks it in status, errors and (with the redacting log
   filter) log records.
 
-The parts: :mod:`.oauth_state` (the sign-in state and errors), :mod:`.oauth_redirect` (openers
-and the loopback listener), :mod:`.oauth_providers` (the SDK providers with the host's
-behaviour), :mod:`.oauth_record` (the stored record, shared between processes).
+The parts: :mod:`.state` (the sign-in state and errors), :mod:`.redirect` (openers
+and the loopback listener), :mod:`.providers` (the SDK providers with the host's
+behaviour), :mod:`.record` (the stored record, shared between processes).
 """
 
 from __future__ import annotations
@@ -62,16 +62,16 @@ from mcp.shared.auth import AuthorizationCodeResult
 from agent_ls.config.entries import ServerConfig
 from agent_ls.config.oauth_config import OAuthConfig
 from agent_ls.core.redact import redact_live
-from agent_ls.mcp.oauth_dpop import DPoPAuth
-from agent_ls.mcp.oauth_providers import (
+from agent_ls.mcp.oauth.dpop import DPoPAuth
+from agent_ls.mcp.oauth.providers import (
     AuthHooks,
     SessionTokenStorage,
     authorization_code_provider,
     machine_provider,
     no_pause,
 )
-from agent_ls.mcp.oauth_record import TokenRecord
-from agent_ls.mcp.oauth_redirect import (
+from agent_ls.mcp.oauth.record import TokenRecord
+from agent_ls.mcp.oauth.redirect import (
     AuthOpener,
     LoopbackListener,
     default_opener,
@@ -80,8 +80,8 @@ from agent_ls.mcp.oauth_redirect import (
     redirect_uri_for,
     state_of,
 )
-from agent_ls.mcp.oauth_state import AuthState, RegistrationRejected, SignInError, describe_auth_error
-from agent_ls.mcp.oauth_store import AuthRecord, OAuthStore
+from agent_ls.mcp.oauth.state import AuthState, RegistrationRejected, SignInError, describe_auth_error
+from agent_ls.mcp.oauth.store import AuthRecord, OAuthStore
 
 log = logging.getLogger(__name__)
 

@@ -14,8 +14,8 @@ import mcp_types as types
 from mcp.shared.exceptions import MCPError
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
-from agent_ls.mcp.connection_state import ConnectionState
-from agent_ls.mcp.listing import list_all, listing_key
+from agent_ls.mcp.connection.listing import list_all, listing_key
+from agent_ls.mcp.connection.state import ConnectionState
 from agent_ls.mcp.status import Phase, ServerError, State
 
 if TYPE_CHECKING:

@@ -2,8 +2,8 @@
 host processes (a second editor window, the terminal chat).
 
 The record (tokens, registration, discovered metadata, the DPoP key) persists in the
-:class:`agent_ls.mcp.oauth_store.OAuthStore`; :class:`TokenRecord` is the part of
-:class:`agent_ls.mcp.oauth.OAuthSession` that reads and writes it: newer tokens another
+:class:`agent_ls.mcp.oauth.store.OAuthStore`; :class:`TokenRecord` is the part of
+:class:`agent_ls.mcp.oauth.session.OAuthSession` that reads and writes it: newer tokens another
 process saved are adopted, a refresh holds the inter-process lock until its answer is saved,
 and a rejected registration is dropped.
 """
@@ -21,8 +21,8 @@ from mcp.shared.auth import OAuthClientInformationFull, OAuthMetadata, OAuthToke
 from pydantic import AnyUrl, ValidationError
 
 from agent_ls.core.redact import add_secrets
-from agent_ls.mcp.oauth_state import REJECTED_CLIENT_ERRORS, AuthState
-from agent_ls.mcp.oauth_store import AuthRecord, OAuthStore
+from agent_ls.mcp.oauth.state import REJECTED_CLIENT_ERRORS, AuthState
+from agent_ls.mcp.oauth.store import AuthRecord, OAuthStore
 
 if TYPE_CHECKING:
     from agent_ls.config.oauth_config import OAuthConfig

@@ -100,7 +100,7 @@ def describe_failure(
     tail_txt = (" | stderr: " + " / ".join(tail)) if tail else ""
     if isinstance(inner, SpawnError):
         return ServerError(Phase.SPAWN, redact(str(inner) + tail_txt), errno=inner.errno)
-    from agent_ls.mcp.oauth_state import describe_auth_error, is_auth_error
+    from agent_ls.mcp.oauth.state import describe_auth_error, is_auth_error
 
     if is_auth_error(inner):
         return ServerError(Phase.AUTH, redact(f"sign-in failed: {describe_auth_error(inner)}"))

@@ -2,7 +2,7 @@
 openers) and the loopback listener on 127.0.0.1 that receives the redirect back.
 
 The port is random on the first sign-in; later sign-ins reuse the registered port when it is
-free (:meth:`agent_ls.mcp.oauth.OAuthSession.httpx_auth`). The listener answers the browser
+free (:meth:`agent_ls.mcp.oauth.session.OAuthSession.httpx_auth`). The listener answers the browser
 with a small page and hands ``code``/``state`` (or the error) to the waiting flow.
 
 Any local page (or process) can send a request to the listener. So the ``state`` of the
@@ -27,7 +27,7 @@ from mcp.shared._httpx_utils import create_mcp_http_client
 from mcp.shared.auth import AuthorizationCodeResult
 
 from agent_ls.core.redact import add_secrets
-from agent_ls.mcp.oauth_state import SignInDenied, SignInError, SignInTimeout
+from agent_ls.mcp.oauth.state import SignInDenied, SignInError, SignInTimeout
 
 log = logging.getLogger(__name__)
 

@@ -9,7 +9,7 @@ the JWT as ``assertion``). No person, no browser, no client secret is needed.
 :class:`JWTBearerOAuthProvider` is that grant on the SDK's OAuth client (discovery through
 the protected resource metadata, the RFC 8707 ``resource``, the issuer pin of
 ``oauth.issuer``); the host mixes its own behaviour in (``HostJWTBearerProvider`` in
-:mod:`agent_ls.mcp.oauth`). The JWT comes from :func:`assertion_source`: ``oauth.assertionFile``
+:mod:`agent_ls.mcp.oauth.session`). The JWT comes from :func:`assertion_source`: ``oauth.assertionFile``
 is read again for every token request, so a token file the platform rotates is always fresh;
 ``oauth.assertion`` is a value (usually ``${env:VAR}``). A refused grant (``invalid_grant``,
 ``invalid_scope``, ``unauthorized_client``) fails the request with the server's error; the

@@ -2,7 +2,7 @@
 stderr, its pid and exit status) or a Streamable HTTP / SSE endpoint.
 
 Each transport is an async context manager giving the SDK its streams; the connection's owner
-task enters and exits it (:mod:`agent_ls.mcp.connection`). The SDK's stdio shutdown
+task enters and exits it (:mod:`agent_ls.mcp.connection.lifecycle`). The SDK's stdio shutdown
 terminates the server's process group.
 """
 
@@ -20,7 +20,7 @@ from typing import Any
 from mcp.client.stdio import StdioServerParameters, get_default_environment, stdio_client
 
 from agent_ls.config.entries import ServerConfig
-from agent_ls.mcp.failures import SpawnError
+from agent_ls.mcp.connection.failures import SpawnError
 
 STDERR_TAIL_LINES = 200
 STDERR_LINE_MAX = 2000

@@ -3,7 +3,7 @@
 :class:`ConnectionState` holds everything the host reads from a connection without I/O (state,
 error, listing, server info, stderr tail), the waits on its state changes, the catalogue kept
 from its last connection, and the live-session checks calls go through (:meth:`_require`,
-:meth:`_maybe_lost`). The owner task that changes it is :class:`agent_ls.mcp.connection.ServerConnection`.
+:meth:`_maybe_lost`). The owner task that changes it is :class:`agent_ls.mcp.connection.lifecycle.ServerConnection`.
 """
 
 from __future__ import annotations
@@ -20,16 +20,16 @@ from mcp.shared.exceptions import MCPError
 from agent_ls.config.entries import ServerConfig
 from agent_ls.core.redact import redact_live
 from agent_ls.mcp.catalogue import Listing, catalogue_key
-from agent_ls.mcp.client_handlers import HostCallbacks
-from agent_ls.mcp.failures import CONNECTION_CLOSED, RestartPolicy, ServerUnavailable, unwrap
+from agent_ls.mcp.connection.client_handlers import HostCallbacks
+from agent_ls.mcp.connection.failures import CONNECTION_CLOSED, RestartPolicy, ServerUnavailable, unwrap
+from agent_ls.mcp.connection.transports import StderrTail
 from agent_ls.mcp.status import Phase, ServerError, State
-from agent_ls.mcp.transports import StderrTail
 
 if TYPE_CHECKING:
     import mcp_types as types
     from mcp import Client
 
-    from agent_ls.mcp.oauth import OAuthSession
+    from agent_ls.mcp.oauth.session import OAuthSession
 
 
 class ConnectionState:
