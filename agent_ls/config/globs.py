@@ -29,6 +29,7 @@ alternatives is refused with :class:`GlobError`, whose message says why.
 from __future__ import annotations
 
 import functools
+import shlex
 from typing import Any
 
 from wcmatch import fnmatch as _wcfnmatch
@@ -182,8 +183,6 @@ CALL_RULE_TOOLS = {"bash": "a command", "write_file": "a path", "edit_file": "a 
 def check_call_rule(rule: str) -> str | None:
     """Why a ``tool(...)`` permission rule cannot be used, or None (also None for a plain name
     pattern, which :func:`check_name_pattern` checks)."""
-    import shlex
-
     if not (rule.endswith(")") and "(" in rule):
         return None
     tool, _, body = rule[:-1].partition("(")

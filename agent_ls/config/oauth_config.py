@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from typing import Any
+from urllib.parse import urlparse
 
 import attrs
 
@@ -236,8 +237,6 @@ def parse_oauth(
             values["dpop"] = dpop
     url = values.get("client_metadata_url")
     if url is not None and "${" not in url:  # (unexpanded in an untrusted folder's entry)
-        from urllib.parse import urlparse
-
         parsed = urlparse(url)
         if parsed.scheme != "https" or parsed.path in ("", "/"):
             err((*opath, "clientMetadataUrl"),

@@ -11,6 +11,7 @@ paths and :func:`describe` words them (an unknown key comes with a did-you-mean 
 
 from __future__ import annotations
 
+import difflib
 import functools
 import operator
 from collections.abc import Callable, Iterator, Mapping
@@ -240,9 +241,7 @@ CONVERTER = _Converter()
 
 
 def get_close_matches(word: str, possibilities: list[str]) -> list[str]:
-    """:func:`difflib.get_close_matches` (imported when there is an unknown key: it is slow to import)."""
-    import difflib
-
+    """:func:`difflib.get_close_matches`: the closest of ``possibilities``, for "did you mean"."""
     return difflib.get_close_matches(word, possibilities, n=1)
 
 

@@ -57,6 +57,8 @@ def schema_validator(schema: dict[str, Any]) -> Any | None:
     """A JSON Schema validator for a tool's input schema: the dialect its ``$schema`` names, JSON
     Schema 2020-12 (the MCP default) when it names none. None when the schema itself is invalid
     (the server is left to judge the arguments then)."""
+    # lazy: jsonschema costs 80-140 ms to import (python -X importtime, after agent_ls.mcp.manager)
+    # and only a tool call that is checked needs it, not the listing that starts the host
     from jsonschema import Draft202012Validator
     from jsonschema.exceptions import SchemaError
     from jsonschema.validators import validator_for

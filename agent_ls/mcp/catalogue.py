@@ -13,6 +13,11 @@ that changed in any way starts with no cache. A file holds
 Files are private (0600 in a 0700 folder), written atomically, bounded in size and number
 (the least recently written are removed first). A file that cannot be read is a miss, never
 an error: the catalogue is an optimisation.
+
+The language server reads it before any server is connected (``server/host.py``), so this
+module imports neither pydantic nor the mcp SDK at its top: ``mcp.client.caching`` brings in
+the whole SDK (about 1 s on a loaded 2-core machine, ``python -X importtime``) and pydantic
+about 50 ms; the methods that need them import them when called.
 """
 
 from __future__ import annotations

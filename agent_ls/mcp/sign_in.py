@@ -11,6 +11,7 @@ import logging
 from typing import TYPE_CHECKING
 
 from agent_ls.config.entries import ServerConfig
+from agent_ls.config.paths import user_data_dir
 from agent_ls.mcp.connection.lifecycle import ServerConnection
 from agent_ls.mcp.oauth.redirect import AuthOpener
 from agent_ls.mcp.oauth.session import OAuthSession
@@ -42,8 +43,6 @@ class SignIns:
     @property
     def oauth_store(self) -> OAuthStore:
         if self._oauth_store is None:
-            from agent_ls.config.paths import user_data_dir
-
             self._oauth_store = OAuthStore(user_data_dir() / "oauth")
         return self._oauth_store
 

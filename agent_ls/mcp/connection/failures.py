@@ -13,8 +13,9 @@ from typing import TYPE_CHECKING
 import attrs
 import mcp_types as types
 from mcp.shared.exceptions import MCPError
-from mcp_types.version import MODERN_PROTOCOL_VERSIONS
+from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS, MODERN_PROTOCOL_VERSIONS
 
+from agent_ls.mcp.oauth.state import describe_auth_error, is_auth_error
 from agent_ls.mcp.status import Phase, ServerError
 
 if TYPE_CHECKING:
@@ -100,8 +101,6 @@ def describe_failure(
     tail_txt = (" | stderr: " + " / ".join(tail)) if tail else ""
     if isinstance(inner, SpawnError):
         return ServerError(Phase.SPAWN, redact(str(inner) + tail_txt), errno=inner.errno)
-    from agent_ls.mcp.oauth.state import describe_auth_error, is_auth_error
-
     if is_auth_error(inner):
         return ServerError(Phase.AUTH, redact(f"sign-in failed: {describe_auth_error(inner)}"))
     if timed_out:
@@ -128,8 +127,6 @@ def describe_failure(
             and phase in (Phase.SPAWN, Phase.HANDSHAKE):
         # -32022 ends the handshake only when no era worked: a modern-only server whose
         # server/discover answer was unusable (malformed, or naming no version we speak)
-        from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
-
         data = inner.error.data
         theirs = data.get("supported") if isinstance(data, dict) else None
         says = f"the server says: {inner.error.message}" + (

@@ -31,6 +31,7 @@ from typing import Any
 import anyio
 import mcp_types as types
 from mcp import Client
+from mcp.client.subscriptions import ListenNotSupportedError, SubscriptionLost
 from mcp.shared.exceptions import MCPError
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
@@ -41,6 +42,7 @@ from agent_ls.mcp.connection.eras import era_for_attempt, remember_era
 from agent_ls.mcp.connection.failures import AuthRequired, Lost, death_message, describe_failure, unwrap
 from agent_ls.mcp.connection.listing import list_all, listing_key
 from agent_ls.mcp.connection.transports import StderrTail, http_transport, stdio_transport
+from agent_ls.mcp.oauth.providers import AuthHooks
 from agent_ls.mcp.result_kind import results_read_as_complete
 from agent_ls.mcp.skill_entries import SKILLS_CLIENT_EXTENSION
 from agent_ls.mcp.status import Phase, ServerError, State
@@ -143,8 +145,6 @@ class ServerConnection(ServerCalls):
     def _httpx_auth(self) -> Any:
         if self.auth is None:
             return None
-        from agent_ls.mcp.oauth.providers import AuthHooks
-
         return self.auth.httpx_auth(AuthHooks(pause_deadline=self._person_wait, ready=lambda: self._got_ready))
 
     @contextlib.contextmanager
@@ -276,8 +276,6 @@ class ServerConnection(ServerCalls):
         """2026-07-28 sessions: list changes arrive on a ``subscriptions/listen`` stream (there are
         no list_changed notifications); each one marks the server dirty, like a legacy
         notification. A dropped stream is opened again (and the lists refetched)."""
-        from mcp.client.subscriptions import ListenNotSupportedError, SubscriptionLost
-
         caps = client.server_capabilities
         tools = bool(caps.tools and caps.tools.list_changed)
         prompts = bool(caps.prompts and caps.prompts.list_changed)

@@ -17,7 +17,11 @@ from collections import deque
 from collections.abc import AsyncIterator, Callable
 from typing import Any
 
+import httpx2
+from mcp.client.sse import sse_client
 from mcp.client.stdio import StdioServerParameters, get_default_environment, stdio_client
+from mcp.client.streamable_http import streamable_http_client
+from mcp.shared._httpx_utils import create_mcp_http_client
 
 from agent_ls.config.entries import ServerConfig
 from agent_ls.mcp.connection.failures import SpawnError
@@ -171,15 +175,9 @@ async def stdio_transport(
 @contextlib.asynccontextmanager
 async def http_transport(cfg: ServerConfig, auth: Callable[[], Any]) -> AsyncIterator[Any]:
     """Streamable HTTP (or SSE) to ``cfg.url``; ``auth()`` gives the httpx auth (OAuth) or None."""
-    import httpx2
-    from mcp.client.streamable_http import streamable_http_client
-    from mcp.shared._httpx_utils import create_mcp_http_client
-
     assert cfg.url is not None
     httpx_auth = auth()
     if cfg.transport == "sse":
-        from mcp.client.sse import sse_client
-
         async with sse_client(cfg.url, headers=dict(cfg.headers), timeout=cfg.connect_timeout,
                               auth=httpx_auth) as streams:
             yield streams

@@ -11,6 +11,7 @@ store and reacts to rejected registrations. :func:`authorization_code_provider` 
 from __future__ import annotations
 
 import contextlib
+import json
 import warnings
 from collections.abc import AsyncGenerator, Awaitable, Callable, Iterator
 from pathlib import Path
@@ -26,6 +27,7 @@ from mcp.client.auth.extensions.client_credentials import (
     static_assertion_provider,
 )
 from mcp.client.auth.extensions.identity_assertion import IdentityAssertionOAuthProvider
+from mcp.client.auth.utils import extract_field_from_www_auth
 from mcp.shared._httpx_utils import create_mcp_http_client
 from mcp.shared.auth import (
     AuthorizationCodeResult,
@@ -81,16 +83,12 @@ class AuthHooks:
 def _is_insufficient_scope(response: httpx2.Response) -> bool:
     if response.status_code != 403:
         return False
-    from mcp.client.auth.utils import extract_field_from_www_auth
-
     return extract_field_from_www_auth(response, "error") == "insufficient_scope"
 
 
 async def _oauth_error_code(response: httpx2.Response) -> str | None:
     try:
         data = (await response.aread()) or b""
-        import json
-
         body = json.loads(data)
     except Exception:
         return None

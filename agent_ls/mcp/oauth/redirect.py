@@ -19,6 +19,7 @@ import hmac
 import html
 import logging
 import socket
+import webbrowser
 from typing import Protocol
 from urllib.parse import parse_qs, urlsplit
 
@@ -46,8 +47,6 @@ class AuthOpener(Protocol):
 def open_in_gui_browser(url: str) -> bool:
     """Open ``url`` in a graphical browser; never in a console browser, which would take
     over the terminal (or the language server's stdio). Returns whether one was started."""
-    import webbrowser
-
     try:
         browser = webbrowser.get()
     except webbrowser.Error:

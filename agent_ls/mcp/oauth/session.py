@@ -56,6 +56,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 import httpx2
+from mcp.client.auth.utils import extract_scope_from_www_auth
 from mcp.shared._httpx_utils import create_mcp_http_client
 from mcp.shared.auth import AuthorizationCodeResult
 
@@ -218,8 +219,6 @@ class OAuthSession(TokenRecord):
     def may_authorize(self, response: httpx2.Response, *, ready: bool) -> bool:
         """Called on a 401/403-insufficient_scope: go on with (re-)authorization or not."""
         step_up = response.status_code == 403
-        from mcp.client.auth.utils import extract_scope_from_www_auth
-
         scope = extract_scope_from_www_auth(response)
         scope_txt = f" (scope: {scope})" if scope else ""
         if not self.oauth.explicit and response.status_code == 401 and not self.record.tokens:
@@ -255,8 +254,6 @@ class OAuthSession(TokenRecord):
             self._set(AuthState.SIGNED_IN)
 
     def still_insufficient(self, response: httpx2.Response) -> None:
-        from mcp.client.auth.utils import extract_scope_from_www_auth
-
         scope = extract_scope_from_www_auth(response)
         self._set(self.state or AuthState.SIGNED_IN,
                   "the server still answers insufficient_scope" + (f" (scope: {scope})" if scope else ""))
