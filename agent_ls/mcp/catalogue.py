@@ -15,9 +15,9 @@ Files are private (0600 in a 0700 folder), written atomically, bounded in size a
 an error: the catalogue is an optimisation.
 
 The language server reads it before any server is connected (``server/host.py``), so this
-module imports neither pydantic nor the mcp SDK at its top: ``mcp.client.caching`` brings in
-the whole SDK (about 1 s on a loaded 2-core machine, ``python -X importtime``) and pydantic
-about 50 ms; the methods that need them import them when called.
+module imports neither pydantic nor the mcp SDK at its top: ``mcp_types`` costs 400-900 ms and
+``mcp.client.caching`` about 1 s (the whole SDK) on a loaded 2-core machine, pydantic about
+50 ms (``python -X importtime``); the functions that need them import them when called.
 """
 
 from __future__ import annotations
