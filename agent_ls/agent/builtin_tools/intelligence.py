@@ -116,7 +116,8 @@ class DiagnosticsTool(_IntelligenceTool):
         counts = {s: sum(p.severity == s for p in problems) for s in order}
         summary = ", ".join(f"{n} {s}{'s' if n != 1 and s != 'information' else ''}" for s, n in counts.items() if n)
         lines = [problem_line(p, self.workspace.display) for p in problems[:MAX_ITEMS]]
-        return self._listing(f"{len(problems)} problems in {where} ({summary}){note}:", lines, len(problems))
+        plural = "s" if len(problems) != 1 else ""
+        return self._listing(f"{len(problems)} problem{plural} in {where} ({summary}){note}:", lines, len(problems))
 
 
 class DefinitionTool(_IntelligenceTool):
