@@ -18,9 +18,11 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
+import stat
 from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
+from urllib.parse import unquote
 
 import attrs
 from lsprotocol import types as lsp
@@ -81,15 +83,15 @@ def units(text: str, encoding: str) -> int:
 
 
 def characters(line: str, count: int, encoding: str) -> int:
-    """How many characters of ``line`` its first ``count`` code units are (clamped to the line)."""
-    if encoding == lsp.PositionEncodingKind.Utf32.value:
-        return min(count, len(line))
-    used = 0
-    for i, ch in enumerate(line):
-        if used >= count:
-            return i
-        used += units(ch, encoding)
-    return len(line)
+    """How many characters of ``line`` its first ``count`` code units are (clamped to the line; a
+    count that ends inside a character stops before it)."""
+    if encoding == lsp.PositionEncodingKind.Utf32.value or line.isascii():
+        return min(max(count, 0), len(line))
+    if encoding == lsp.PositionEncodingKind.Utf8.value:
+        data, width, codec = line.encode("utf-8", errors="surrogatepass"), 1, "utf-8"
+    else:
+        data, width, codec = line.encode("utf-16-le", errors="surrogatepass"), 2, "utf-16-le"
+    return len(data[: max(count, 0) * width].decode(codec, errors="ignore"))
 
 
 @attrs.frozen
@@ -150,11 +152,7 @@ class LspIntelligence:
             return cache[path]
         text = texts.open.get(path)
         if text is None and any(path == root or path.is_relative_to(root) for root in texts.roots):
-            try:
-                if path.is_file() and path.stat().st_size <= MAX_FILE_BYTES:
-                    text = path.read_bytes().decode("utf-8", errors="replace")
-            except OSError:
-                text = None
+            text = _read_small(path)
         lines = text.splitlines() if text is not None else None
         cache[path] = lines
         return lines
@@ -172,12 +170,12 @@ class LspIntelligence:
         """(uri, LSP start) -> places with 1-based lines, character columns and the lines' text."""
         encoding = self._encoding()
         cache: dict[Path, list[str] | None] = {}
+        paths = _Paths()
         out: list[tuple[Path, Place]] = []
         for uri, start in found:
-            fs = to_fs_path(uri) if uri.startswith("file:") else None
-            if not fs:
+            path = paths.of(uri)
+            if path is None:
                 continue  # an untitled buffer, a virtual document: nothing the agent can open
-            path = Path(os.path.realpath(fs))
             line0 = max(0, int(start.get("line", 0)))
             char = max(0, int(start.get("character", 0)))
             lines = self._lines(path, texts, cache)
@@ -203,8 +201,7 @@ class LspIntelligence:
         by_uri = iter(places)
         out = []
         for d in diagnostics:
-            fs = to_fs_path(d.uri) if d.uri.startswith("file:") else None
-            if not fs:
+            if _Paths().of(d.uri) is None:
                 continue
             _path, place = next(by_uri)
             severity = SEVERITIES[d.severity - 1] if d.severity in (1, 2, 3, 4) else "error"
@@ -243,9 +240,60 @@ class LspIntelligence:
         result = await self._ask(EditorIntelligenceParams(kind="symbols", query=query))
         places = await asyncio.to_thread(
             self._places, self._texts(), [(s.location.uri, s.location.range.start) for s in result.symbols])
-        kept = [s for s in result.symbols if s.location.uri.startswith("file:") and to_fs_path(s.location.uri)]
+        kept = [s for s in result.symbols if _Paths().of(s.location.uri) is not None]
         return [Symbol(s.name, _kind_name(s.kind), place, s.container_name or None)
                 for s, (_path, place) in zip(kept, places, strict=True)]
+
+
+class _Paths:
+    """File URIs as resolved paths, each directory resolved once (an answer may name thousands of
+    files in a few directories). A file that is itself a symlink keeps its name here; it is never
+    read through (:func:`_read_small`)."""
+
+    def __init__(self) -> None:
+        self._dirs: dict[str, str] = {}
+        self._uris: dict[str, Path | None] = {}
+
+    def of(self, uri: str) -> Path | None:
+        if uri in self._uris:
+            return self._uris[uri]
+        fs = _fs_path(uri)
+        path = None
+        if fs:
+            head, name = os.path.split(fs)
+            real = self._dirs.get(head)
+            if real is None:
+                real = self._dirs[head] = os.path.realpath(head)
+            path = Path(real, name)
+        self._uris[uri] = path
+        return path
+
+
+def _fs_path(uri: str) -> str | None:
+    """The file system path of a ``file:`` URI (None for other schemes)."""
+    if not uri.startswith("file:"):
+        return None
+    if os.name == "posix" and uri.startswith("file:///") and not any(c in uri for c in "?#"):
+        return unquote(uri[7:])  # the common case, without urlparse
+    return to_fs_path(uri)
+
+
+def _read_small(path: Path) -> str | None:
+    """The text of a regular file of at most :data:`MAX_FILE_BYTES`, never through a symlink."""
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0))
+    except OSError:
+        return None
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode) or info.st_size > MAX_FILE_BYTES:
+            return None
+        with os.fdopen(fd, "rb", closefd=False) as f:
+            return f.read().decode("utf-8", errors="replace")
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
 
 
 def _kind_name(kind: int) -> str:

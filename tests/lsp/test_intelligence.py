@@ -145,7 +145,7 @@ async def test_references_definition_symbols_and_diagnostics_through_the_editor(
         ]
         assert symbols.splitlines() == [
             "2 symbols matching 'add':",
-            "src/math.ts:2:17: function add",
+            "src/math.ts:2:17: function add | export function add(a: number, b: number): number {",
             "/usr/lib/node_modules/calc.d.ts:10:3: method add (in Calc) (outside the workspace)",
         ]
         assert diagnostics.splitlines() == [

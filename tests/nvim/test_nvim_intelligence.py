@@ -67,7 +67,7 @@ def test_neovim_answers_the_intelligence_tools(tmp_path: Path, llm: ScriptedLLM)
         "Definition of the symbol at src/main.ts:2:11:",
         "src/math.ts:2:17: export function add(a: number, b: number): number {",
     ]
-    assert symbols.splitlines() == ["1 symbol matching 'ad':", "src/math.ts:2:17: function add"]
+    assert symbols.splitlines() == ["1 symbol matching 'ad':", "src/math.ts:2:17: function add | export function add(a: number, b: number): number {"]
     assert diagnostics.splitlines() == [
         "1 problem in src/main.ts (1 warning) (src/main.ts is not open in the editor; its language servers may "
         "not have checked it):",

@@ -176,7 +176,7 @@ class SymbolsTool(_IntelligenceTool):
     _description = (
         "Search the workspace's symbols (functions, classes, methods, variables ...) by name, as the "
         "user's editor does it (Go to Symbol in Workspace). Returns `path:line:column: kind name "
-        "(in container)`."
+        "(in container) | the line's text`."
     )
     _properties = {"query": {"type": "string", "minLength": 1,
                              "description": "Part of the symbol's name (editors match fuzzily)."}}
@@ -198,7 +198,8 @@ class SymbolsTool(_IntelligenceTool):
             where = f"{self.workspace.display(s.place.path)}:{s.place.line}:{s.place.column}"
             container = f" (in {s.container})" if s.container else ""
             outside = "" if inside else " (outside the workspace)"
-            lines.append(f"{where}: {s.kind} {s.name}{container}{outside}")
+            line = f" | {clip_line(s.place.text.strip(), MAX_TEXT_CHARS)}" if inside and s.place.text else ""
+            lines.append(f"{where}: {s.kind} {s.name}{container}{outside}{line}")
         plural = "s" if len(symbols) != 1 else ""
         return self._listing(f"{len(symbols)} symbol{plural} matching {query!r}:", lines, len(symbols))
 
