@@ -68,6 +68,8 @@ export interface EditorApi {
   /** The version of the open document, or undefined. */
   version(uri: string): number | undefined;
   onDidChangeDiagnostics(listener: (uris: readonly UriLike[]) => void): { dispose(): unknown };
+  /** The editor's spelling of a URI (the server's may encode characters differently). */
+  normalize?(uri: string): string;
 }
 
 function range(r: RangeLike): P.LspRange {
@@ -157,7 +159,9 @@ export class EditorIntelligence {
         }
         const uri = params.uri;
         const settled =
-          typeof params.version === "number" ? await this.watch.settled(uri, params.version, params.waitMs ?? 3000, token) : true;
+          typeof params.version === "number"
+            ? await this.watch.settled(this.api.normalize?.(uri) ?? uri, params.version, params.waitMs ?? 3000, token)
+            : true;
         return { diagnostics: this.api.diagnostics(uri).slice(0, MAX_DIAGNOSTICS).map((d) => toDiagnostic(uri, d)), settled };
       }
       case "definition":
@@ -224,6 +228,7 @@ export function vscodeApi(): EditorApi {
     symbols: async (query) =>
       (await vscode.commands.executeCommand<vscode.SymbolInformation[] | undefined>("vscode.executeWorkspaceSymbolProvider", query)) ?? [],
     version: (uri) => vscode.workspace.textDocuments.find((d) => d.uri.toString() === uri)?.version,
+    normalize: (uri) => uriOf(uri).toString(),
     onDidChangeDiagnostics: (listener) => vscode.languages.onDidChangeDiagnostics((e) => listener(e.uris)),
   };
 }
