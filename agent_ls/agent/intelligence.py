@@ -28,6 +28,10 @@ import attrs
 SEVERITIES = ("error", "warning", "information", "hint")
 PROBLEMS_WAIT_SECONDS = 3.0
 """After an edit, how long the editor's checkers get to report on it (then: "still checking")."""
+MAX_LISTED = 1000
+"""Places, problems or symbols a tool lists at most (the rest are counted); a front end need not
+find the lines' text of places past that many (in the order the tools list them: by path, line,
+column)."""
 MAX_NOTE_PROBLEMS = 20
 """Problems listed in an edit's result (the rest are counted)."""
 

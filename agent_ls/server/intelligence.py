@@ -29,6 +29,7 @@ from lsprotocol import types as lsp
 from pygls.uris import from_fs_path, to_fs_path
 
 from agent_ls.agent.intelligence import (
+    MAX_LISTED,
     SEVERITIES,
     IntelligenceError,
     Place,
@@ -166,19 +167,25 @@ class LspIntelligence:
         text = lines[line - 1] if 0 < line <= len(lines) else ""
         return IntelligencePosition(line=line - 1, character=units(text[: column - 1], self._encoding()))
 
-    def _places(self, texts: _Texts, found: list[tuple[str, dict[str, int]]]) -> list[tuple[Path, Place]]:
-        """(uri, LSP start) -> places with 1-based lines, character columns and the lines' text."""
+    def _places(self, texts: _Texts, found: list[tuple[str, dict[str, int]]],
+                text_limit: int | None = None) -> list[tuple[Path, Place]]:
+        """(uri, LSP start) -> places with 1-based lines, character columns and the lines' text
+        (``text_limit``: only for that many, the first in the order the tools list them)."""
         encoding = self._encoding()
         cache: dict[Path, list[str] | None] = {}
         paths = _Paths()
+        resolved = [(paths.of(uri), max(0, int(start.get("line", 0))), max(0, int(start.get("character", 0))))
+                    for uri, start in found]
+        with_text: set[int] | None = None
+        if text_limit is not None and len(resolved) > text_limit:
+            order = sorted((i for i, r in enumerate(resolved) if r[0] is not None),
+                           key=lambda i: (str(resolved[i][0]), resolved[i][1], resolved[i][2]))
+            with_text = set(order[:text_limit])
         out: list[tuple[Path, Place]] = []
-        for uri, start in found:
-            path = paths.of(uri)
+        for i, (path, line0, char) in enumerate(resolved):
             if path is None:
                 continue  # an untitled buffer, a virtual document: nothing the agent can open
-            line0 = max(0, int(start.get("line", 0)))
-            char = max(0, int(start.get("character", 0)))
-            lines = self._lines(path, texts, cache)
+            lines = self._lines(path, texts, cache) if with_text is None or i in with_text else None
             if lines is not None and line0 < len(lines):
                 text = lines[line0]
                 out.append((path, Place(path, line0 + 1, characters(text, char, encoding) + 1, text)))
@@ -187,7 +194,8 @@ class LspIntelligence:
         return out
 
     async def _locations(self, locations: list[IntelligenceLocation]) -> list[Place]:
-        places = await asyncio.to_thread(self._places, self._texts(), [(loc.uri, loc.range.start) for loc in locations])
+        places = await asyncio.to_thread(self._places, self._texts(), [(loc.uri, loc.range.start) for loc in locations],
+                                         MAX_LISTED)
         seen: set[tuple[Path, int, int]] = set()
         out = []
         for path, place in places:

@@ -22,11 +22,9 @@ from agent_ls.agent.builtin_tools.base import (
     in_thread,
     read_regular,
 )
-from agent_ls.agent.intelligence import EditorIntelligence, IntelligenceError, Place, problem_line
+from agent_ls.agent.intelligence import MAX_LISTED, EditorIntelligence, IntelligenceError, Place, problem_line
 from agent_ls.core.tools import Capability, ToolResult
 
-MAX_ITEMS = 1000
-"""Places, problems or symbols listed at most (the rest are counted)."""
 MAX_TEXT_CHARS = 300
 """A line's text is cut after this many characters."""
 
@@ -115,7 +113,7 @@ class DiagnosticsTool(_IntelligenceTool):
             return ToolResult(content=f"No problems reported for {where}{note}.")
         counts = {s: sum(p.severity == s for p in problems) for s in order}
         summary = ", ".join(f"{n} {s}{'s' if n != 1 and s != 'information' else ''}" for s, n in counts.items() if n)
-        lines = [problem_line(p, self.workspace.display) for p in problems[:MAX_ITEMS]]
+        lines = [problem_line(p, self.workspace.display) for p in problems[:MAX_LISTED]]
         plural = "s" if len(problems) != 1 else ""
         return self._listing(f"{len(problems)} problem{plural} in {where} ({summary}){note}:", lines, len(problems))
 
@@ -140,7 +138,7 @@ class DefinitionTool(_IntelligenceTool):
         what = f"{self.workspace.display(at[0])}:{at[1]}:{at[2]}"
         if not places:
             return ToolResult(content=f"The editor found no definition for the symbol at {what}.")
-        lines = [self._where(p) for p in places[:MAX_ITEMS]]
+        lines = [self._where(p) for p in places[:MAX_LISTED]]
         return self._listing(f"Definition of the symbol at {what}:", lines, len(places))
 
 
@@ -166,7 +164,7 @@ class ReferencesTool(_IntelligenceTool):
         if not places:
             return ToolResult(content=f"The editor found no references to the symbol at {what}.")
         places.sort(key=lambda p: (str(p.path), p.line, p.column))
-        lines = [self._where(p) for p in places[:MAX_ITEMS]]
+        lines = [self._where(p) for p in places[:MAX_LISTED]]
         plural = "s" if len(places) != 1 else ""
         return self._listing(f"{len(places)} reference{plural} to the symbol at {what}:", lines, len(places))
 
@@ -193,7 +191,7 @@ class SymbolsTool(_IntelligenceTool):
         if not symbols:
             return ToolResult(content=f"The editor found no symbols matching {query!r}.")
         lines = []
-        for s in symbols[:MAX_ITEMS]:
+        for s in symbols[:MAX_LISTED]:
             inside = self.workspace.contains(s.place.path)
             where = f"{self.workspace.display(s.place.path)}:{s.place.line}:{s.place.column}"
             container = f" (in {s.container})" if s.container else ""
