@@ -265,3 +265,32 @@ async def test_edit_file_reports_the_problems_it_introduced(setup: Setup) -> Non
             "(use the diagnostics tool to look again).")
     finally:
         await close_editor(ed)
+
+
+async def test_a_long_answer_is_listed_up_to_its_cap_and_paged(setup: Setup) -> None:
+    """1,500 references: 1,000 listed (the rest counted), the listing paged through the output store."""
+    math_uri, _ = write_project(setup.ws)
+    ed, intel, _ = await start(setup)
+    try:
+        callers = setup.ws / "src" / "callers"
+        callers.mkdir()
+        locations = []
+        for i in range(1500):
+            f = callers / f"c{i:04d}.ts"
+            f.write_text(f'import {{ add }} from "../math";\nexport const v{i} = add({i}, 1);\n')
+            locations.append(loc(f.resolve().as_uri(), 1, 17 + len(str(i))))
+        intel.answer = lambda params: {"locations": locations}
+        setup.llm.script(tool_calls([("references", {"path": "src/math.ts", "line": 2, "column": 17})]), text("many"))
+        await ed.request("agent/prompt", {"text": "who calls add?"})
+        [result] = results(setup)
+        assert result.startswith("1500 references to the symbol at src/math.ts:2:17:\nsrc/callers/c0000.ts:2:19: "
+                                 "export const v0 = add(0, 1);\n")
+        assert "read_output" in result and "out-" in result  # the rest of the listing is in the output store
+        ended = [e for e in ed.session_events() if e["type"] == "tool_call_finished"][-1]
+        handle = ended["outputHandle"]
+        full = await ed.request(P.TOOL_OUTPUT, {"sessionId": ed.events[-1]["sessionId"], "handle": handle})
+        listed = full["text"].splitlines()
+        assert len(listed) == 1 + 1000 + 1 and listed[-1] == "[... 500 more not listed; narrow the query ...]"
+        assert listed[1000] == "src/callers/c0999.ts:2:21: export const v999 = add(999, 1);"
+    finally:
+        await close_editor(ed)
