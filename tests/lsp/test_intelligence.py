@@ -263,6 +263,15 @@ async def test_edit_file_reports_the_problems_it_introduced(setup: Setup) -> Non
         assert results(setup)[-1].endswith(
             "The editor's checkers were still checking app.ts after 3 s; no new problems so far "
             "(use the diagnostics tool to look again).")
+
+        settled[0] = True
+        setup.llm.script(tool_calls([("write_file", {"path": "app.ts", "content": "const x: number = 'one';\n"})]),
+                         text("rewritten"))
+        await ed.request("agent/prompt", {"text": "rewrite"})
+        written = results(setup)[-1]
+        assert written.startswith("Overwrote app.ts") and written.endswith(
+            "\nProblems in app.ts introduced by this edit:\n"
+            "app.ts:2:7: error ts(2322): Type 'string' is not assignable to type 'number'.")
     finally:
         await close_editor(ed)
 
