@@ -15,6 +15,7 @@
  */
 import * as vscode from "vscode";
 import type { ClientCapabilities, LanguageClient, StaticFeature } from "vscode-languageclient/node";
+import { fact } from "./factLog";
 import * as P from "./protocol";
 
 /** Answers list at most this many diagnostics (the server pages what it shows the model). */
@@ -148,6 +149,14 @@ export class EditorIntelligence {
   }
 
   async answer(params: P.EditorIntelligenceParams, token?: vscode.CancellationToken): Promise<P.EditorIntelligenceResult> {
+    const started = Date.now();
+    const result = await this.ask(params, token);
+    const count = (result.locations ?? result.diagnostics ?? result.symbols ?? []).length;
+    fact(`intelligence ${params.kind} ${count} ${Date.now() - started}ms`);
+    return result;
+  }
+
+  private async ask(params: P.EditorIntelligenceParams, token?: vscode.CancellationToken): Promise<P.EditorIntelligenceResult> {
     switch (params.kind) {
       case "diagnostics": {
         if (!params.uri) {
