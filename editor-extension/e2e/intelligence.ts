@@ -10,7 +10,7 @@
 // Called from driver.ts; waits on the chat's data-testid hooks and the fact log (CONTRACT.md).
 
 import type { Frame } from 'playwright-core';
-import { type Run, norm, until } from './harness.ts';
+import { FactLog, type Run, norm, until } from './harness.ts';
 import { sendPrompt, tid } from './chat.ts';
 import { openFile } from './workbench.ts';
 
@@ -49,6 +49,13 @@ export async function intelligenceStep(run: Run, needs: string[]): Promise<void>
       }, wait);
       s.note(`answer: ${JSON.stringify(last.slice(-300))}`);
       if (!last.includes(sc.seen)) throw new Error(`the model did not get what the editor knows: ${last.slice(-600)}`);
+      // the last references call: VS Code's own provider time (fact) vs the tool call (its card)
+      const own = facts.lines().map((l) => FactLog.fact(l)).filter((l) => /^intelligence references \d+ \d+ms$/.test(l)).pop();
+      const card = f.locator(`${tid('tool-card')}[data-tool="references"]`).last();
+      const done = /Done \((\d+) ms\)/.exec(norm((await card.textContent()) ?? ''));
+      const ownMs = own ? Number(/(\d+)ms$/.exec(own)?.[1]) : NaN;
+      const toolMs = done ? Number(done[1]) : NaN;
+      s.note(`references: VS Code's provider ${ownMs} ms, the tool call ${toolMs} ms, added ${toolMs - ownMs} ms (${own ?? 'no fact'})`);
       await until(`${tid('busy')} to disappear`, async () => (await f.locator(tid('busy')).count()) === 0, T);
     },
     T * 4,
