@@ -50,6 +50,7 @@ _.loaded_modules
 _.loaded_at_initialize
 _.reviewed_edit
 _.previously_trusted
+_.wait_ms
 _.jsonrpc
 
 # The protocol's published value lists (agent_ls/server/protocol/): documented in
@@ -58,6 +59,7 @@ _.COMMANDS
 _.SERVER_NOTIFICATIONS
 _.APPROVAL_ANSWERS
 _.WORKSPACE_TRUST_STATES
+_.INTELLIGENCE_KINDS
 _.EVENT_TYPES
 _.CHANGE_STATUSES
 

@@ -26,6 +26,7 @@ import attrs
 from agent_ls.agent.builtin_tools import builtin_tools
 from agent_ls.agent.config import AgentSettings
 from agent_ls.agent.editor_files import EditorFiles
+from agent_ls.agent.intelligence import EditorIntelligence
 from agent_ls.agent.llm import LLMConfig
 from agent_ls.agent.permissions import ApprovalHandler, PermissionGate, PermissionRules
 from agent_ls.agent.registry import ToolRegistry
@@ -48,6 +49,9 @@ class FrontEnd:
     """Asks the user about a call the rules leave to them (None: such calls are refused)."""
     editor: EditorFiles | None = None
     """The editor's buffers and edits, for the file tools (None: files on the disk only)."""
+    intelligence: EditorIntelligence | None = None
+    """The editor's language intelligence: the ``diagnostics``, ``definition``, ``references`` and
+    ``symbols`` tools, and problems after each edit (None: no such tools)."""
     wrap_tools: ToolWrapper | None = None
     """Given the built-in tools and their workspace, the tools the session gets (ACP wraps the file
     tools so that the file a call names is fetched from the client first)."""
@@ -66,7 +70,8 @@ def tool_registry(agent: AgentSettings, roots: Sequence[Path], manager: MCPManag
     MCP host's tools and skills, deferred as the settings say."""
     workspace = Workspace(list(roots))
     tools = builtin_tools(workspace, bash_timeout=agent.bash_timeout, editor=front.editor,
-                          outputs=agent.output_store(), bash_env_passthrough=agent.shell_env_passthrough)
+                          outputs=agent.output_store(), bash_env_passthrough=agent.shell_env_passthrough,
+                          intelligence=front.intelligence)
     if front.wrap_tools is not None:
         tools = front.wrap_tools(tools, workspace)
     skills = None

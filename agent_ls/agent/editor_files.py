@@ -43,6 +43,15 @@ from agent_ls.agent.changes import (
 )
 from agent_ls.agent.events import FileChange
 from agent_ls.agent.file_writes import atomic_write
+from agent_ls.agent.intelligence import (
+    PROBLEMS_WAIT_SECONDS,
+    EditorIntelligence,
+    IntelligenceError,
+    Problem,
+    ProblemsAfterEdit,
+    introduced,
+    problems_note,
+)
 from agent_ls.agent.workspace import Workspace
 
 log = logging.getLogger(__name__)
@@ -229,12 +238,15 @@ class Written:
 
     where: str
     saved: bool = False
+    problems: str = ""
+    """What the editor's checkers said about the change (:func:`~agent_ls.agent.intelligence.problems_note`)."""
 
     @property
     def note(self) -> str:
-        """What the model is told besides the change: only that it is not on the disk yet, when
-        it is not."""
-        return f". {SYNC_NOTE}" if self.where == "editor" and not self.saved else ""
+        """What the model is told besides the change: that it is not on the disk yet, when it is
+        not, and the problems the edit introduced, when the editor reports problems."""
+        unsaved = f". {SYNC_NOTE}" if self.where == "editor" and not self.saved else ""
+        return unsaved + self.problems if unsaved or not self.problems.startswith(" ") else "." + self.problems
 
 
 class FileAccess:
@@ -245,9 +257,12 @@ class FileAccess:
     loop; the disk work is done by the tools in worker threads.
     """
 
-    def __init__(self, workspace: Workspace, editor: EditorFiles | None = None) -> None:
+    def __init__(self, workspace: Workspace, editor: EditorFiles | None = None,
+                 intelligence: EditorIntelligence | None = None) -> None:
         self.workspace = workspace
         self.editor = editor
+        self.intelligence = intelligence
+        """The editor's checkers: an edit applied in the editor reports the problems it introduced."""
         self.tracker = ReadTracker()
 
     def open_document(self, path: Path) -> OpenDocument | None:
@@ -307,6 +322,7 @@ class FileAccess:
         accepted = answer is not None and answer.decision == "accept"
         if through_editor:
             assert editor is not None
+            before = await self._problems_before(path)
             outcome = await editor.apply_edit(
                 path,
                 base=base or "",
@@ -331,12 +347,35 @@ class FileAccess:
                 in_editor=True,
             )
             await self._report(call, change, base or "", new_text, "accepted" if accepted else "applied")
-            return Written("editor", saved=outcome.saved)
+            problems = await self._problems_after(path, shown, before, was_open=doc is not None)
+            return Written("editor", saved=outcome.saved, problems=problems)
         data = encode_text(new_text)
         await asyncio.to_thread(atomic_write, self.workspace, path, data, create_parents=create_parents)
         self.tracker.record(path, digest_bytes(data))
         await self._report(call, change, base or "", new_text, "accepted" if accepted else "written")
         return Written("disk")
+
+    async def _problems_before(self, path: Path) -> list[Problem] | None:
+        """The file's problems before an edit (None: the editor cannot tell)."""
+        if self.intelligence is None:
+            return None
+        try:
+            return await self.intelligence.diagnostics(path)
+        except IntelligenceError as e:
+            log.info("no problems before the edit of %s: %s", path, e)
+            return None
+
+    async def _problems_after(self, path: Path, shown: str, before: list[Problem] | None, *, was_open: bool) -> str:
+        """The note on the problems the edit introduced ("" when the editor cannot tell)."""
+        if self.intelligence is None or before is None:
+            return ""
+        try:
+            after: ProblemsAfterEdit = await self.intelligence.problems_after_edit(path, PROBLEMS_WAIT_SECONDS)
+        except IntelligenceError as e:
+            log.info("no problems after the edit of %s: %s", path, e)
+            return ""
+        new = introduced(before, after.problems)
+        return problems_note(shown, after, new, self.workspace.display, was_open=was_open)
 
     @staticmethod
     async def _report(call: CallContext | None, change: FileChange, before: str | None, after: str | None,

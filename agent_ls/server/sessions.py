@@ -119,11 +119,13 @@ async def get_session(ls: AgentLanguageServer, session_id: str | None, model: st
     from agent_ls.agent.builder import FrontEnd, build_session
     from agent_ls.agent.permissions import PermissionGate
     from agent_ls.server.editor_files import LspEditorFiles
+    from agent_ls.server.intelligence import lsp_intelligence
 
     approver = EditorApprover(ls)
     allowed = ls.allowed_for_session.get(session_id, set()) if session_id is not None else set()
     session = await build_session(agent, llm, roots=ls.folders() or [Path.cwd()],
-                                  front=FrontEnd(approver=approver, editor=LspEditorFiles(ls)),
+                                  front=FrontEnd(approver=approver, editor=LspEditorFiles(ls),
+                                                 intelligence=lsp_intelligence(ls)),
                                   manager=manager, store=store, session_id=session_id, session_allowed=allowed)
     if isinstance(session.gate, PermissionGate):
         ls.allowed_for_session[session.session_id] = session.gate.session_allowed  # the gate adds to it

@@ -22,6 +22,7 @@ import { findChatFrame, sendPrompt, waitAssistantText } from './chat.ts';
 import { chatPanelStep, conversationSteps, sessionSteps } from './chatSteps.ts';
 import { editorSteps } from './editorSteps.ts';
 import { fullOutputStep, resumedCardsStep, reviewSteps } from './review.ts';
+import { intelligenceStep } from './intelligence.ts';
 import { serversSteps, settingsRestartStep } from './serverSteps.ts';
 import { uxSteps } from './ux.ts';
 
@@ -94,6 +95,7 @@ async function scenario(page: Page, steps: Steps, facts: FactLog): Promise<void>
   };
   await reviewSteps(reviewCtx);
   await fullOutputStep(reviewCtx);
+  await intelligenceStep(run, ['final-answer']);
   await sessionSteps(run);
   await resumedCardsStep(reviewCtx);
   await chatPanelStep(run);

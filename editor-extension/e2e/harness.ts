@@ -9,6 +9,7 @@ import { createRequire } from 'node:module';
 import type { BrowserContext, Frame, Page } from 'playwright-core';
 
 import type { ReviewScenario } from './review.ts';
+import type { IntelligenceScenario } from './intelligence.ts';
 
 export type Playwright = typeof import('playwright-core');
 
@@ -94,6 +95,8 @@ export interface Scenario {
   askChipPrefix: string;
   /** Review of the agent's file changes (review.ts). */
   review: ReviewScenario;
+  /** The editor's language intelligence as the agent's tools (intelligence.ts). */
+  intelligence: IntelligenceScenario;
 }
 
 export function loadPlaywright(nodeModules: string): Playwright {

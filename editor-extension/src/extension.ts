@@ -5,6 +5,7 @@ import { ChatViews } from "./chat/views";
 import { AgentClient } from "./client";
 import { codeActionMiddleware, registerCommands } from "./commands";
 import { fact } from "./factLog";
+import { EditorIntelligence } from "./intelligence";
 import { bindServersView, ServersModel, ServersTree } from "./servers";
 import { createStatusBar } from "./statusBar";
 
@@ -14,6 +15,8 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   agent = new AgentClient(context.globalStorageUri.fsPath, context.extensionPath);
   agent.addMiddleware(codeActionMiddleware());
   const chat = new ChatController(agent);
+  const intelligence = new EditorIntelligence();
+  agent.addBinder((client) => intelligence.bind(client));
   const views = new ChatViews(context.extensionUri, chat);
   const servers = new ServersModel(agent);
   servers.onDidChange(() => {
@@ -25,6 +28,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   context.subscriptions.push(
     agent,
     chat,
+    intelligence,
     views,
     servers,
     tree,

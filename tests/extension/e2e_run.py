@@ -21,6 +21,7 @@ from tests.extension.conftest import EXTENSION_ID, LISTENING, E2ETools, kill_tre
 from tests.extension.e2e_scenario import (
     CODE,
     CODE_FILE,
+    INTEL_FILES,
     NUMBER_BEFORE,
     NUMBER_FILE,
     OUTPUT_FILE,
@@ -117,6 +118,9 @@ def write_settings(run: Run, llm: ScriptedLLM) -> None:
     (run.ws / NUMBER_FILE).write_text(NUMBER_BEFORE)
     (run.ws / REVIEW_FILE).write_text(REVIEW_CODE)
     (run.ws / OUTPUT_FILE).write_text("".join(f"line {i}\n" for i in range(OUTPUT_LINES)))
+    for name, content in INTEL_FILES.items():  # a TypeScript project (e2e/intelligence.ts)
+        (run.ws / name).parent.mkdir(parents=True, exist_ok=True)
+        (run.ws / name).write_text(content)
     editor = {
         "workbench.startupEditor": "none",
         "workbench.secondarySideBar.defaultVisibility": "hidden",

@@ -56,6 +56,31 @@ OUTPUT_FILE = "long.log"
 OUTPUT_LINES = 4000  # "line 0" ... "line 3999": ~40k characters, more than a page (30k)
 OUTPUT_DONE = "That was a long log."
 
+# the editor's language intelligence (editor-extension/e2e/intelligence.ts): a TypeScript project
+INTEL_FILES = {
+    "intel/tsconfig.json": '{"compilerOptions": {"strict": true, "noEmit": true, "target": "es2020"}}\n',
+    "intel/math.ts": "export function add(a: number, b: number): number {\n  return a + b;\n}\n",
+    "intel/main.ts": ('import { add } from "./math";\n\nexport const total: number = add(1, 2);\n'
+                      "export const twice: number = add(total, total);\n"),
+}
+INTEL_FILE = "intel/main.ts"
+INTEL_PROMPT = "Who calls add in the intel project, and then make total a string?"
+INTEL_SEEN = "The editor told me where add is used, and TypeScript's error 2322 after my edit."
+INTEL_MISSING = "missing from the editor's answers:"
+INTEL_TRIES = 10
+"""How often the model asks again while the TypeScript server is still starting (empty answers)."""
+INTEL_EXPECT = {
+    "references": ["intel/main.ts:1:10: import { add }", "intel/main.ts:3:30: export const total: number = add(1, 2);",
+                   "intel/main.ts:4:30: export const twice", "intel/math.ts:1:17: export function add("],
+    "definition": ["intel/math.ts:1:17: export function add(a: number, b: number): number {"],
+    "symbols": ["intel/math.ts:1:", "function add", "| export function add(a: number, b: number): number {"],
+}
+INTEL_CALLS = [("references", {"path": "intel/math.ts", "line": 1, "column": 17}),
+               ("definition", {"path": INTEL_FILE, "line": 3, "column": 30}),
+               ("symbols", {"query": "add"})]
+INTEL_EDIT = ("edit_file", {"path": INTEL_FILE, "old_string": "total: number = add(1, 2)",
+                            "new_string": 'total: number = "three"'})
+
 STEP_TIMEOUT_MS = 45_000
 WORKSPACE_ENV = "AGENT_LS_E2E_FROM_WORKSPACE"  # set by the workspace's .vscode/settings.json: must be ignored
 RESTART_ENV = "AGENT_LS_E2E_RESTART"  # the driver adds it to the Machine settings (settings-restart)
@@ -84,11 +109,13 @@ class Model:
     def __init__(self) -> None:
         self.unexpected: list[str] = []
         self.answered: list[str] = []
+        self.intel_results: dict[str | None, str] = {}
+        """What the intelligence tools returned, once right (the report prints it)."""
 
     def route(self, body: dict[str, Any]) -> Turn:
         msgs = body.get("messages") or []
         markers = (EXPLAIN_QUESTION, ASK_QUESTION, ELICIT_PROMPT, STOP_PROMPT, ATTACH_PROMPT, REVIEW_PROMPT, REJECT_PROMPT,
-                   OUTPUT_PROMPT, PROMPT)
+                   OUTPUT_PROMPT, INTEL_PROMPT, PROMPT)
         idx, asked = -1, ""
         for i in range(len(msgs) - 1, -1, -1):
             if msgs[i].get("role") == "user" and any(k in _content_text(msgs[i]) for k in markers):
@@ -146,6 +173,8 @@ class Model:
                 what, answer = "output: bash", tool_calls([("bash", {"command": f"cat {OUTPUT_FILE}"})])
             elif last_tool == "bash":
                 what, answer = "output: done", text(OUTPUT_DONE)
+        elif INTEL_PROMPT in asked:
+            what, answer = self.intelligence(tools_after, results_after)
         elif PROMPT in asked:
             if last_tool is None:
                 what, answer = "tool_search", tool_calls([("tool_search", {"query": f"select:{APPROVAL_TOOL}"})], text=INTRO)
@@ -158,6 +187,26 @@ class Model:
             return text("(e2e script: unexpected request)")
         self.answered.append(what)
         return answer
+
+
+    def intelligence(self, tools: list[str | None], results: list[str]) -> tuple[str, Turn]:
+        """references / definition / symbols (again while TypeScript starts), then the breaking edit."""
+        if not tools:
+            return "intel: ask the editor", tool_calls(INTEL_CALLS)
+        if tools[-1] == "edit_file":
+            got = results[-1]
+            if "error ts(2322)" in got and "intel/main.ts:3:14" in got:
+                return "intel: 2322 seen", text(INTEL_SEEN)
+            return "intel: 2322 MISSING", text(f"{INTEL_MISSING} the edit's result was {got[:400]!r}")
+        answers = dict(zip(tools[-3:], results[-3:], strict=False))
+        missing = [f"{tool}: {want!r} (got {answers.get(tool, '')[:300]!r})" for tool, wants in INTEL_EXPECT.items()
+                   for want in wants if want not in answers.get(tool, "")]
+        if not missing:
+            self.intel_results = answers
+            return "intel: answers right, edit", tool_calls([INTEL_EDIT])
+        if len(tools) < 3 * INTEL_TRIES:
+            return f"intel: ask again ({len(tools) // 3})", tool_calls(INTEL_CALLS)
+        return "intel: answers MISSING", text(f"{INTEL_MISSING} {'; '.join(missing)}")
 
 
 def driver_scenario() -> dict[str, Any]:
@@ -181,4 +230,5 @@ def driver_scenario() -> dict[str, Any]:
             "outputPrompt": OUTPUT_PROMPT, "outputDone": OUTPUT_DONE,
             "outputLastLine": f"line {OUTPUT_LINES - 1}",
         },
+        "intelligence": {"file": INTEL_FILE, "prompt": INTEL_PROMPT, "seen": INTEL_SEEN, "missing": INTEL_MISSING},
     }

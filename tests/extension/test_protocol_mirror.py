@@ -53,7 +53,8 @@ CLIENT_SENT = {
     "GetPromptParams", "CallToolParams", "Attachment", "Range", "ApproveResult", "TrustServerResult",
     "ElicitResultPayload", "SetWorkspaceTrustParams", "EditorTrustParams", "TrustWorkspaceResult",
     "ChangeOutcomeParams", "ChangeContentParams", "ReviewEditResult", "ToolOutputParams", "ModelsParams",
-    "SetModelParams",
+    "SetModelParams", "EditorIntelligenceResult", "IntelligenceLocation", "IntelligenceDiagnostic",
+    "IntelligenceSymbol",
 }
 
 
@@ -130,6 +131,8 @@ def test_method_names_commands_and_values_match() -> None:
     assert ts_list("CHANGE_OUTCOMES") == list(P.CHANGE_OUTCOMES)
     assert ts_list("PLAN_STATUSES") == list(P.PLAN_STATUSES)
     assert ts_consts()["REVIEW_CAPABILITY"] == P.REVIEW_CAPABILITY
+    assert ts_consts()["INTELLIGENCE_CAPABILITY"] == P.INTELLIGENCE_CAPABILITY
+    assert ts_list("INTELLIGENCE_KINDS") == list(P.INTELLIGENCE_KINDS)
 
 
 def test_every_payload_has_an_interface_with_the_same_fields() -> None:

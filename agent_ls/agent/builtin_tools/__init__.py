@@ -14,17 +14,20 @@ can hold, and the session shows the model a page at a time
 
 One module per family: :mod:`.base` (the shared plumbing), :mod:`.reading` (``read_file``),
 :mod:`.editing` (``write_file``, ``edit_file``), :mod:`.search` (``glob``, ``grep``),
-:mod:`.shell` (``bash``); ``read_output`` is :mod:`agent_ls.agent.output_store`'s,
+:mod:`.shell` (``bash``), :mod:`.intelligence` (``diagnostics``, ``definition``, ``references``,
+``symbols``: the editor's language servers, when the front end gives them); ``read_output`` is :mod:`agent_ls.agent.output_store`'s,
 ``update_plan`` :mod:`agent_ls.agent.plan`'s.
 """
 
 from __future__ import annotations
 
 from agent_ls.agent.builtin_tools.editing import EditFileTool, WriteFileTool
+from agent_ls.agent.builtin_tools.intelligence import intelligence_tools
 from agent_ls.agent.builtin_tools.reading import ReadFileTool
 from agent_ls.agent.builtin_tools.search import GlobTool, GrepTool
 from agent_ls.agent.builtin_tools.shell import DEFAULT_BASH_TIMEOUT, BashTool
 from agent_ls.agent.editor_files import EditorFiles, FileAccess
+from agent_ls.agent.intelligence import EditorIntelligence
 from agent_ls.agent.output_store import OutputStore, ReadOutputTool
 from agent_ls.agent.plan import UpdatePlanTool
 from agent_ls.agent.workspace import Workspace
@@ -39,6 +42,7 @@ def builtin_tools(
     bash_env_passthrough: tuple[str, ...] = (),
     editor: EditorFiles | None = None,
     outputs: OutputStore | None = None,
+    intelligence: EditorIntelligence | None = None,
 ) -> list[Tool]:
     """Every built-in tool, sorted by name, ``read_output`` included.
 
@@ -47,10 +51,12 @@ def builtin_tools(
     ``outputs``: the session's store of oversized output (a default one when None); the
     session that runs these tools finds it through ``read_output`` and pages long results into
     it. ``bash_env_passthrough``: secret-looking environment variables ``bash`` still gets
-    (:func:`~agent_ls.agent.builtin_tools.shell.shell_environment`). The tools themselves then keep up to what the store can hold (``read_file`` keeps to a
+    (:func:`~agent_ls.agent.builtin_tools.shell.shell_environment`). ``intelligence`` (the
+    editor's language servers): adds ``diagnostics``, ``definition``, ``references`` and
+    ``symbols``, and edits applied in the editor report the problems they introduced. The tools themselves then keep up to what the store can hold (``read_file`` keeps to a
     page: it pages by lines itself); an explicit ``output_cap_chars`` caps every tool instead.
     """
-    files = FileAccess(workspace, editor)
+    files = FileAccess(workspace, editor, intelligence)
     outputs = outputs if outputs is not None else OutputStore()
     keep = outputs.max_chars if output_cap_chars is None else output_cap_chars
     page = outputs.page_chars if output_cap_chars is None else output_cap_chars
@@ -64,4 +70,6 @@ def builtin_tools(
         ReadOutputTool(outputs),
         UpdatePlanTool(),
     ]
+    if intelligence is not None:
+        tools += intelligence_tools(intelligence, workspace, output_cap_chars=keep, files=files)
     return sorted(tools, key=lambda t: t.spec.name)

@@ -8,7 +8,8 @@ Mirrored module by module in ``editor-extension/src/protocol/`` and documented i
   a JSON-RPC ``InvalidParams`` error response, never a hang), the raw JSON-RPC envelopes;
 - payloads by feature: :mod:`.prompt`, :mod:`.sessions` (sessions, file changes, edit review),
   :mod:`.mcp` (status, servers, resources, prompts, tools), :mod:`.questions` (approval, trust,
-  elicitation, sampling consent), :mod:`.commands` (code action commands).
+  elicitation, sampling consent), :mod:`.commands` (code action commands), :mod:`.intelligence`
+  (the editor's language intelligence for the agent's tools).
 
 This module re-exports nothing: import from the module that defines a name.
 """

@@ -47,6 +47,7 @@ TRUST_WORKSPACE = "agent/trustWorkspace"
 ELICIT = "mcp/elicit"
 SAMPLE = "mcp/sample"
 REVIEW_EDIT = "agent/reviewEdit"
+EDITOR_INTELLIGENCE = "agent/editorIntelligence"
 
 # workspace/executeCommand commands (carried by code actions, or run by the user) ----------
 CMD_ASK = "agent-ls.ask"
@@ -64,7 +65,7 @@ CLIENT_REQUESTS = (
     TOOL_OUTPUT, MODELS, SET_MODEL,
 )
 CLIENT_NOTIFICATIONS = (EDITOR_TRUST,)
-SERVER_REQUESTS = (APPROVE, TRUST_SERVER, TRUST_WORKSPACE, ELICIT, SAMPLE, REVIEW_EDIT)
+SERVER_REQUESTS = (APPROVE, TRUST_SERVER, TRUST_WORKSPACE, ELICIT, SAMPLE, REVIEW_EDIT, EDITOR_INTELLIGENCE)
 SERVER_NOTIFICATIONS = (EVENT, MCP_STATUS_CHANGED)
 
 # JSON-RPC / LSP error codes the custom methods answer with --------------------------------
@@ -91,3 +92,6 @@ PLAN_STATUSES = ("pending", "in_progress", "completed")
 """A plan step's status (the ``plan`` event; ``agent_ls.agent.plan.PLAN_STATUSES``)."""
 REVIEW_CAPABILITY = "reviewEdits"
 """``capabilities.experimental.agentLs.reviewEdits: true``: the client answers ``agent/reviewEdit``."""
+INTELLIGENCE_CAPABILITY = "intelligence"
+"""``capabilities.experimental.agentLs.intelligence: true``: the client answers ``agent/editorIntelligence``."""
+INTELLIGENCE_KINDS = ("diagnostics", "definition", "references", "symbols")

@@ -11,4 +11,5 @@ export type * from "./sessions";
 export type * from "./mcp";
 export type * from "./questions";
 export type * from "./commands";
+export type * from "./intelligence";
 export type * from "./wire";

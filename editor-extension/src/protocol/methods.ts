@@ -54,6 +54,8 @@ export const ELICIT = "mcp/elicit";
 export const SAMPLE = "mcp/sample";
 /** The agent wants to change a file: the client answers accept / reject / deferred (issue 16). */
 export const REVIEW_EDIT = "agent/reviewEdit";
+/** The editor's problems, definitions, references, workspace symbols, for the agent's tools (issue 27). */
+export const EDITOR_INTELLIGENCE = "agent/editorIntelligence";
 
 // workspace/executeCommand commands (carried by the server's code actions) -------------------
 export const CMD_ASK = "agent-ls.ask";
@@ -71,7 +73,7 @@ export const CLIENT_REQUESTS = [
   TOOL_OUTPUT, MODELS, SET_MODEL,
 ] as const;
 export const CLIENT_NOTIFICATIONS = [EDITOR_TRUST] as const;
-export const SERVER_REQUESTS = [APPROVE, TRUST_SERVER, TRUST_WORKSPACE, ELICIT, SAMPLE, REVIEW_EDIT] as const;
+export const SERVER_REQUESTS = [APPROVE, TRUST_SERVER, TRUST_WORKSPACE, ELICIT, SAMPLE, REVIEW_EDIT, EDITOR_INTELLIGENCE] as const;
 export const SERVER_NOTIFICATIONS = [EVENT, MCP_STATUS_CHANGED] as const;
 
 // JSON-RPC / LSP error codes the custom methods answer with ----------------------------------
@@ -117,3 +119,7 @@ export const PLAN_STATUSES = ["pending", "in_progress", "completed"] as const;
 export type PlanStatus = (typeof PLAN_STATUSES)[number];
 /** `capabilities.experimental.agentLs.reviewEdits: true`: this client answers agent/reviewEdit. */
 export const REVIEW_CAPABILITY = "reviewEdits";
+/** `capabilities.experimental.agentLs.intelligence: true`: this client answers agent/editorIntelligence. */
+export const INTELLIGENCE_CAPABILITY = "intelligence";
+export const INTELLIGENCE_KINDS = ["diagnostics", "definition", "references", "symbols"] as const;
+export type IntelligenceKind = (typeof INTELLIGENCE_KINDS)[number];
