@@ -53,11 +53,10 @@ class AcpApprover:
 
     def __init__(self, owner: AcpSession) -> None:
         self.owner = owner
-        self.call_id: str | None = None
         self.rejected: set[str] = set()
 
     async def __call__(self, request: ApprovalRequest) -> ApprovalAnswer | SessionScope:
-        call_id, self.call_id = self.call_id or f"approval-{next(_ids)}", None
+        call_id = request.call_id  # the tool call the client already shows (its tool_call update)
         spec = request.spec
         if spec.name in self.rejected:
             return ApprovalAnswer.DENY
@@ -237,8 +236,6 @@ class AcpSession:
                 self.previews[event.call_id] = preview
             await self.send(U.tool_started(event.call_id, event.name, event.arguments, spec, self.folder,
                                            "pending" if asks else "in_progress", preview))
-        elif isinstance(event, ev.ApprovalRequested):
-            self.approver.call_id = event.call_id
         elif isinstance(event, ev.PlanUpdated):
             await self.send(U.plan_update(event.entries))
         elif isinstance(event, ev.ToolCallFinished):
