@@ -10,8 +10,8 @@ session store.
 from __future__ import annotations
 
 import asyncio
-import itertools
 import logging
+import secrets
 from pathlib import Path
 from typing import Any
 
@@ -34,7 +34,6 @@ from agent_ls.agent.permissions import ApprovalAnswer, ApprovalRequest, SessionS
 from agent_ls.core.visible import visible
 
 log = logging.getLogger("agent_ls.acp")
-_ids = itertools.count(1)
 
 NO_MODEL = ("no model is configured: set \"model\" in the agent-ls user settings or the workspace's "
             ".agent-ls/settings.json (a workspace's model applies once you trust the folder), or the "
@@ -53,11 +52,10 @@ class AcpApprover:
 
     def __init__(self, owner: AcpSession) -> None:
         self.owner = owner
-        self.call_id: str | None = None
         self.rejected: set[str] = set()
 
     async def __call__(self, request: ApprovalRequest) -> ApprovalAnswer | SessionScope:
-        call_id, self.call_id = self.call_id or f"approval-{next(_ids)}", None
+        call_id = request.call_id  # the tool call the client already shows (its tool_call update)
         spec = request.spec
         if spec.name in self.rejected:
             return ApprovalAnswer.DENY
@@ -237,8 +235,6 @@ class AcpSession:
                 self.previews[event.call_id] = preview
             await self.send(U.tool_started(event.call_id, event.name, event.arguments, spec, self.folder,
                                            "pending" if asks else "in_progress", preview))
-        elif isinstance(event, ev.ApprovalRequested):
-            self.approver.call_id = event.call_id
         elif isinstance(event, ev.PlanUpdated):
             await self.send(U.plan_update(event.entries))
         elif isinstance(event, ev.ToolCallFinished):
@@ -336,7 +332,7 @@ class AcpSession:
     async def ask_trust(self, question: TrustQuestion) -> str | None:
         from acp.helpers import start_tool_call, text_block, tool_content
 
-        call_id = f"trust-{next(_ids)}"
+        call_id = f"trust-{secrets.token_hex(6)}"
         content: list[Any] = [tool_content(text_block(question.text))]
         await self.send(start_tool_call(call_id, question.title, kind="other", status="pending", content=content))
         from acp.schema import ToolCallUpdate
@@ -375,7 +371,7 @@ class AcpSession:
         if request.omitted_messages:
             lines.append(f"({request.omitted_messages} earlier messages not shown)")
         lines += [f"{m.role}: {m.text}" for m in request.messages]
-        call_id = f"sampling-{next(_ids)}"
+        call_id = f"sampling-{secrets.token_hex(6)}"
         title = f"Let MCP server '{request.server}' use the model?"
         content: list[Any] = [tool_content(text_block("\n".join(lines)))]
         await self.send(start_tool_call(call_id, title, kind="other", status="pending", content=content))

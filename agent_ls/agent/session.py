@@ -12,20 +12,19 @@ consistent: every tool call gets a result.
 from __future__ import annotations
 
 import asyncio
-import inspect
+import contextlib
 import json
 import logging
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
 import attrs
 
 from agent_ls.agent.changes import CallContext, ChangeStore, Report, current_call
 from agent_ls.agent.context import CLEARABLE_CHARS, Compaction, Compactor, CompactState, ContextTooLarge
 from agent_ls.agent.events import (
-    ApprovalRequested,
     ContextCompacted,
     Event,
     EventSink,
@@ -33,8 +32,6 @@ from agent_ls.agent.events import (
     PlanUpdated,
     TextDelta,
     ThinkingDelta,
-    ToolCallFinished,
-    ToolCallStarted,
     TurnError,
     TurnFinished,
     TurnStarted,
@@ -48,19 +45,11 @@ from agent_ls.agent.prompt import FrozenPrompt, dynamic_text, system_messages, t
 from agent_ls.agent.registry import ToolRegistry
 from agent_ls.agent.store import SessionStore, ToolRun
 from agent_ls.agent.titles import title_in_background
+from agent_ls.agent.tool_runner import CANCELLED_RESULT, Gate, ToolCall, ToolRunner
+from agent_ls.agent.tool_runner import emit as _emit
 from agent_ls.core.tools import Capability, Tool, ToolResult, cap_text
 
 log = logging.getLogger(__name__)
-
-CANCELLED_RESULT = "The call was cancelled by the user before it finished."
-
-
-class Gate(Protocol):
-    async def check(self, spec: Any, arguments: dict[str, Any]) -> tuple[bool, str]: ...
-
-    def runs_without_asking(self, spec: Any, arguments: dict[str, Any] | None = None) -> bool: ...
-
-    def approval_reason(self, spec: Any, arguments: dict[str, Any] | None = None) -> str | None: ...
 
 
 @attrs.frozen
@@ -70,17 +59,6 @@ class TurnResult:
     usage: UsageReport
     steps: int
     error: TurnError | None = None
-
-
-async def _emit(sink: EventSink | None, event: Event) -> None:
-    if sink is None:
-        return
-    try:
-        out = sink(event)
-        if inspect.isawaitable(out):
-            await out
-    except Exception:  # a broken listener must not break the turn
-        log.exception("event sink failed")
 
 
 def _parse_arguments(raw: str) -> dict[str, Any] | str:
@@ -383,12 +361,13 @@ class Session:
             else:
                 groups.append([c])
         written: set[str] = set()
+        runner = self.runner()
         try:
             for group in groups:
                 if len(group) == 1:
-                    results[group[0].id] = await self._run_one(group[0], sink)
+                    results[group[0].id] = await self._run_one(runner, group[0], sink)
                 else:
-                    outs = await asyncio.gather(*(self._run_one(c, sink) for c in group))
+                    outs = await asyncio.gather(*(self._run_one(runner, c, sink) for c in group))
                     for c, r in zip(group, outs, strict=True):
                         results[c.id] = r
                 for c in group:  # each result is persisted as soon as its group completes
@@ -440,67 +419,35 @@ class Session:
 
         return report
 
-    async def _run_one(self, call: ToolCallAcc, sink: EventSink | None) -> ToolResult:
-        started = time.perf_counter()
-        tool = self.registry.get(call.name)
-        parsed = _parse_arguments(call.arguments)
-        args = parsed if isinstance(parsed, dict) else {}
-        spec = tool.spec if tool is not None else None
-        await _emit(sink, ToolCallStarted(call.id, call.name, args, spec.server if spec else None,
-                                          spec.display_name if spec else None))
-        denied = False
+    def runner(self) -> ToolRunner:
+        """The tool runner of this session's calls: its gate, its output store's pages, the context
+        of its file and plan tools and its run records (:mod:`agent_ls.agent.tool_runner`)."""
+        return ToolRunner(self.gate, self.session_id, shape=self._shape, record=self._record_run,
+                          scope=self._call_scope)
+
+    async def _run_one(self, runner: ToolRunner, call: ToolCallAcc, sink: EventSink | None) -> ToolResult:
+        run = ToolCall(call.id, call.name, _parse_arguments(call.arguments))
+        return (await runner.run(run, self.registry.get(call.name), sink)).result
+
+    @contextlib.contextmanager
+    def _call_scope(self, call: ToolCall, sink: EventSink | None) -> Iterator[None]:
+        """What the file and plan tools read while they run: the call they belong to and where
+        their changes and plans go."""
+        token = current_call.set(CallContext(self.session_id, call.id, self.turns, self._reporter(sink)))
+        plan_token = current_plan_listener.set(lambda entries: self._set_plan(entries, sink))
         try:
-            if tool is None:
-                result = ToolResult.error(f"there is no tool named {call.name!r}")
-            elif isinstance(parsed, str):
-                result = ToolResult.error(f"{call.name}: {parsed}")
-            else:
-                if self.gate is not None and (why := self.gate.approval_reason(tool.spec, args)) is not None:
-                    await _emit(sink, ApprovalRequested(call.id, call.name, args, why))
-                allowed, reason = (True, "") if self.gate is None else await self.gate.check(tool.spec, args)
-                if not allowed:
-                    denied = True
-                    result = ToolResult.error(reason or "the call was denied")
-                else:
-                    token = current_call.set(CallContext(self.session_id, call.id, self.turns, self._reporter(sink)))
-                    plan_token = current_plan_listener.set(lambda entries: self._set_plan(entries, sink))
-                    try:
-                        result = await tool.call(args)
-                    except asyncio.CancelledError:
-                        raise
-                    except Exception as e:  # a tool bug must not end the turn
-                        log.exception("tool %s raised", call.name)
-                        result = ToolResult.error(f"{call.name} failed: {type(e).__name__}: {e}")
-                    finally:
-                        current_plan_listener.reset(plan_token)
-                        current_call.reset(token)
-        except asyncio.CancelledError:
-            # cancelled while waiting for approval or while the tool ran: the UI still gets the end,
-            # and a resumed session's card still says who ran it, how long and how it ended
-            cancelled_ms = (time.perf_counter() - started) * 1e3
+            yield
+        finally:
+            current_plan_listener.reset(plan_token)
+            current_call.reset(token)
 
-            async def finish() -> None:
-                await _emit(sink, ToolCallFinished(call.id, call.name, True, CANCELLED_RESULT, cancelled_ms))
-                await self._record_run(ToolRun(call.id, call.name, spec.server if spec else None,
-                                               spec.display_name if spec else None, round(cancelled_ms, 1),
-                                               True, False))
-
-            await asyncio.shield(finish())
-            raise
-        whole = result
-        result = self._page(call.name, result, call.id)
-        handle = self._stored_handle(whole, result)  # before any await: it reads the store's last output
+    async def _shape(self, call: ToolCall, result: ToolResult) -> tuple[ToolResult, str | None]:
+        """The result paged (:meth:`_page`), and the handle of the whole when it was stored."""
+        paged = self._page(call.name, result, call.id)
+        handle = self._stored_handle(result, paged)  # before any await: it reads the store's last output
         if self.outputs is not None and self.outputs.defer_saves:
             await asyncio.to_thread(self.outputs.flush)
-        attachments = tuple(attrs.asdict(a) for a in result.attachments)
-        duration_ms = (time.perf_counter() - started) * 1e3
-        await _emit(sink, ToolCallFinished(call.id, call.name, result.is_error, result.content,
-                                           duration_ms, denied, attachments,
-                                           output_handle=handle))
-        await self._record_run(ToolRun(call.id, call.name, spec.server if spec else None,
-                                       spec.display_name if spec else None, round(duration_ms, 1),
-                                       result.is_error, denied))
-        return result
+        return paged, handle
 
     def _stored_handle(self, whole: ToolResult, paged: ToolResult) -> str | None:
         """The output store's handle of ``whole`` when :meth:`_page` stored it (the chat offers

@@ -52,6 +52,10 @@ from agent_ls.mcp.trust_decisions import TrustDecisions, TrustHandler
 log = logging.getLogger(__name__)
 
 
+class ToolUnavailable(Exception):
+    """A tool that cannot be called now, and why (:meth:`MCPManager.resolve_tool`)."""
+
+
 class MCPManager(SignIns, TrustDecisions):
     """Every configured server of the host (its OAuth sign-ins: :class:`SignIns`; its trust
     decisions: :class:`TrustDecisions`)."""
@@ -273,27 +277,44 @@ class MCPManager(SignIns, TrustDecisions):
                 return t
         return None
 
-    async def call_tool(self, server: str, tool: str, arguments: dict[str, Any]) -> ToolResult:
-        conn = self._conns.get(server)
-        if conn is None:
-            return ToolResult.error(f"no MCP server named {server!r} is configured")
+    async def resolve_tool(self, server: str, tool: str) -> MCPTool:
+        """The tool ``tool`` (its MCP name or its model-facing name) of ``server``, ready to call.
+
+        The tool set is refreshed first if a change was announced; a server that is (re)connecting
+        is waited for, bounded by its ``connectTimeout``, and looked at again. Raises
+        :class:`ToolUnavailable` saying why not: not configured, not connected (its state and
+        error), waiting for sign-in, or no such tool.
+        """
+        if server not in self._conns and server not in self._failed:
+            raise ToolUnavailable(f"no MCP server named {server!r} is configured")
+        await self.refresh_if_dirty()
         found = self.find_tool(server, tool)
-        if found is None and conn.settling:  # (re)connecting: wait for it, bounded
-            await conn.wait_settled(conn.config.connect_timeout)
+        conn = self._conns.get(server)
+        if found is None and conn is not None and await conn.settle():
             await self.refresh_if_dirty()
             found = self.find_tool(server, tool)
-        if found is None:
-            if conn.state is State.NEEDS_SIGN_IN:
-                return ToolResult.error(
-                    f"MCP server '{server}' needs sign-in ({conn.auth_problem() or 'sign-in required'}); "
-                    "ask the user to sign in to it"
-                )
-            if not conn.connected:
-                return ToolResult.error(
-                    f"MCP server '{server}' is not connected: {conn.state.value}"
-                    + (f" ({conn.error})" if conn.error else "")
-                )
-            return ToolResult.error(f"MCP server '{server}' has no tool named {tool!r}")
+        if found is not None:
+            return found
+        if conn is None:
+            raise ToolUnavailable(f"MCP server {server!r} is not connected (failed: {self._failed[server].reason})")
+        if conn.state is State.NEEDS_SIGN_IN:
+            raise ToolUnavailable(f"MCP server {server!r} needs sign-in ({conn.auth_problem() or 'sign-in required'});"
+                                  " ask the user to sign in to it")
+        if conn.settling:
+            raise ToolUnavailable(f"MCP server {server!r} is not connected (still starting after "
+                                  f"{conn.config.connect_timeout:g}s, its connectTimeout)")
+        if not conn.connected:
+            raise ToolUnavailable(f"MCP server {server!r} is not connected ({conn.state.value}"
+                                  + (f"; {conn.error}" if conn.error else "") + ")")
+        raise ToolUnavailable(f"MCP server {server!r} has no tool named {tool!r}")
+
+    async def call_tool(self, server: str, tool: str, arguments: dict[str, Any]) -> ToolResult:
+        """Call a tool without the agent (``agent-ls mcp call``, the demo): why it cannot be
+        called is an error result, like any failure of the call."""
+        try:
+            found = await self.resolve_tool(server, tool)
+        except ToolUnavailable as e:
+            return ToolResult.error(str(e))
         return await found.call(arguments)
 
     def instructions(self) -> str:

@@ -15,6 +15,7 @@ from agent_ls.server.protocol.methods import APPROVE
 from agent_ls.server.protocol.questions import ApprovalScope, ApproveParams, ApproveResult
 
 if TYPE_CHECKING:
+    from agent_ls.agent.permissions import ApprovalAnswer, ApprovalRequest, SessionScope
     from agent_ls.server.server import AgentLanguageServer
 
 log = logging.getLogger("agent_ls.server")
@@ -23,35 +24,32 @@ log = logging.getLogger("agent_ls.server")
 class EditorApprover:
     """Asks the editor (``agent/approve``); a missing or broken answer is a deny.
 
-    ``call_id`` is set by the event sink from the ``approval_requested`` event that precedes
-    every question, so the editor can tie the question to the tool card it shows.
+    The request names its call and session (:class:`agent_ls.agent.permissions.ApprovalRequest`),
+    so the editor ties the question to the tool card it shows; one approver serves every session
+    and the direct calls.
     """
 
-    def __init__(self, ls: AgentLanguageServer, session_id: str | None = None) -> None:
+    def __init__(self, ls: AgentLanguageServer) -> None:
         self.ls = ls
-        self.session_id = session_id
-        self.call_id: str | None = None
-        self.counter = 0
 
-    def reviewed(self, spec: Any) -> bool:
+    def reviewed(self, spec: Any, session_id: str | None) -> bool:
         """Every change of this call goes to ``agent/reviewEdit`` before it applies."""
         from agent_ls.agent.changes import REVIEWED_TOOLS
         from agent_ls.server.editor_files import LspEditorFiles
 
-        return (self.session_id is not None and spec.source == "builtin" and spec.name in REVIEWED_TOOLS
+        return (session_id is not None and spec.source == "builtin" and spec.name in REVIEWED_TOOLS
                 and LspEditorFiles(self.ls).reviews_edits())
 
-    async def __call__(self, request: Any) -> Any:
-        from agent_ls.agent.permissions import ApprovalAnswer
+    async def __call__(self, request: ApprovalRequest) -> ApprovalAnswer | SessionScope:
+        from agent_ls.agent.permissions import ApprovalAnswer  # the shell parser: not on the initialize path
 
-        self.counter += 1
-        call_id, self.call_id = self.call_id or f"direct-{self.counter}", None
         spec = request.spec
-        scopes = [ApprovalScope(s.id, s.label) for s in getattr(request, "scopes", ())]
-        sensitive = getattr(request, "sensitive", None)
-        params = ApproveParams(call_id=call_id, tool=spec.name, arguments=request.arguments,
+        scopes = [ApprovalScope(s.id, s.label) for s in request.scopes]
+        sensitive = request.sensitive
+        params = ApproveParams(call_id=request.call_id, tool=spec.name, arguments=request.arguments,
                                reason=request.reason, server=spec.server, display_name=spec.display_name,
-                               session_id=self.session_id, reviewed_edit=sensitive is None and self.reviewed(spec),
+                               session_id=request.session_id,
+                               reviewed_edit=sensitive is None and self.reviewed(spec, request.session_id),
                                scopes=scopes, sensitive=sensitive)
         try:
             result = await ask(self.ls, APPROVE, params, ApproveResult, fallback=ApproveResult("deny"))

@@ -15,7 +15,6 @@ from typing import Any
 import attrs
 from pygls.uris import to_fs_path
 
-from agent_ls.server.approval import EditorApprover
 from agent_ls.server.host import ensure_manager
 from agent_ls.server.protocol.codec import RequestFailed, dump, parse, snake_to_camel_dict
 from agent_ls.server.protocol.commands import AskResult
@@ -110,6 +109,8 @@ def event_payload(event: Any) -> dict[str, Any]:
     usage = out.get("usage")
     if isinstance(usage, dict):  # turn_finished carries the turn's usage as a nested record
         out["usage"] = {k: v for k, v in snake_to_camel_dict(usage).items() if k != "type"}
+    if attachments := out.get("attachments"):  # tool_call_finished: camelCase like every payload
+        out["attachments"] = [snake_to_camel_dict(a) for a in attachments]
     return out
 
 
@@ -118,13 +119,7 @@ def notify_event(ls: AgentLanguageServer, session_id: str | None, event: Any) ->
 
 
 def event_sink(ls: AgentLanguageServer, session: Any) -> Any:
-    from agent_ls.agent.events import ApprovalRequested
-
-    approver: EditorApprover | None = getattr(session, "approver", None)
-
     def sink(event: Any) -> None:
-        if approver is not None and isinstance(event, ApprovalRequested):
-            approver.call_id = event.call_id
         notify_event(ls, session.session_id, event)
 
     return sink

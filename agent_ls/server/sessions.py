@@ -129,8 +129,6 @@ async def get_session(ls: AgentLanguageServer, session_id: str | None, model: st
                                   manager=manager, store=store, session_id=session_id, session_allowed=allowed)
     if isinstance(session.gate, PermissionGate):
         ls.allowed_for_session[session.session_id] = session.gate.session_allowed  # the gate adds to it
-    approver.session_id = session.session_id
-    session.approver = approver  # type: ignore[attr-defined]
     ls.sessions[session.session_id] = session
     return session
 

@@ -62,8 +62,9 @@ class RecordingClient:
     def __init__(self) -> None:
         self.updates: list[tuple[str, Any]] = []
         self.permission_requests: list[Any] = []
-        self.permission_answers: list[str] = []
-        """Option ids used in order; ``default_answer`` after that (None: cancelled)."""
+        self.permission_answers: list[Any] = []
+        """Option ids used in order (or async functions of the session id and the tool call that
+        return one); ``default_answer`` after that (None: cancelled)."""
         self.default_answer: str | None = "allow_once"
         self.hold_permissions = False
         self.buffers: dict[str, str] = {}
@@ -85,6 +86,8 @@ class RecordingClient:
             except asyncio.CancelledError:
                 raise
         answer = self.permission_answers.pop(0) if self.permission_answers else self.default_answer
+        if callable(answer):  # decides from the request, when it likes (answers in any order)
+            answer = await answer(session_id, tool_call)
         if answer is None:
             return RequestPermissionResponse(outcome=DeniedOutcome(outcome="cancelled"))
         return RequestPermissionResponse(outcome=AllowedOutcome(outcome="selected", option_id=answer))

@@ -129,8 +129,9 @@ class Editor:
         self.events: list[dict[str, Any]] = []
         self.status_changes: list[list[dict[str, Any]]] = []
         self.approvals: list[dict[str, Any]] = []
-        self.approval_answers: list[str | dict[str, Any]] = []
-        """Answers used in order (a dict is the whole result, e.g. with a ``scope``);
+        self.approval_answers: list[Any] = []
+        """Answers used in order (a dict is the whole result, e.g. with a ``scope``; an async
+        function of the request returns the answer);
         ``default_approval`` after that."""
         self.default_approval = "allow_once"
         self.hold_approvals = False
@@ -271,6 +272,8 @@ async def open_editor(setup: Setup, folders: list[Path] | None = None,
                 ed.cancelled_approvals.append(params)
                 raise
         answer = ed.approval_answers.pop(0) if ed.approval_answers else ed.default_approval
+        if callable(answer):  # decides from the request, when it likes (answers in any order)
+            answer = await answer(params)
         return answer if isinstance(answer, dict) else {"answer": answer}
 
     def on_trust(params: Any) -> dict[str, Any]:

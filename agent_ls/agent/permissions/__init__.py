@@ -300,7 +300,11 @@ class PermissionGate:
             return None
         return verdict.reason
 
-    async def check(self, spec: ToolSpec, arguments: dict[str, Any]) -> tuple[bool, str]:
+    async def check(self, spec: ToolSpec, arguments: dict[str, Any], *, call_id: str = "",
+                    session_id: str | None = None) -> tuple[bool, str]:
+        """Whether this call may run, and why; asks the handler when the rules leave it to the user.
+        ``call_id`` and ``session_id`` name the call in the question (the front end shows it next
+        to that call's card)."""
         verdict = self.evaluate(spec, arguments)
         if verdict.decision is Decision.DENY:
             return False, f"This call was not run: {verdict.reason}."
@@ -309,7 +313,7 @@ class PermissionGate:
         if self.handler is None:
             return False, f"This call was not run: {verdict.reason}, and no approver is attached."
         answer = await self.handler(ApprovalRequest(spec, arguments, verdict.reason, verdict.scopes,
-                                                    verdict.sensitive))
+                                                    verdict.sensitive, call_id, session_id))
         scope: SessionScope | None = None
         if isinstance(answer, SessionScope):
             scope = answer if answer in verdict.scopes else None
@@ -332,6 +336,10 @@ class ApprovalRequest:
     """The "allow for this session" choices to offer, narrowest first; none: only once or deny."""
     sensitive: str | None = None
     """Why the call touches a protected path, for the prompt to show."""
+    call_id: str = ""
+    """The tool call asking (the id of its ``tool_call_started`` event and card)."""
+    session_id: str | None = None
+    """The session whose turn made the call; None for a direct call from the editor."""
 
     def scope(self, scope_id: str | None) -> SessionScope | None:
         """The offered scope with this id (a front end's answer), or None."""

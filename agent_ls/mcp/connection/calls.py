@@ -26,12 +26,19 @@ if TYPE_CHECKING:
 class ServerCalls(ConnectionState):
     """What the host asks of a connected server."""
 
+    async def settle(self) -> bool:
+        """Wait while the server is (re)connecting, bounded by ``connectTimeout``; True when it
+        was (the caller looks again at what it serves)."""
+        if not self.settling:
+            return False
+        await self.wait_settled(self.config.connect_timeout)
+        return True
+
     async def call_tool(
         self, name: str, arguments: dict[str, Any], *, timeout: float | None = None,
         progress: ProgressFnT | None = None,
     ) -> types.CallToolResult:
-        if self.settling:  # a tool of a server that is (re)connecting waits for it, bounded
-            await self.wait_settled(self.config.connect_timeout)
+        await self.settle()
         client = self._require()
         try:
             return await client.call_tool(
@@ -52,8 +59,7 @@ class ServerCalls(ConnectionState):
         return await self._paged(lambda c, cur: c.list_resource_templates(cursor=cur), "resource_templates")
 
     async def read_resource(self, uri: str) -> types.ReadResourceResult:
-        if self.settling:  # offered from the kept catalogue while it starts: wait for it, bounded
-            await self.wait_settled(self.config.connect_timeout)
+        await self.settle()
         client = self._require()
         try:
             return await client.read_resource(uri)
@@ -64,8 +70,7 @@ class ServerCalls(ConnectionState):
     async def send_request(self, request: Any, result_type: Any) -> Any:
         """A request the SDK has no method for (an extension's, e.g. ``skills/list``), typed
         by ``result_type``, on the live session."""
-        if self.settling:
-            await self.wait_settled(self.config.connect_timeout)
+        await self.settle()
         client = self._require()
         try:
             return await client.session.send_request(request, result_type)
@@ -77,8 +82,7 @@ class ServerCalls(ConnectionState):
         return await self._paged(lambda c, cur: c.list_prompts(cursor=cur), "prompts")
 
     async def get_prompt(self, name: str, arguments: dict[str, str] | None = None) -> types.GetPromptResult:
-        if self.settling:  # offered from the kept catalogue while it starts: wait for it, bounded
-            await self.wait_settled(self.config.connect_timeout)
+        await self.settle()
         client = self._require()
         try:
             return await client.get_prompt(name, arguments or {})

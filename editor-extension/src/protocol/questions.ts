@@ -8,7 +8,7 @@ import type { SamplingAnswer } from "./methods";
 
 /** `agent/approve` (server -> client). */
 export interface ApproveParams {
-  /** The tool call's id (the `callId` of its events), or `direct-<n>` for direct calls. */
+  /** The tool call's id (the `callId` of its events); `direct-<request id>` / `action-<request id>` for direct calls. With `sessionId` it names the call. */
   callId: string;
   /** Model-facing tool name. */
   tool: string;

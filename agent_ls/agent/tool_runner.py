@@ -1,0 +1,175 @@
+"""One tool call, run the same way wherever it comes from.
+
+The agent's turns (:meth:`agent_ls.agent.session.Session.prompt`) and the calls a front end makes
+for the user directly (the editor's ``mcp/callTool`` and tool code actions) run each call through
+:meth:`ToolRunner.run`, which goes:
+
+1. ``tool_call_started`` to the sink;
+2. ``approval_requested`` when the permission gate will ask the user, then the gate's check; its
+   question (:class:`agent_ls.agent.permissions.ApprovalRequest`) carries the call's id and its
+   session, so a front end ties it to the right card however many calls ask at once;
+3. the call (a tool that raises becomes an error result, never an exception), inside the
+   caller's :data:`CallScope` (the session sets the context its file and plan tools read);
+4. the result shaped for its reader (:data:`Shaper`: the session pages it into its output store,
+   a direct call caps it);
+5. ``tool_call_finished`` with the duration (also when the call is cancelled, with the
+   cancellation as its result) and the run record (:data:`Recorder`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import inspect
+import logging
+import time
+from collections.abc import Awaitable, Callable
+from typing import Any, Protocol
+
+import attrs
+
+from agent_ls.agent.events import ApprovalRequested, Event, EventSink, ToolCallFinished, ToolCallStarted
+from agent_ls.agent.store import ToolRun
+from agent_ls.core.tools import Tool, ToolResult, cap_text
+
+log = logging.getLogger(__name__)
+
+CANCELLED_RESULT = "The call was cancelled by the user before it finished."
+
+
+class Gate(Protocol):
+    """The permission gate as the runner uses it (:class:`agent_ls.agent.permissions.PermissionGate`)."""
+
+    async def check(self, spec: Any, arguments: dict[str, Any], *, call_id: str = "",
+                    session_id: str | None = None) -> tuple[bool, str]: ...
+
+    def runs_without_asking(self, spec: Any, arguments: dict[str, Any] | None = None) -> bool: ...
+
+    def approval_reason(self, spec: Any, arguments: dict[str, Any] | None = None) -> str | None: ...
+
+
+async def emit(sink: EventSink | None, event: Event) -> None:
+    """Send ``event`` to ``sink`` (sync or async); a broken listener is logged, never raised."""
+    if sink is None:
+        return
+    try:
+        out = sink(event)
+        if inspect.isawaitable(out):
+            await out
+    except Exception:  # a broken listener must not break the turn
+        log.exception("event sink failed")
+
+
+@attrs.frozen
+class ToolCall:
+    """One call to run: its id (the card's), the model-facing tool name and its arguments."""
+
+    id: str
+    name: str
+    arguments: dict[str, Any] | str
+    """The arguments, or why the ones given cannot be used (not JSON, not an object): the call
+    then ends with that error without asking or running anything."""
+
+
+@attrs.frozen
+class ToolOutcome:
+    """What a run ended with (the result as shaped for its reader)."""
+
+    result: ToolResult
+    denied: bool = False
+    """The permission gate (a rule or the user) refused the call."""
+    duration_ms: float = 0.0
+    output_handle: str | None = None
+    """Where the whole output is kept when ``result`` holds its first page only."""
+
+
+Shaper = Callable[[ToolCall, ToolResult], Awaitable[tuple[ToolResult, str | None]]]
+"""The result as its reader gets it, and the output store's handle of the whole when it was kept."""
+Recorder = Callable[[ToolRun], Awaitable[None]]
+"""Keeps the record of a run (the session store's ``tool_runs``)."""
+CallScope = Callable[[ToolCall, EventSink | None], contextlib.AbstractContextManager[Any]]
+"""The context the tool runs in (the session's :data:`agent_ls.agent.changes.current_call`...)."""
+
+
+def capped(max_chars: int) -> Shaper:
+    """A shaper that cuts the text to ``max_chars`` with a clear marker (a direct call's result
+    is shown, not paged)."""
+
+    async def shape(call: ToolCall, result: ToolResult) -> tuple[ToolResult, str | None]:
+        if len(result.content) <= max_chars:
+            return result, None
+        content, cut = cap_text(result.content, max_chars)
+        return attrs.evolve(result, content=content, truncated_chars=result.truncated_chars + cut), None
+
+    return shape
+
+
+@attrs.frozen
+class ToolRunner:
+    """Runs tool calls through ``gate`` (None: everything runs) for ``session_id`` (None: direct
+    calls from a front end), see the module docstring."""
+
+    gate: Gate | None
+    session_id: str | None = None
+    shape: Shaper | None = None
+    record: Recorder | None = None
+    scope: CallScope | None = None
+
+    async def run(self, call: ToolCall, tool: Tool | None, sink: EventSink | None = None) -> ToolOutcome:
+        started = time.perf_counter()
+        spec = tool.spec if tool is not None else None
+        args = call.arguments if isinstance(call.arguments, dict) else {}
+        server, display = (spec.server, spec.display_name) if spec is not None else (None, None)
+        await emit(sink, ToolCallStarted(call.id, call.name, args, server, display))
+        denied = False
+        try:
+            if tool is None:
+                result = ToolResult.error(f"there is no tool named {call.name!r}")
+            elif isinstance(call.arguments, str):
+                result = ToolResult.error(f"{call.name}: {call.arguments}")
+            else:
+                gate = self.gate
+                if gate is not None and (why := gate.approval_reason(tool.spec, args)) is not None:
+                    await emit(sink, ApprovalRequested(call.id, call.name, args, why))
+                allowed, reason = (True, "") if gate is None else await gate.check(
+                    tool.spec, args, call_id=call.id, session_id=self.session_id)
+                if allowed:
+                    result = await self._call(tool, call, args, sink)
+                else:
+                    denied = True
+                    result = ToolResult.error(reason or "the call was denied")
+        except asyncio.CancelledError:
+            # cancelled while waiting for approval or while the tool ran: the UI still gets the end,
+            # and a resumed session's card still says who ran it, how long and how it ended
+            cancelled_ms = (time.perf_counter() - started) * 1e3
+
+            async def finish() -> None:
+                await emit(sink, ToolCallFinished(call.id, call.name, True, CANCELLED_RESULT, cancelled_ms))
+                await self._record(ToolRun(call.id, call.name, server, display, round(cancelled_ms, 1), True, False))
+
+            await asyncio.shield(finish())
+            raise
+        handle = None
+        if self.shape is not None:
+            result, handle = await self.shape(call, result)
+        duration_ms = (time.perf_counter() - started) * 1e3
+        attachments = tuple(attrs.asdict(a) for a in result.attachments)
+        await emit(sink, ToolCallFinished(call.id, call.name, result.is_error, result.content, duration_ms, denied,
+                                          attachments, output_handle=handle))
+        await self._record(ToolRun(call.id, call.name, server, display, round(duration_ms, 1), result.is_error, denied))
+        return ToolOutcome(result, denied, duration_ms, handle)
+
+    async def _call(self, tool: Tool, call: ToolCall, args: dict[str, Any], sink: EventSink | None) -> ToolResult:
+        scope = self.scope(call, sink) if self.scope is not None else contextlib.nullcontext()
+        try:
+            with scope:
+                return await tool.call(args)
+        except asyncio.CancelledError:
+            raise
+        except Exception as e:  # a tool bug must not end the turn (nor the editor's request)
+            log.exception("tool %s raised", call.name)
+            return ToolResult.error(f"{call.name} failed: {type(e).__name__}: {e}")
+
+    async def _record(self, run: ToolRun) -> None:
+        if self.record is not None:
+            await self.record(run)
