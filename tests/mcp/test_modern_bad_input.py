@@ -83,7 +83,7 @@ async def test_an_unusable_discover_answer_fails_alone_in_the_handshake(host: Ho
         assert "connectTimeout" not in message  # it failed on its own account, not by the deadline
         assert s.tool_count == 0 and not [t for t in m.tools() if t.server == "bad"]
         result = await m.call_tool("bad", "echo", {"text": "x"})
-        assert result.is_error and "not connected: failed (handshake: no protocol version in common" in result.content
+        assert result.is_error and "not connected (failed; handshake: no protocol version in common" in result.content
         await assert_knob_unharmed(m)
 
 
