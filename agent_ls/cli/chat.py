@@ -1,5 +1,5 @@
 """``agent-ls chat``: the agent in the terminal (one-shot or interactive), on the session the
-editor's chat uses (:func:`agent_ls.agent.builder.build_session`); approvals and MCP sampling
+editor's chat uses (:func:`agent_ls.runtime.sessions.build_session`); approvals and MCP sampling
 consent are asked on the terminal."""
 
 from __future__ import annotations
@@ -30,7 +30,6 @@ async def cmd_chat(args: argparse.Namespace) -> int:
     import signal
 
     from agent_ls.agent import events as ev
-    from agent_ls.agent.builder import FrontEnd, build_session
     from agent_ls.agent.config import agent_settings
     from agent_ls.agent.context import COMPACT_COMMAND, compaction_text
     from agent_ls.agent.events import Event
@@ -38,6 +37,7 @@ async def cmd_chat(args: argparse.Namespace) -> int:
     from agent_ls.agent.plan import UPDATE_PLAN
     from agent_ls.agent.store import SessionStore
     from agent_ls.config.paths import user_data_dir
+    from agent_ls.runtime.sessions import FrontEnd, build_session
 
     folders = workspace_folders(args)
     _state, _policy, settings = await settle(args)

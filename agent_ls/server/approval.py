@@ -77,7 +77,7 @@ def agent_settings_now(ls: AgentLanguageServer) -> Any:
 
 
 def make_gate(ls: AgentLanguageServer, approver: EditorApprover) -> Any:
-    from agent_ls.agent.builder import permission_gate
+    from agent_ls.runtime.sessions import permission_gate
 
     return permission_gate(agent_settings_now(ls), approver)
 

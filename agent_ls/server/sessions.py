@@ -116,8 +116,8 @@ async def get_session(ls: AgentLanguageServer, session_id: str | None, model: st
             "AGENT_LS_MODEL environment variable (any litellm model string, e.g. anthropic/claude-sonnet-4-5 "
             "or ollama/qwen3 with \"apiBase\")")
 
-    from agent_ls.agent.builder import FrontEnd, build_session
     from agent_ls.agent.permissions import PermissionGate
+    from agent_ls.runtime.sessions import FrontEnd, build_session
     from agent_ls.server.editor_files import LspEditorFiles
 
     approver = EditorApprover(ls)
