@@ -70,7 +70,7 @@ class Questions(Protocol):
 
 class NoQuestions:
     """Nobody to ask: tool calls that need asking are denied, workspace files stay untrusted,
-    forms are cancelled, sampling is denied."""
+    forms are declined (as with no elicitation handler), sampling is denied."""
 
     async def approve(self, request: ApprovalRequest) -> ApprovalAnswer | SessionScope:
         from agent_ls.agent.permissions import ApprovalAnswer
@@ -86,7 +86,7 @@ class NoQuestions:
     async def elicit(self, server: str, params: types.ElicitRequestParams) -> types.ElicitResult:
         import mcp_types as types
 
-        return types.ElicitResult(action="cancel")
+        return types.ElicitResult(action="decline")
 
     async def sampling_consent(self, request: SamplingRequest) -> SamplingAnswer | str:
         return "deny"
