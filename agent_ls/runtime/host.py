@@ -33,7 +33,6 @@ if TYPE_CHECKING:
     from types import ModuleType
 
     from agent_ls.agent.config import AgentSettings
-    from agent_ls.agent.sampling import Sampler
     from agent_ls.config.entries import ServerConfig
     from agent_ls.config.settings import LoadedSettings
     from agent_ls.config.state import HostState
@@ -77,7 +76,6 @@ class RuntimeHost:
         self.sampling = sampling
         """MCP sampling goes to the model (with ``questions.sampling_consent``); False: the manager
         refuses it (a headless ``agent-ls mcp`` command has no model to offer)."""
-        self.sampler: Sampler | None = None
 
     # trust -----------------------------------------------------------------------------------------
     @property
@@ -88,6 +86,11 @@ class RuntimeHost:
             from agent_ls.runtime.trust import OnceTrustState
 
             self._state = OnceTrustState(host_state_path())
+        return self._state
+
+    @property
+    def loaded_state(self) -> HostState | None:
+        """:attr:`state` if it was read already (None: nothing has needed it yet)."""
         return self._state
 
     def policy(self) -> TrustPolicy:
@@ -106,7 +109,9 @@ class RuntimeHost:
                     self.state.trust_once(request.folder, entry.key)
         else:
             await asyncio.to_thread(self.policy().record, request, answer is TrustAnswer.TRUST)
-        log.info("workspace %s: %s", request.folder, answer.value)
+        said = {TrustAnswer.TRUST: "trusted", TrustAnswer.TRUST_ONCE: "trusted once (this process only)",
+                TrustAnswer.KEEP_RESTRICTED: "kept restricted"}
+        log.info("workspace %s: %s", request.folder, said[answer])
 
     async def _trust_server(self, cfg: ServerConfig) -> bool | None:
         """The manager's question about a workspace server, through the front end's questions."""
@@ -176,7 +181,7 @@ class RuntimeHost:
         if self.sampling:
             from agent_ls.agent.sampling import Sampler  # the MCP SDK's types: imported with the host
 
-            self.sampler = kwargs["sampling_handler"] = Sampler(self.agent_settings, self.questions.sampling_consent)
+            kwargs["sampling_handler"] = Sampler(self.agent_settings, self.questions.sampling_consent)
         if on_change is not None:
             kwargs["on_change"] = on_change
         manager: MCPManager = host.create_manager(self.folders(), settings, **kwargs, **options)

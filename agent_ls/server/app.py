@@ -13,6 +13,7 @@ from __future__ import annotations
 import logging
 
 from agent_ls.server import chat, code_actions, lifecycle, mcp_methods, models, sessions, trust
+from agent_ls.server.editor_questions import LspQuestions
 from agent_ls.server.protocol.methods import INVALID_PARAMS, REQUEST_CANCELLED, REQUEST_FAILED
 from agent_ls.server.server import AgentLanguageServer, LspLogHandler
 
@@ -29,6 +30,7 @@ def register(server: AgentLanguageServer) -> None:
     pkg_logger.propagate = False
     logging.getLogger("pygls.protocol.json_rpc").addFilter(_expected_errors)
 
+    server.runtime.questions = LspQuestions(server)
     lifecycle.register(server)
     mcp_methods.register(server)
     chat.register(server)

@@ -73,7 +73,7 @@ def agent_settings_now(ls: AgentLanguageServer) -> Any:
     from agent_ls.agent.config import agent_settings
     from agent_ls.config.settings import LoadedSettings
 
-    return agent_settings(ls.settings or LoadedSettings())
+    return agent_settings(ls.runtime.settings or LoadedSettings())
 
 
 def make_gate(ls: AgentLanguageServer, approver: EditorApprover) -> Any:

@@ -1,6 +1,9 @@
-"""What the MCP host asks the user through the editor: may a workspace server run
-(``mcp/trustServer``), and an MCP server's form (``mcp/elicit``). Sampling consent is
-:mod:`agent_ls.server.sampling`, tool approval :mod:`agent_ls.server.approval`.
+"""The language server's :class:`~agent_ls.runtime.questions.Questions`: what the runtime asks
+the user, asked of the editor (:class:`LspQuestions`). Here: may a workspace server run
+(``mcp/trustServer``), and an MCP server's form (``mcp/elicit``); sampling consent is
+:mod:`agent_ls.server.sampling`, tool approval :mod:`agent_ls.server.approval`, workspace trust
+:func:`agent_ls.server.workspaces.decide`. Every question goes through one ``ask()``
+(:mod:`agent_ls.server.ask`).
 """
 
 from __future__ import annotations
@@ -9,13 +12,21 @@ import logging
 from typing import TYPE_CHECKING, Any
 
 from agent_ls.core.visible import command_line, visible
+from agent_ls.runtime.questions import TrustAnswer
+from agent_ls.server.approval import EditorApprover
 from agent_ls.server.ask import AskFailed, ask
 from agent_ls.server.protocol.methods import ELICIT, ELICIT_ACTIONS, TRUST_SERVER
 from agent_ls.server.protocol.questions import ElicitParams, ElicitResultPayload, TrustServerResult
-from agent_ls.server.workspaces import DONT_RUN, entry_payload, plain_question
+from agent_ls.server.sampling import ask_sampling_consent
+from agent_ls.server.workspaces import DONT_RUN, decide, entry_payload, plain_question
 
 if TYPE_CHECKING:
+    import mcp_types as types
+
+    from agent_ls.agent.permissions import ApprovalAnswer, ApprovalRequest, SessionScope
+    from agent_ls.agent.sampling import SamplingRequest
     from agent_ls.config.entries import ServerConfig
+    from agent_ls.config.trust import WorkspaceTrustInfo
     from agent_ls.server.server import AgentLanguageServer
 
 log = logging.getLogger("agent_ls.server")
@@ -28,7 +39,7 @@ async def ask_server_trust(ls: AgentLanguageServer, cfg: ServerConfig) -> bool |
     ``window/showMessageRequest`` instead, from then on; the ``agent-ls.trustWorkspace`` command
     asks again about a server left undecided.
     """
-    manager = ls.manager
+    manager = ls.runtime.manager
     changes = manager.trust_changes(cfg) if manager is not None else []
     ls.server_questions.add(cfg.name)
     try:
@@ -84,3 +95,29 @@ async def ask_elicit(ls: AgentLanguageServer, server: str, params: Any) -> Any:
         return types.ElicitResult(action="cancel")
     content = answer.content if answer.action == "accept" else None
     return types.ElicitResult(action=answer.action, content=content)  # type: ignore[arg-type]
+
+
+class LspQuestions:
+    """Every question of the runtime, asked of the editor (custom requests, or the standard
+    ``window/showMessageRequest`` for a plain LSP editor)."""
+
+    def __init__(self, ls: AgentLanguageServer) -> None:
+        self.ls = ls
+
+    async def approve(self, request: ApprovalRequest) -> ApprovalAnswer | SessionScope:
+        """A call outside a session (a session's calls go through its own :class:`EditorApprover`)."""
+        answer: ApprovalAnswer | SessionScope = await EditorApprover(self.ls)(request)
+        return answer
+
+    async def trust_server(self, config: ServerConfig) -> TrustAnswer | None:
+        return TrustAnswer.of(await ask_server_trust(self.ls, config))
+
+    async def trust_workspace(self, info: WorkspaceTrustInfo) -> TrustAnswer | None:
+        return TrustAnswer.of(await decide(self.ls, info))
+
+    async def elicit(self, server: str, params: types.ElicitRequestParams) -> types.ElicitResult:
+        result: types.ElicitResult = await ask_elicit(self.ls, server, params)
+        return result
+
+    async def sampling_consent(self, request: SamplingRequest) -> str:
+        return await ask_sampling_consent(self.ls, request)

@@ -80,11 +80,11 @@ def register(server: AgentLanguageServer) -> None:  # noqa: C901 - one registrat
     @guarded
     async def mcp_status(ls: AgentLanguageServer, raw: Any) -> Any:
         parse(NoParams, raw)
-        if ls.manager is None:  # the host is loading: answer with what it will report
+        if ls.runtime.manager is None:  # the host is loading: answer with what it will report
             if not ls.host_lock.locked():
                 ls.run_task(start_host(ls), "start MCP host")
             await ls.preview_ready.wait()  # settings and the kept catalogues: milliseconds
-            if ls.manager is None and ls.preview is not None:
+            if ls.runtime.manager is None and ls.preview is not None:
                 # set once this answer is on its way (pygls writes it when the handler returns)
                 asyncio.get_running_loop().call_soon(ls.status_answered.set)
                 return status_result(ls, ls.preview)

@@ -1,8 +1,9 @@
 """MCP sampling over LSP: consent goes to the editor (``mcp/sample``), the rest is the agent's.
 
 An MCP server's ``sampling/createMessage`` reaches :class:`agent_ls.agent.sampling.Sampler`
-(the settings, the model call); this module only plugs in the consent callback, which asks the
-editor with the server -> client request ``mcp/sample`` and maps its answer. A missing, failed
+(the settings, the model call; put in place by :class:`agent_ls.runtime.host.RuntimeHost`); this
+module is the consent question (:meth:`LspQuestions.sampling_consent
+<agent_ls.server.editor_questions.LspQuestions.sampling_consent>`), which asks the editor with the server -> client request ``mcp/sample`` and maps its answer. A missing, failed
 or malformed answer is a deny (the Sampler tells the MCP server why).
 """
 
@@ -11,7 +12,6 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from agent_ls.server.approval import agent_settings_now
 from agent_ls.server.ask import AskFailed, ask
 from agent_ls.server.protocol.methods import SAMPLE, SAMPLING_ANSWERS
 from agent_ls.server.protocol.questions import SampleMessage, SampleParams, SampleResult
@@ -44,13 +44,3 @@ async def ask_sampling_consent(ls: AgentLanguageServer, request: Any) -> str:
         return "deny"
     log.info("sampling request from %s (model %s): %s", request.server, request.model, answer)
     return answer
-
-
-def install_sampling(ls: AgentLanguageServer, manager: Any) -> Any:
-    """Route the manager's sampling requests through a Sampler that reads the current settings
-    and asks the editor for consent. Returns the Sampler."""
-    from agent_ls.agent.sampling import Sampler
-
-    sampler = Sampler(lambda: agent_settings_now(ls), lambda request: ask_sampling_consent(ls, request))
-    manager.set_sampling_handler(sampler)
-    return sampler

@@ -27,6 +27,7 @@ from pygls.uris import to_fs_path
 
 from agent_ls import __version__
 from agent_ls.core.process import ExitWatchdog, kill_children
+from agent_ls.runtime.host import RuntimeHost
 from agent_ls.server.protocol.codec import (
     InvalidParams,
     RawNotification,
@@ -49,8 +50,6 @@ from agent_ls.server.workspaces import lenient_converter, workspaces_payload
 
 if TYPE_CHECKING:
     from agent_ls.agent.session import Session
-    from agent_ls.config.settings import LoadedSettings
-    from agent_ls.mcp.manager import MCPManager
     from agent_ls.mcp.status import ServerStatus
 
 log = logging.getLogger("agent_ls.server")
@@ -151,8 +150,9 @@ class LspLogHandler(logging.Handler):
 class AgentLanguageServer(LanguageServer):
     def __init__(self) -> None:
         super().__init__("agent-ls", __version__, protocol_cls=AgentLsProtocol, converter_factory=lenient_converter)
-        self.manager: MCPManager | None = None
-        self.settings: LoadedSettings | None = None
+        self.runtime = RuntimeHost(self.folders)
+        """Settings, trust and the MCP manager; its questions go to the editor
+        (:class:`agent_ls.server.editor_questions.LspQuestions`, set by :mod:`.app`)."""
         self.preview: list[ServerStatus] | None = None
         """The status the host will have, shown while it loads (:mod:`agent_ls.mcp.preview`)."""
         self.preview_ready = asyncio.Event()
@@ -179,10 +179,6 @@ class AgentLanguageServer(LanguageServer):
         self._request_counter = 0
         self.modules_at_initialize: dict[str, bool] = {}
         self._last_states: dict[str, str] = {}
-        self.editor_trusted = True
-        """The editor's own workspace trust (``workspaceTrusted`` option, ``agent/editorTrust``)."""
-        self.host_state: Any = None
-        """The user's remembered decisions (:class:`agent_ls.config.state.HostState`)."""
         self.workspace_prompts: dict[Path, tuple[str, asyncio.Task[Any]]] = {}
         """Pending ``agent/trustWorkspace`` prompts: folder -> (digest asked about, task)."""
         self.unsupported_questions: set[str] = set()
@@ -247,13 +243,13 @@ class AgentLanguageServer(LanguageServer):
 
     def notify_status_soon(self) -> None:
         """Coalesce status changes into one ``mcp/statusChanged`` per 50 ms."""
-        if self._status_pending or (self.manager is None and self.preview is None):
+        if self._status_pending or (self.runtime.manager is None and self.preview is None):
             return
         self._status_pending = True
 
         def send() -> None:
             self._status_pending = False
-            source = self.manager if self.manager is not None else self.preview
+            source = self.runtime.manager if self.runtime.manager is not None else self.preview
             if source is not None:
                 servers = status_payload(source)
                 self.protocol.notify(MCP_STATUS_CHANGED, dump(StatusChangedParams(

@@ -19,8 +19,9 @@ def status_payload(source: MCPManager | list[ServerStatus]) -> list[ServerStatus
 
 
 def status_result(ls: AgentLanguageServer, manager: Any) -> Any:
-    diags = [str(d) for d in (ls.settings.diagnostics if ls.settings else [])]
-    if ls.host_state is not None and ls.host_state.problem:
-        diags.append(ls.host_state.problem)
+    diags = [str(d) for d in (ls.runtime.settings.diagnostics if ls.runtime.settings else [])]
+    state = ls.runtime.loaded_state
+    if state is not None and state.problem:
+        diags.append(state.problem)
     return dump(StatusResult(servers=status_payload(manager), diagnostics=diags,
                              workspaces=workspaces_payload(ls)))

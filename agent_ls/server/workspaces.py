@@ -11,7 +11,6 @@ recording a decision. Also: workspace folder changes are read leniently
 
 from __future__ import annotations
 
-import asyncio
 import logging
 from collections.abc import Callable
 from pathlib import Path
@@ -20,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 from lsprotocol import types as lsp
 
 from agent_ls.core.visible import visible
+from agent_ls.runtime.questions import TrustAnswer
 from agent_ls.server.ask import AskFailed, ask
 from agent_ls.server.protocol.mcp import WorkspaceStatusPayload
 from agent_ls.server.protocol.methods import CMD_TRUST_WORKSPACE, TRUST_WORKSPACE
@@ -33,7 +33,7 @@ from agent_ls.server.protocol.questions import (
 if TYPE_CHECKING:
     import cattrs
 
-    from agent_ls.config.trust import EntryView, TrustPolicy, WorkspaceRequest, WorkspaceTrustInfo
+    from agent_ls.config.trust import EntryView, WorkspaceRequest, WorkspaceTrustInfo
     from agent_ls.server.server import AgentLanguageServer
 
 log = logging.getLogger("agent_ls.server")
@@ -45,21 +45,6 @@ def editor_trust_from(options: Any) -> bool:
         return options.get("workspaceTrusted") is not False
     value = getattr(options, "workspaceTrusted", None)
     return value is not False
-
-
-def policy(ls: AgentLanguageServer) -> TrustPolicy:
-    from agent_ls.config.trust import TrustPolicy
-
-    return TrustPolicy(host_state(ls), editor_trusted=ls.editor_trusted)
-
-
-def host_state(ls: AgentLanguageServer) -> Any:
-    if ls.host_state is None:
-        from agent_ls.config.paths import host_state_path
-        from agent_ls.config.state import HostState
-
-        ls.host_state = HostState(host_state_path())
-    return ls.host_state
 
 
 def entry_payload(view: EntryView, changes: list[str]) -> TrustServerParams:
@@ -75,11 +60,11 @@ def _setting(item: Any) -> WorkspaceSettingPayload:
 
 
 def _entry_changes(ls: AgentLanguageServer, folder: Path, view: EntryView) -> list[str]:
-    return view.changes_since(host_state(ls).last_trusted_entry(folder, view.name))
+    return view.changes_since(ls.runtime.state.last_trusted_entry(folder, view.name))
 
 
 def workspaces_payload(ls: AgentLanguageServer) -> list[WorkspaceStatusPayload]:
-    settings = ls.settings
+    settings = ls.runtime.settings
     if settings is None:
         return []
     out = []
@@ -103,10 +88,9 @@ def trust_workspace_params(ls: AgentLanguageServer, info: WorkspaceTrustInfo) ->
 
 async def record(ls: AgentLanguageServer, requests: list[WorkspaceRequest], trusted: bool) -> None:
     """Remember the decision on each folder (the caller reloads the settings)."""
-    trust = policy(ls)
+    answer = TrustAnswer.TRUST if trusted else TrustAnswer.KEEP_RESTRICTED
     for request in requests:
-        await asyncio.to_thread(trust.record, request, trusted)
-        log.info("workspace %s: %s", request.folder, "trusted" if trusted else "kept restricted")
+        await ls.runtime.record_workspace(request, answer)
 
 
 def lenient_converter() -> cattrs.Converter:
@@ -201,7 +185,7 @@ async def ask_plainly(ls: AgentLanguageServer, info: WorkspaceTrustInfo) -> bool
     again = " (changed since you last trusted it)" if info.previous_settings is not None else ""
     message = (f"agent-ls: the workspace folder {visible(str(folder))}{again} defines {_summary(info)}. They are "
                "ignored until you trust the folder. Trust it?")
-    return await plain_question(ls, message, lambda: describe(info, host_state(ls)), keep=KEEP,
+    return await plain_question(ls, message, lambda: describe(info, ls.runtime.state), keep=KEEP,
                                 subject=str(folder))
 
 
