@@ -113,6 +113,7 @@ class SessionHost:
 
     async def start(self) -> None:
         await self.runtime.start()
+        log_diagnostics(self.settings)
         self._queue_workspace_question()
 
     async def attach(self) -> None:

@@ -143,6 +143,13 @@ class RuntimeHost:
         self.settings = await asyncio.to_thread(self.read_settings)
         return self.settings
 
+    @property
+    def current_settings(self) -> LoadedSettings:
+        """:attr:`settings`, or none at all before they are loaded."""
+        from agent_ls.config.settings import LoadedSettings
+
+        return self.settings if self.settings is not None else LoadedSettings()
+
     def agent_settings(self) -> AgentSettings:
         """The agent's sections of the current settings (the defaults before they are loaded)."""
         from agent_ls.agent.config import agent_settings
@@ -196,8 +203,6 @@ class RuntimeHost:
     async def start(self, **options: Any) -> MCPManager:
         """Load the settings, create the manager and start every server in the background."""
         await self.load()
-        assert self.settings is not None
-        log_diagnostics(self.settings)
         manager = await self.start_manager(**options)
         await self.apply()
         return manager
