@@ -84,6 +84,6 @@ def make_gate(ls: AgentLanguageServer, approver: EditorApprover) -> Any:
 
 def direct_gate(ls: AgentLanguageServer) -> Any:
     """One gate for direct calls, so "allow for session" lasts until the settings change."""
-    if ls.direct_gate is None:
-        ls.direct_gate = make_gate(ls, EditorApprover(ls))
-    return ls.direct_gate
+    if ls.chats.direct_gate is None:
+        ls.chats.direct_gate = make_gate(ls, EditorApprover(ls))
+    return ls.chats.direct_gate

@@ -44,12 +44,7 @@ async def shutdown_host(ls: AgentLanguageServer) -> None:
     # Bounded: the editor waits for the answer to `shutdown` (each server gets its own grace
     # inside; whatever is still there afterwards is killed below).
     await ls.runtime.close(SHUTDOWN_LIMIT)
-    if ls.store is not None:
-        ls.store.close()
-        ls.store = None
-    if ls.display_store is not None:
-        ls.display_store.close()
-        ls.display_store = None
+    ls.chats.close()
     kill_children()
 
 

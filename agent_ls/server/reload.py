@@ -44,12 +44,11 @@ async def reload_settings(ls: AgentLanguageServer) -> None:
         if ls.runtime.manager is None:
             return
         new, broken = await ls.runtime.reread()
-        ls.direct_gate = None  # direct calls get the new permission rules
         for file in broken:
             ls.show(lsp.MessageType.Error, f"agent-ls: {file} is not valid JSON; the last valid configuration "
                                            "stays in force until it is fixed (see the diagnostics)")
         publish_config_diagnostics(ls)
-        ls.sessions.clear()  # new sessions pick up model and permission changes
+        ls.chats.settings_changed()  # new sessions and direct calls pick up model and permission changes
         ls.notify_status_soon()  # the workspaces' trust may have changed with no server changing
         log.info("settings reloaded: %d servers, %d problems", len(new.servers), len(new.diagnostics))
         ask_pending_workspaces(ls)

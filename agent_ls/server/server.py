@@ -28,6 +28,7 @@ from pygls.uris import to_fs_path
 from agent_ls import __version__
 from agent_ls.core.process import ExitWatchdog, kill_children
 from agent_ls.runtime.host import RuntimeHost
+from agent_ls.server.chats import ChatSessions
 from agent_ls.server.protocol.codec import (
     InvalidParams,
     RawNotification,
@@ -49,7 +50,6 @@ from agent_ls.server.status import status_payload
 from agent_ls.server.workspaces import lenient_converter, workspaces_payload
 
 if TYPE_CHECKING:
-    from agent_ls.agent.session import Session
     from agent_ls.mcp.status import ServerStatus
 
 log = logging.getLogger("agent_ls.server")
@@ -159,19 +159,9 @@ class AgentLanguageServer(LanguageServer):
         """Set once the preview was computed (or could not be)."""
         self.status_answered = asyncio.Event()
         """Set once an ``mcp/status`` was answered from the preview."""
-        self.sessions: dict[str, Session] = {}
-        self.allowed_for_session: dict[str, set[str]] = {}
-        """The tools the user allowed "for the session", by session id: a session rebuilt (after a
-        settings reload, with another model) keeps them until the language server stops."""
-        self.session_locks: dict[str, asyncio.Lock] = {}
+        self.chats = ChatSessions(self.folders)
+        """Sessions, stores, locks, turn tasks, session grants (:mod:`.chats`)."""
         self.tasks: set[asyncio.Task[Any]] = set()
-        self.store: Any = None
-        self.display_store: Any = None
-        """How user messages sent with attachments are shown on resume (:mod:`.display`)."""
-        self.turn_tasks: dict[str, asyncio.Task[Any]] = {}
-        """The task running each session's current turn (``agent/cancel`` cancels it)."""
-        self.direct_gate: Any = None
-        """The approval gate of direct tool calls (``mcp/callTool``, tool actions)."""
         self.host_lock = asyncio.Lock()
         self.reload_lock = asyncio.Lock()
         self.config_diagnostics: dict[str, list[lsp.Diagnostic]] = {}
