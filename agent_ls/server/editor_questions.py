@@ -41,9 +41,9 @@ async def ask_server_trust(ls: AgentLanguageServer, cfg: ServerConfig) -> bool |
     """
     manager = ls.runtime.manager
     changes = manager.trust_changes(cfg) if manager is not None else []
-    ls.server_questions.add(cfg.name)
+    ls.trust_prompts.servers.add(cfg.name)
     try:
-        if TRUST_SERVER not in ls.unsupported_questions:
+        if TRUST_SERVER not in ls.trust_prompts.unsupported:
             params = entry_payload(cfg.view(), changes)
             try:
                 answer = await ask(ls, TRUST_SERVER, params, TrustServerResult,
@@ -53,11 +53,11 @@ async def ask_server_trust(ls: AgentLanguageServer, cfg: ServerConfig) -> bool |
                 if not e.method_not_found:
                     log.info("no trust decision for %s from the editor (%s); it stays awaiting-trust", cfg.name, e)
                     return None
-                ls.unsupported_questions.add(TRUST_SERVER)
+                ls.trust_prompts.unsupported.add(TRUST_SERVER)
                 log.info("the editor does not know %s: asking with window/showMessageRequest", TRUST_SERVER)
         return await _ask_server_plainly(ls, cfg, changes)
     finally:
-        ls.server_questions.discard(cfg.name)
+        ls.trust_prompts.servers.discard(cfg.name)
 
 
 async def _ask_server_plainly(ls: AgentLanguageServer, cfg: ServerConfig, changes: list[str]) -> bool | None:

@@ -40,7 +40,7 @@ async def shutdown_host(ls: AgentLanguageServer) -> None:
     """Stop every background task, every MCP server and the session store."""
     for t in list(ls.tasks):
         t.cancel()
-    ls.preview = None
+    ls.status.preview = None
     # Bounded: the editor waits for the answer to `shutdown` (each server gets its own grace
     # inside; whatever is still there afterwards is killed below).
     await ls.runtime.close(SHUTDOWN_LIMIT)
@@ -64,7 +64,7 @@ async def settings_loaded(ls: AgentLanguageServer) -> None:
     if ls.runtime.settings is None:
         if ls.runtime.manager is None and not ls.host_lock.locked():
             ls.run_task(start_host(ls), "start MCP host")
-        await ls.preview_ready.wait()
+        await ls.status.preview_ready.wait()
 
 
 async def start_host(ls: AgentLanguageServer) -> None:
@@ -76,22 +76,22 @@ async def start_host(ls: AgentLanguageServer) -> None:
             settings = await ls.runtime.load()
             # Until the host is loaded, mcp/status answers with what it will report: every
             # server, and the tools kept from each one's last connection.
-            ls.preview = await asyncio.to_thread(preview, settings, ls.runtime.state)
+            ls.status.preview = await asyncio.to_thread(preview, settings, ls.runtime.state)
         finally:
-            ls.preview_ready.set()
-        ls.notify_status_soon()
+            ls.status.preview_ready.set()
+        ls.status.notify_soon()
         # Building the SDK's pydantic models holds the interpreter for long stretches: let the
         # editor's first mcp/status be answered (from the preview) before that starts.
         with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(ls.status_answered.wait(), 0.1)
+            await asyncio.wait_for(ls.status.answered.wait(), 0.1)
         # The MCP SDK takes a while to import: do it off the event loop (in a daemon thread, so
         # that an import still running at shutdown does not hold the process) so the editor's
         # requests keep being answered meanwhile. Questions (trust, forms, sampling consent) go
         # to the editor (LspQuestions).
         manager = await ls.runtime.start_manager(
             import_host=lambda: in_daemon_thread(lambda: importlib.import_module("agent_ls.mcp.host")),
-            on_change=ls.notify_status_soon)
-        ls.preview = None
+            on_change=ls.status.notify_soon)
+        ls.status.preview = None
         if hasattr(manager, "set_auth_opener"):
             manager.set_auth_opener(lambda server, url: open_auth_url(ls, server, url))
         await ls.runtime.apply()

@@ -83,11 +83,11 @@ def register(server: AgentLanguageServer) -> None:  # noqa: C901 - one registrat
         if ls.runtime.manager is None:  # the host is loading: answer with what it will report
             if not ls.host_lock.locked():
                 ls.run_task(start_host(ls), "start MCP host")
-            await ls.preview_ready.wait()  # settings and the kept catalogues: milliseconds
-            if ls.runtime.manager is None and ls.preview is not None:
+            await ls.status.preview_ready.wait()  # settings and the kept catalogues: milliseconds
+            if ls.runtime.manager is None and ls.status.preview is not None:
                 # set once this answer is on its way (pygls writes it when the handler returns)
-                asyncio.get_running_loop().call_soon(ls.status_answered.set)
-                return status_result(ls, ls.preview)
+                asyncio.get_running_loop().call_soon(ls.status.answered.set)
+                return status_result(ls, ls.status.preview)
         return status_result(ls, await ensure_manager(ls))
 
     @server.feature(MCP_RESTART)

@@ -49,7 +49,7 @@ async def reload_settings(ls: AgentLanguageServer) -> None:
                                            "stays in force until it is fixed (see the diagnostics)")
         publish_config_diagnostics(ls)
         ls.chats.settings_changed()  # new sessions and direct calls pick up model and permission changes
-        ls.notify_status_soon()  # the workspaces' trust may have changed with no server changing
+        ls.status.notify_soon()  # the workspaces' trust may have changed with no server changing
         log.info("settings reloaded: %d servers, %d problems", len(new.servers), len(new.diagnostics))
         ask_pending_workspaces(ls)
 
@@ -60,17 +60,17 @@ def ask_pending_workspaces(ls: AgentLanguageServer) -> None:
     settings = ls.runtime.settings
     if settings is None:
         return
-    for folder, (digest, task) in list(ls.workspace_prompts.items()):
+    for folder, (digest, task) in list(ls.trust_prompts.workspaces.items()):
         info = settings.workspaces.get(folder)
         if info is None or not info.asks or info.request.digest != digest:
             task.cancel()
-            ls.workspace_prompts.pop(folder, None)
+            ls.trust_prompts.workspaces.pop(folder, None)
     for folder, info in settings.workspaces.items():
-        if not info.asks or folder in ls.workspace_prompts:
+        if not info.asks or folder in ls.trust_prompts.workspaces:
             continue
         log.info("workspace %s asks for trust: %s", folder, info.message)
         task = ls.run_task(_ask_workspace(ls, info), f"trust prompt for {folder}")
-        ls.workspace_prompts[folder] = (info.request.digest, task)
+        ls.trust_prompts.workspaces[folder] = (info.request.digest, task)
 
 
 async def _ask_workspace(ls: AgentLanguageServer, info: WorkspaceTrustInfo) -> None:
@@ -85,9 +85,9 @@ async def _ask_workspace(ls: AgentLanguageServer, info: WorkspaceTrustInfo) -> N
                  "`agent-ls trust --workspace %s`", folder, e, folder)
         return
     finally:
-        current = ls.workspace_prompts.get(folder)
+        current = ls.trust_prompts.workspaces.get(folder)
         if current is not None and current[0] == info.request.digest:
-            ls.workspace_prompts.pop(folder, None)
+            ls.trust_prompts.workspaces.pop(folder, None)
     if decided:
         await reload_settings(ls)
 

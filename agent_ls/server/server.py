@@ -35,22 +35,19 @@ from agent_ls.server.protocol.codec import (
     RawRequest,
     RawResponse,
     RequestFailed,
-    dump,
 )
-from agent_ls.server.protocol.mcp import ServerStatusPayload, StatusChangedParams
 from agent_ls.server.protocol.methods import (
     CLIENT_NOTIFICATIONS,
     CLIENT_REQUESTS,
     INTERNAL_ERROR,
-    MCP_STATUS_CHANGED,
     REQUEST_FAILED,
     SERVER_REQUESTS,
 )
-from agent_ls.server.status import status_payload
-from agent_ls.server.workspaces import lenient_converter, workspaces_payload
+from agent_ls.server.status import StatusNotices
+from agent_ls.server.workspaces import TrustPrompts, lenient_converter
 
 if TYPE_CHECKING:
-    from agent_ls.mcp.status import ServerStatus
+    pass
 
 log = logging.getLogger("agent_ls.server")
 
@@ -153,29 +150,19 @@ class AgentLanguageServer(LanguageServer):
         self.runtime = RuntimeHost(self.folders)
         """Settings, trust and the MCP manager; its questions go to the editor
         (:class:`agent_ls.server.editor_questions.LspQuestions`, set by :mod:`.app`)."""
-        self.preview: list[ServerStatus] | None = None
-        """The status the host will have, shown while it loads (:mod:`agent_ls.mcp.preview`)."""
-        self.preview_ready = asyncio.Event()
-        """Set once the preview was computed (or could not be)."""
-        self.status_answered = asyncio.Event()
-        """Set once an ``mcp/status`` was answered from the preview."""
+        self.status = StatusNotices(self)
+        """The MCP status shown to the editor: the preview while the host loads,
+        ``mcp/statusChanged`` (:mod:`.status`)."""
         self.chats = ChatSessions(self.folders)
         """Sessions, stores, locks, turn tasks, session grants (:mod:`.chats`)."""
         self.tasks: set[asyncio.Task[Any]] = set()
         self.host_lock = asyncio.Lock()
         self.reload_lock = asyncio.Lock()
         self.config_diagnostics: dict[str, list[lsp.Diagnostic]] = {}
-        self._status_pending = False
         self._request_counter = 0
         self.modules_at_initialize: dict[str, bool] = {}
-        self._last_states: dict[str, str] = {}
-        self.workspace_prompts: dict[Path, tuple[str, asyncio.Task[Any]]] = {}
-        """Pending ``agent/trustWorkspace`` prompts: folder -> (digest asked about, task)."""
-        self.unsupported_questions: set[str] = set()
-        """The questions (``agent/trustWorkspace``, ``mcp/trustServer``) the client answered with
-        method-not-found: it is asked with ``window/showMessageRequest`` instead."""
-        self.server_questions: set[str] = set()
-        """The workspace MCP servers whose trust question waits for an answer now."""
+        self.trust_prompts = TrustPrompts()
+        """The workspace and server trust questions now open (:mod:`.workspaces`)."""
         self.shutdown_requested = False
         """``shutdown`` came: the exit code is 0 (the LSP specification's rule)."""
         self.exit_watchdog = ExitWatchdog()
@@ -230,37 +217,6 @@ class AgentLanguageServer(LanguageServer):
             self.protocol.notify(lsp.CANCEL_REQUEST, lsp.CancelParams(id=msg_id))
             raise
         return raw.result if isinstance(raw, RawResponse) else raw
-
-    def notify_status_soon(self) -> None:
-        """Coalesce status changes into one ``mcp/statusChanged`` per 50 ms."""
-        if self._status_pending or (self.runtime.manager is None and self.preview is None):
-            return
-        self._status_pending = True
-
-        def send() -> None:
-            self._status_pending = False
-            source = self.runtime.manager if self.runtime.manager is not None else self.preview
-            if source is not None:
-                servers = status_payload(source)
-                self.protocol.notify(MCP_STATUS_CHANGED, dump(StatusChangedParams(
-                    servers=servers, workspaces=workspaces_payload(self))))
-                self._announce_failures(servers)
-
-        try:
-            asyncio.get_running_loop().call_later(0.05, send)
-        except RuntimeError:
-            self._status_pending = False
-
-
-    def _announce_failures(self, servers: list[ServerStatusPayload]) -> None:
-        """A server that just failed is shown to the user (``window/showMessage``), once."""
-        for s in servers:
-            before = self._last_states.get(s.name)
-            if s.state == "failed" and before != "failed":
-                err = s.error or {}
-                self.show(lsp.MessageType.Warning,
-                          f"agent-ls: MCP server '{s.name}' failed ({err.get('phase', '?')}): {err.get('message', '')}")
-        self._last_states = {s.name: s.state for s in servers}
 
     def show(self, kind: lsp.MessageType, message: str) -> None:
         self.window_show_message(lsp.ShowMessageParams(type=kind, message=message))

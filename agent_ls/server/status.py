@@ -1,11 +1,17 @@
-"""The MCP host's status as the editor is shown it (``mcp/status``, ``mcp/statusChanged``)."""
+"""The MCP host's status as the editor is shown it (``mcp/status``, ``mcp/statusChanged``):
+the payloads, and :class:`StatusNotices` (``ls.status``), which owns the preview shown while the
+host loads and coalesces changes into ``mcp/statusChanged`` notifications."""
 
 from __future__ import annotations
 
+import asyncio
 from typing import TYPE_CHECKING, Any
 
+from lsprotocol import types as lsp
+
 from agent_ls.server.protocol.codec import dump, payload_from
-from agent_ls.server.protocol.mcp import ServerStatusPayload, StatusResult
+from agent_ls.server.protocol.mcp import ServerStatusPayload, StatusChangedParams, StatusResult
+from agent_ls.server.protocol.methods import MCP_STATUS_CHANGED
 from agent_ls.server.workspaces import workspaces_payload
 
 if TYPE_CHECKING:
@@ -25,3 +31,51 @@ def status_result(ls: AgentLanguageServer, manager: Any) -> Any:
         diags.append(state.problem)
     return dump(StatusResult(servers=status_payload(manager), diagnostics=diags,
                              workspaces=workspaces_payload(ls)))
+
+
+class StatusNotices:
+    """The status the editor is shown: the preview while the host loads, coalesced
+    ``mcp/statusChanged`` notifications, a failure shown once (``window/showMessage``)."""
+
+    def __init__(self, ls: AgentLanguageServer) -> None:
+        self.ls = ls
+        self.preview: list[ServerStatus] | None = None
+        """The status the host will have, shown while it loads (:mod:`agent_ls.mcp.preview`)."""
+        self.preview_ready = asyncio.Event()
+        """Set once the preview was computed (or could not be)."""
+        self.answered = asyncio.Event()
+        """Set once an ``mcp/status`` was answered from the preview."""
+        self._pending = False
+        self._last_states: dict[str, str] = {}
+
+    def notify_soon(self) -> None:
+        """Coalesce status changes into one ``mcp/statusChanged`` per 50 ms."""
+        ls = self.ls
+        if self._pending or (ls.runtime.manager is None and self.preview is None):
+            return
+        self._pending = True
+
+        def send() -> None:
+            self._pending = False
+            source = ls.runtime.manager if ls.runtime.manager is not None else self.preview
+            if source is not None:
+                servers = status_payload(source)
+                ls.protocol.notify(MCP_STATUS_CHANGED, dump(StatusChangedParams(
+                    servers=servers, workspaces=workspaces_payload(ls))))
+                self._announce_failures(servers)
+
+        try:
+            asyncio.get_running_loop().call_later(0.05, send)
+        except RuntimeError:
+            self._pending = False
+
+    def _announce_failures(self, servers: list[ServerStatusPayload]) -> None:
+        """A server that just failed is shown to the user (``window/showMessage``), once."""
+        for s in servers:
+            before = self._last_states.get(s.name)
+            if s.state == "failed" and before != "failed":
+                err = s.error or {}
+                self.ls.show(lsp.MessageType.Warning,
+                             f"agent-ls: MCP server '{s.name}' failed ({err.get('phase', '?')}): "
+                             f"{err.get('message', '')}")
+        self._last_states = {s.name: s.state for s in servers}

@@ -82,7 +82,7 @@ def register(server: AgentLanguageServer) -> None:
             raise RequestFailed("the editor has not trusted this workspace: trust it in the editor first "
                                 "(VS Code: Manage Workspace Trust)")
         for folder in infos:
-            pending = ls.workspace_prompts.pop(folder, None)
+            pending = ls.trust_prompts.workspaces.pop(folder, None)
             if pending is not None:
                 pending[1].cancel()
         await record(ls, [i.request for i in infos.values()], p.trusted)
@@ -121,7 +121,7 @@ def register(server: AgentLanguageServer) -> None:
                                 "no workspace folder waits for trust, nor a workspace MCP server")
         decided = []
         for info in infos:
-            pending = ls.workspace_prompts.pop(info.request.folder, None)
+            pending = ls.trust_prompts.workspaces.pop(info.request.folder, None)
             if pending is not None:
                 pending[1].cancel()
             trusted = await decide(ls, info)
@@ -149,7 +149,7 @@ def _waiting_servers(ls: AgentLanguageServer, manager: Any, matches: Callable[[P
     for status in manager.status():
         cfg = settings.servers.get(status.name)
         if (status.state in ("awaiting-trust", "untrusted") and cfg is not None and cfg.needs_trust
-                and not cfg.restricted and cfg.name not in ls.server_questions
+                and not cfg.restricted and cfg.name not in ls.trust_prompts.servers
                 and matches(cfg.source.workspace_folder)):
             out.append(cfg)
     return out

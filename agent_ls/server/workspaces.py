@@ -11,11 +11,13 @@ recording a decision. Also: workspace folder changes are read leniently
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import attrs
 from lsprotocol import types as lsp
 
 from agent_ls.core.visible import visible
@@ -37,6 +39,19 @@ if TYPE_CHECKING:
     from agent_ls.server.server import AgentLanguageServer
 
 log = logging.getLogger("agent_ls.server")
+
+
+@attrs.define
+class TrustPrompts:
+    """The trust questions open now (``ls.trust_prompts``)."""
+
+    workspaces: dict[Path, tuple[str, asyncio.Task[Any]]] = attrs.field(factory=dict)
+    """Pending ``agent/trustWorkspace`` prompts: folder -> (digest asked about, task)."""
+    unsupported: set[str] = attrs.field(factory=set)
+    """The questions (``agent/trustWorkspace``, ``mcp/trustServer``) the client answered with
+    method-not-found: it is asked with ``window/showMessageRequest`` instead."""
+    servers: set[str] = attrs.field(factory=set)
+    """The workspace MCP servers whose trust question waits for an answer now."""
 
 
 def editor_trust_from(options: Any) -> bool:
@@ -151,7 +166,7 @@ of a workspace MCP server's question."""
 async def decide(ls: AgentLanguageServer, info: WorkspaceTrustInfo) -> bool | None:
     """Ask the user about a folder: ``agent/trustWorkspace``, or, for an editor that does not
     know it, ``window/showMessageRequest``. ``None``: no decision (dismissed, withdrawn)."""
-    if TRUST_WORKSPACE not in ls.unsupported_questions:
+    if TRUST_WORKSPACE not in ls.trust_prompts.unsupported:
         try:
             answer = await ask(ls, TRUST_WORKSPACE, trust_workspace_params(ls, info), TrustWorkspaceResult,
                                fallback=TrustWorkspaceResult(trusted=None))
@@ -159,7 +174,7 @@ async def decide(ls: AgentLanguageServer, info: WorkspaceTrustInfo) -> bool | No
         except AskFailed as e:
             if not e.method_not_found:
                 raise
-            ls.unsupported_questions.add(TRUST_WORKSPACE)
+            ls.trust_prompts.unsupported.add(TRUST_WORKSPACE)
             log.info("the editor does not know %s: asking with window/showMessageRequest", TRUST_WORKSPACE)
     return await ask_plainly(ls, info)
 
