@@ -1,7 +1,8 @@
 """The language server's :class:`~agent_ls.runtime.questions.Questions`: what the runtime asks
 the user, asked of the editor (:class:`LspQuestions`). Here: may a workspace server run
-(``mcp/trustServer``), and an MCP server's form (``mcp/elicit``); sampling consent is
-:mod:`agent_ls.server.sampling`, tool approval :mod:`agent_ls.server.approval`, workspace trust
+(``mcp/trustServer``), an MCP server's form (``mcp/elicit``) and MCP sampling consent
+(``mcp/sample``: a missing, failed or malformed answer is a deny; the
+:class:`~agent_ls.agent.sampling.Sampler` tells the MCP server why); tool approval is :mod:`agent_ls.server.approval`, workspace trust
 :func:`agent_ls.server.workspaces.decide`. Every question goes through one ``ask()``
 (:mod:`agent_ls.server.ask`).
 """
@@ -15,9 +16,15 @@ from agent_ls.core.visible import command_line, visible
 from agent_ls.runtime.questions import TrustAnswer
 from agent_ls.server.approval import EditorApprover
 from agent_ls.server.ask import AskFailed, ask
-from agent_ls.server.protocol.methods import ELICIT, ELICIT_ACTIONS, TRUST_SERVER
-from agent_ls.server.protocol.questions import ElicitParams, ElicitResultPayload, TrustServerResult
-from agent_ls.server.sampling import ask_sampling_consent
+from agent_ls.server.protocol.methods import ELICIT, ELICIT_ACTIONS, SAMPLE, SAMPLING_ANSWERS, TRUST_SERVER
+from agent_ls.server.protocol.questions import (
+    ElicitParams,
+    ElicitResultPayload,
+    SampleMessage,
+    SampleParams,
+    SampleResult,
+    TrustServerResult,
+)
 from agent_ls.server.workspaces import DONT_RUN, decide, entry_payload, plain_question
 
 if TYPE_CHECKING:
@@ -95,6 +102,32 @@ async def ask_elicit(ls: AgentLanguageServer, server: str, params: Any) -> Any:
         return types.ElicitResult(action="cancel")
     content = answer.content if answer.action == "accept" else None
     return types.ElicitResult(action=answer.action, content=content)  # type: ignore[arg-type]
+
+
+async def ask_sampling_consent(ls: AgentLanguageServer, request: Any) -> str:
+    """``mcp/sample`` to the editor: ``allow_once``, ``allow_session`` or ``deny``."""
+    params = SampleParams(
+        server=request.server,
+        messages=[SampleMessage(role=m.role, text=m.text) for m in request.messages],
+        max_tokens=request.max_tokens,
+        model=request.model,
+        system_prompt=request.system_prompt,
+        requested_max_tokens=request.requested_max_tokens,
+        omitted_messages=request.omitted_messages,
+        endpoint=getattr(request, "endpoint", None),
+    )
+    try:
+        answer = (await ask(ls, SAMPLE, params, SampleResult, fallback=SampleResult("deny"))).answer
+    except AskFailed as e:
+        if not e.malformed:
+            raise  # the Sampler tells the MCP server that the user could not be asked
+        log.warning("sampling consent for %s: malformed answer from the editor (%s): denied", request.server, e)
+        return "deny"
+    if answer not in SAMPLING_ANSWERS:
+        log.warning("sampling consent for %s: unknown answer %r from the editor: denied", request.server, answer)
+        return "deny"
+    log.info("sampling request from %s (model %s): %s", request.server, request.model, answer)
+    return answer
 
 
 class LspQuestions:

@@ -42,10 +42,10 @@ from pygls.uris import to_fs_path
 from pygls.workspace import ServerTextPosition, ServerTextRange
 
 from agent_ls.agent.arguments import SelectionDoesNotFit, typed_text
-from agent_ls.server.chat import notify_event, start_prompt
 from agent_ls.server.direct_tools import call_tool_direct
+from agent_ls.server.handlers.chat import notify_event, start_prompt
+from agent_ls.server.handlers.mcp_methods import prompt_message
 from agent_ls.server.host import ensure_manager
-from agent_ls.server.mcp_methods import prompt_message
 from agent_ls.server.protocol.codec import InvalidParams, RequestFailed, _register, dump, parse
 from agent_ls.server.protocol.methods import CMD_ASK, CMD_RUN_MCP_PROMPT, CMD_RUN_TOOL_ACTION
 from agent_ls.server.protocol.prompt import Attachment, Range

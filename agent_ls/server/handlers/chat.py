@@ -16,6 +16,7 @@ import attrs
 from pygls.uris import to_fs_path
 
 from agent_ls.server.approval import EditorApprover
+from agent_ls.server.handlers.sessions import get_session
 from agent_ls.server.host import ensure_manager
 from agent_ls.server.protocol.codec import RequestFailed, dump, parse, snake_to_camel_dict
 from agent_ls.server.protocol.commands import AskResult
@@ -30,7 +31,6 @@ from agent_ls.server.protocol.prompt import (
 )
 from agent_ls.server.protocol.sessions import DisplayAttachment, MessageDisplay
 from agent_ls.server.server import AgentLanguageServer, guarded
-from agent_ls.server.sessions import get_session
 from agent_ls.server.warmup import load_llm_with_progress
 
 log = logging.getLogger("agent_ls.server")
