@@ -1,10 +1,10 @@
 """What the runtime asks the user, as one interface each front end implements once.
 
 The language server asks the editor (custom requests through :func:`agent_ls.server.ask.ask`,
-``window/showMessageRequest`` for a plain LSP editor: :class:`agent_ls.server.questions.LspQuestions`),
-ACP asks the client inside a turn (``session/request_permission``:
-:class:`agent_ls.acp.questions.AcpQuestions`), the terminal asks on stdin
-(:class:`agent_ls.cli.workspace_trust.TerminalQuestions`). :class:`NoQuestions` is nobody to
+``window/showMessageRequest`` for a plain LSP editor:
+:class:`agent_ls.server.editor_questions.LspQuestions`), ACP asks the client inside a turn
+(``session/request_permission``: :class:`agent_ls.acp.host.SessionHost`), the terminal asks on
+stdin (:class:`agent_ls.cli.questions.TerminalQuestions`). :class:`NoQuestions` is nobody to
 ask: every question gets its safe answer (deny, stay restricted, cancel).
 
 The runtime host (:class:`agent_ls.runtime.host.RuntimeHost`) wires a ``Questions`` into the MCP
