@@ -15,6 +15,8 @@ from agent_ls.server.protocol.methods import APPROVE
 from agent_ls.server.protocol.questions import ApprovalScope, ApproveParams, ApproveResult
 
 if TYPE_CHECKING:
+    from agent_ls.agent.config import AgentSettings
+    from agent_ls.agent.permissions import PermissionGate
     from agent_ls.server.server import AgentLanguageServer
 
 log = logging.getLogger("agent_ls.server")
@@ -69,20 +71,17 @@ class EditorApprover:
         return answer
 
 
-def agent_settings_now(ls: AgentLanguageServer) -> Any:
-    from agent_ls.agent.config import agent_settings
-    from agent_ls.config.settings import LoadedSettings
-
-    return agent_settings(ls.runtime.settings or LoadedSettings())
+def agent_settings_now(ls: AgentLanguageServer) -> AgentSettings:
+    return ls.runtime.agent_settings()
 
 
-def make_gate(ls: AgentLanguageServer, approver: EditorApprover) -> Any:
+def make_gate(ls: AgentLanguageServer, approver: EditorApprover) -> PermissionGate:
     from agent_ls.runtime.sessions import permission_gate
 
     return permission_gate(agent_settings_now(ls), approver)
 
 
-def direct_gate(ls: AgentLanguageServer) -> Any:
+def direct_gate(ls: AgentLanguageServer) -> Any:  # PermissionGate once its approver's call_id goes (item 3)
     """One gate for direct calls, so "allow for session" lasts until the settings change."""
     if ls.chats.direct_gate is None:
         ls.chats.direct_gate = make_gate(ls, EditorApprover(ls))

@@ -85,7 +85,7 @@ async def _ask_server_plainly(ls: AgentLanguageServer, cfg: ServerConfig, change
     return await plain_question(ls, message, details, keep=DONT_RUN, subject=f"the MCP server {cfg.name}")
 
 
-async def ask_elicit(ls: AgentLanguageServer, server: str, params: Any) -> Any:
+async def ask_elicit(ls: AgentLanguageServer, server: str, params: types.ElicitRequestParams) -> types.ElicitResult:
     """An MCP server asks the user for input: the form goes to the editor, the answer back."""
     import mcp_types as types
 
@@ -149,8 +149,7 @@ class LspQuestions:
         return TrustAnswer.of(await decide(self.ls, info))
 
     async def elicit(self, server: str, params: types.ElicitRequestParams) -> types.ElicitResult:
-        result: types.ElicitResult = await ask_elicit(self.ls, server, params)
-        return result
+        return await ask_elicit(self.ls, server, params)
 
     async def sampling_consent(self, request: SamplingRequest) -> str:
         return await ask_sampling_consent(self.ls, request)

@@ -24,7 +24,8 @@ def status_payload(source: MCPManager | list[ServerStatus]) -> list[ServerStatus
     return [payload_from(s, ServerStatusPayload) for s in (source if isinstance(source, list) else source.status())]
 
 
-def status_result(ls: AgentLanguageServer, manager: Any) -> Any:
+def status_result(ls: AgentLanguageServer, manager: MCPManager | list[ServerStatus]) -> Any:
+    """The ``mcp/status`` result (JSON) of the manager, or of the preview while it loads."""
     diags = [str(d) for d in (ls.runtime.settings.diagnostics if ls.runtime.settings else [])]
     state = ls.runtime.loaded_state
     if state is not None and state.problem:
