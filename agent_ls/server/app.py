@@ -10,12 +10,14 @@ picker), :mod:`.code_actions` and
 
 from __future__ import annotations
 
+import functools
 import logging
 
 from agent_ls.server.editor_questions import LspQuestions
 from agent_ls.server.handlers import chat, code_actions, lifecycle, mcp_methods, models, sessions, trust
 from agent_ls.server.protocol.methods import INVALID_PARAMS, REQUEST_CANCELLED, REQUEST_FAILED
 from agent_ls.server.server import AgentLanguageServer, LspLogHandler
+from agent_ls.server.workspaces import workspaces_payload
 
 
 def register(server: AgentLanguageServer) -> None:
@@ -31,6 +33,7 @@ def register(server: AgentLanguageServer) -> None:
     logging.getLogger("pygls.protocol.json_rpc").addFilter(_expected_errors)
 
     server.runtime.questions = LspQuestions(server)
+    server.status.workspaces = functools.partial(workspaces_payload, server)
     lifecycle.register(server)
     mcp_methods.register(server)
     chat.register(server)

@@ -19,6 +19,7 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import attrs
 from lsprotocol import types as lsp
 from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams
 from pygls.lsp.server import LanguageServer
@@ -44,9 +45,10 @@ from agent_ls.server.protocol.methods import (
     SERVER_REQUESTS,
 )
 from agent_ls.server.status import StatusNotices
-from agent_ls.server.workspaces import TrustPrompts, lenient_converter
 
 if TYPE_CHECKING:
+    import cattrs
+
     pass
 
 log = logging.getLogger("agent_ls.server")
@@ -117,6 +119,69 @@ def _structure_error_text(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {exc}"
 
 
+def lenient_converter() -> cattrs.Converter:
+    """pygls' converter, with a ``workspace/didChangeWorkspaceFolders`` event that keeps
+    its valid folders.
+
+    Neovim 0.7 sends ``removed: [{}]`` (and an empty Lua table, ``{}``, for an empty list) when
+    a folder is added; structured strictly, the whole notification would be dropped as Invalid
+    Params and the folder never added. Here each entry stands alone: a folder with a ``uri``
+    is kept (named after its last path segment when it has no ``name``), anything else is
+    logged and ignored.
+    """
+    from pygls.protocol import default_converter
+    from pygls.uris import to_fs_path
+
+    converter = default_converter()
+
+    def folder(item: Any) -> lsp.WorkspaceFolder | None:
+        if not isinstance(item, dict) or not isinstance(item.get("uri"), str) or not item["uri"]:
+            return None
+        name = item.get("name")
+        if not isinstance(name, str):
+            name = Path(to_fs_path(item["uri"]) or item["uri"]).name or item["uri"]
+        return lsp.WorkspaceFolder(uri=item["uri"], name=name)
+
+    def event(obj: Any, _: type) -> lsp.WorkspaceFoldersChangeEvent:
+        if not isinstance(obj, dict):
+            raise TypeError(f"a workspace folders change event is an object, not {type(obj).__name__}")
+        kept: dict[str, list[lsp.WorkspaceFolder]] = {"added": [], "removed": []}
+        ignored: list[str] = []
+        for key, out in kept.items():
+            items = obj.get(key)
+            if items is None or items == {}:  # absent, or an empty Lua table
+                continue
+            if not isinstance(items, list):
+                ignored.append(f"{key}: {str(items)[:80]}")
+                continue
+            for item in items:
+                found = folder(item)
+                if found is None:
+                    ignored.append(f"{key}: {str(item)[:80]}")
+                else:
+                    out.append(found)
+        if ignored:
+            log.warning("workspace/didChangeWorkspaceFolders: ignored what is not a workspace folder "
+                        "(one needs a uri): %s", "; ".join(ignored))
+        return lsp.WorkspaceFoldersChangeEvent(added=kept["added"], removed=kept["removed"])
+
+    converter.register_structure_hook(lsp.WorkspaceFoldersChangeEvent, event)
+    return converter
+
+
+@attrs.define
+class TrustPrompts:
+    """The trust questions open now (``ls.trust_prompts``)."""
+
+    workspaces: dict[Path, tuple[str, asyncio.Task[Any]]] = attrs.field(factory=dict)
+    """Pending ``agent/trustWorkspace`` prompts: folder -> (digest asked about, task)."""
+    unsupported: set[str] = attrs.field(factory=set)
+    """The questions (``agent/trustWorkspace``, ``mcp/trustServer``) the client answered with
+    method-not-found: it is asked with ``window/showMessageRequest`` instead."""
+    servers: set[str] = attrs.field(factory=set)
+    """The workspace MCP servers whose trust question waits for an answer now."""
+
+
 class LspLogHandler(logging.Handler):
     """Log records go to the editor's output channel (``window/logMessage``), never stdout."""
 
@@ -150,7 +215,8 @@ class AgentLanguageServer(LanguageServer):
         self.runtime = RuntimeHost(self.folders)
         """Settings, trust and the MCP manager; its questions go to the editor
         (:class:`agent_ls.server.editor_questions.LspQuestions`, set by :mod:`.app`)."""
-        self.status = StatusNotices(self)
+        self.status = StatusNotices(self.runtime, self.protocol.notify,
+                                    lambda text: self.show(lsp.MessageType.Warning, text))
         """The MCP status shown to the editor: the preview while the host loads,
         ``mcp/statusChanged`` (:mod:`.status`)."""
         self.chats = ChatSessions(self.folders)

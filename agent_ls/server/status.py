@@ -5,41 +5,48 @@ host loads and coalesces changes into ``mcp/statusChanged`` notifications."""
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from lsprotocol import types as lsp
-
 from agent_ls.server.protocol.codec import dump, payload_from
-from agent_ls.server.protocol.mcp import ServerStatusPayload, StatusChangedParams, StatusResult
+from agent_ls.server.protocol.mcp import (
+    ServerStatusPayload,
+    StatusChangedParams,
+    StatusResult,
+    WorkspaceStatusPayload,
+)
 from agent_ls.server.protocol.methods import MCP_STATUS_CHANGED
-from agent_ls.server.workspaces import workspaces_payload
 
 if TYPE_CHECKING:
     from agent_ls.mcp.manager import MCPManager
     from agent_ls.mcp.status import ServerStatus
-    from agent_ls.server.server import AgentLanguageServer
+    from agent_ls.runtime.host import RuntimeHost
 
 
 def status_payload(source: MCPManager | list[ServerStatus]) -> list[ServerStatusPayload]:
     return [payload_from(s, ServerStatusPayload) for s in (source if isinstance(source, list) else source.status())]
 
 
-def status_result(ls: AgentLanguageServer, manager: MCPManager | list[ServerStatus]) -> Any:
+def status_result(manager: MCPManager | list[ServerStatus], runtime: RuntimeHost,
+                  workspaces: list[WorkspaceStatusPayload]) -> Any:
     """The ``mcp/status`` result (JSON) of the manager, or of the preview while it loads."""
-    diags = [str(d) for d in (ls.runtime.settings.diagnostics if ls.runtime.settings else [])]
-    state = ls.runtime.loaded_state
+    diags = [str(d) for d in (runtime.settings.diagnostics if runtime.settings else [])]
+    state = runtime.loaded_state
     if state is not None and state.problem:
         diags.append(state.problem)
-    return dump(StatusResult(servers=status_payload(manager), diagnostics=diags,
-                             workspaces=workspaces_payload(ls)))
+    return dump(StatusResult(servers=status_payload(manager), diagnostics=diags, workspaces=workspaces))
 
 
 class StatusNotices:
     """The status the editor is shown: the preview while the host loads, coalesced
-    ``mcp/statusChanged`` notifications, a failure shown once (``window/showMessage``)."""
+    ``mcp/statusChanged`` notifications, a failure shown once (``show``, ``window/showMessage``).
+    ``workspaces``: the workspaces' trust payloads (set by :mod:`agent_ls.server.app`)."""
 
-    def __init__(self, ls: AgentLanguageServer) -> None:
-        self.ls = ls
+    def __init__(self, runtime: RuntimeHost, notify: Callable[[str, Any], None], show: Callable[[str], None]) -> None:
+        self.runtime = runtime
+        self._notify = notify
+        self._show = show
+        self.workspaces: Callable[[], list[WorkspaceStatusPayload]] = list
         self.preview: list[ServerStatus] | None = None
         """The status the host will have, shown while it loads (:mod:`agent_ls.mcp.preview`)."""
         self.preview_ready = asyncio.Event()
@@ -51,18 +58,17 @@ class StatusNotices:
 
     def notify_soon(self) -> None:
         """Coalesce status changes into one ``mcp/statusChanged`` per 50 ms."""
-        ls = self.ls
-        if self._pending or (ls.runtime.manager is None and self.preview is None):
+        if self._pending or (self.runtime.manager is None and self.preview is None):
             return
         self._pending = True
 
         def send() -> None:
             self._pending = False
-            source = ls.runtime.manager if ls.runtime.manager is not None else self.preview
+            source = self.runtime.manager if self.runtime.manager is not None else self.preview
             if source is not None:
                 servers = status_payload(source)
-                ls.protocol.notify(MCP_STATUS_CHANGED, dump(StatusChangedParams(
-                    servers=servers, workspaces=workspaces_payload(ls))))
+                self._notify(MCP_STATUS_CHANGED, dump(StatusChangedParams(servers=servers,
+                                                                          workspaces=self.workspaces())))
                 self._announce_failures(servers)
 
         try:
@@ -76,7 +82,6 @@ class StatusNotices:
             before = self._last_states.get(s.name)
             if s.state == "failed" and before != "failed":
                 err = s.error or {}
-                self.ls.show(lsp.MessageType.Warning,
-                             f"agent-ls: MCP server '{s.name}' failed ({err.get('phase', '?')}): "
-                             f"{err.get('message', '')}")
+                self._show(f"agent-ls: MCP server '{s.name}' failed ({err.get('phase', '?')}): "
+                           f"{err.get('message', '')}")
         self._last_states = {s.name: s.state for s in servers}

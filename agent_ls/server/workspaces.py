@@ -5,19 +5,16 @@ own trust from the initialization options, the :class:`~agent_ls.config.trust.Tr
 this window, the user's remembered decisions (``host-state.json``), a workspace folder and its
 MCP server entries as the editor is shown them, asking the user about a folder
 (``agent/trustWorkspace``, or ``window/showMessageRequest`` for a plain LSP editor) and
-recording a decision. Also: workspace folder changes are read leniently
-(:func:`lenient_converter`).
+recording a decision.
 """
 
 from __future__ import annotations
 
-import asyncio
 import logging
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import attrs
 from lsprotocol import types as lsp
 
 from agent_ls.core.visible import visible
@@ -33,25 +30,11 @@ from agent_ls.server.protocol.questions import (
 )
 
 if TYPE_CHECKING:
-    import cattrs
 
     from agent_ls.config.trust import EntryView, WorkspaceRequest, WorkspaceTrustInfo
     from agent_ls.server.server import AgentLanguageServer
 
 log = logging.getLogger("agent_ls.server")
-
-
-@attrs.define
-class TrustPrompts:
-    """The trust questions open now (``ls.trust_prompts``)."""
-
-    workspaces: dict[Path, tuple[str, asyncio.Task[Any]]] = attrs.field(factory=dict)
-    """Pending ``agent/trustWorkspace`` prompts: folder -> (digest asked about, task)."""
-    unsupported: set[str] = attrs.field(factory=set)
-    """The questions (``agent/trustWorkspace``, ``mcp/trustServer``) the client answered with
-    method-not-found: it is asked with ``window/showMessageRequest`` instead."""
-    servers: set[str] = attrs.field(factory=set)
-    """The workspace MCP servers whose trust question waits for an answer now."""
 
 
 def editor_trust_from(options: Any) -> bool:
@@ -106,56 +89,6 @@ async def record(ls: AgentLanguageServer, requests: list[WorkspaceRequest], trus
     answer = TrustAnswer.TRUST if trusted else TrustAnswer.KEEP_RESTRICTED
     for request in requests:
         await ls.runtime.record_workspace(request, answer)
-
-
-def lenient_converter() -> cattrs.Converter:
-    """pygls' converter, with a ``workspace/didChangeWorkspaceFolders`` event that keeps
-    its valid folders.
-
-    Neovim 0.7 sends ``removed: [{}]`` (and an empty Lua table, ``{}``, for an empty list) when
-    a folder is added; structured strictly, the whole notification would be dropped as Invalid
-    Params and the folder never added. Here each entry stands alone: a folder with a ``uri``
-    is kept (named after its last path segment when it has no ``name``), anything else is
-    logged and ignored.
-    """
-    from pygls.protocol import default_converter
-    from pygls.uris import to_fs_path
-
-    converter = default_converter()
-
-    def folder(item: Any) -> lsp.WorkspaceFolder | None:
-        if not isinstance(item, dict) or not isinstance(item.get("uri"), str) or not item["uri"]:
-            return None
-        name = item.get("name")
-        if not isinstance(name, str):
-            name = Path(to_fs_path(item["uri"]) or item["uri"]).name or item["uri"]
-        return lsp.WorkspaceFolder(uri=item["uri"], name=name)
-
-    def event(obj: Any, _: type) -> lsp.WorkspaceFoldersChangeEvent:
-        if not isinstance(obj, dict):
-            raise TypeError(f"a workspace folders change event is an object, not {type(obj).__name__}")
-        kept: dict[str, list[lsp.WorkspaceFolder]] = {"added": [], "removed": []}
-        ignored: list[str] = []
-        for key, out in kept.items():
-            items = obj.get(key)
-            if items is None or items == {}:  # absent, or an empty Lua table
-                continue
-            if not isinstance(items, list):
-                ignored.append(f"{key}: {str(items)[:80]}")
-                continue
-            for item in items:
-                found = folder(item)
-                if found is None:
-                    ignored.append(f"{key}: {str(item)[:80]}")
-                else:
-                    out.append(found)
-        if ignored:
-            log.warning("workspace/didChangeWorkspaceFolders: ignored what is not a workspace folder "
-                        "(one needs a uri): %s", "; ".join(ignored))
-        return lsp.WorkspaceFoldersChangeEvent(added=kept["added"], removed=kept["removed"])
-
-    converter.register_structure_hook(lsp.WorkspaceFoldersChangeEvent, event)
-    return converter
 
 
 TRUST, KEEP, SHOW, DONT_RUN = "Trust", "Keep restricted", "Show what it wants", "Don't run it"

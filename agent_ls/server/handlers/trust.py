@@ -43,7 +43,7 @@ from agent_ls.server.protocol.questions import (
 from agent_ls.server.reload import reload_settings
 from agent_ls.server.server import AgentLanguageServer, guarded
 from agent_ls.server.status import status_result
-from agent_ls.server.workspaces import decide, record
+from agent_ls.server.workspaces import decide, record, workspaces_payload
 
 if TYPE_CHECKING:
     from agent_ls.config.entries import ServerConfig
@@ -88,7 +88,7 @@ def register(server: AgentLanguageServer) -> None:
         await record(ls, [i.request for i in infos.values()], p.trusted)
         await reload_settings(ls)
         await manager.wait_ready(60)
-        return status_result(ls, manager)
+        return status_result(manager, ls.runtime, workspaces_payload(ls))
 
     @server.command(CMD_TRUST_WORKSPACE)
     @guarded
