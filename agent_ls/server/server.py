@@ -228,7 +228,7 @@ class AgentLanguageServer(LanguageServer):
         self._request_counter = 0
         self.modules_at_initialize: dict[str, bool] = {}
         self.trust_prompts = TrustPrompts()
-        """The workspace and server trust questions now open (:mod:`.workspaces`)."""
+        """The workspace and server trust questions now open (asked by :mod:`.workspaces` and :mod:`.reload`)."""
         self.shutdown_requested = False
         """``shutdown`` came: the exit code is 0 (the LSP specification's rule)."""
         self.exit_watchdog = ExitWatchdog()

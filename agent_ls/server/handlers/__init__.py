@@ -5,7 +5,7 @@ Handlers stay thin (parse the params, call a service, map the result, return): t
 in the typed services beside them (``ls.runtime``: :class:`agent_ls.runtime.host.RuntimeHost`;
 ``ls.chats``: :class:`agent_ls.server.chats.ChatSessions`; ``ls.status``:
 :class:`agent_ls.server.status.StatusNotices`; ``ls.trust_prompts``:
-:class:`agent_ls.server.workspaces.TrustPrompts`).
+:class:`agent_ls.server.server.TrustPrompts`).
 
 - :mod:`.lifecycle`: initialize, shutdown, exit, settings files and workspace folders
 - :mod:`.mcp_methods`: ``mcp/*`` (status, tools, prompts, resources, restart, sign-in, callTool)
