@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import asyncio
 import functools
-import importlib
 import json
 import logging
 from collections.abc import Awaitable, Callable, Sequence
@@ -28,57 +27,22 @@ from typing import TYPE_CHECKING, Any
 import attrs
 
 from agent_ls.config.entries import ConfigSource, Scope, ServerConfig
-from agent_ls.config.paths import host_state_path
-from agent_ls.config.reload import keep_last_valid
-from agent_ls.config.settings import LoadedSettings, load_settings
-from agent_ls.config.state import HostState
-from agent_ls.config.trust import TrustPolicy, TrustState, WorkspaceRequest, WorkspaceTrustInfo
+from agent_ls.config.settings import LoadedSettings
+from agent_ls.runtime.host import RuntimeHost, log_diagnostics
+from agent_ls.runtime.questions import NoQuestions, TrustAnswer
 
 if TYPE_CHECKING:
+    import mcp_types as types
+
+    from agent_ls.agent.permissions import ApprovalAnswer, ApprovalRequest, SessionScope
+    from agent_ls.agent.sampling import SamplingRequest
+    from agent_ls.config.state import HostState
+    from agent_ls.config.trust import WorkspaceTrustInfo
     from agent_ls.mcp.manager import MCPManager
 
 log = logging.getLogger("agent_ls.acp")
 
 EDITOR_SOURCE = Path("<editor: session/new mcpServers>")
-
-
-class SessionTrustState(HostState):
-    """The remembered decisions plus the entries the user trusted once (this process only)."""
-
-    def __init__(self, path: Path) -> None:
-        super().__init__(path)
-        self.once: set[tuple[str, str]] = set()
-
-    def trust_once(self, workspace: Path | None, key: str) -> None:
-        self.once.add((self._ws(workspace), key))
-
-    def trust(self, workspace: Path | None, key: str) -> bool | None:
-        if (self._ws(workspace), key) in self.once:
-            return True
-        return super().trust(workspace, key)
-
-    def set_trust(self, workspace: Path | None, key: str, trusted: bool, *, name: str | None = None,
-                  entry: dict[str, Any] | None = None) -> None:
-        if trusted and (self._ws(workspace), key) in self.once:
-            return  # trusted once: not written down
-        super().set_trust(workspace, key, trusted, name=name, entry=entry)
-
-
-class SessionTrustPolicy(TrustPolicy):
-    """:class:`TrustPolicy` plus folders the user trusted once (this process only)."""
-
-    def __init__(self, store: SessionTrustState) -> None:
-        super().__init__(store)
-        self.once_folders: set[Path] = set()
-
-    def explicit(self, folder: Path) -> bool:
-        return folder.resolve() in self.once_folders or super().explicit(folder)
-
-    def evaluate(self, request: WorkspaceRequest) -> WorkspaceTrustInfo:
-        info = super().evaluate(request)
-        if request.folder.resolve() in self.once_folders and not info.trusted:
-            return attrs.evolve(info, state=TrustState.TRUSTED)
-        return info
 
 
 @attrs.define
@@ -114,16 +78,20 @@ def editor_server_configs(servers: Sequence[Any], folder: Path) -> dict[str, Ser
     return out
 
 
+KIND_ANSWERS = {"allow_once": TrustAnswer.TRUST_ONCE, "allow_always": TrustAnswer.TRUST,
+                "reject_always": TrustAnswer.KEEP_RESTRICTED}
+"""ACP's permission option kinds as trust answers (``reject_once``, or none: no decision)."""
+
+
 class SessionHost:
-    """Settings, trust and the MCP manager for one session's folder."""
+    """The runtime host (settings, trust, the MCP manager) of one session's folder, and its
+    :class:`~agent_ls.runtime.questions.Questions`: trust questions are queued and asked at the
+    next prompt; tool approval and sampling consent are asked by the session whose turn runs."""
 
     def __init__(self, folder: Path, editor_servers: dict[str, ServerConfig]) -> None:
         self.folder = folder
         self.editor_servers = editor_servers
-        self.state = SessionTrustState(host_state_path())
-        self.policy = SessionTrustPolicy(self.state)
-        self.settings = LoadedSettings()
-        self.manager: MCPManager | None = None
+        self.runtime = RuntimeHost(lambda: [folder], self, extra_servers=editor_servers)
         self.questions: list[TrustQuestion] = []
         self._asked_workspace: set[str] = set()
         self._pending_server_questions: set[str] = set()
@@ -131,27 +99,21 @@ class SessionHost:
         self.askers: list[Any] = []
         """The sessions using this host, newest last (they ask the user for sampling consent)."""
 
-    def _load(self) -> LoadedSettings:
-        settings = load_settings([self.folder], trust=self.policy)
-        for name in self.editor_servers:
-            if name in settings.servers:
-                log.info("ACP: the editor's MCP server %r replaces the configured one", name)
-            settings.failed.pop(name, None)
-        settings.servers.update(self.editor_servers)
-        return settings
+    @property
+    def settings(self) -> LoadedSettings:
+        return self.runtime.settings if self.runtime.settings is not None else LoadedSettings()
+
+    @property
+    def manager(self) -> MCPManager | None:
+        return self.runtime.manager
+
+    @property
+    def state(self) -> HostState:
+        return self.runtime.state
 
     async def start(self) -> None:
-        self.settings = await asyncio.to_thread(self._load)
-        for d in self.settings.diagnostics:
-            log.log(logging.INFO if d.severity == "information" else logging.WARNING, "settings: %s", d)
-        host = await asyncio.to_thread(importlib.import_module, "agent_ls.mcp.host")
-        from agent_ls.agent.config import agent_settings
-        from agent_ls.agent.sampling import Sampler
-
-        sampler = Sampler(lambda: agent_settings(self.settings), self._sampling_consent)
-        self.manager = host.create_manager([self.folder], self.settings, state=self.state,
-                                           trust_handler=self._server_trust, sampling_handler=sampler)
-        await self.manager.apply(self.settings)
+        await self.runtime.start()
+        log_diagnostics(self.settings)
         self._queue_workspace_question()
 
     async def attach(self) -> None:
@@ -174,30 +136,61 @@ class SessionHost:
     async def reload(self) -> None:
         """Read the settings again (after a trust answer); what worked before and is broken now
         keeps its last valid version, as in the language server."""
-        new = await asyncio.to_thread(self._load)
-        keep_last_valid(self.settings, new)
-        for d in new.diagnostics:
-            log.log(logging.INFO if d.severity == "information" else logging.WARNING, "settings: %s", d)
-        self.settings = new
-        if self.manager is not None:
-            await self.manager.apply(self.settings)
+        new, _ = await self.runtime.reread()
+        log_diagnostics(new)
         self._queue_workspace_question()
 
     async def close(self) -> None:
-        if self.manager is not None:
-            await self.manager.close()
+        await self.runtime.close()
 
-    async def _sampling_consent(self, request: Any) -> str:
+    # Questions -------------------------------------------------------------------------------------
+    def _asker(self) -> Any:
+        """The session whose turn is running, else the newest session (None: nobody to ask)."""
+        busy = [a for a in self.askers if a.busy]
+        return busy[-1] if busy else (self.askers[-1] if self.askers else None)
+
+    async def approve(self, request: ApprovalRequest) -> ApprovalAnswer | SessionScope:
+        """A call outside a session's turn: the session that would ask does (nobody: a deny)."""
+        asker = self._asker()
+        if asker is None:
+            from agent_ls.agent.permissions import ApprovalAnswer
+
+            return ApprovalAnswer.DENY
+        answer: ApprovalAnswer | SessionScope = await asker.approver(request)
+        return answer
+
+    async def sampling_consent(self, request: SamplingRequest) -> str:
         """An MCP server asks the model (``sampling/createMessage``): the session whose turn is
         running asks the user (else the newest session); nobody to ask is a deny."""
-        busy = [a for a in self.askers if a.busy]
-        asker = busy[-1] if busy else (self.askers[-1] if self.askers else None)
+        asker = self._asker()
         if asker is None:
             return "deny"
         answer: str = await asker.ask_sampling(request)
         return answer
 
-    # trust -----------------------------------------------------------------------------------------
+    async def elicit(self, server: str, params: types.ElicitRequestParams) -> types.ElicitResult:
+        """ACP has no forms: declined (as the MCP host does without an elicitation handler)."""
+        return await NoQuestions().elicit(server, params)
+
+    async def trust_workspace(self, info: WorkspaceTrustInfo) -> TrustAnswer | None:
+        """Queued and asked at the next prompt (:meth:`ask_pending`)."""
+        done: asyncio.Future[TrustAnswer | None] = asyncio.get_running_loop().create_future()
+
+        async def answer(kind: str | None) -> None:
+            if not done.done():
+                done.set_result(KIND_ANSWERS.get(kind or ""))
+
+        self.questions.append(self._workspace_question(info, answer))
+        return await done
+
+    def _workspace_question(self, info: WorkspaceTrustInfo,
+                            answer: Callable[[str | None], Awaitable[None]]) -> TrustQuestion:
+        from agent_ls.config.trust_text import describe
+
+        return TrustQuestion(key=f"workspace:{info.request.digest}",
+                             title=f"Trust the agent-ls settings and MCP servers of {self.folder.name}?",
+                             text=describe(info, self.state), answer=answer)
+
     def _queue_workspace_question(self) -> None:
         info = self.settings.workspaces.get(self.folder)
         if info is None or not info.asks or info.request.digest in self._asked_workspace:
@@ -205,41 +198,29 @@ class SessionHost:
         if any(q.key == f"workspace:{info.request.digest}" for q in self.questions):
             return
         self._asked_workspace.add(info.request.digest)
-        from agent_ls.config.trust_text import describe
-
         request = info.request
 
         async def answer(kind: str | None) -> None:
-            if kind in ("allow_always", "reject_always"):
-                await asyncio.to_thread(self.policy.record, request, kind == "allow_always")
-            elif kind == "allow_once":
-                self.policy.once_folders.add(self.folder.resolve())
-                for entry in request.servers:
-                    self.state.trust_once(self.folder, entry.key)
-            else:
+            decided = KIND_ANSWERS.get(kind or "")
+            if decided is None:
                 return
+            await self.runtime.record_workspace(request, decided)
             log.info("ACP: workspace %s: %s", self.folder, kind)
             await self.reload()
 
-        self.questions.append(TrustQuestion(
-            key=f"workspace:{request.digest}",
-            title=f"Trust the agent-ls settings and MCP servers of {self.folder.name}?",
-            text=describe(info, self.state), answer=answer))
+        self.questions.append(self._workspace_question(info, answer))
 
-    async def _server_trust(self, cfg: ServerConfig) -> bool | None:
+    async def trust_server(self, cfg: ServerConfig) -> TrustAnswer | None:
         """The manager's per-server question: queued, answered at the next prompt."""
         from agent_ls.config.trust_text import entry_lines
 
-        done: asyncio.Future[bool | None] = asyncio.get_running_loop().create_future()
+        done: asyncio.Future[TrustAnswer | None] = asyncio.get_running_loop().create_future()
         view = cfg.view()
         before = self.state.last_trusted_entry(cfg.source.workspace_folder, cfg.name)
 
         async def answer(kind: str | None) -> None:
-            if kind == "allow_once":
-                self.state.trust_once(cfg.source.workspace_folder, cfg.trust_key())
-            result = {"allow_once": True, "allow_always": True, "reject_always": False}.get(kind or "")
             if not done.done():
-                done.set_result(result)
+                done.set_result(KIND_ANSWERS.get(kind or ""))
 
         text = "\n".join([f"The workspace file {cfg.source.file} defines an MCP server:",
                           *entry_lines(view, view.changes_since(before), indent="  ")])

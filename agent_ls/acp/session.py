@@ -2,7 +2,7 @@
 its MCP host, approvals through ``session/request_permission`` and events as ``session/update``.
 
 Built like ``agent-ls chat`` and the language server's chat build theirs
-(:func:`agent_ls.agent.builder.build_session`): the settings of the folder, the built-in tools
+(:func:`agent_ls.runtime.sessions.build_session`): the settings of the folder, the built-in tools
 confined to the folder, the MCP manager's tools, the permission gate and the per-workspace
 session store.
 """
@@ -151,8 +151,8 @@ class AcpSession:
         """(Re)build the agent's session on the current settings (after a trust decision the
         folder's model, rules and instructions may apply); the history comes from the store,
         "allow for session" answers carry over."""
-        from agent_ls.agent.builder import FrontEnd, build_session
         from agent_ls.agent.config import agent_settings
+        from agent_ls.runtime.sessions import FrontEnd, build_session
 
         agent = agent_settings(self.host.settings)
         for problem in agent.problems:

@@ -19,7 +19,8 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Awaitable, Sequence
-from typing import TYPE_CHECKING, Any
+from pathlib import Path
+from typing import Any, Protocol
 
 import attrs
 from acp.helpers import tool_terminal_ref, update_tool_call
@@ -29,10 +30,21 @@ from agent_ls.agent.arguments import validate_arguments
 from agent_ls.agent.changes import current_call
 from agent_ls.core.tools import Tool, ToolResult, ToolSpec
 
-if TYPE_CHECKING:
-    from agent_ls.acp.session import AcpSession
-
 log = logging.getLogger("agent_ls.acp")
+
+
+class TerminalOwner(Protocol):
+    """What a client terminal needs from the session it runs in (:class:`agent_ls.acp.session.AcpSession`)."""
+
+    conn: Any
+    id: str
+    folder: Path
+    terminals: dict[str, str]
+    """The client terminal each running ``bash`` call runs in (call id -> terminal id)."""
+    terminal_unavailable: str | None
+    """Why the client's terminal is not used any more."""
+
+    async def send(self, update: Any) -> None: ...
 
 CREATE_TIMEOUT = 5.0
 """How long the client has to answer ``terminal/create``."""
@@ -47,7 +59,7 @@ ENV = (("PAGER", "cat"), ("GIT_PAGER", "cat"), ("GIT_TERMINAL_PROMPT", "0"))
 class TerminalBashTool:
     """The ``bash`` tool run through the client's terminal (same spec as the local one)."""
 
-    def __init__(self, local: Tool, owner: AcpSession) -> None:
+    def __init__(self, local: Tool, owner: TerminalOwner) -> None:
         self._local = local
         self._owner = owner
 
@@ -173,6 +185,6 @@ def _result(output: Any, timeout: float, timed_out: bool) -> ToolResult:
     return ToolResult(content=content, is_error=timed_out or code != 0)
 
 
-def with_terminal(tools: Sequence[Tool], owner: AcpSession) -> list[Tool]:
+def with_terminal(tools: Sequence[Tool], owner: TerminalOwner) -> list[Tool]:
     """``bash`` through the client's terminal (the other tools as they are)."""
     return [TerminalBashTool(t, owner) if t.spec.name == "bash" and t.spec.server is None else t for t in tools]

@@ -1,5 +1,5 @@
 """``agent-ls chat``: the agent in the terminal (one-shot or interactive), on the session the
-editor's chat uses (:func:`agent_ls.agent.builder.build_session`); approvals and MCP sampling
+editor's chat uses (:func:`agent_ls.runtime.sessions.build_session`); approvals and MCP sampling
 consent are asked on the terminal."""
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ from agent_ls.cli.common import (
     workspace_folders,
 )
 from agent_ls.cli.host import open_host, settle
+from agent_ls.cli.questions import approval_answer, approval_prompt, sampling_consent
 
 if TYPE_CHECKING:
     from agent_ls.mcp.manager import MCPManager
@@ -30,7 +31,6 @@ async def cmd_chat(args: argparse.Namespace) -> int:
     import signal
 
     from agent_ls.agent import events as ev
-    from agent_ls.agent.builder import FrontEnd, build_session
     from agent_ls.agent.config import agent_settings
     from agent_ls.agent.context import COMPACT_COMMAND, compaction_text
     from agent_ls.agent.events import Event
@@ -38,9 +38,10 @@ async def cmd_chat(args: argparse.Namespace) -> int:
     from agent_ls.agent.plan import UPDATE_PLAN
     from agent_ls.agent.store import SessionStore
     from agent_ls.config.paths import user_data_dir
+    from agent_ls.runtime.sessions import FrontEnd, build_session
 
     folders = workspace_folders(args)
-    _state, _policy, settings = await settle(args)
+    _host, settings = await settle(args)
     agent = agent_settings(settings)
     print_diagnostics(settings)  # every problem of the settings files at its place, as `agent-ls mcp status`
     store = SessionStore.for_workspace(user_data_dir(), folders[0])
@@ -163,7 +164,6 @@ def model_command(agent: Any, store: Any, session: Any, name: str) -> str:
     return f"[model {model}]"
 
 
-_SCOPE_KEYS = {"exact": "e", "prefix": "p", "tool": "s"}
 TOOL_LINE_CHARS = 200
 """The ``[tool]`` progress line shows this many characters of the arguments (the approval
 shows them all)."""
@@ -214,73 +214,12 @@ def plan_checklist(entries: Any) -> str:
     return "\n".join(lines)
 
 
-def approval_prompt(request: Any) -> str:
-    """The terminal's approval question: the whole call (every argument, never cut, hidden
-    characters escaped), why it asks, and one key per choice; the session choices name their
-    scope (``[p] Allow `git status` … for this session``)."""
-    from agent_ls.core.visible import visible
-
-    spec = request.spec
-    lines = [f"\n[approve] {visible(spec.name)}"
-             + (f" (MCP server {visible(spec.server)!s}, tool {visible(spec.display_name or '')})" if spec.server else "")]
-    args = request.arguments if isinstance(request.arguments, dict) else {}
-    command = args.get("command") if spec.source == "builtin" and spec.name == "bash" else None
-    if isinstance(command, str):
-        lines.append(f"  command: {visible(command)}")
-        rest = {k: v for k, v in args.items() if k != "command"}
-        if rest:
-            lines.append(f"  arguments: {visible(json.dumps(rest, ensure_ascii=False))}")
-    else:
-        lines.append(f"  arguments: {visible(json.dumps(args, ensure_ascii=False))}")
-    lines.append(f"  ({visible(request.reason)})")
-    if request.sensitive:
-        lines.append(f"  protected: {visible(request.sensitive)}")
-    lines.append("  [o] allow once")
-    lines += [f"  [{_SCOPE_KEYS.get(s.id, s.id)}] {visible(s.label)}" for s in request.scopes]
-    lines.append("  [d] deny")
-    return "\n".join(lines) + "\n  choice? "
-
-
-def approval_answer(request: Any, line: str | None) -> Any:
-    """The answer for what the user typed; anything unknown (or end of input) denies."""
-    from agent_ls.agent.permissions import ApprovalAnswer
-
-    answer = (line or "").strip().lower()
-    if answer in ("o", "once", "y", "yes"):
-        return ApprovalAnswer.ALLOW_ONCE
-    for scope in request.scopes:
-        if answer == _SCOPE_KEYS.get(scope.id, scope.id):
-            return scope
-    if answer in ("s", "session") and request.scopes:
-        return request.scopes[0]  # the narrowest offered scope
-    return ApprovalAnswer.DENY
-
-
 def _attach_terminal_sampling(manager: MCPManager, agent: Any, model: str) -> None:
     """MCP sampling in ``agent-ls chat``: consent is asked on the terminal, like approvals;
     the chat's model (``--model`` included) answers unless ``agent.sampling.model`` is set."""
     import attrs
 
-    from agent_ls.agent.sampling import Sampler, SamplingAnswer, SamplingRequest
+    from agent_ls.agent.sampling import Sampler
 
     settings = attrs.evolve(agent, model=model)
-
-    async def consent(request: SamplingRequest) -> SamplingAnswer:
-        lines = [f"\n[sampling] MCP server '{request.server}' asks the model {request.model} "
-                 f"(at most {request.max_tokens} tokens)"
-                 + (f" at {request.endpoint}" if request.endpoint else "")]
-        if request.system_prompt:
-            lines.append(f"  system: {request.system_prompt[:300]}")
-        if request.omitted_messages:
-            lines.append(f"  ({request.omitted_messages} earlier messages not shown)")
-        for m in request.messages:
-            lines.append(f"  {m.role}: {m.text[:300]}")
-        line = await read_line("\n".join(lines) + "\n  allow [o]nce, for the [s]ession, or [d]eny? ")
-        answer = (line or "").strip().lower()
-        if answer in ("o", "once", "y", "yes"):
-            return SamplingAnswer.ALLOW_ONCE
-        if answer in ("s", "session"):
-            return SamplingAnswer.ALLOW_SESSION
-        return SamplingAnswer.DENY
-
-    manager.set_sampling_handler(Sampler(lambda: settings, consent))
+    manager.set_sampling_handler(Sampler(lambda: settings, sampling_consent))

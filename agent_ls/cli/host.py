@@ -1,4 +1,5 @@
-"""Before a command runs: the workspace trust decisions (trusted, asked on the terminal, or
+"""Before a command runs: the runtime host of the folders, its questions asked on the terminal
+(:class:`TerminalQuestions`), the workspace trust decisions (trusted, asked on the terminal, or
 restricted) and the MCP host started on the settings after them."""
 
 from __future__ import annotations
@@ -8,33 +9,43 @@ import sys
 from typing import TYPE_CHECKING, Any
 
 from agent_ls.cli.common import workspace_folders
+from agent_ls.cli.questions import TerminalQuestions
+from agent_ls.runtime.host import RuntimeHost
+from agent_ls.runtime.questions import NoQuestions
 
 if TYPE_CHECKING:
+
     from agent_ls.config.settings import LoadedSettings
     from agent_ls.mcp.manager import MCPManager
 
 
-async def settle(args: argparse.Namespace) -> tuple[Any, Any, LoadedSettings]:
+def runtime_host(args: argparse.Namespace, *, ask_servers: bool = True) -> RuntimeHost:
+    """The host of the command's folders, its questions on the terminal (``ask_servers``: False,
+    workspace servers that wait for trust stay waiting). No MCP sampling: only ``agent-ls chat``
+    has a model to offer, and attaches its own."""
+    questions = TerminalQuestions(assume_yes=bool(getattr(args, "yes", False)), ask=sys.stdin.isatty())
+    host = RuntimeHost(lambda: workspace_folders(args), questions if ask_servers else NoQuestions(), sampling=False)
+    questions.host = host
+    return host
+
+
+async def settle(args: argparse.Namespace, *, ask_servers: bool = True) -> tuple[RuntimeHost, LoadedSettings]:
     """The trust decisions for the folders (trust, ask on a terminal, or say they are restricted)
-    and the settings after them: ``(state store, policy, settings)``."""
+    and the settings after them."""
     from agent_ls.cli.workspace_trust import settle_workspaces
-    from agent_ls.config.paths import host_state_path
-    from agent_ls.config.state import HostState
-    from agent_ls.config.trust import TrustPolicy
 
-    state = HostState(host_state_path())
-    policy = TrustPolicy(state)
+    host = runtime_host(args, ask_servers=ask_servers)
     trust = bool(getattr(args, "trust_workspace", False) or getattr(args, "yes", False))
-    settings = await settle_workspaces(workspace_folders(args), policy, trust=trust, ask=sys.stdin.isatty())
-    return state, policy, settings
+    questions = TerminalQuestions(ask=sys.stdin.isatty(), host=host)  # workspaces are asked even when servers are not
+    settings = await settle_workspaces(host, questions, trust=trust)
+    return host, settings
 
 
-async def open_host(args: argparse.Namespace) -> tuple[MCPManager, LoadedSettings]:
-    from agent_ls.cli.workspace_trust import server_trust_handler
-    from agent_ls.mcp.host import start_host
-
-    state, policy, _ = await settle(args)
-    handler = server_trust_handler(getattr(args, "yes", False), state)
-    manager, settings = await start_host(workspace_folders(args), trust=policy, state=state, trust_handler=handler)
+async def open_host(args: argparse.Namespace, **options: Any) -> tuple[MCPManager, LoadedSettings]:
+    """:func:`settle`, then every MCP server started (``options`` go to the manager:
+    ``auth_opener``, ``sign_in_timeout``...) and waited for (``--wait``)."""
+    host, _ = await settle(args)
+    manager = await host.start(**options)
+    assert host.settings is not None
     await manager.wait_ready(timeout=args.wait)
-    return manager, settings
+    return manager, host.settings

@@ -15,7 +15,6 @@ from agent_ls.cli.common import (
     EXIT_USAGE,
     print_diagnostics,
     status_line,
-    workspace_folders,
 )
 from agent_ls.cli.host import open_host, settle
 
@@ -121,7 +120,8 @@ async def cmd_call(args: argparse.Namespace) -> int:
 
 
 async def cmd_trust(args: argparse.Namespace) -> int:
-    state, _policy, settings = await settle(args)
+    host, settings = await settle(args)
+    state = host.state
     cfg = settings.servers.get(args.server)
     if cfg is None:
         print(f"error: no MCP server named {args.server!r} is configured", file=sys.stderr)
@@ -152,14 +152,9 @@ def _cli_opener(open_browser: bool) -> Any:
 
 
 async def cmd_login(args: argparse.Namespace) -> int:
-    from agent_ls.cli.workspace_trust import server_trust_handler
-    from agent_ls.mcp.host import start_host
-
-    folders = workspace_folders(args)
-    state, policy, _ = await settle(args)
-    manager, settings = await start_host(folders, trust=policy, state=state,
-                                         trust_handler=server_trust_handler(getattr(args, "yes", False), state),
-                                         auth_opener=_cli_opener(not args.no_browser), sign_in_timeout=args.timeout)
+    host, _ = await settle(args)
+    manager = await host.start(auth_opener=_cli_opener(not args.no_browser), sign_in_timeout=args.timeout)
+    settings = host.current_settings
     try:
         if args.server not in manager.server_names():
             print_diagnostics(settings)
@@ -181,11 +176,9 @@ async def cmd_login(args: argparse.Namespace) -> int:
 
 
 async def cmd_logout(args: argparse.Namespace) -> int:
-    from agent_ls.mcp.host import start_host
-
-    folders = workspace_folders(args)
-    state, policy, _ = await settle(args)
-    manager, settings = await start_host(folders, trust=policy, state=state)
+    host, _ = await settle(args, ask_servers=False)  # signing out starts no workspace server
+    manager = await host.start()
+    settings = host.current_settings
     try:
         if args.server not in manager.server_names():
             print_diagnostics(settings)

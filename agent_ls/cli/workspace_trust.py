@@ -10,18 +10,19 @@ from __future__ import annotations
 
 import asyncio
 import sys
-from collections.abc import Sequence
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from agent_ls.cli.common import workspace_folders
 from agent_ls.config.trust_text import describe, entry_lines
+from agent_ls.runtime.questions import TrustAnswer
 
 if TYPE_CHECKING:
     from agent_ls.config.entries import ServerConfig
     from agent_ls.config.settings import LoadedSettings
     from agent_ls.config.state import HostState
-    from agent_ls.config.trust import TrustPolicy
+    from agent_ls.config.trust import WorkspaceTrustInfo
+    from agent_ls.runtime.host import RuntimeHost
+    from agent_ls.runtime.questions import Questions
 
 
 async def _ask_terminal(question: str) -> bool | None:
@@ -32,14 +33,16 @@ async def _ask_terminal(question: str) -> bool | None:
     return line.strip().lower() in ("y", "yes")
 
 
-async def settle_workspaces(folders: Sequence[Path], policy: TrustPolicy, *, trust: bool,
-                            ask: bool) -> LoadedSettings:
-    """Load the settings; for each folder that needs a decision: trust it (``trust``), ask on the
-    terminal (``ask``, a terminal on stdin), or say on stderr that it is restricted and how to
-    trust it. Returns the settings as they are after the decisions."""
-    from agent_ls.config.settings import load_settings
+async def ask_workspace_trust(info: WorkspaceTrustInfo, state: HostState | None) -> bool | None:
+    """The terminal's question about a folder (what it asks for, then y/N)."""
+    return await _ask_terminal(describe(info, state) + "\nTrust this workspace? [y/N] ")
 
-    settings = load_settings(list(folders), trust=policy)
+
+async def settle_workspaces(host: RuntimeHost, questions: Questions, *, trust: bool) -> LoadedSettings:
+    """Load the host's settings; for each folder that needs a decision: trust it (``trust``), ask
+    ``questions`` (the terminal), or say on stderr that it is restricted and how to trust it.
+    Returns the settings as they are after the decisions (the host's from then on)."""
+    settings = await host.load()
     changed = False
     for folder, info in settings.workspaces.items():
         pending = info.asks or (trust and not info.explicitly_trusted and not info.request.empty)
@@ -47,36 +50,23 @@ async def settle_workspaces(folders: Sequence[Path], policy: TrustPolicy, *, tru
             if info.state.value in ("declined", "editor-restricted"):
                 print(f"agent-ls: {folder}: {info.message}", file=sys.stderr)
             continue
-        if trust:
-            answer: bool | None = True
-        elif ask:
-            answer = await _ask_terminal(describe(info, policy.store) + "\nTrust this workspace? [y/N] ")
-        else:
-            answer = None
+        answer = TrustAnswer.TRUST if trust else await questions.trust_workspace(info)
         if answer is None:
             print(f"agent-ls: {folder}: {info.message}\n  Run `agent-ls trust --workspace {folder}` to see what "
                   "it asks for and trust it, or pass --trust-workspace.", file=sys.stderr)
             continue
-        policy.record(info.request, answer)
+        await host.record_workspace(info.request, answer)
         changed = True
-    return load_settings(list(folders), trust=policy) if changed else settings
+    return await host.load() if changed else settings
 
 
-def server_trust_handler(assume_yes: bool, state: HostState | None) -> Any:
+async def ask_server_trust(cfg: ServerConfig, state: HostState | None) -> bool | None:
     """The per-server prompt (a workspace server that is new or changed since it was trusted)."""
-
-    async def handler(cfg: ServerConfig) -> bool | None:
-        if assume_yes:
-            return True
-        if not sys.stdin.isatty():
-            return None
-        view = cfg.view()
-        before = state.last_trusted_entry(cfg.source.workspace_folder, cfg.name) if state is not None else None
-        text = "\n".join([f"The workspace file {cfg.source.file} defines an MCP server:",
-                          *entry_lines(view, view.changes_since(before), indent="  ")])
-        return await _ask_terminal(text + "\nTrust it and start it? [y/N] ")
-
-    return handler
+    view = cfg.view()
+    before = state.last_trusted_entry(cfg.source.workspace_folder, cfg.name) if state is not None else None
+    text = "\n".join([f"The workspace file {cfg.source.file} defines an MCP server:",
+                      *entry_lines(view, view.changes_since(before), indent="  ")])
+    return await _ask_terminal(text + "\nTrust it and start it? [y/N] ")
 
 
 async def cmd_trust_workspace(args: Any) -> int:

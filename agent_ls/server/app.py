@@ -1,7 +1,7 @@
 """The language server, assembled: logging to the editor, then every feature module's handlers.
 
 :func:`create_server` is what ``agent-ls serve`` and ``python -m agent_ls.server`` run. The
-modules it registers (bottom to top): :mod:`.lifecycle` (initialize, shutdown, settings files),
+handler modules it registers (:mod:`agent_ls.server.handlers`, bottom to top): :mod:`.lifecycle` (initialize, shutdown, settings files),
 :mod:`.mcp_methods` (``mcp/*``), :mod:`.chat` (``agent/prompt``, ``agent/cancel``),
 :mod:`.sessions` (``agent/sessions/*``, file changes, tool output), :mod:`.models` (the model
 picker), :mod:`.code_actions` and
@@ -10,11 +10,14 @@ picker), :mod:`.code_actions` and
 
 from __future__ import annotations
 
+import functools
 import logging
 
-from agent_ls.server import chat, code_actions, lifecycle, mcp_methods, models, sessions, trust
+from agent_ls.server.editor_questions import LspQuestions
+from agent_ls.server.handlers import chat, code_actions, lifecycle, mcp_methods, models, sessions, trust
 from agent_ls.server.protocol.methods import INVALID_PARAMS, REQUEST_CANCELLED, REQUEST_FAILED
 from agent_ls.server.server import AgentLanguageServer, LspLogHandler
+from agent_ls.server.workspaces import workspaces_payload
 
 
 def register(server: AgentLanguageServer) -> None:
@@ -29,6 +32,8 @@ def register(server: AgentLanguageServer) -> None:
     pkg_logger.propagate = False
     logging.getLogger("pygls.protocol.json_rpc").addFilter(_expected_errors)
 
+    server.runtime.questions = LspQuestions(server)
+    server.status.workspaces = functools.partial(workspaces_payload, server)
     lifecycle.register(server)
     mcp_methods.register(server)
     chat.register(server)

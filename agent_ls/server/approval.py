@@ -15,7 +15,8 @@ from agent_ls.server.protocol.methods import APPROVE
 from agent_ls.server.protocol.questions import ApprovalScope, ApproveParams, ApproveResult
 
 if TYPE_CHECKING:
-    from agent_ls.agent.permissions import ApprovalAnswer, ApprovalRequest, SessionScope
+    from agent_ls.agent.config import AgentSettings
+    from agent_ls.agent.permissions import ApprovalAnswer, ApprovalRequest, PermissionGate, SessionScope
     from agent_ls.server.server import AgentLanguageServer
 
 log = logging.getLogger("agent_ls.server")
@@ -67,21 +68,18 @@ class EditorApprover:
         return answer
 
 
-def agent_settings_now(ls: AgentLanguageServer) -> Any:
-    from agent_ls.agent.config import agent_settings
-    from agent_ls.config.settings import LoadedSettings
-
-    return agent_settings(ls.settings or LoadedSettings())
+def agent_settings_now(ls: AgentLanguageServer) -> AgentSettings:
+    return ls.runtime.agent_settings()
 
 
-def make_gate(ls: AgentLanguageServer, approver: EditorApprover) -> Any:
-    from agent_ls.agent.builder import permission_gate
+def make_gate(ls: AgentLanguageServer, approver: EditorApprover) -> PermissionGate:
+    from agent_ls.runtime.sessions import permission_gate
 
     return permission_gate(agent_settings_now(ls), approver)
 
 
-def direct_gate(ls: AgentLanguageServer) -> Any:
+def direct_gate(ls: AgentLanguageServer) -> PermissionGate:
     """One gate for direct calls, so "allow for session" lasts until the settings change."""
-    if ls.direct_gate is None:
-        ls.direct_gate = make_gate(ls, EditorApprover(ls))
-    return ls.direct_gate
+    if ls.chats.direct_gate is None:
+        ls.chats.direct_gate = make_gate(ls, EditorApprover(ls))
+    return ls.chats.direct_gate

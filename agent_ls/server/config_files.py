@@ -55,7 +55,7 @@ def _is_user_settings(p: Path) -> bool:
 def publish_config_diagnostics(ls: AgentLanguageServer, force: bool = False) -> None:
     from agent_ls.config.jsonc import format_path
 
-    settings = ls.settings
+    settings = ls.runtime.settings
     if settings is None:
         return
     by_file: dict[str, list[lsp.Diagnostic]] = {}

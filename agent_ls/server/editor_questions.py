@@ -1,6 +1,10 @@
-"""What the MCP host asks the user through the editor: may a workspace server run
-(``mcp/trustServer``), and an MCP server's form (``mcp/elicit``). Sampling consent is
-:mod:`agent_ls.server.sampling`, tool approval :mod:`agent_ls.server.approval`.
+"""The language server's :class:`~agent_ls.runtime.questions.Questions`: what the runtime asks
+the user, asked of the editor (:class:`LspQuestions`). Here: may a workspace server run
+(``mcp/trustServer``), an MCP server's form (``mcp/elicit``) and MCP sampling consent
+(``mcp/sample``: a missing, failed or malformed answer is a deny; the
+:class:`~agent_ls.agent.sampling.Sampler` tells the MCP server why); tool approval is :mod:`agent_ls.server.approval`, workspace trust
+:func:`agent_ls.server.workspaces.decide`. Every question goes through one ``ask()``
+(:mod:`agent_ls.server.ask`).
 """
 
 from __future__ import annotations
@@ -9,13 +13,27 @@ import logging
 from typing import TYPE_CHECKING, Any
 
 from agent_ls.core.visible import command_line, visible
+from agent_ls.runtime.questions import TrustAnswer
+from agent_ls.server.approval import EditorApprover
 from agent_ls.server.ask import AskFailed, ask
-from agent_ls.server.protocol.methods import ELICIT, ELICIT_ACTIONS, TRUST_SERVER
-from agent_ls.server.protocol.questions import ElicitParams, ElicitResultPayload, TrustServerResult
-from agent_ls.server.workspaces import DONT_RUN, entry_payload, plain_question
+from agent_ls.server.protocol.methods import ELICIT, ELICIT_ACTIONS, SAMPLE, SAMPLING_ANSWERS, TRUST_SERVER
+from agent_ls.server.protocol.questions import (
+    ElicitParams,
+    ElicitResultPayload,
+    SampleMessage,
+    SampleParams,
+    SampleResult,
+    TrustServerResult,
+)
+from agent_ls.server.workspaces import DONT_RUN, decide, entry_payload, plain_question
 
 if TYPE_CHECKING:
+    import mcp_types as types
+
+    from agent_ls.agent.permissions import ApprovalAnswer, ApprovalRequest, SessionScope
+    from agent_ls.agent.sampling import SamplingRequest
     from agent_ls.config.entries import ServerConfig
+    from agent_ls.config.trust import WorkspaceTrustInfo
     from agent_ls.server.server import AgentLanguageServer
 
 log = logging.getLogger("agent_ls.server")
@@ -28,11 +46,11 @@ async def ask_server_trust(ls: AgentLanguageServer, cfg: ServerConfig) -> bool |
     ``window/showMessageRequest`` instead, from then on; the ``agent-ls.trustWorkspace`` command
     asks again about a server left undecided.
     """
-    manager = ls.manager
+    manager = ls.runtime.manager
     changes = manager.trust_changes(cfg) if manager is not None else []
-    ls.server_questions.add(cfg.name)
+    ls.trust_prompts.servers.add(cfg.name)
     try:
-        if TRUST_SERVER not in ls.unsupported_questions:
+        if TRUST_SERVER not in ls.trust_prompts.unsupported:
             params = entry_payload(cfg.view(), changes)
             try:
                 answer = await ask(ls, TRUST_SERVER, params, TrustServerResult,
@@ -42,11 +60,11 @@ async def ask_server_trust(ls: AgentLanguageServer, cfg: ServerConfig) -> bool |
                 if not e.method_not_found:
                     log.info("no trust decision for %s from the editor (%s); it stays awaiting-trust", cfg.name, e)
                     return None
-                ls.unsupported_questions.add(TRUST_SERVER)
+                ls.trust_prompts.unsupported.add(TRUST_SERVER)
                 log.info("the editor does not know %s: asking with window/showMessageRequest", TRUST_SERVER)
         return await _ask_server_plainly(ls, cfg, changes)
     finally:
-        ls.server_questions.discard(cfg.name)
+        ls.trust_prompts.servers.discard(cfg.name)
 
 
 async def _ask_server_plainly(ls: AgentLanguageServer, cfg: ServerConfig, changes: list[str]) -> bool | None:
@@ -67,7 +85,7 @@ async def _ask_server_plainly(ls: AgentLanguageServer, cfg: ServerConfig, change
     return await plain_question(ls, message, details, keep=DONT_RUN, subject=f"the MCP server {cfg.name}")
 
 
-async def ask_elicit(ls: AgentLanguageServer, server: str, params: Any) -> Any:
+async def ask_elicit(ls: AgentLanguageServer, server: str, params: types.ElicitRequestParams) -> types.ElicitResult:
     """An MCP server asks the user for input: the form goes to the editor, the answer back."""
     import mcp_types as types
 
@@ -84,3 +102,54 @@ async def ask_elicit(ls: AgentLanguageServer, server: str, params: Any) -> Any:
         return types.ElicitResult(action="cancel")
     content = answer.content if answer.action == "accept" else None
     return types.ElicitResult(action=answer.action, content=content)  # type: ignore[arg-type]
+
+
+async def ask_sampling_consent(ls: AgentLanguageServer, request: Any) -> str:
+    """``mcp/sample`` to the editor: ``allow_once``, ``allow_session`` or ``deny``."""
+    params = SampleParams(
+        server=request.server,
+        messages=[SampleMessage(role=m.role, text=m.text) for m in request.messages],
+        max_tokens=request.max_tokens,
+        model=request.model,
+        system_prompt=request.system_prompt,
+        requested_max_tokens=request.requested_max_tokens,
+        omitted_messages=request.omitted_messages,
+        endpoint=getattr(request, "endpoint", None),
+    )
+    try:
+        answer = (await ask(ls, SAMPLE, params, SampleResult, fallback=SampleResult("deny"))).answer
+    except AskFailed as e:
+        if not e.malformed:
+            raise  # the Sampler tells the MCP server that the user could not be asked
+        log.warning("sampling consent for %s: malformed answer from the editor (%s): denied", request.server, e)
+        return "deny"
+    if answer not in SAMPLING_ANSWERS:
+        log.warning("sampling consent for %s: unknown answer %r from the editor: denied", request.server, answer)
+        return "deny"
+    log.info("sampling request from %s (model %s): %s", request.server, request.model, answer)
+    return answer
+
+
+class LspQuestions:
+    """Every question of the runtime, asked of the editor (custom requests, or the standard
+    ``window/showMessageRequest`` for a plain LSP editor)."""
+
+    def __init__(self, ls: AgentLanguageServer) -> None:
+        self.ls = ls
+
+    async def approve(self, request: ApprovalRequest) -> ApprovalAnswer | SessionScope:
+        """A call outside a session (a session's calls go through its own :class:`EditorApprover`)."""
+        answer: ApprovalAnswer | SessionScope = await EditorApprover(self.ls)(request)
+        return answer
+
+    async def trust_server(self, config: ServerConfig) -> TrustAnswer | None:
+        return TrustAnswer.of(await ask_server_trust(self.ls, config))
+
+    async def trust_workspace(self, info: WorkspaceTrustInfo) -> TrustAnswer | None:
+        return TrustAnswer.of(await decide(self.ls, info))
+
+    async def elicit(self, server: str, params: types.ElicitRequestParams) -> types.ElicitResult:
+        return await ask_elicit(self.ls, server, params)
+
+    async def sampling_consent(self, request: SamplingRequest) -> str:
+        return await ask_sampling_consent(self.ls, request)

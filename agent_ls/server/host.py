@@ -10,23 +10,25 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import functools
 import importlib
 import logging
-from typing import Any
+from typing import TYPE_CHECKING
 
 from lsprotocol import types as lsp
 
 from agent_ls.core.process import kill_children
 from agent_ls.server.config_files import publish_config_diagnostics
-from agent_ls.server.editor_questions import ask_elicit, ask_server_trust
 from agent_ls.server.progress import start_progress
 from agent_ls.server.protocol.codec import RequestFailed
 from agent_ls.server.reload import ask_pending_workspaces
-from agent_ls.server.sampling import install_sampling
 from agent_ls.server.server import AgentLanguageServer, in_daemon_thread
 from agent_ls.server.warmup import prewarm_llm
-from agent_ls.server.workspaces import host_state, policy
+
+if TYPE_CHECKING:
+    from agent_ls.config.settings import LoadedSettings
+    from agent_ls.config.state import HostState
+    from agent_ls.mcp.manager import MCPManager
+    from agent_ls.mcp.status import ServerStatus
 
 log = logging.getLogger("agent_ls.server")
 
@@ -38,79 +40,61 @@ async def shutdown_host(ls: AgentLanguageServer) -> None:
     """Stop every background task, every MCP server and the session store."""
     for t in list(ls.tasks):
         t.cancel()
-    manager, ls.manager = ls.manager, None
-    ls.preview = None
-    if manager is not None:
-        # Bounded: the editor waits for the answer to `shutdown` (each server gets its own
-        # grace inside; whatever is still there afterwards is killed below).
-        closing = asyncio.ensure_future(manager.close())
-        _, pending = await asyncio.wait({closing}, timeout=SHUTDOWN_LIMIT)
-        if pending:
-            log.warning("the MCP servers did not all stop within %g s; ending them", SHUTDOWN_LIMIT)
-    if ls.store is not None:
-        ls.store.close()
-        ls.store = None
-    if ls.display_store is not None:
-        ls.display_store.close()
-        ls.display_store = None
+    ls.status.preview = None
+    # Bounded: the editor waits for the answer to `shutdown` (each server gets its own grace
+    # inside; whatever is still there afterwards is killed below).
+    await ls.runtime.close(SHUTDOWN_LIMIT)
+    ls.chats.close()
     kill_children()
 
 
-async def ensure_manager(ls: AgentLanguageServer) -> Any:
-    if ls.manager is None:
+async def ensure_manager(ls: AgentLanguageServer) -> MCPManager:
+    """The MCP manager, once the host has started (started now if nothing has yet)."""
+    if ls.runtime.manager is None:
         await start_host(ls)
-    if ls.manager is None:
+    if ls.runtime.manager is None:
         raise RequestFailed("the MCP host is shut down")
-    return ls.manager
+    return ls.runtime.manager
 
 
 async def settings_loaded(ls: AgentLanguageServer) -> None:
     """Wait until the settings are loaded (the host's first step: milliseconds), starting the
     host if nothing has yet; a request that reads the settings right after ``initialize`` would
     otherwise see none."""
-    if ls.settings is None:
-        if ls.manager is None and not ls.host_lock.locked():
+    if ls.runtime.settings is None:
+        if ls.runtime.manager is None and not ls.host_lock.locked():
             ls.run_task(start_host(ls), "start MCP host")
-        await ls.preview_ready.wait()
+        await ls.status.preview_ready.wait()
 
 
 async def start_host(ls: AgentLanguageServer) -> None:
     """Load settings and start every MCP server in the background, with work-done progress."""
     async with ls.host_lock:
-        if ls.manager is not None:
+        if ls.runtime.manager is not None:
             return
-        from agent_ls.config.settings import load_settings
-
-        folders = ls.folders()
         try:
-            settings = await asyncio.to_thread(functools.partial(load_settings, folders, trust=policy(ls)))
-            ls.settings = settings
+            settings = await ls.runtime.load()
             # Until the host is loaded, mcp/status answers with what it will report: every
             # server, and the tools kept from each one's last connection.
-            ls.preview = await asyncio.to_thread(preview, settings, host_state(ls))
+            ls.status.preview = await asyncio.to_thread(preview, settings, ls.runtime.state)
         finally:
-            ls.preview_ready.set()
-        ls.notify_status_soon()
+            ls.status.preview_ready.set()
+        ls.status.notify_soon()
         # Building the SDK's pydantic models holds the interpreter for long stretches: let the
         # editor's first mcp/status be answered (from the preview) before that starts.
         with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(ls.status_answered.wait(), 0.1)
-        # The MCP SDK takes a while to import: do it off the event loop so the editor's
-        # requests keep being answered meanwhile.
-        host = await in_daemon_thread(lambda: importlib.import_module("agent_ls.mcp.host"))
-        manager = host.create_manager(
-            folders, settings,
-            state=host_state(ls),
-            trust_handler=lambda cfg: ask_server_trust(ls, cfg),
-            elicitation_handler=lambda server, params: ask_elicit(ls, server, params),
-            on_change=ls.notify_status_soon,
-        )
-        ls.manager = manager
-        ls.preview = None
-        install_sampling(ls, manager)  # MCP sampling: consent through mcp/sample
+            await asyncio.wait_for(ls.status.answered.wait(), 0.1)
+        # The MCP SDK takes a while to import: do it off the event loop (in a daemon thread, so
+        # that an import still running at shutdown does not hold the process) so the editor's
+        # requests keep being answered meanwhile. Questions (trust, forms, sampling consent) go
+        # to the editor (LspQuestions).
+        manager = await ls.runtime.start_manager(
+            import_host=lambda: in_daemon_thread(lambda: importlib.import_module("agent_ls.mcp.host")),
+            on_change=ls.status.notify_soon)
+        ls.status.preview = None
         if hasattr(manager, "set_auth_opener"):
             manager.set_auth_opener(lambda server, url: open_auth_url(ls, server, url))
-        await manager.apply(settings)
+        await ls.runtime.apply()
         prewarm_llm(ls)  # the servers start in their own processes meanwhile
         publish_config_diagnostics(ls)
         for d in settings.diagnostics:
@@ -119,7 +103,7 @@ async def start_host(ls: AgentLanguageServer) -> None:
         ask_pending_workspaces(ls)
 
 
-def preview(settings: Any, state: Any) -> Any:
+def preview(settings: LoadedSettings, state: HostState) -> list[ServerStatus] | None:
     """The status the host will report once loaded (None when it cannot be told)."""
     from agent_ls.config.paths import catalogue_path
     from agent_ls.mcp.catalogue import CatalogueStore
@@ -132,7 +116,7 @@ def preview(settings: Any, state: Any) -> Any:
         return None
 
 
-async def connect_progress(ls: AgentLanguageServer, manager: Any) -> None:
+async def connect_progress(ls: AgentLanguageServer, manager: MCPManager) -> None:
     """Work-done progress while servers connect; one log line per server outcome."""
     names = manager.server_names()
     progress = await start_progress(ls, "mcp", "Connecting MCP servers", f"{len(names)} servers", percentage=0)

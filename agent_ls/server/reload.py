@@ -5,20 +5,19 @@ A settings file saved or changed on disk, a workspace folder added, the editor's
 remembered decision changed: the settings are read again and the host reconfigured (unchanged
 servers keep running). A folder whose files ask for something that needs trust is asked about
 (``agent/trustWorkspace``, or ``window/showMessageRequest`` for a plain LSP editor:
-:func:`agent_ls.server.workspaces.decide`); its answer is remembered and the settings reload with it.
+:func:`agent_ls.server.workspaces.decide`, through the runtime's questions); its answer is remembered and the settings reload with it.
 """
 
 from __future__ import annotations
 
 import asyncio
-import functools
 import logging
 from typing import TYPE_CHECKING
 
 from lsprotocol import types as lsp
 
+from agent_ls.runtime.host import settle_trust
 from agent_ls.server.config_files import publish_config_diagnostics
-from agent_ls.server.workspaces import decide, policy, record
 
 if TYPE_CHECKING:
     from agent_ls.config.trust import WorkspaceTrustInfo
@@ -34,36 +33,23 @@ async def reload_settings(ls: AgentLanguageServer) -> None:
     defined before is kept; an entry that became invalid keeps its last valid version running.
     Diagnostics always show the current problems.
     """
-    from agent_ls.config.reload import keep_last_valid, unreadable_files
-    from agent_ls.config.settings import load_settings
-
-    if ls.manager is None:
+    if ls.runtime.manager is None:
         if not ls.host_lock.locked():
             return  # no host yet and none starting: it reads the files when it starts
         async with ls.host_lock:  # starting: reload once it is up, so a change made meanwhile counts
             pass
-        if ls.manager is None:
+        if ls.runtime.manager is None:
             return
     async with ls.reload_lock:
-        manager = ls.manager
-        if manager is None:
+        if ls.runtime.manager is None:
             return
-        folders = ls.folders()
-        new = await asyncio.to_thread(functools.partial(load_settings, folders, trust=policy(ls)))
-        old = ls.settings
-        broken = sorted(unreadable_files(new) - (unreadable_files(old) if old is not None else set()))
-        if old is not None:
-            keep_last_valid(old, new)
+        new, broken = await ls.runtime.reread()
         for file in broken:
             ls.show(lsp.MessageType.Error, f"agent-ls: {file} is not valid JSON; the last valid configuration "
                                            "stays in force until it is fixed (see the diagnostics)")
-        ls.settings = new
-        ls.direct_gate = None
-        await manager.set_roots(folders)
-        await manager.apply(new)
         publish_config_diagnostics(ls)
-        ls.sessions.clear()  # new sessions pick up model and permission changes
-        ls.notify_status_soon()  # the workspaces' trust may have changed with no server changing
+        ls.chats.settings_changed()  # new sessions and direct calls pick up model and permission changes
+        ls.status.notify_soon()  # the workspaces' trust may have changed with no server changing
         log.info("settings reloaded: %d servers, %d problems", len(new.servers), len(new.diagnostics))
         ask_pending_workspaces(ls)
 
@@ -71,28 +57,26 @@ async def reload_settings(ls: AgentLanguageServer) -> None:
 def ask_pending_workspaces(ls: AgentLanguageServer) -> None:
     """Ask about every folder that needs a decision now (one prompt per folder and digest);
     withdraw prompts that no longer match what the folder asks for."""
-    settings = ls.settings
+    settings = ls.runtime.settings
     if settings is None:
         return
-    for folder, (digest, task) in list(ls.workspace_prompts.items()):
+    for folder, (digest, task) in list(ls.trust_prompts.workspaces.items()):
         info = settings.workspaces.get(folder)
         if info is None or not info.asks or info.request.digest != digest:
             task.cancel()
-            ls.workspace_prompts.pop(folder, None)
+            ls.trust_prompts.workspaces.pop(folder, None)
     for folder, info in settings.workspaces.items():
-        if not info.asks or folder in ls.workspace_prompts:
+        if not info.asks or folder in ls.trust_prompts.workspaces:
             continue
         log.info("workspace %s asks for trust: %s", folder, info.message)
         task = ls.run_task(_ask_workspace(ls, info), f"trust prompt for {folder}")
-        ls.workspace_prompts[folder] = (info.request.digest, task)
+        ls.trust_prompts.workspaces[folder] = (info.request.digest, task)
 
 
 async def _ask_workspace(ls: AgentLanguageServer, info: WorkspaceTrustInfo) -> None:
     folder = info.request.folder
     try:
-        trusted = await decide(ls, info)
-        if trusted is not None:
-            await record(ls, [info.request], trusted)
+        decided = await settle_trust(ls.runtime, info)  # asked through LspQuestions, recorded
     except asyncio.CancelledError:
         raise
     except Exception as e:
@@ -101,10 +85,10 @@ async def _ask_workspace(ls: AgentLanguageServer, info: WorkspaceTrustInfo) -> N
                  "`agent-ls trust --workspace %s`", folder, e, folder)
         return
     finally:
-        current = ls.workspace_prompts.get(folder)
+        current = ls.trust_prompts.workspaces.get(folder)
         if current is not None and current[0] == info.request.digest:
-            ls.workspace_prompts.pop(folder, None)
-    if trusted is not None:
+            ls.trust_prompts.workspaces.pop(folder, None)
+    if decided:
         await reload_settings(ls)
 
 
@@ -112,14 +96,12 @@ async def decisions_changed(ls: AgentLanguageServer) -> None:
     """``host-state.json`` changed (another window, or the terminal, decided something): a
     folder whose trust state differs now reloads the settings; servers that waited for a
     decision another process made start (or stay stopped) without a reload."""
-    from agent_ls.config.settings import load_settings
-
-    if ls.settings is None or ls.manager is None:
+    if ls.runtime.settings is None or ls.runtime.manager is None:
         return
-    fresh = await asyncio.to_thread(functools.partial(load_settings, ls.folders(), trust=policy(ls)))
-    before = {f: i.state for f, i in ls.settings.workspaces.items()}
+    fresh = await asyncio.to_thread(ls.runtime.read_settings)
+    before = {f: i.state for f, i in ls.runtime.settings.workspaces.items()}
     if {f: i.state for f, i in fresh.workspaces.items()} != before:
         log.info("workspace trust changed in another process: reloading the settings")
         await reload_settings(ls)
         return
-    await ls.manager.recheck_trust()
+    await ls.runtime.manager.recheck_trust()

@@ -19,6 +19,7 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import attrs
 from lsprotocol import types as lsp
 from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams
 from pygls.lsp.server import LanguageServer
@@ -27,31 +28,28 @@ from pygls.uris import to_fs_path
 
 from agent_ls import __version__
 from agent_ls.core.process import ExitWatchdog, kill_children
+from agent_ls.runtime.host import RuntimeHost
+from agent_ls.server.chats import ChatSessions
 from agent_ls.server.protocol.codec import (
     InvalidParams,
     RawNotification,
     RawRequest,
     RawResponse,
     RequestFailed,
-    dump,
 )
-from agent_ls.server.protocol.mcp import ServerStatusPayload, StatusChangedParams
 from agent_ls.server.protocol.methods import (
     CLIENT_NOTIFICATIONS,
     CLIENT_REQUESTS,
     INTERNAL_ERROR,
-    MCP_STATUS_CHANGED,
     REQUEST_FAILED,
     SERVER_REQUESTS,
 )
-from agent_ls.server.status import status_payload
-from agent_ls.server.workspaces import lenient_converter, workspaces_payload
+from agent_ls.server.status import StatusNotices
 
 if TYPE_CHECKING:
-    from agent_ls.agent.session import Session
-    from agent_ls.config.settings import LoadedSettings
-    from agent_ls.mcp.manager import MCPManager
-    from agent_ls.mcp.status import ServerStatus
+    import cattrs
+
+    pass
 
 log = logging.getLogger("agent_ls.server")
 
@@ -121,6 +119,69 @@ def _structure_error_text(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {exc}"
 
 
+def lenient_converter() -> cattrs.Converter:
+    """pygls' converter, with a ``workspace/didChangeWorkspaceFolders`` event that keeps
+    its valid folders.
+
+    Neovim 0.7 sends ``removed: [{}]`` (and an empty Lua table, ``{}``, for an empty list) when
+    a folder is added; structured strictly, the whole notification would be dropped as Invalid
+    Params and the folder never added. Here each entry stands alone: a folder with a ``uri``
+    is kept (named after its last path segment when it has no ``name``), anything else is
+    logged and ignored.
+    """
+    from pygls.protocol import default_converter
+    from pygls.uris import to_fs_path
+
+    converter = default_converter()
+
+    def folder(item: Any) -> lsp.WorkspaceFolder | None:
+        if not isinstance(item, dict) or not isinstance(item.get("uri"), str) or not item["uri"]:
+            return None
+        name = item.get("name")
+        if not isinstance(name, str):
+            name = Path(to_fs_path(item["uri"]) or item["uri"]).name or item["uri"]
+        return lsp.WorkspaceFolder(uri=item["uri"], name=name)
+
+    def event(obj: Any, _: type) -> lsp.WorkspaceFoldersChangeEvent:
+        if not isinstance(obj, dict):
+            raise TypeError(f"a workspace folders change event is an object, not {type(obj).__name__}")
+        kept: dict[str, list[lsp.WorkspaceFolder]] = {"added": [], "removed": []}
+        ignored: list[str] = []
+        for key, out in kept.items():
+            items = obj.get(key)
+            if items is None or items == {}:  # absent, or an empty Lua table
+                continue
+            if not isinstance(items, list):
+                ignored.append(f"{key}: {str(items)[:80]}")
+                continue
+            for item in items:
+                found = folder(item)
+                if found is None:
+                    ignored.append(f"{key}: {str(item)[:80]}")
+                else:
+                    out.append(found)
+        if ignored:
+            log.warning("workspace/didChangeWorkspaceFolders: ignored what is not a workspace folder "
+                        "(one needs a uri): %s", "; ".join(ignored))
+        return lsp.WorkspaceFoldersChangeEvent(added=kept["added"], removed=kept["removed"])
+
+    converter.register_structure_hook(lsp.WorkspaceFoldersChangeEvent, event)
+    return converter
+
+
+@attrs.define
+class TrustPrompts:
+    """The trust questions open now (``ls.trust_prompts``)."""
+
+    workspaces: dict[Path, tuple[str, asyncio.Task[Any]]] = attrs.field(factory=dict)
+    """Pending ``agent/trustWorkspace`` prompts: folder -> (digest asked about, task)."""
+    unsupported: set[str] = attrs.field(factory=set)
+    """The questions (``agent/trustWorkspace``, ``mcp/trustServer``) the client answered with
+    method-not-found: it is asked with ``window/showMessageRequest`` instead."""
+    servers: set[str] = attrs.field(factory=set)
+    """The workspace MCP servers whose trust question waits for an answer now."""
+
+
 class LspLogHandler(logging.Handler):
     """Log records go to the editor's output channel (``window/logMessage``), never stdout."""
 
@@ -151,45 +212,23 @@ class LspLogHandler(logging.Handler):
 class AgentLanguageServer(LanguageServer):
     def __init__(self) -> None:
         super().__init__("agent-ls", __version__, protocol_cls=AgentLsProtocol, converter_factory=lenient_converter)
-        self.manager: MCPManager | None = None
-        self.settings: LoadedSettings | None = None
-        self.preview: list[ServerStatus] | None = None
-        """The status the host will have, shown while it loads (:mod:`agent_ls.mcp.preview`)."""
-        self.preview_ready = asyncio.Event()
-        """Set once the preview was computed (or could not be)."""
-        self.status_answered = asyncio.Event()
-        """Set once an ``mcp/status`` was answered from the preview."""
-        self.sessions: dict[str, Session] = {}
-        self.allowed_for_session: dict[str, set[str]] = {}
-        """The tools the user allowed "for the session", by session id: a session rebuilt (after a
-        settings reload, with another model) keeps them until the language server stops."""
-        self.session_locks: dict[str, asyncio.Lock] = {}
+        self.runtime = RuntimeHost(self.folders)
+        """Settings, trust and the MCP manager; its questions go to the editor
+        (:class:`agent_ls.server.editor_questions.LspQuestions`, set by :mod:`.app`)."""
+        self.status = StatusNotices(self.runtime, self.protocol.notify,
+                                    lambda text: self.show(lsp.MessageType.Warning, text))
+        """The MCP status shown to the editor: the preview while the host loads,
+        ``mcp/statusChanged`` (:mod:`.status`)."""
+        self.chats = ChatSessions(self.folders)
+        """Sessions, stores, locks, turn tasks, session grants (:mod:`.chats`)."""
         self.tasks: set[asyncio.Task[Any]] = set()
-        self.store: Any = None
-        self.display_store: Any = None
-        """How user messages sent with attachments are shown on resume (:mod:`.display`)."""
-        self.turn_tasks: dict[str, asyncio.Task[Any]] = {}
-        """The task running each session's current turn (``agent/cancel`` cancels it)."""
-        self.direct_gate: Any = None
-        """The approval gate of direct tool calls (``mcp/callTool``, tool actions)."""
         self.host_lock = asyncio.Lock()
         self.reload_lock = asyncio.Lock()
         self.config_diagnostics: dict[str, list[lsp.Diagnostic]] = {}
-        self._status_pending = False
         self._request_counter = 0
         self.modules_at_initialize: dict[str, bool] = {}
-        self._last_states: dict[str, str] = {}
-        self.editor_trusted = True
-        """The editor's own workspace trust (``workspaceTrusted`` option, ``agent/editorTrust``)."""
-        self.host_state: Any = None
-        """The user's remembered decisions (:class:`agent_ls.config.state.HostState`)."""
-        self.workspace_prompts: dict[Path, tuple[str, asyncio.Task[Any]]] = {}
-        """Pending ``agent/trustWorkspace`` prompts: folder -> (digest asked about, task)."""
-        self.unsupported_questions: set[str] = set()
-        """The questions (``agent/trustWorkspace``, ``mcp/trustServer``) the client answered with
-        method-not-found: it is asked with ``window/showMessageRequest`` instead."""
-        self.server_questions: set[str] = set()
-        """The workspace MCP servers whose trust question waits for an answer now."""
+        self.trust_prompts = TrustPrompts()
+        """The workspace and server trust questions now open (asked by :mod:`.workspaces` and :mod:`.reload`)."""
         self.shutdown_requested = False
         """``shutdown`` came: the exit code is 0 (the LSP specification's rule)."""
         self.exit_watchdog = ExitWatchdog()
@@ -244,37 +283,6 @@ class AgentLanguageServer(LanguageServer):
             self.protocol.notify(lsp.CANCEL_REQUEST, lsp.CancelParams(id=msg_id))
             raise
         return raw.result if isinstance(raw, RawResponse) else raw
-
-    def notify_status_soon(self) -> None:
-        """Coalesce status changes into one ``mcp/statusChanged`` per 50 ms."""
-        if self._status_pending or (self.manager is None and self.preview is None):
-            return
-        self._status_pending = True
-
-        def send() -> None:
-            self._status_pending = False
-            source = self.manager if self.manager is not None else self.preview
-            if source is not None:
-                servers = status_payload(source)
-                self.protocol.notify(MCP_STATUS_CHANGED, dump(StatusChangedParams(
-                    servers=servers, workspaces=workspaces_payload(self))))
-                self._announce_failures(servers)
-
-        try:
-            asyncio.get_running_loop().call_later(0.05, send)
-        except RuntimeError:
-            self._status_pending = False
-
-
-    def _announce_failures(self, servers: list[ServerStatusPayload]) -> None:
-        """A server that just failed is shown to the user (``window/showMessage``), once."""
-        for s in servers:
-            before = self._last_states.get(s.name)
-            if s.state == "failed" and before != "failed":
-                err = s.error or {}
-                self.show(lsp.MessageType.Warning,
-                          f"agent-ls: MCP server '{s.name}' failed ({err.get('phase', '?')}): {err.get('message', '')}")
-        self._last_states = {s.name: s.state for s in servers}
 
     def show(self, kind: lsp.MessageType, message: str) -> None:
         self.window_show_message(lsp.ShowMessageParams(type=kind, message=message))

@@ -55,7 +55,7 @@ def prewarm_llm(ls: AgentLanguageServer) -> None:
 
 async def warm_up(ls: AgentLanguageServer) -> None:
     def load() -> None:
-        for name in ("agent_ls.agent.builder",):  # the session, the tools, the registry
+        for name in ("agent_ls.runtime.sessions",):  # the session, the tools, the registry
             importlib.import_module(name)
 
     await load_llm()

@@ -5,13 +5,11 @@ own trust from the initialization options, the :class:`~agent_ls.config.trust.Tr
 this window, the user's remembered decisions (``host-state.json``), a workspace folder and its
 MCP server entries as the editor is shown them, asking the user about a folder
 (``agent/trustWorkspace``, or ``window/showMessageRequest`` for a plain LSP editor) and
-recording a decision. Also: workspace folder changes are read leniently
-(:func:`lenient_converter`).
+recording a decision.
 """
 
 from __future__ import annotations
 
-import asyncio
 import logging
 from collections.abc import Callable
 from pathlib import Path
@@ -20,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 from lsprotocol import types as lsp
 
 from agent_ls.core.visible import visible
+from agent_ls.runtime.questions import TrustAnswer
 from agent_ls.server.ask import AskFailed, ask
 from agent_ls.server.protocol.mcp import WorkspaceStatusPayload
 from agent_ls.server.protocol.methods import CMD_TRUST_WORKSPACE, TRUST_WORKSPACE
@@ -31,9 +30,8 @@ from agent_ls.server.protocol.questions import (
 )
 
 if TYPE_CHECKING:
-    import cattrs
 
-    from agent_ls.config.trust import EntryView, TrustPolicy, WorkspaceRequest, WorkspaceTrustInfo
+    from agent_ls.config.trust import EntryView, WorkspaceRequest, WorkspaceTrustInfo
     from agent_ls.server.server import AgentLanguageServer
 
 log = logging.getLogger("agent_ls.server")
@@ -45,21 +43,6 @@ def editor_trust_from(options: Any) -> bool:
         return options.get("workspaceTrusted") is not False
     value = getattr(options, "workspaceTrusted", None)
     return value is not False
-
-
-def policy(ls: AgentLanguageServer) -> TrustPolicy:
-    from agent_ls.config.trust import TrustPolicy
-
-    return TrustPolicy(host_state(ls), editor_trusted=ls.editor_trusted)
-
-
-def host_state(ls: AgentLanguageServer) -> Any:
-    if ls.host_state is None:
-        from agent_ls.config.paths import host_state_path
-        from agent_ls.config.state import HostState
-
-        ls.host_state = HostState(host_state_path())
-    return ls.host_state
 
 
 def entry_payload(view: EntryView, changes: list[str]) -> TrustServerParams:
@@ -75,11 +58,11 @@ def _setting(item: Any) -> WorkspaceSettingPayload:
 
 
 def _entry_changes(ls: AgentLanguageServer, folder: Path, view: EntryView) -> list[str]:
-    return view.changes_since(host_state(ls).last_trusted_entry(folder, view.name))
+    return view.changes_since(ls.runtime.state.last_trusted_entry(folder, view.name))
 
 
 def workspaces_payload(ls: AgentLanguageServer) -> list[WorkspaceStatusPayload]:
-    settings = ls.settings
+    settings = ls.runtime.settings
     if settings is None:
         return []
     out = []
@@ -103,60 +86,9 @@ def trust_workspace_params(ls: AgentLanguageServer, info: WorkspaceTrustInfo) ->
 
 async def record(ls: AgentLanguageServer, requests: list[WorkspaceRequest], trusted: bool) -> None:
     """Remember the decision on each folder (the caller reloads the settings)."""
-    trust = policy(ls)
+    answer = TrustAnswer.TRUST if trusted else TrustAnswer.KEEP_RESTRICTED
     for request in requests:
-        await asyncio.to_thread(trust.record, request, trusted)
-        log.info("workspace %s: %s", request.folder, "trusted" if trusted else "kept restricted")
-
-
-def lenient_converter() -> cattrs.Converter:
-    """pygls' converter, with a ``workspace/didChangeWorkspaceFolders`` event that keeps
-    its valid folders.
-
-    Neovim 0.7 sends ``removed: [{}]`` (and an empty Lua table, ``{}``, for an empty list) when
-    a folder is added; structured strictly, the whole notification would be dropped as Invalid
-    Params and the folder never added. Here each entry stands alone: a folder with a ``uri``
-    is kept (named after its last path segment when it has no ``name``), anything else is
-    logged and ignored.
-    """
-    from pygls.protocol import default_converter
-    from pygls.uris import to_fs_path
-
-    converter = default_converter()
-
-    def folder(item: Any) -> lsp.WorkspaceFolder | None:
-        if not isinstance(item, dict) or not isinstance(item.get("uri"), str) or not item["uri"]:
-            return None
-        name = item.get("name")
-        if not isinstance(name, str):
-            name = Path(to_fs_path(item["uri"]) or item["uri"]).name or item["uri"]
-        return lsp.WorkspaceFolder(uri=item["uri"], name=name)
-
-    def event(obj: Any, _: type) -> lsp.WorkspaceFoldersChangeEvent:
-        if not isinstance(obj, dict):
-            raise TypeError(f"a workspace folders change event is an object, not {type(obj).__name__}")
-        kept: dict[str, list[lsp.WorkspaceFolder]] = {"added": [], "removed": []}
-        ignored: list[str] = []
-        for key, out in kept.items():
-            items = obj.get(key)
-            if items is None or items == {}:  # absent, or an empty Lua table
-                continue
-            if not isinstance(items, list):
-                ignored.append(f"{key}: {str(items)[:80]}")
-                continue
-            for item in items:
-                found = folder(item)
-                if found is None:
-                    ignored.append(f"{key}: {str(item)[:80]}")
-                else:
-                    out.append(found)
-        if ignored:
-            log.warning("workspace/didChangeWorkspaceFolders: ignored what is not a workspace folder "
-                        "(one needs a uri): %s", "; ".join(ignored))
-        return lsp.WorkspaceFoldersChangeEvent(added=kept["added"], removed=kept["removed"])
-
-    converter.register_structure_hook(lsp.WorkspaceFoldersChangeEvent, event)
-    return converter
+        await ls.runtime.record_workspace(request, answer)
 
 
 TRUST, KEEP, SHOW, DONT_RUN = "Trust", "Keep restricted", "Show what it wants", "Don't run it"
@@ -167,7 +99,7 @@ of a workspace MCP server's question."""
 async def decide(ls: AgentLanguageServer, info: WorkspaceTrustInfo) -> bool | None:
     """Ask the user about a folder: ``agent/trustWorkspace``, or, for an editor that does not
     know it, ``window/showMessageRequest``. ``None``: no decision (dismissed, withdrawn)."""
-    if TRUST_WORKSPACE not in ls.unsupported_questions:
+    if TRUST_WORKSPACE not in ls.trust_prompts.unsupported:
         try:
             answer = await ask(ls, TRUST_WORKSPACE, trust_workspace_params(ls, info), TrustWorkspaceResult,
                                fallback=TrustWorkspaceResult(trusted=None))
@@ -175,7 +107,7 @@ async def decide(ls: AgentLanguageServer, info: WorkspaceTrustInfo) -> bool | No
         except AskFailed as e:
             if not e.method_not_found:
                 raise
-            ls.unsupported_questions.add(TRUST_WORKSPACE)
+            ls.trust_prompts.unsupported.add(TRUST_WORKSPACE)
             log.info("the editor does not know %s: asking with window/showMessageRequest", TRUST_WORKSPACE)
     return await ask_plainly(ls, info)
 
@@ -201,7 +133,7 @@ async def ask_plainly(ls: AgentLanguageServer, info: WorkspaceTrustInfo) -> bool
     again = " (changed since you last trusted it)" if info.previous_settings is not None else ""
     message = (f"agent-ls: the workspace folder {visible(str(folder))}{again} defines {_summary(info)}. They are "
                "ignored until you trust the folder. Trust it?")
-    return await plain_question(ls, message, lambda: describe(info, host_state(ls)), keep=KEEP,
+    return await plain_question(ls, message, lambda: describe(info, ls.runtime.state), keep=KEEP,
                                 subject=str(folder))
 
 

@@ -73,7 +73,7 @@ def test_acp_reload_keeps_the_last_valid_configuration(files: tuple[Path, Path],
     monkeypatch.setenv("AGENT_LS_CONFIG_DIR", str(tmp_path / "config"))
     monkeypatch.setenv("AGENT_LS_DATA_DIR", str(tmp_path / "data"))
     host = SessionHost(folder, {})
-    host.settings = host._load()  # what start() reads, without starting servers
+    host.runtime.settings = host.runtime.read_settings()  # what start() reads, without starting servers
     assert set(host.settings.servers) == {"a", "b"}
     user.write_text('{"mcpServers": {"a": ')
     asyncio.run(host.reload())  # no manager yet: the settings alone

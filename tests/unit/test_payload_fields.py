@@ -18,10 +18,10 @@ from agent_ls.agent import store as agent_store
 from agent_ls.agent.changes import ChangeStore
 from agent_ls.agent.events import FileChange
 from agent_ls.mcp.status import ServerStatus, ToolInfo
+from agent_ls.server.handlers.sessions import change_payload
 from agent_ls.server.protocol import sessions as protocol_sessions
 from agent_ls.server.protocol.codec import dump, payload_from
 from agent_ls.server.protocol.mcp import ServerStatusPayload, ToolInfoPayload
-from agent_ls.server.sessions import change_payload
 from agent_ls.server.status import status_payload
 
 NOT_IN_PAYLOAD: dict[type, set[str]] = {

@@ -191,7 +191,7 @@ def test_the_limits_match_the_agent_and_the_language_server() -> None:
         MIN_OUTPUT_PAGE_CHARS,
         TOOL_ACTION_APPLY_MODES,
     )
-    from agent_ls.server.code_actions import APPLY_MODES
+    from agent_ls.server.handlers.code_actions import APPLY_MODES
 
     assert MIN_OUTPUT_PAGE_CHARS == MIN_PAGE_CHARS and TOOL_ACTION_APPLY_MODES == APPLY_MODES
     assert DEFAULT_OUTPUT_PAGE_CHARS == DEFAULT_PAGE_CHARS

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from agent_ls.agent.arguments import SelectionDoesNotFit, schema_types, typed_text
-from agent_ls.server.code_actions import expand_template
+from agent_ls.server.handlers.code_actions import expand_template
 
 SCHEMA = {"type": "object", "properties": {
     "a": {"type": "integer"}, "b": {"type": "number"}, "flag": {"type": "boolean"},

@@ -1,7 +1,7 @@
 """Payloads of the ``workspace/executeCommand`` commands that code actions carry.
 
 Mirrored in ``editor-extension/src/protocol/commands.ts`` (the commands' argument,
-``ActionArgs``, is defined with the code actions: :mod:`agent_ls.server.code_actions`).
+``ActionArgs``, is defined with the code actions: :mod:`agent_ls.server.handlers.code_actions`).
 """
 
 from __future__ import annotations

@@ -15,6 +15,7 @@ from typing import Any
 import attrs
 from pygls.uris import to_fs_path
 
+from agent_ls.server.handlers.sessions import get_session
 from agent_ls.server.host import ensure_manager
 from agent_ls.server.protocol.codec import RequestFailed, dump, parse, snake_to_camel_dict
 from agent_ls.server.protocol.commands import AskResult
@@ -29,7 +30,6 @@ from agent_ls.server.protocol.prompt import (
 )
 from agent_ls.server.protocol.sessions import DisplayAttachment, MessageDisplay
 from agent_ls.server.server import AgentLanguageServer, guarded
-from agent_ls.server.sessions import change_notes, ensure_display_store, ensure_store, get_session
 from agent_ls.server.warmup import load_llm_with_progress
 
 log = logging.getLogger("agent_ls.server")
@@ -47,7 +47,7 @@ def message_display(params: PromptParams, sent: str) -> MessageDisplay | None:
 
 async def remember_display(ls: AgentLanguageServer, session_id: str, sent: str, display: MessageDisplay) -> None:
     try:
-        store = await ensure_display_store(ls)
+        store = await ls.chats.ensure_display_store()
         await asyncio.to_thread(store.put, session_id, sent, dump(display))
     except Exception as e:  # the chat still works; a resume would show the model-facing text
         log.warning("could not store how session %s shows a message: %s", session_id, e)
@@ -60,7 +60,7 @@ async def title_session(ls: AgentLanguageServer, session_id: str, params: Prompt
     if not typed.strip():
         return  # the store titles it from the message itself
     try:
-        store = await ensure_store(ls)
+        store = await ls.chats.ensure_store()
         await asyncio.to_thread(store.title_if_unset, session_id, typed)
     except Exception as e:  # the title is cosmetic
         log.warning("could not title session %s: %s", session_id, e)
@@ -131,20 +131,20 @@ async def prompt(ls: AgentLanguageServer, params: PromptParams) -> dict[str, Any
 
     if params.text.strip() == COMPACT_COMMAND and not params.attachments:
         return await compact(ls, session)
-    lock = ls.session_locks.setdefault(session.session_id, asyncio.Lock())
+    lock = ls.chats.lock(session.session_id)
     if lock.locked():
         raise RequestFailed(f"session {session.session_id} is already answering a prompt")
     async with lock:
         task = asyncio.current_task()
         if task is not None:
-            ls.turn_tasks[session.session_id] = task
+            ls.chats.turn_tasks[session.session_id] = task
         try:
             await load_llm_with_progress(ls)
             text = params.text
             if params.attachments:
                 context = await render_attachments(ls, params.attachments)
                 text = f"{context}\n\n{text}"
-            if notes := change_notes.pop(session.session_id, None):
+            if notes := ls.chats.change_notes.pop(session.session_id, None):
                 text = f"[From the editor: {'; '.join(notes)}.]\n\n{text}"
             display = message_display(params, text)
             if display is not None:
@@ -152,8 +152,8 @@ async def prompt(ls: AgentLanguageServer, params: PromptParams) -> dict[str, Any
             await title_session(ls, session.session_id, params)
             result = await session.prompt(text, event_sink(ls, session))
         finally:
-            if ls.turn_tasks.get(session.session_id) is task:
-                del ls.turn_tasks[session.session_id]
+            if ls.chats.turn_tasks.get(session.session_id) is task:
+                del ls.chats.turn_tasks[session.session_id]
     return dump(PromptResult(
         session_id=session.session_id, stop_reason=result.stop_reason, text=result.text,
         usage=snake_to_camel_dict(attrs.asdict(result.usage, filter=lambda a, v: a.name != "type")),
@@ -165,7 +165,7 @@ async def compact(ls: AgentLanguageServer, session: Any) -> dict[str, Any]:
     """``/compact`` over LSP: compact the session now (see docs/protocol.md, agent/prompt)."""
     from agent_ls.agent.events import TurnError, UsageReport
 
-    lock = ls.session_locks.setdefault(session.session_id, asyncio.Lock())
+    lock = ls.chats.lock(session.session_id)
     if lock.locked():
         raise RequestFailed(f"session {session.session_id} is already answering a prompt")
     errors: list[TurnError] = []
@@ -198,7 +198,7 @@ async def cancel_turn(ls: AgentLanguageServer, session_id: str, timeout: float =
     request, or a code action's background turn), and wait until it has ended: its
     ``turn_finished`` event (``stopReason: "cancelled"``) is sent before this returns.
     False when the session runs no turn."""
-    task = ls.turn_tasks.get(session_id)
+    task = ls.chats.turn_tasks.get(session_id)
     if task is None or task.done() or task is asyncio.current_task():
         return False
     task.cancel()
@@ -212,8 +212,7 @@ async def start_prompt(ls: AgentLanguageServer, text: str, session_id: str | Non
                        attachments: list[Attachment]) -> AskResult:
     """Start a turn in the background (code actions): events stream as for ``agent/prompt``."""
     session = await get_session(ls, session_id, None)
-    lock = ls.session_locks.get(session.session_id)
-    if lock is not None and lock.locked():  # said now, not logged later by the background task
+    if ls.chats.busy(session.session_id):  # said now, not logged later by the background task
         raise RequestFailed(f"session {session.session_id} is already answering a prompt")
     params = PromptParams(text=text, session_id=session.session_id, attachments=attachments)
     ls.run_task(prompt(ls, params), f"turn in {session.session_id}")

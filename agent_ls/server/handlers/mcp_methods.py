@@ -47,6 +47,7 @@ from agent_ls.server.protocol.methods import (
 )
 from agent_ls.server.server import AgentLanguageServer, guarded
 from agent_ls.server.status import status_payload, status_result
+from agent_ls.server.workspaces import workspaces_payload
 
 log = logging.getLogger("agent_ls.server")
 
@@ -80,15 +81,15 @@ def register(server: AgentLanguageServer) -> None:  # noqa: C901 - one registrat
     @guarded
     async def mcp_status(ls: AgentLanguageServer, raw: Any) -> Any:
         parse(NoParams, raw)
-        if ls.manager is None:  # the host is loading: answer with what it will report
+        if ls.runtime.manager is None:  # the host is loading: answer with what it will report
             if not ls.host_lock.locked():
                 ls.run_task(start_host(ls), "start MCP host")
-            await ls.preview_ready.wait()  # settings and the kept catalogues: milliseconds
-            if ls.manager is None and ls.preview is not None:
+            await ls.status.preview_ready.wait()  # settings and the kept catalogues: milliseconds
+            if ls.runtime.manager is None and ls.status.preview is not None:
                 # set once this answer is on its way (pygls writes it when the handler returns)
-                asyncio.get_running_loop().call_soon(ls.status_answered.set)
-                return status_result(ls, ls.preview)
-        return status_result(ls, await ensure_manager(ls))
+                asyncio.get_running_loop().call_soon(ls.status.answered.set)
+                return status_result(ls.status.preview, ls.runtime, workspaces_payload(ls))
+        return status_result(await ensure_manager(ls), ls.runtime, workspaces_payload(ls))
 
     @server.feature(MCP_RESTART)
     @guarded
@@ -99,7 +100,7 @@ def register(server: AgentLanguageServer) -> None:  # noqa: C901 - one registrat
             _configured(manager, p.server)
         await manager.restart(p.server)
         await manager.wait_ready(60)
-        return status_result(ls, manager)
+        return status_result(manager, ls.runtime, workspaces_payload(ls))
 
     @server.feature(MCP_SET_ENABLED)
     @guarded
@@ -109,7 +110,7 @@ def register(server: AgentLanguageServer) -> None:  # noqa: C901 - one registrat
         _configured(manager, p.server)
         await manager.set_enabled(p.server, p.enabled)
         await manager.wait_ready(60)
-        return status_result(ls, manager)
+        return status_result(manager, ls.runtime, workspaces_payload(ls))
 
     @server.feature(MCP_TRUST)
     @guarded
@@ -125,7 +126,7 @@ def register(server: AgentLanguageServer) -> None:  # noqa: C901 - one registrat
         except ValueError as e:
             raise RequestFailed(str(e)) from None
         await manager.wait_ready(60)
-        return status_result(ls, manager)
+        return status_result(manager, ls.runtime, workspaces_payload(ls))
 
     async def auth_action(ls: AgentLanguageServer, raw: Any, sign_in: bool) -> Any:
         p = parse(SignInParams, raw)

@@ -43,7 +43,7 @@ from agent_ls.server.protocol.questions import (
 from agent_ls.server.reload import reload_settings
 from agent_ls.server.server import AgentLanguageServer, guarded
 from agent_ls.server.status import status_result
-from agent_ls.server.workspaces import decide, record
+from agent_ls.server.workspaces import decide, record, workspaces_payload
 
 if TYPE_CHECKING:
     from agent_ls.config.entries import ServerConfig
@@ -58,9 +58,9 @@ def register(server: AgentLanguageServer) -> None:
         except InvalidParams as e:
             log.warning("%s: %s", EDITOR_TRUST, e)
             return
-        if p.trusted == ls.editor_trusted:
+        if p.trusted == ls.runtime.editor_trusted:
             return
-        ls.editor_trusted = p.trusted
+        ls.runtime.editor_trusted = p.trusted
         log.info("the editor %s this workspace", "trusts" if p.trusted else "no longer trusts")
         await reload_settings(ls)
 
@@ -69,7 +69,7 @@ def register(server: AgentLanguageServer) -> None:
     async def set_workspace_trust(ls: AgentLanguageServer, raw: Any) -> Any:
         p = parse(SetWorkspaceTrustParams, raw)
         manager = await ensure_manager(ls)
-        settings = ls.settings
+        settings = ls.runtime.settings
         infos = dict(settings.workspaces) if settings is not None else {}
         if p.folder is not None:
             wanted = Path(p.folder).resolve()
@@ -78,17 +78,17 @@ def register(server: AgentLanguageServer) -> None:
                 raise RequestFailed(f"{p.folder} is not a workspace folder of this editor")
         if not infos:
             raise RequestFailed("no workspace folder is open")
-        if p.trusted and not ls.editor_trusted:
+        if p.trusted and not ls.runtime.editor_trusted:
             raise RequestFailed("the editor has not trusted this workspace: trust it in the editor first "
                                 "(VS Code: Manage Workspace Trust)")
         for folder in infos:
-            pending = ls.workspace_prompts.pop(folder, None)
+            pending = ls.trust_prompts.workspaces.pop(folder, None)
             if pending is not None:
                 pending[1].cancel()
         await record(ls, [i.request for i in infos.values()], p.trusted)
         await reload_settings(ls)
         await manager.wait_ready(60)
-        return status_result(ls, manager)
+        return status_result(manager, ls.runtime, workspaces_payload(ls))
 
     @server.command(CMD_TRUST_WORKSPACE)
     @guarded
@@ -106,13 +106,13 @@ def register(server: AgentLanguageServer) -> None:
             raise InvalidParams(f"invalid params: {CMD_TRUST_WORKSPACE} takes no argument, or one folder "
                                 '(a path or {"folder": path})')
         manager = await ensure_manager(ls)
-        if not ls.editor_trusted:
+        if not ls.runtime.editor_trusted:
             raise RequestFailed("the editor has not trusted this workspace: trust it in the editor first")
 
         def matches(folder: Path | None) -> bool:
             return wanted is None or (folder is not None and folder.resolve() == Path(wanted).resolve())
 
-        settings = ls.settings
+        settings = ls.runtime.settings
         infos = [i for f, i in (settings.workspaces.items() if settings is not None else ())
                  if i.state in (TrustState.RESTRICTED, TrustState.DECLINED) and matches(f)]
         servers = _waiting_servers(ls, manager, matches)
@@ -121,7 +121,7 @@ def register(server: AgentLanguageServer) -> None:
                                 "no workspace folder waits for trust, nor a workspace MCP server")
         decided = []
         for info in infos:
-            pending = ls.workspace_prompts.pop(info.request.folder, None)
+            pending = ls.trust_prompts.workspaces.pop(info.request.folder, None)
             if pending is not None:
                 pending[1].cancel()
             trusted = await decide(ls, info)
@@ -142,14 +142,14 @@ def register(server: AgentLanguageServer) -> None:
 def _waiting_servers(ls: AgentLanguageServer, manager: Any, matches: Callable[[Path | None], bool]) -> list[ServerConfig]:
     """The workspace MCP servers of trusted folders that wait for their own decision (undecided,
     or not trusted), and are not being asked about now."""
-    settings = ls.settings
+    settings = ls.runtime.settings
     if settings is None:
         return []
     out = []
     for status in manager.status():
         cfg = settings.servers.get(status.name)
         if (status.state in ("awaiting-trust", "untrusted") and cfg is not None and cfg.needs_trust
-                and not cfg.restricted and cfg.name not in ls.server_questions
+                and not cfg.restricted and cfg.name not in ls.trust_prompts.servers
                 and matches(cfg.source.workspace_folder)):
             out.append(cfg)
     return out

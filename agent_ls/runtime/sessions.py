@@ -9,6 +9,11 @@ extra instructions. The front end supplies what only it can (:class:`FrontEnd`):
 user, and the editor's files when there is an editor. Events are not part of the session: each
 prompt gets its sink (:meth:`Session.prompt`).
 
+This is the runtime layer's job because it joins the two siblings below it: the agent
+(:mod:`agent_ls.agent`) and the MCP host (:mod:`agent_ls.mcp`), which never import each other.
+The registry sees the manager through its ``MCPToolSource`` protocol and the skills through
+:class:`agent_ls.mcp.skills.SkillCatalog`.
+
 The front end keeps what differs between them: where the settings come from, what it says when
 no model is configured (so it resolves :meth:`AgentSettings.llm_config` itself), and where it
 keeps its sessions.

@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from agent_ls.server.approval import EditorApprover, agent_settings_now
 from agent_ls.server.host import ensure_manager
@@ -43,40 +43,10 @@ from agent_ls.server.protocol.sessions import (
 )
 from agent_ls.server.server import AgentLanguageServer, guarded
 
+if TYPE_CHECKING:
+    from agent_ls.agent.session import Session
+
 log = logging.getLogger("agent_ls.server")
-
-
-async def ensure_store(ls: AgentLanguageServer) -> Any:
-    if ls.store is None:
-        from agent_ls.agent.store import SessionStore
-        from agent_ls.config.paths import user_data_dir
-
-        folders = ls.folders()
-        root = folders[0] if folders else Path.cwd()
-        ls.store = await asyncio.to_thread(SessionStore.for_workspace, user_data_dir(), root)
-    return ls.store
-
-
-async def ensure_display_store(ls: AgentLanguageServer) -> Any:
-    store = await ensure_store(ls)
-    if ls.display_store is None:
-        from agent_ls.server.display import DisplayStore
-
-        ls.display_store = await asyncio.to_thread(DisplayStore, store.path)
-    return ls.display_store
-
-
-change_notes: dict[str, list[str]] = {}
-"""Per session: what the user did to the agent's changes since its last prompt (a revert), said
-at the start of the next user message."""
-
-
-async def ensure_change_store(ls: AgentLanguageServer) -> Any:
-    """The agent's file changes (:class:`agent_ls.agent.changes.ChangeStore`), in the session database."""
-    from agent_ls.agent.changes import ChangeStore
-
-    store = await ensure_store(ls)
-    return await asyncio.to_thread(ChangeStore.for_path, store.path)
 
 
 def change_payload(record: dict[str, Any]) -> FileChangePayload:
@@ -99,11 +69,13 @@ def with_tool_runs(messages: list[dict[str, Any]], runs: dict[str, Any]) -> list
     return out
 
 
-async def get_session(ls: AgentLanguageServer, session_id: str | None, model: str | None) -> Any:
-    if session_id is not None and session_id in ls.sessions and model is None:
-        return ls.sessions[session_id]
+async def get_session(ls: AgentLanguageServer, session_id: str | None, model: str | None) -> Session:
+    """The live session ``session_id`` (a new one for None), built on the current settings when
+    it is not live or ``model`` names another model."""
+    if session_id is not None and session_id in ls.chats.sessions and model is None:
+        return ls.chats.sessions[session_id]
     manager = await ensure_manager(ls)
-    store = await ensure_store(ls)
+    store = await ls.chats.ensure_store()
     agent = agent_settings_now(ls)
     info = await asyncio.to_thread(store.get_session, session_id) if session_id is not None else None
     if session_id is not None and info is None:
@@ -116,20 +88,17 @@ async def get_session(ls: AgentLanguageServer, session_id: str | None, model: st
             "AGENT_LS_MODEL environment variable (any litellm model string, e.g. anthropic/claude-sonnet-4-5 "
             "or ollama/qwen3 with \"apiBase\")")
 
-    from agent_ls.agent.builder import FrontEnd, build_session
-    from agent_ls.agent.permissions import PermissionGate
+    from agent_ls.runtime.sessions import FrontEnd, build_session
     from agent_ls.server.editor_files import LspEditorFiles
     from agent_ls.server.intelligence import lsp_intelligence
 
     approver = EditorApprover(ls)
-    allowed = ls.allowed_for_session.get(session_id, set()) if session_id is not None else set()
+    allowed = ls.chats.allowed.get(session_id, set()) if session_id is not None else set()
     session = await build_session(agent, llm, roots=ls.folders() or [Path.cwd()],
                                   front=FrontEnd(approver=approver, editor=LspEditorFiles(ls),
                                                  intelligence=lsp_intelligence(ls)),
                                   manager=manager, store=store, session_id=session_id, session_allowed=allowed)
-    if isinstance(session.gate, PermissionGate):
-        ls.allowed_for_session[session.session_id] = session.gate.session_allowed  # the gate adds to it
-    ls.sessions[session.session_id] = session
+    ls.chats.add(session)
     return session
 
 
@@ -138,7 +107,7 @@ def register(server: AgentLanguageServer) -> None:
     @guarded
     async def sessions_list(ls: AgentLanguageServer, raw: Any) -> Any:
         parse(NoParams, raw)
-        store = await ensure_store(ls)
+        store = await ls.chats.ensure_store()
         infos = await asyncio.to_thread(store.list_sessions)
         return dump(SessionsListResult(sessions=[payload_from(i, SessionInfo) for i in infos]))
 
@@ -146,7 +115,7 @@ def register(server: AgentLanguageServer) -> None:
     @guarded
     async def sessions_new(ls: AgentLanguageServer, raw: Any) -> Any:
         p = parse(NewSessionParams, raw)
-        store = await ensure_store(ls)
+        store = await ls.chats.ensure_store()
         info = await asyncio.to_thread(store.create_session, p.title)
         return dump(NewSessionResult(session_id=info.id))
 
@@ -154,12 +123,12 @@ def register(server: AgentLanguageServer) -> None:
     @guarded
     async def sessions_resume(ls: AgentLanguageServer, raw: Any) -> Any:
         p = parse(SessionParams, raw)
-        store = await ensure_store(ls)
+        store = await ls.chats.ensure_store()
         if await asyncio.to_thread(store.get_session, p.session_id) is None:
             raise RequestFailed(f"no session {p.session_id!r}")
         messages = await asyncio.to_thread(store.load_messages, p.session_id)
         try:
-            display = await ensure_display_store(ls)
+            display = await ls.chats.ensure_display_store()
             messages = await asyncio.to_thread(display.annotate, p.session_id, messages)
         except Exception as e:  # the history itself is what matters
             log.warning("could not read how session %s shows its messages: %s", p.session_id, e)
@@ -169,7 +138,7 @@ def register(server: AgentLanguageServer) -> None:
             log.warning("could not read how the tools of session %s ran: %s", p.session_id, e)
         changes: list[FileChangePayload] = []
         try:
-            change_store = await ensure_change_store(ls)
+            change_store = await ls.chats.change_store()
             changes = [change_payload(r) for r in await asyncio.to_thread(change_store.list, p.session_id)]
         except Exception as e:  # the history itself is what matters
             log.warning("could not read the file changes of session %s: %s", p.session_id, e)
@@ -187,12 +156,12 @@ def register(server: AgentLanguageServer) -> None:
     @guarded
     async def change_outcome(ls: AgentLanguageServer, raw: Any) -> Any:
         p = parse(ChangeOutcomeParams, raw)
-        change_store = await ensure_change_store(ls)
+        change_store = await ls.chats.change_store()
         record = await asyncio.to_thread(change_store.set_status, p.session_id, p.change_id, p.outcome)
         if record is None:
             raise RequestFailed(f"no change {p.change_id!r} in session {p.session_id!r}")
         if p.outcome == "reverted":  # the model is told with the next prompt (it thinks its change is in)
-            change_notes.setdefault(p.session_id, []).append(
+            ls.chats.change_notes.setdefault(p.session_id, []).append(
                 f"the user reverted your change to {record['shown']} (it has the text from before that change again)")
         return dump(change_payload(record))
 
@@ -200,7 +169,7 @@ def register(server: AgentLanguageServer) -> None:
     @guarded
     async def tool_output(ls: AgentLanguageServer, raw: Any) -> Any:
         p = parse(ToolOutputParams, raw)
-        session = ls.sessions.get(p.session_id)
+        session = ls.chats.sessions.get(p.session_id)
         outputs = getattr(session, "outputs", None)
         if outputs is None:
             raise RequestFailed(f"the outputs of session {p.session_id!r} are not kept any more: stored output "
@@ -215,7 +184,7 @@ def register(server: AgentLanguageServer) -> None:
     @guarded
     async def change_content(ls: AgentLanguageServer, raw: Any) -> Any:
         p = parse(ChangeContentParams, raw)
-        change_store = await ensure_change_store(ls)
+        change_store = await ls.chats.change_store()
         found = await asyncio.to_thread(change_store.content, p.session_id, p.change_id)
         if found is None:
             raise RequestFailed(f"no change {p.change_id!r} in session {p.session_id!r}")
@@ -227,11 +196,8 @@ def register(server: AgentLanguageServer) -> None:
     @guarded
     async def sessions_delete(ls: AgentLanguageServer, raw: Any) -> Any:
         p = parse(SessionParams, raw)
-        lock = ls.session_locks.get(p.session_id)
-        if lock is not None and lock.locked():
+        if ls.chats.busy(p.session_id):
             raise RequestFailed(f"session {p.session_id} is answering a prompt; cancel it first")
-        store = await ensure_store(ls)
-        ls.sessions.pop(p.session_id, None)
-        ls.allowed_for_session.pop(p.session_id, None)
-        ls.session_locks.pop(p.session_id, None)
+        store = await ls.chats.ensure_store()
+        ls.chats.forget(p.session_id)
         return dump(DeleteResult(deleted=await asyncio.to_thread(store.delete_session, p.session_id)))

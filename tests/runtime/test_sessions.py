@@ -1,4 +1,4 @@
-"""The one session builder (agent_ls.agent.builder) every front end uses: what the settings file
+"""The one session builder (agent_ls.runtime.sessions) every front end uses: what the settings file
 says ends up in the session (model, permission rules, bash timeout, output pages, step limit,
 instructions, MCP deferral), the MCP host's tools join the built-in ones, and the front end's
 approver, editor and tool wrapper are the ones the session uses."""
@@ -11,7 +11,6 @@ from typing import Any
 
 import pytest
 
-from agent_ls.agent.builder import FrontEnd, build_session
 from agent_ls.agent.config import agent_settings
 from agent_ls.agent.editor_files import OpenDocument
 from agent_ls.agent.output_store import READ_OUTPUT, ReadOutputTool
@@ -19,6 +18,7 @@ from agent_ls.agent.permissions import ApprovalAnswer, ApprovalRequest, Permissi
 from agent_ls.agent.store import SessionStore
 from agent_ls.config.settings import load_settings
 from agent_ls.core.tools import Capability, Tool
+from agent_ls.runtime.sessions import FrontEnd, build_session
 from tests.agent.test_editor_files import FakeEditor
 from tests.agent.test_registry import BUILTINS, FakeMCPTool, Source
 from tests.tooling import TRUST_ALL

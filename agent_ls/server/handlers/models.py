@@ -18,7 +18,6 @@ from agent_ls.server.protocol.codec import InvalidParams, RequestFailed, dump, p
 from agent_ls.server.protocol.methods import MODELS, SET_MODEL
 from agent_ls.server.protocol.sessions import ModelsParams, ModelsResult, SetModelParams
 from agent_ls.server.server import AgentLanguageServer, guarded
-from agent_ls.server.sessions import ensure_store
 
 log = logging.getLogger("agent_ls.server")
 
@@ -33,7 +32,7 @@ async def list_models(ls: AgentLanguageServer, p: ModelsParams) -> ModelsResult:
     agent = agent_settings_now(ls)
     chosen = None
     if p.session_id is not None:
-        store = await ensure_store(ls)
+        store = await ls.chats.ensure_store()
         info = await asyncio.to_thread(store.get_session, p.session_id)
         if info is None:
             raise RequestFailed(f"no session {p.session_id!r}")
@@ -48,12 +47,12 @@ async def set_model(ls: AgentLanguageServer, p: SetModelParams) -> ModelsResult:
         model = agent.check_model_choice(p.model)
     except ValueError as e:
         raise InvalidParams(str(e)) from None
-    store = await ensure_store(ls)
+    store = await ls.chats.ensure_store()
     try:
         await asyncio.to_thread(store.set_model, p.session_id, model)
     except KeyError:
         raise RequestFailed(f"no session {p.session_id!r}") from None
-    session = ls.sessions.get(p.session_id)
+    session = ls.chats.sessions.get(p.session_id)
     llm = agent.llm_config(model)
     if session is not None and llm is not None:
         session.llm = llm  # the next model request uses it (also within a running turn)

@@ -42,10 +42,10 @@ from pygls.uris import to_fs_path
 from pygls.workspace import ServerTextPosition, ServerTextRange
 
 from agent_ls.agent.arguments import SelectionDoesNotFit, typed_text
-from agent_ls.server.chat import notify_event, start_prompt
 from agent_ls.server.direct_tools import call_tool_direct
+from agent_ls.server.handlers.chat import notify_event, start_prompt
+from agent_ls.server.handlers.mcp_methods import prompt_message
 from agent_ls.server.host import ensure_manager
-from agent_ls.server.mcp_methods import prompt_message
 from agent_ls.server.protocol.codec import InvalidParams, RequestFailed, _register, dump, parse
 from agent_ls.server.protocol.methods import CMD_ASK, CMD_RUN_MCP_PROMPT, CMD_RUN_TOOL_ACTION
 from agent_ls.server.protocol.prompt import Attachment, Range
@@ -89,7 +89,7 @@ class ActionArgs:
 
 def tool_actions(ls: AgentLanguageServer) -> list[dict[str, Any]]:
     """The ``toolActions`` setting (checked and typed by the settings layer), as dicts."""
-    actions = (ls.settings.merged_sections().tool_actions if ls.settings else None) or ()
+    actions = (ls.runtime.settings.merged_sections().tool_actions if ls.runtime.settings else None) or ()
     return [a.as_dict() for a in actions]
 
 
@@ -210,8 +210,8 @@ def code_actions_for(ls: AgentLanguageServer, params: lsp.CodeActionParams) -> l
         if not diagnostics:
             add("Fix with agent", lsp.CodeActionKind.RefactorRewrite, CMD_ASK, {**base, "mode": "fix"})
             add("Explain with agent", lsp.CodeActionKind.Empty, CMD_ASK, {**base, "mode": "explain"})
-        if ls.manager is not None:
-            for srv, prompt in ls.manager.prompts():
+        if ls.runtime.manager is not None:
+            for srv, prompt in ls.runtime.manager.prompts():
                 args = prompt.arguments or []
                 required = [a for a in args if a.required]
                 if args and len(required) <= 1:
@@ -270,7 +270,7 @@ def register(server: AgentLanguageServer) -> None:
         code_action_kinds=[lsp.CodeActionKind.QuickFix, lsp.CodeActionKind.RefactorRewrite,
                            lsp.CodeActionKind.Empty]))
     async def code_action(ls: AgentLanguageServer, params: lsp.CodeActionParams) -> list[Any] | None:
-        if ls.settings is None:
+        if ls.runtime.settings is None:
             # Asked right after start-up: the settings (tool actions) and the MCP prompts come
             # with the host, which `initialized` is starting; wait for it rather than answer
             # without them.

@@ -47,7 +47,7 @@ def _register_lifecycle(server: AgentLanguageServer) -> None:
     def initialize(ls: AgentLanguageServer, params: lsp.InitializeParams) -> None:
         # Evidence for the "initialize stays light" promise (reported by agent/serverInfo).
         ls.modules_at_initialize = {m: m in sys.modules for m in HEAVY_MODULES}
-        ls.editor_trusted = editor_trust_from(params.initialization_options)
+        ls.runtime.editor_trusted = editor_trust_from(params.initialization_options)
         # Once the result is on its way (not before: an import thread started at process start
         # competes with this answer for the interpreter), start the host: first what answers the
         # first mcp/status (the settings and the kept catalogues, no MCP SDK), while the editor

@@ -1,0 +1,230 @@
+"""The host every front end runs: the settings, workspace trust and the MCP manager of a set of
+workspace folders, wired to the front end's :class:`~agent_ls.runtime.questions.Questions`.
+
+- Settings: :meth:`RuntimeHost.load` reads every scope through the trust policy;
+  :meth:`RuntimeHost.reread` reads them again keeping the last valid values
+  (:func:`agent_ls.config.reload.keep_last_valid`) and reconfigures the manager (unchanged
+  servers keep running).
+- Trust: the user's remembered decisions (``host-state.json``) plus what was trusted once, for
+  this process only (ACP's ``allow_once``: :class:`OnceTrustState`, :class:`OnceTrustPolicy`);
+  the editor's own trust (``editor_trusted``) restricts every folder it does not trust.
+  :meth:`RuntimeHost.record_workspace` records an answer to a workspace question.
+- The MCP manager (:meth:`RuntimeHost.start_manager`): the MCP SDK is imported off the event
+  loop (it takes a while); workspace servers ask ``questions.trust_server``, forms go to
+  ``questions.elicit``, sampling goes through :class:`agent_ls.agent.sampling.Sampler` with
+  ``questions.sampling_consent``.
+
+What differs between the front ends stays with them: when to ask about a folder, progress and
+status notifications, diagnostics of the settings files.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import importlib
+import logging
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from agent_ls.runtime.questions import NoQuestions, Questions, TrustAnswer
+
+if TYPE_CHECKING:
+    from types import ModuleType
+
+    from agent_ls.agent.config import AgentSettings
+    from agent_ls.config.entries import ServerConfig
+    from agent_ls.config.settings import LoadedSettings
+    from agent_ls.config.state import HostState
+    from agent_ls.config.trust import TrustPolicy, WorkspaceRequest, WorkspaceTrustInfo
+    from agent_ls.mcp.manager import MCPManager
+
+# The settings modules (agent_ls.config.settings, .state, .reload, .trust: ~65 ms with
+# platformdirs, filelock and the typed sections) are imported where they are used: the language
+# server creates its host before `initialize`, and imports them only after the result has been
+# sent (server/preload.py, issue 30 item 3).
+
+log = logging.getLogger("agent_ls.runtime")
+
+
+def log_diagnostics(settings: LoadedSettings) -> None:
+    for d in settings.diagnostics:
+        log.log(logging.INFO if d.severity == "information" else logging.WARNING, "settings: %s", d)
+
+
+class RuntimeHost:
+    """Settings, trust and the MCP manager of the folders ``folders()`` names.
+
+    ``extra_servers``: servers that join the configured ones and replace one of the same name
+    (ACP's ``mcpServers`` of ``session/new``, user scope). ``state``: the remembered decisions
+    (default: the user's ``host-state.json``, read when first needed).
+    """
+
+    def __init__(self, folders: Callable[[], Sequence[Path]], questions: Questions | None = None, *,
+                 state: HostState | None = None, extra_servers: Mapping[str, ServerConfig] | None = None,
+                 sampling: bool = True) -> None:
+        self._folders = folders
+        self.questions: Questions = questions if questions is not None else NoQuestions()
+        self._state = state
+        self.extra_servers = dict(extra_servers or {})
+        self.editor_trusted = True
+        """The editor's own workspace trust (the language server's ``workspaceTrusted`` option)."""
+        self.once_folders: set[Path] = set()
+        """Folders trusted once (this process only)."""
+        self.settings: LoadedSettings | None = None
+        self.manager: MCPManager | None = None
+        self.sampling = sampling
+        """MCP sampling goes to the model (with ``questions.sampling_consent``); False: the manager
+        refuses it (a headless ``agent-ls mcp`` command has no model to offer)."""
+
+    # trust -----------------------------------------------------------------------------------------
+    @property
+    def state(self) -> HostState:
+        """The user's remembered decisions (``host-state.json``), plus what was trusted once."""
+        if self._state is None:
+            from agent_ls.config.paths import host_state_path
+            from agent_ls.runtime.trust import OnceTrustState
+
+            self._state = OnceTrustState(host_state_path())
+        return self._state
+
+    @property
+    def loaded_state(self) -> HostState | None:
+        """:attr:`state` if it was read already (None: nothing has needed it yet)."""
+        return self._state
+
+    def policy(self) -> TrustPolicy:
+        from agent_ls.runtime.trust import OnceTrustPolicy
+
+        return OnceTrustPolicy(self.state, self.once_folders, editor_trusted=self.editor_trusted)
+
+    async def record_workspace(self, request: WorkspaceRequest, answer: TrustAnswer) -> None:
+        """Record an answer about a folder (the caller reloads the settings)."""
+        from agent_ls.runtime.trust import OnceTrustState
+
+        if answer is TrustAnswer.TRUST_ONCE:
+            self.once_folders.add(request.folder.resolve())
+            if isinstance(self.state, OnceTrustState):
+                for entry in request.servers:
+                    self.state.trust_once(request.folder, entry.key)
+        else:
+            await asyncio.to_thread(self.policy().record, request, answer is TrustAnswer.TRUST)
+        said = {TrustAnswer.TRUST: "trusted", TrustAnswer.TRUST_ONCE: "trusted once (this process only)",
+                TrustAnswer.KEEP_RESTRICTED: "kept restricted"}
+        log.info("workspace %s: %s", request.folder, said[answer])
+
+    async def _trust_server(self, cfg: ServerConfig) -> bool | None:
+        """The manager's question about a workspace server, through the front end's questions."""
+        from agent_ls.runtime.trust import OnceTrustState
+
+        answer = await self.questions.trust_server(cfg)
+        if answer is TrustAnswer.TRUST_ONCE and isinstance(self.state, OnceTrustState):
+            self.state.trust_once(cfg.source.workspace_folder, cfg.trust_key())
+        return None if answer is None else answer is not TrustAnswer.KEEP_RESTRICTED
+
+    # settings --------------------------------------------------------------------------------------
+    def folders(self) -> list[Path]:
+        return list(self._folders())
+
+    def read_settings(self) -> LoadedSettings:
+        """Every scope's settings for the folders, through the trust policy (blocking: files)."""
+        from agent_ls.config.settings import load_settings
+
+        settings = load_settings(self.folders(), trust=self.policy())
+        for name in self.extra_servers:
+            if name in settings.servers:
+                log.info("the front end's MCP server %r replaces the configured one", name)
+            settings.failed.pop(name, None)
+        settings.servers.update(self.extra_servers)
+        return settings
+
+    async def load(self) -> LoadedSettings:
+        """Read the settings (off the event loop); they are :attr:`settings` from now on."""
+        self.settings = await asyncio.to_thread(self.read_settings)
+        return self.settings
+
+    @property
+    def current_settings(self) -> LoadedSettings:
+        """:attr:`settings`, or none at all before they are loaded."""
+        from agent_ls.config.settings import LoadedSettings
+
+        return self.settings if self.settings is not None else LoadedSettings()
+
+    def agent_settings(self) -> AgentSettings:
+        """The agent's sections of the current settings (the defaults before they are loaded)."""
+        from agent_ls.agent.config import agent_settings
+        from agent_ls.config.settings import LoadedSettings
+
+        return agent_settings(self.settings or LoadedSettings())
+
+    async def reread(self) -> tuple[LoadedSettings, list[Path]]:
+        """Read the settings again; what worked before and is broken now keeps its last valid
+        version. The manager (if started) gets the new roots and settings. Returns the new
+        settings and the files that became unreadable."""
+        from agent_ls.config.reload import keep_last_valid, unreadable_files
+
+        new = await asyncio.to_thread(self.read_settings)
+        old = self.settings
+        broken = sorted(unreadable_files(new) - (unreadable_files(old) if old is not None else set()))
+        if old is not None:
+            keep_last_valid(old, new)
+        self.settings = new
+        if self.manager is not None:
+            await self.manager.set_roots(self.folders())
+            await self.manager.apply(new)
+        return new, broken
+
+    # the MCP manager -------------------------------------------------------------------------------
+    async def start_manager(self, *, import_host: Callable[[], Awaitable[ModuleType]] | None = None,
+                            on_change: Callable[[], None] | None = None, **options: Any) -> MCPManager:
+        """Create the MCP manager on the current settings (loaded first if they are not), wired to
+        the questions. ``import_host``: how to import :mod:`agent_ls.mcp.host` (default: a worker
+        thread). The servers are not started: :meth:`apply` does that."""
+        settings = self.settings if self.settings is not None else await self.load()
+        host = await (import_host() if import_host is not None else
+                      asyncio.to_thread(importlib.import_module, "agent_ls.mcp.host"))
+        kwargs: dict[str, Any] = {"state": self.state, "trust_handler": self._trust_server,
+                                  "elicitation_handler": self.questions.elicit}
+        if self.sampling:
+            from agent_ls.agent.sampling import Sampler  # the MCP SDK's types: imported with the host
+
+            kwargs["sampling_handler"] = Sampler(self.agent_settings, self.questions.sampling_consent)
+        if on_change is not None:
+            kwargs["on_change"] = on_change
+        manager: MCPManager = host.create_manager(self.folders(), settings, **kwargs, **options)
+        self.manager = manager
+        return manager
+
+    async def apply(self) -> None:
+        """Start (or reconfigure) every server of the current settings."""
+        if self.manager is not None and self.settings is not None:
+            await self.manager.apply(self.settings)
+
+    async def start(self, **options: Any) -> MCPManager:
+        """Load the settings, create the manager and start every server in the background."""
+        await self.load()
+        manager = await self.start_manager(**options)
+        await self.apply()
+        return manager
+
+    async def close(self, limit: float | None = None) -> None:
+        """Stop every MCP server (waiting at most ``limit`` seconds: each server gets its own
+        grace inside; the caller ends what is left)."""
+        manager, self.manager = self.manager, None
+        if manager is None:
+            return
+        closing = asyncio.ensure_future(manager.close())
+        _, pending = await asyncio.wait({closing}, timeout=limit)
+        if pending:
+            log.warning("the MCP servers did not all stop within %g s; ending them", limit)
+
+
+async def settle_trust(host: RuntimeHost, info: WorkspaceTrustInfo) -> bool:
+    """Ask the host's questions about one folder and record the answer; True if one was given."""
+    answer = await host.questions.trust_workspace(info)
+    if answer is None:
+        return False
+    await host.record_workspace(info.request, answer)
+    return True
+
+
