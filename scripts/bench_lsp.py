@@ -33,6 +33,9 @@
    sent ``--typing-servers`` seconds (2.5) after the ``initialize`` result and of the prompt
    after it. Target: first <= second + 0.3 s. With ``--baseline DIR`` both checkouts alternate.
 
+Every process reads compiled bytecode as an installed package does (kept in a folder outside the
+checkouts, see ``PYCACHE``; ``--source``: compiled from source at every start, which is what a
+``PYTHONDONTWRITEBYTECODE=1`` environment without ``__pycache__`` folders does).
 Rounds alternate between the sides so that machine noise hits both alike. Every process is a
 real subprocess talking LSP over stdio (pygls' client).
 """
@@ -77,6 +80,12 @@ AGENT_LS = [sys.executable, "-m", "agent_ls.cli"]
 AGENT_LS_SERVER_PKG = [sys.executable, "-m", "agent_ls.server"]
 
 
+PYCACHE: Path | None = Path(tempfile.gettempdir()) / "agent-ls-bench-pycache"
+"""Where the benchmarked processes keep their bytecode (``--source`` : none, every start compiles
+agent-ls from source, as with ``PYTHONDONTWRITEBYTECODE=1`` and no ``__pycache__``). Outside the
+checkouts, so that a ``--baseline`` checkout is not written to; kept between runs."""
+
+
 def med(xs: list[float]) -> float:
     return statistics.median(xs)
 
@@ -106,6 +115,9 @@ class Env:
         self.vars = dict(os.environ)
         self.vars.update({"AGENT_LS_CONFIG_DIR": str(self.config), "AGENT_LS_DATA_DIR": str(self.data),
                           "OPENAI_API_KEY": "x", "PYTHONPATH": str(REPO)})
+        if PYCACHE is not None:  # every side reads compiled bytecode, as an installed package does
+            self.vars.pop("PYTHONDONTWRITEBYTECODE", None)
+            self.vars["PYTHONPYCACHEPREFIX"] = str(PYCACHE)
 
     def using(self, code: Path | None) -> dict[str, str]:
         """The environment with ``code`` (another checkout of agent-ls, the baseline) imported
@@ -423,6 +435,7 @@ async def bench_first_prompt_servers(tmp: Path, llm: ScriptedLLM, rounds: int, t
 
 
 async def main() -> None:
+    global PYCACHE
     import logging
 
     logging.getLogger("pygls").setLevel(logging.ERROR)  # the client ignores our notifications
@@ -438,12 +451,18 @@ async def main() -> None:
     ap.add_argument("--baseline", type=Path, default=None,
                     help="another checkout of agent-ls (e.g. the main branch) measured in the same run, interleaved "
                          "(start and first-prompt-servers)")
-    ap.add_argument("--only", choices=["start", "call", "prompt", "catalogue", "first-prompt", "first-prompt-servers"],
+    ap.add_argument("--source", action="store_true",
+                    help="no bytecode cache: every process compiles agent-ls from source (PYTHONDONTWRITEBYTECODE "
+                         "as inherited); the default keeps bytecode in " + str(PYCACHE))
+    ap.add_argument("--only", choices=["start", "initialize", "call", "prompt", "catalogue", "first-prompt", "first-prompt-servers"],
                     default=None)
     args = ap.parse_args()
+    if args.source:
+        PYCACHE = None
+    print(f"bytecode: {'none (compiled from source)' if PYCACHE is None else PYCACHE}; load {load()}")
     with tempfile.TemporaryDirectory() as d, ScriptedLLM() as llm:
         env = Env(Path(d), llm)
-        if args.only in (None, "start"):
+        if args.only in (None, "start", "initialize"):
             await bench_start(env, Env(Path(d) / "three", llm, THREE_SERVERS), args.starts, args.baseline)
         if args.only in (None, "call"):
             await bench_call(env, args.calls)

@@ -36,7 +36,10 @@ def get_litellm() -> Any:
         mode = os.environ.get("LITELLM_MODE")
         os.environ["LITELLM_MODE"] = "PRODUCTION"
         try:
-            import litellm
+            from agent_ls.core.imports import collector_paused
+
+            with collector_paused():  # a third of its import time otherwise (agent_ls.core.imports)
+                import litellm
         finally:
             if mode is None:
                 os.environ.pop("LITELLM_MODE", None)

@@ -11,12 +11,12 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import functools
-import importlib
 import logging
 from typing import Any
 
 from lsprotocol import types as lsp
 
+from agent_ls.core.imports import import_quietly
 from agent_ls.core.process import kill_children
 from agent_ls.server.config_files import publish_config_diagnostics
 from agent_ls.server.editor_questions import ask_elicit, ask_server_trust
@@ -97,7 +97,7 @@ async def start_host(ls: AgentLanguageServer) -> None:
             await asyncio.wait_for(ls.status_answered.wait(), 0.1)
         # The MCP SDK takes a while to import: do it off the event loop so the editor's
         # requests keep being answered meanwhile.
-        host = await in_daemon_thread(lambda: importlib.import_module("agent_ls.mcp.host"))
+        host = await in_daemon_thread(lambda: import_quietly("agent_ls.mcp.host"))
         manager = host.create_manager(
             folders, settings,
             state=host_state(ls),
