@@ -414,6 +414,13 @@ async def bench_first_prompt_servers(tmp: Path, llm: ScriptedLLM, rounds: int, t
                 if params.event.type == "text" and "t" not in first_text:
                     first_text["t"] = time.perf_counter()
 
+            if os.environ.get("BENCH_DEBUG"):  # the server's log lines, timed from its initialize result
+                t_init = time.perf_counter()
+
+                @agent.feature("window/logMessage")
+                def on_log(params: Any, t_init: float = t_init) -> None:
+                    print(f"   {(time.perf_counter() - t_init) * 1e3:7.0f} ms  {params.message[:160]}")
+
             try:
                 await asyncio.sleep(typing)
                 times = []
@@ -421,6 +428,8 @@ async def bench_first_prompt_servers(tmp: Path, llm: ScriptedLLM, rounds: int, t
                     llm.script(text("hello there, general", chunks=3))
                     first_text.clear()
                     t0 = time.perf_counter()
+                    if os.environ.get("BENCH_DEBUG"):
+                        print(f"   {(t0 - t_init) * 1e3:7.0f} ms  SEND prompt {i}")
                     result = await agent.protocol.send_request_async("agent/prompt", {"text": f"hi {i}"})
                     assert result.stopReason == "end", result
                     times.append(first_text["t"] - t0)
@@ -432,6 +441,7 @@ async def bench_first_prompt_servers(tmp: Path, llm: ScriptedLLM, rounds: int, t
         print(f"6. three servers starting (one 12 s), {name}: Send -> first text, first prompt ({typing:.1f} s after "
               f"initialize) median {first * 1e3:.0f} ms | second prompt median {second * 1e3:.0f} ms, first - second "
               f"{(first - second) * 1e3:+.0f} ms (target <= +300 ms); rounds={rounds}, load {load()}")
+        print(f"   first prompts by round: {[round(r[0] * 1e3) for r in rows[name]]} ms")
 
 
 async def main() -> None:
