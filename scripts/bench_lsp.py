@@ -76,8 +76,10 @@ async def echo(ls, params):
 server.start_io()
 '''
 
-AGENT_LS = [sys.executable, "-m", "agent_ls.cli"]
-AGENT_LS_SERVER_PKG = [sys.executable, "-m", "agent_ls.server"]
+# -P: the current folder is not put first on sys.path (with -m it is), so PYTHONPATH alone says
+# which checkout runs (--baseline measured this checkout's code when run from it).
+AGENT_LS = [sys.executable, "-P", "-m", "agent_ls.cli"]
+AGENT_LS_SERVER_PKG = [sys.executable, "-P", "-m", "agent_ls.server"]
 
 
 PYCACHE: Path | None = Path(tempfile.gettempdir()) / "agent-ls-bench-pycache"
