@@ -33,6 +33,9 @@
    sent ``--typing-servers`` seconds (2.5) after the ``initialize`` result and of the prompt
    after it. Target: first <= second + 0.3 s. With ``--baseline DIR`` both checkouts alternate.
 
+Every process reads compiled bytecode as an installed package does (kept in a folder outside the
+checkouts, see ``PYCACHE``; ``--source``: compiled from source at every start, which is what a
+``PYTHONDONTWRITEBYTECODE=1`` environment without ``__pycache__`` folders does).
 Rounds alternate between the sides so that machine noise hits both alike. Every process is a
 real subprocess talking LSP over stdio (pygls' client).
 """
@@ -73,8 +76,16 @@ async def echo(ls, params):
 server.start_io()
 '''
 
-AGENT_LS = [sys.executable, "-m", "agent_ls.cli"]
-AGENT_LS_SERVER_PKG = [sys.executable, "-m", "agent_ls.server"]
+# -P: the current folder is not put first on sys.path (with -m it is), so PYTHONPATH alone says
+# which checkout runs (--baseline measured this checkout's code when run from it).
+AGENT_LS = [sys.executable, "-P", "-m", "agent_ls.cli"]
+AGENT_LS_SERVER_PKG = [sys.executable, "-P", "-m", "agent_ls.server"]
+
+
+PYCACHE: Path | None = Path(tempfile.gettempdir()) / "agent-ls-bench-pycache"
+"""Where the benchmarked processes keep their bytecode (``--source`` : none, every start compiles
+agent-ls from source, as with ``PYTHONDONTWRITEBYTECODE=1`` and no ``__pycache__``). Outside the
+checkouts, so that a ``--baseline`` checkout is not written to; kept between runs."""
 
 
 def med(xs: list[float]) -> float:
@@ -106,6 +117,9 @@ class Env:
         self.vars = dict(os.environ)
         self.vars.update({"AGENT_LS_CONFIG_DIR": str(self.config), "AGENT_LS_DATA_DIR": str(self.data),
                           "OPENAI_API_KEY": "x", "PYTHONPATH": str(REPO)})
+        if PYCACHE is not None:  # every side reads compiled bytecode, as an installed package does
+            self.vars.pop("PYTHONDONTWRITEBYTECODE", None)
+            self.vars["PYTHONPYCACHEPREFIX"] = str(PYCACHE)
 
     def using(self, code: Path | None) -> dict[str, str]:
         """The environment with ``code`` (another checkout of agent-ls, the baseline) imported
@@ -402,6 +416,13 @@ async def bench_first_prompt_servers(tmp: Path, llm: ScriptedLLM, rounds: int, t
                 if params.event.type == "text" and "t" not in first_text:
                     first_text["t"] = time.perf_counter()
 
+            if os.environ.get("BENCH_DEBUG"):  # the server's log lines, timed from its initialize result
+                t_init = time.perf_counter()
+
+                @agent.feature("window/logMessage")
+                def on_log(params: Any, t_init: float = t_init) -> None:
+                    print(f"   {(time.perf_counter() - t_init) * 1e3:7.0f} ms  {params.message[:160]}")
+
             try:
                 await asyncio.sleep(typing)
                 times = []
@@ -409,6 +430,8 @@ async def bench_first_prompt_servers(tmp: Path, llm: ScriptedLLM, rounds: int, t
                     llm.script(text("hello there, general", chunks=3))
                     first_text.clear()
                     t0 = time.perf_counter()
+                    if os.environ.get("BENCH_DEBUG"):
+                        print(f"   {(t0 - t_init) * 1e3:7.0f} ms  SEND prompt {i}")
                     result = await agent.protocol.send_request_async("agent/prompt", {"text": f"hi {i}"})
                     assert result.stopReason == "end", result
                     times.append(first_text["t"] - t0)
@@ -420,9 +443,11 @@ async def bench_first_prompt_servers(tmp: Path, llm: ScriptedLLM, rounds: int, t
         print(f"6. three servers starting (one 12 s), {name}: Send -> first text, first prompt ({typing:.1f} s after "
               f"initialize) median {first * 1e3:.0f} ms | second prompt median {second * 1e3:.0f} ms, first - second "
               f"{(first - second) * 1e3:+.0f} ms (target <= +300 ms); rounds={rounds}, load {load()}")
+        print(f"   first prompts by round: {[round(r[0] * 1e3) for r in rows[name]]} ms")
 
 
 async def main() -> None:
+    global PYCACHE
     import logging
 
     logging.getLogger("pygls").setLevel(logging.ERROR)  # the client ignores our notifications
@@ -438,12 +463,18 @@ async def main() -> None:
     ap.add_argument("--baseline", type=Path, default=None,
                     help="another checkout of agent-ls (e.g. the main branch) measured in the same run, interleaved "
                          "(start and first-prompt-servers)")
-    ap.add_argument("--only", choices=["start", "call", "prompt", "catalogue", "first-prompt", "first-prompt-servers"],
+    ap.add_argument("--source", action="store_true",
+                    help="no bytecode cache: every process compiles agent-ls from source (PYTHONDONTWRITEBYTECODE "
+                         "as inherited); the default keeps bytecode in " + str(PYCACHE))
+    ap.add_argument("--only", choices=["start", "initialize", "call", "prompt", "catalogue", "first-prompt", "first-prompt-servers"],
                     default=None)
     args = ap.parse_args()
+    if args.source:
+        PYCACHE = None
+    print(f"bytecode: {'none (compiled from source)' if PYCACHE is None else PYCACHE}; load {load()}")
     with tempfile.TemporaryDirectory() as d, ScriptedLLM() as llm:
         env = Env(Path(d), llm)
-        if args.only in (None, "start"):
+        if args.only in (None, "start", "initialize"):
             await bench_start(env, Env(Path(d) / "three", llm, THREE_SERVERS), args.starts, args.baseline)
         if args.only in (None, "call"):
             await bench_call(env, args.calls)

@@ -8,9 +8,11 @@ is the LSP channel.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import os
 import re
+import threading
 from collections.abc import AsyncIterator, Mapping
 from typing import Any
 
@@ -21,32 +23,48 @@ from agent_ls.agent.events import UsageReport
 log = logging.getLogger(__name__)
 
 _litellm: Any = None
+_loading = threading.Lock()
 
 
 def get_litellm() -> Any:
+    """litellm, imported on first use (seconds: call it in a worker thread). Threads that ask
+    while it loads wait for that load (the warm-up and a first prompt never do it twice)."""
     global _litellm
     if _litellm is None:
-        os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
-        import warnings
-
-        warnings.filterwarnings("ignore", message=r".*ReadOnly.*", category=UserWarning)
-        # litellm loads a .env (found from its install folder upwards, or the cwd) into
-        # os.environ at import unless LITELLM_MODE says it is not a development run: a venv
-        # inside a cloned repository would otherwise take that repository's OPENAI_BASE_URL.
-        mode = os.environ.get("LITELLM_MODE")
-        os.environ["LITELLM_MODE"] = "PRODUCTION"
-        try:
-            import litellm
-        finally:
-            if mode is None:
-                os.environ.pop("LITELLM_MODE", None)
-            else:
-                os.environ["LITELLM_MODE"] = mode
-
-        litellm.suppress_debug_info = True
-        litellm.drop_params = True
-        _litellm = litellm
+        with _loading:
+            if _litellm is None:
+                _litellm = _import_litellm()
     return _litellm
+
+
+def _import_litellm() -> Any:
+    os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+    import warnings
+
+    warnings.filterwarnings("ignore", message=r".*ReadOnly.*", category=UserWarning)
+    # litellm loads a .env (found from its install folder upwards, or the cwd) into
+    # os.environ at import unless LITELLM_MODE says it is not a development run: a venv
+    # inside a cloned repository would otherwise take that repository's OPENAI_BASE_URL.
+    mode = os.environ.get("LITELLM_MODE")
+    os.environ["LITELLM_MODE"] = "PRODUCTION"
+    try:
+        from agent_ls.core.imports import collector_paused
+
+        with collector_paused():  # a third of its import time otherwise (agent_ls.core.imports)
+            import litellm
+    finally:
+        if mode is None:
+            os.environ.pop("LITELLM_MODE", None)
+        else:
+            os.environ["LITELLM_MODE"] = mode
+
+    litellm.suppress_debug_info = True
+    litellm.drop_params = True
+    # The default tokenizer (tiktoken's cl100k_base, 0.2-0.6 s to load): the session counts
+    # every request with it before sending it, the first prompt too (issue 30 item 2).
+    with contextlib.suppress(Exception):
+        litellm.token_counter(text="")
+    return litellm
 
 
 @attrs.frozen

@@ -162,8 +162,12 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def serve() -> NoReturn:
     """Serve LSP on stdio (what editors run). Nothing else may write to stdout."""
-    from agent_ls.server.app import create_server
-    from agent_ls.server.process_exit import serve_stdio
+    from agent_ls.core.imports import collector_paused
 
-    serve_stdio(create_server())  # ends the process (0 after shutdown + exit, as LSP asks)
+    with collector_paused():  # pygls, lsprotocol and the server's modules live as long as the process
+        from agent_ls.server.app import create_server
+        from agent_ls.server.process_exit import serve_stdio
+
+        server = create_server()
+    serve_stdio(server)  # ends the process (0 after shutdown + exit, as LSP asks)
 

@@ -51,6 +51,9 @@ from agent_ls.mcp.trust_decisions import TrustDecisions, TrustHandler
 
 log = logging.getLogger(__name__)
 
+STILL_STARTING = ("This MCP server is still starting: its tools are not offered yet, they are as soon as it has "
+                  "connected (from your next step on).")
+
 
 class ToolUnavailable(Exception):
     """A tool that cannot be called now, and why (:meth:`MCPManager.resolve_tool`)."""
@@ -107,6 +110,9 @@ class MCPManager(SignIns, TrustDecisions):
         self._background: set[asyncio.Task[Any]] = set()
         self._closed = False
         self._overrides: dict[str, bool] = {}
+        self._applied = False
+        self._first_start: set[ServerConnection] = set()
+        """Servers starting with the host (its first :meth:`apply`), until something starts them again."""
         self.dirty = False
 
     # handlers the editor plugs in -----------------------------------------------------
@@ -149,14 +155,19 @@ class MCPManager(SignIns, TrustDecisions):
         for name in list(self._auth):
             if name not in wanted or wanted[name].oauth is None:
                 self._auth.pop(name)
+        self._first_start.difference_update(to_close)
         if to_close:
             await asyncio.gather(*(c.close() for c in to_close), return_exceptions=True)
         for conn in to_start:
             self._activate(conn)
+        if not self._applied:
+            self._applied = True
+            self._first_start = set(to_start)
         self.dirty = True
         self._changed(None)
 
     def _activate(self, conn: ServerConnection) -> None:
+        self._first_start.discard(conn)  # started again: by the user's doing (trust, restart, enable, settings)
         cfg = conn.config
         decided = activation(cfg, self._overrides.get(cfg.name), self.state_store)
         if decided.state is not State.STARTING:
@@ -205,9 +216,13 @@ class MCPManager(SignIns, TrustDecisions):
                 await asyncio.wait_for(asyncio.gather(*waits), timeout)
 
     async def settle(self, timeout: float) -> None:
-        """Wait (at most ``timeout`` s) for the servers that are starting or restarting (a
-        reconfigure, a trust decision): a prompt then sees their tools."""
-        waits = [c.wait_settled(timeout) for c in self._conns.values() if c.settling and not c.from_catalogue]
+        """Wait (at most ``timeout`` s) for the servers that are starting or restarting by the
+        user's doing (a settings change, a trust decision, a restart): a prompt then sees their
+        tools. Not for the servers starting with the host (the editor just opened: the first
+        prompt goes to the model at once, their tools join the turn's next step and the next
+        prompts; issue 30 item 2), nor for servers that offer their kept catalogue meanwhile."""
+        waits = [c.wait_settled(timeout) for c in self._conns.values()
+                 if c.settling and not c.from_catalogue and c not in self._first_start]
         if waits:
             await asyncio.gather(*waits)
 
@@ -318,12 +333,15 @@ class MCPManager(SignIns, TrustDecisions):
         return await found.call(arguments)
 
     def instructions(self) -> str:
-        """Server instructions as sorted ``## <server>`` sections (empty when none)."""
+        """Server instructions as sorted ``## <server>`` sections (empty when none); a server
+        starting with the host that a prompt did not wait for says so (:meth:`settle`)."""
         parts = []
         for name in sorted(self._conns):
             c = self._conns[name]
             if c.connected and c.instructions and c.instructions.strip():
                 parts.append(f"## {name}\n{c.instructions.strip()}\n")
+            elif c.settling and not c.from_catalogue and c in self._first_start:
+                parts.append(f"## {name}\n{STILL_STARTING}\n")
         return "\n".join(parts)
 
     # resources and prompts -------------------------------------------------------------

@@ -7,8 +7,12 @@ imports (the MCP SDK is imported after ``initialize`` instead of before it).
 import logging
 import sys
 
-from agent_ls.server.app import create_server
-from agent_ls.server.process_exit import serve_stdio
+from agent_ls.core.imports import collector_paused
 
+with collector_paused():  # pygls, lsprotocol and the server's modules live as long as the process
+    from agent_ls.server.app import create_server
+    from agent_ls.server.process_exit import serve_stdio
+
+    server = create_server()
 logging.basicConfig(level=logging.WARNING, stream=sys.stderr, format="%(levelname)s %(name)s: %(message)s")
-serve_stdio(create_server())
+serve_stdio(server)

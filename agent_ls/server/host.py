@@ -10,12 +10,12 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import importlib
 import logging
 from typing import TYPE_CHECKING
 
 from lsprotocol import types as lsp
 
+from agent_ls.core.imports import import_quietly
 from agent_ls.core.process import kill_children
 from agent_ls.server.config_files import publish_config_diagnostics
 from agent_ls.server.progress import start_progress
@@ -89,7 +89,7 @@ async def start_host(ls: AgentLanguageServer) -> None:
         # requests keep being answered meanwhile. Questions (trust, forms, sampling consent) go
         # to the editor (LspQuestions).
         manager = await ls.runtime.start_manager(
-            import_host=lambda: in_daemon_thread(lambda: importlib.import_module("agent_ls.mcp.host")),
+            import_host=lambda: in_daemon_thread(lambda: import_quietly("agent_ls.mcp.host")),
             on_change=ls.status.notify_soon)
         ls.status.preview = None
         if hasattr(manager, "set_auth_opener"):

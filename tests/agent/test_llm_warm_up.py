@@ -5,6 +5,9 @@ call after it, on the caller's loop, still works (scripted LLM on loopback)."""
 from __future__ import annotations
 
 import asyncio
+import json
+import subprocess
+import sys
 
 import pytest
 
@@ -27,3 +30,21 @@ async def test_the_warm_up_sends_nothing_to_the_provider(llm: ScriptedLLM) -> No
 @pytest.mark.parametrize("model", ["no-such-provider/at-all", ""])
 def test_a_warm_up_that_cannot_run_is_silent(model: str) -> None:
     warm_up(LLMConfig(model=model))  # never raises: the real call reports the problem
+
+
+LOADED = """
+import json, sys
+import tiktoken.registry
+from agent_ls.agent.llm import get_litellm
+get_litellm()
+print(json.dumps(sorted(tiktoken.registry.ENCODINGS)))
+"""
+
+
+def test_litellm_comes_with_the_default_tokenizer_loaded() -> None:
+    """The session counts every request before sending it: the first prompt must not load the
+    tokenizer itself after waiting for litellm (issue 30 item 2). A fresh process: another test
+    may have loaded it in this one."""
+    out = subprocess.run([sys.executable, "-c", LOADED], capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr
+    assert "cl100k_base" in json.loads(out.stdout)

@@ -1,0 +1,43 @@
+"""What a prompt waits for (issue 30 item 2): not for the servers starting with the host (the
+editor just opened, one of them may take 12 s: the first prompt goes to the model at once and
+their tools join when they connect), but for a server the user started again (a restart, a
+trust decision, a settings change: issue 15's race) before it offers its tools."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+from agent_ls.agent import registry as registry_module
+from agent_ls.agent.registry import ToolRegistry
+from agent_ls.mcp.manager import STILL_STARTING
+from agent_ls.mcp.status import State
+from tests.mcp.conftest import HostEnv
+from tests.servers.launch import knob_stdio_params
+
+HANG_GUARD = 60.0
+"""Only a guard against a hang: a prompt that waits for the server waits (the patched) hour."""
+
+
+async def test_a_prompt_does_not_wait_for_the_hosts_first_start_but_for_a_restart(
+        host: HostEnv, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(registry_module, "SETTLE_SECONDS", 3600.0)  # a wait would be seen as a hang
+    slow = host.root / "slow"
+    slow.write_text("3600")  # starting until the test lets it go
+    m = await host.manager({"k": knob_stdio_params("--slow-start-file", str(slow))}, wait=0)
+    conn = m.connection("k")
+    assert conn is not None and conn.state is State.STARTING
+    registry = ToolRegistry([], m, defer=False)
+
+    await asyncio.wait_for(registry.before_prompt(), HANG_GUARD)
+    assert conn.state is State.STARTING, "the prompt went ahead while the server starts"
+    assert not [s.name for s in registry.visible_specs()]
+    assert f"## k\n{STILL_STARTING}" in registry.server_instructions()  # the model is told why
+
+    slow.write_text("1")
+    await m.restart("k")  # the user's doing: the next prompt waits for it and sees its tools
+    await asyncio.wait_for(registry.before_prompt(), HANG_GUARD)
+    assert conn.state is State.CONNECTED
+    assert "mcp__k__echo" in [s.name for s in registry.visible_specs()]
+    assert STILL_STARTING not in registry.server_instructions()
