@@ -131,13 +131,16 @@ WARM_TRIES = 60
 
 class BenchModel:
     """Calls ``references`` on ``add`` until the answer lists ``expect`` places, then ``runs`` + 1
-    more times, then says :data:`EDITOR_DONE`. Call ids sort in the order of the calls."""
+    more times, then makes ``edits`` clean edits of ``src/math.ts`` (a comment; no problem before or
+    after), then says :data:`EDITOR_DONE`. Call ids sort in the order of the calls."""
 
-    def __init__(self, expect: int, runs: int) -> None:
-        self.expect, self.runs = expect, runs
+    def __init__(self, expect: int, runs: int, edits: int) -> None:
+        self.expect, self.runs, self.edits = expect, runs, edits
         self.full = 0
         self.calls = 0
+        self.edited = 0
         self.last = ""
+        self.edit_results: list[str] = []
 
     def route(self, body: dict[str, Any]) -> Turn:
         msgs = body.get("messages") or []
@@ -146,25 +149,36 @@ class BenchModel:
             self.last = str(results[-1])
             if self.last.startswith(f"{self.expect} references"):
                 self.full += 1
-        if self.full > self.runs or (self.full == 0 and self.calls >= WARM_TRIES):
+            elif self.edited:
+                self.edit_results.append(self.last)
+        if self.full == 0 and self.calls >= WARM_TRIES:
             return text(EDITOR_DONE)
         self.calls += 1
-        return tool_calls([("references", {"path": "src/math.ts", "line": 1, "column": 17}, f"bench_{self.calls:05d}")])
+        if self.full <= self.runs:
+            return tool_calls([("references", {"path": "src/math.ts", "line": 1, "column": 17},
+                                f"bench_{self.calls:05d}")])
+        if self.edited < self.edits:
+            self.edited += 1
+            args = {"path": "src/math.ts", "old_string": f"// edit {self.edited - 1}\n" if self.edited > 1 else "export function sub",
+                    "new_string": (f"// edit {self.edited}\n" if self.edited > 1 else "// edit 1\nexport function sub")}
+            return tool_calls([("edit_file", args, f"bench_{self.calls:05d}")])
+        return text(EDITOR_DONE)
 
 
-def editor_bench(files: int, runs: int, callers: int) -> None:
+def editor_bench(files: int, runs: int, callers: int, edits: int) -> None:
     from tests.extension.conftest import E2E_NODE_MODULES, E2E_SRC, kill_tree, require_e2e_tools, sweep, tail
     from tests.extension.e2e_run import Run, install_vsix, start_code_server
 
     tools = require_e2e_tools()
     places = 2 * callers + 1  # each caller's import and call, and the declaration
-    model = BenchModel(places, runs)
+    model = BenchModel(places, runs, edits)
     with tempfile.TemporaryDirectory(prefix="bench-intel-") as tmp, ScriptedLLM() as llm:
         run = Run(Path(tmp))
         env = run.env(tools)
         llm.script(*[respond(model.route) for _ in range(WARM_TRIES + runs + 5)])
         (run.config / "settings.json").write_text(json.dumps({
-            "model": "openai/scripted", "apiBase": llm.openai_base, "agent": {"maxRetries": 0, "maxSteps": 1000}}))
+            "model": "openai/scripted", "apiBase": llm.openai_base, "agent": {"maxRetries": 0, "maxSteps": 1000},
+            "permissions": {"allow": ["edit_file"]}}))
         generate(run.ws, files, callers)
         (run.ws / "tsconfig.json").write_text(TSCONFIG)
         (run.user_data / "User" / "settings.json").write_text(json.dumps({
@@ -195,11 +209,13 @@ def editor_bench(files: int, runs: int, callers: int) -> None:
         took = time.monotonic() - t0
         facts = [(int(m.group(1)), int(m.group(2))) for line in run.fact_log.read_text(errors="replace").splitlines()
                  if (m := FACT.search(line))]
-        tool_ms = []
+        tool_ms, edit_ms = [], []
         for db in run.data.glob("sessions/*.sqlite3"):
             with sqlite3.connect(db) as conn:
                 tool_ms += [r[0] for r in conn.execute(
                     "SELECT duration_ms FROM tool_runs WHERE name = 'references' ORDER BY call_id")]
+                edit_ms += [r[0] for r in conn.execute(
+                    "SELECT duration_ms FROM tool_runs WHERE name = 'edit_file' ORDER BY call_id")]
         if driver is None or driver.returncode != 0 or len(facts) != len(tool_ms) or model.full <= runs:
             print(f"the run did not finish: driver exit {driver.returncode if driver else None}, {len(facts)} answers "
                   f"in the fact log, {len(tool_ms)} tool runs, {model.full} full answers; the last result: "
@@ -219,6 +235,10 @@ def editor_bench(files: int, runs: int, callers: int) -> None:
     print(f"  added by agent-ls (median of the differences) {statistics.median(added):5.1f} ms   (target <= 20 ms)"
           f"   [min {min(added):.1f}, max {max(added):.1f}]")
     print(f"  ratio tool / provider                     {statistics.median(tool) / statistics.median(own):8.2f}")
+    if edit_ms:
+        print(f"clean edits of src/math.ts (edit_file, with the problems after the edit): median of {len(edit_ms)} "
+              f"{statistics.median(edit_ms):.0f} ms [min {min(edit_ms):.0f}, max {max(edit_ms):.0f}]; the last "
+              f"result: {model.edit_results[-1][-160:]!r}" if model.edit_results else "")
 
 
 if __name__ == "__main__":
@@ -227,9 +247,10 @@ if __name__ == "__main__":
     ap.add_argument("--runs", type=int, default=50)
     ap.add_argument("--callers", type=int, default=50)
     ap.add_argument("--editor", action="store_true", help="through the real extension in code-server")
+    ap.add_argument("--edits", type=int, default=5, help="--editor: clean edits timed after the references")
     args = ap.parse_args()
     if args.editor:
-        editor_bench(args.files, args.runs, args.callers)
+        editor_bench(args.files, args.runs, args.callers, args.edits)
         sys.exit(0)
     asyncio.run(bench(args.files, args.runs, args.callers))
     asyncio.run(bench(args.files, max(5, args.runs // 5), args.files))
