@@ -281,7 +281,7 @@ def _fs_path(uri: str) -> str | None:
     """The file system path of a ``file:`` URI (None for other schemes)."""
     if not uri.startswith("file:"):
         return None
-    if os.name == "posix" and uri.startswith("file:///") and not any(c in uri for c in "?#"):
+    if os.name == "posix" and uri.startswith("file:///") and "?" not in uri and "#" not in uri:
         return unquote(uri[7:])  # the common case, without urlparse
     return to_fs_path(uri)
 
