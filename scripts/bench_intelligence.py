@@ -1,7 +1,7 @@
 """What the agent's ``references`` tool adds to the editor's own time (issue 27).
 
     .venv/bin/python scripts/bench_intelligence.py [--files 2000] [--callers 50] [--runs 50]
-    .venv/bin/python scripts/bench_intelligence.py --editor [--files 2000] [--callers 50] [--runs 50]
+    .venv/bin/python scripts/bench_intelligence.py --editor [--files 2000] [--callers 50] [--runs 50] [--edits 5]
 
 A workspace of ``--files`` generated TypeScript files; ``--callers`` of them call ``add`` from
 ``src/math.ts``, the others ``sub``. Then the same with every file calling ``add`` (the
@@ -27,7 +27,10 @@ drives the browser). The workspace is a TypeScript project (tsconfig.json) of ``
 extension logs (``fact intelligence references <count> <ms>ms``: from the request's arrival to
 its answer: ``vscode.executeReferenceProvider`` and the mapping of its locations), the tool's is
 ``duration_ms`` of the run in the session store; the difference per call is what agent-ls adds
-(the request and answer over JSON-RPC, both ways, included). Needs what the e2e test needs
+(the request and answer over JSON-RPC, both ways, included). Then ``--edits`` clean
+``edit_file`` calls on ``src/math.ts`` (a comment: no problems before or after, so TypeScript
+sends VS Code no diagnostics event): their median ``duration_ms`` is the wait for the problems
+after an edit (issue 27 item 2; at most 3 s). Needs what the e2e test needs
 (scripts/setup_e2e.sh, the .vsix of scripts/build_extension.sh).
 """
 
