@@ -147,12 +147,16 @@ class LspIntelligence:
         return _Texts(self._open_texts(), self.ls.folders())
 
     @staticmethod
-    def _lines(path: Path, texts: _Texts, cache: dict[Path, list[str] | None]) -> list[str] | None:
-        """The lines of ``path`` (its open document, else the disk inside the workspace folders)."""
+    def _lines(path: Path, texts: _Texts, cache: dict[Path, list[str] | None],
+               inside: bool | None = None) -> list[str] | None:
+        """The lines of ``path`` (its open document, else the disk inside the workspace folders;
+        ``inside``: whether it is, when the caller knows)."""
         if path in cache:
             return cache[path]
         text = texts.open.get(path)
-        if text is None and any(path == root or path.is_relative_to(root) for root in texts.roots):
+        if inside is None:
+            inside = any(path == root or path.is_relative_to(root) for root in texts.roots)
+        if text is None and inside:
             text = _read_small(path)
         lines = text.splitlines() if text is not None else None
         cache[path] = lines
@@ -173,7 +177,7 @@ class LspIntelligence:
         (``text_limit``: only for that many, the first in the order the tools list them)."""
         encoding = self._encoding()
         cache: dict[Path, list[str] | None] = {}
-        paths = _Paths()
+        paths = _Paths(texts.roots)
         resolved = [(paths.of(uri), max(0, int(start.get("line", 0))), max(0, int(start.get("character", 0))))
                     for uri, start in found]
         with_text: set[int] | None = None
@@ -185,7 +189,8 @@ class LspIntelligence:
         for i, (path, line0, char) in enumerate(resolved):
             if path is None:
                 continue  # an untitled buffer, a virtual document: nothing the agent can open
-            lines = self._lines(path, texts, cache) if with_text is None or i in with_text else None
+            lines = (self._lines(path, texts, cache, path in paths.inside)
+                     if with_text is None or i in with_text else None)
             if lines is not None and line0 < len(lines):
                 text = lines[line0]
                 out.append((path, Place(path, line0 + 1, characters(text, char, encoding) + 1, text)))
@@ -255,12 +260,23 @@ class LspIntelligence:
 
 class _Paths:
     """File URIs as resolved paths, each directory resolved once (an answer may name thousands of
-    files in a few directories). A file that is itself a symlink keeps its name here; it is never
-    read through (:func:`_read_small`)."""
+    files in a few directories), and whether each lies in a workspace folder. A file that is
+    itself a symlink keeps its name here; it is never read through (:func:`_read_small`)."""
 
-    def __init__(self) -> None:
-        self._dirs: dict[str, str] = {}
+    def __init__(self, roots: list[Path] | None = None) -> None:
+        self._roots = [str(r) for r in roots or []]
+        self._dirs: dict[str, tuple[Path, bool]] = {}
         self._uris: dict[str, Path | None] = {}
+        self.inside: set[Path] = set()
+        """The paths seen that lie in a workspace folder (only with ``roots``)."""
+
+    def _dir(self, head: str) -> tuple[Path, bool]:
+        known = self._dirs.get(head)
+        if known is None:
+            real = os.path.realpath(head)
+            inside = any(real == r or real.startswith(r.rstrip(os.sep) + os.sep) for r in self._roots)
+            known = self._dirs[head] = (Path(real), inside)
+        return known
 
     def of(self, uri: str) -> Path | None:
         if uri in self._uris:
@@ -269,10 +285,10 @@ class _Paths:
         path = None
         if fs:
             head, name = os.path.split(fs)
-            real = self._dirs.get(head)
-            if real is None:
-                real = self._dirs[head] = os.path.realpath(head)
-            path = Path(real, name)
+            real, inside = self._dir(head)
+            path = real / name if name else real
+            if inside:
+                self.inside.add(path)
         self._uris[uri] = path
         return path
 
@@ -281,7 +297,7 @@ def _fs_path(uri: str) -> str | None:
     """The file system path of a ``file:`` URI (None for other schemes)."""
     if not uri.startswith("file:"):
         return None
-    if os.name == "posix" and uri.startswith("file:///") and not any(c in uri for c in "?#"):
+    if os.name == "posix" and uri.startswith("file:///") and "?" not in uri and "#" not in uri:
         return unquote(uri[7:])  # the common case, without urlparse
     return to_fs_path(uri)
 

@@ -8,7 +8,12 @@
  * After an edit the server asks for a document's diagnostics with the document's `version`: the
  * answer waits (at most `waitMs`) until the checkers reported on that version or a later one
  * (an `onDidChangeDiagnostics` for the document while it had that version) and then stayed quiet
- * for a moment; `settled: false` when they did not.
+ * for a moment; `settled: false` when they did not. A checker whose problems did not change
+ * sends no event at all (VS Code's TypeScript after an edit of a clean file): where the editor
+ * can ask the document's checker directly ({@link EditorApi.check}: TypeScript's
+ * `semanticDiagnosticsSync`/`syntacticDiagnosticsSync` through `typescript.tsserverRequest`),
+ * the answer is also settled once that check of the current text found exactly the errors and
+ * warnings VS Code already shows for it, and no event came for QUIET_MS after it.
  *
  * The editor API is behind {@link EditorApi} so that the mapping and the waiting are unit-tested
  * with a stand-in (test/intelligence.test.ts).
@@ -71,7 +76,26 @@ export interface EditorApi {
   onDidChangeDiagnostics(listener: (uris: readonly UriLike[]) => void): { dispose(): unknown };
   /** The editor's spelling of a URI (the server's may encode characters differently). */
   normalize?(uri: string): string;
+  /** Asks the document's checker for the errors and warnings of its current text (keys of
+   * {@link problemKey}), or undefined when the editor cannot ask it (another language, no
+   * such command, an error). */
+  check?(uri: string): Promise<string[] | undefined>;
 }
+
+/** What makes a checker's problem the same in its own answer and in VS Code's list. */
+export function problemKey(line: number, code: string | number | undefined | null, message: string): string {
+  return `${line}:${code ?? ""}:${message}`;
+}
+
+function shownKeys(list: DiagnosticLike[], source: string): string[] {
+  return list
+    .filter((d) => d.source === source && (d.severity ?? 0) <= 1)
+    .map((d) => problemKey(d.range.start.line, typeof d.code === "object" && d.code !== null ? d.code.value : d.code, d.message))
+    .sort();
+}
+
+/** The source VS Code's TypeScript support gives its diagnostics. */
+export const TS_SOURCE = "ts";
 
 function range(r: RangeLike): P.LspRange {
   return { start: { line: r.start.line, character: r.start.character }, end: { line: r.end.line, character: r.end.character } };
@@ -114,17 +138,33 @@ class DiagnosticsWatch {
     for (const wake of [...this.waiters]) wake();
   }
 
-  /** True once the checkers reported on `version` (or later) of `uri` and were quiet for QUIET_MS. */
+  /** True once the checkers reported on `version` (or later) of `uri` and were quiet for QUIET_MS,
+   * or once the document's checker (EditorApi.check) found what VS Code already shows and no
+   * report came for QUIET_MS after that. */
   async settled(uri: string, version: number, waitMs: number, token?: vscode.CancellationToken): Promise<boolean> {
     const deadline = Date.now() + Math.max(0, waitMs);
+    let agreedAt: number | undefined;
+    const checking = this.api.check?.(uri).then(
+      (found) => {
+        if (found !== undefined && found.sort().join("\n") === shownKeys(this.api.diagnostics(uri), TS_SOURCE).join("\n")) {
+          agreedAt = Date.now();
+        }
+        for (const wake of [...this.waiters]) wake();
+      },
+      () => undefined,
+    );
+    void checking;
     for (;;) {
       if (token?.isCancellationRequested) return false;
       const now = Date.now();
       const last = this.last.get(uri);
       const reported = last !== undefined && last.version !== undefined && last.version >= version;
       if (reported && now - last.at >= QUIET_MS) return true;
+      const agreed = !reported && agreedAt !== undefined && (last === undefined || last.at <= agreedAt) ? agreedAt : undefined;
+      if (agreed !== undefined && now - agreed >= QUIET_MS) return true;
       if (now >= deadline) return reported;
-      const until = reported ? Math.min(last.at + QUIET_MS, deadline) : deadline;
+      const quietFrom = reported ? last.at : agreed;
+      const until = quietFrom !== undefined ? Math.min(quietFrom + QUIET_MS, deadline) : deadline;
       await new Promise<void>((resolve) => {
         const wake = (): void => {
           clearTimeout(timer);
@@ -239,5 +279,40 @@ export function vscodeApi(): EditorApi {
     version: (uri) => vscode.workspace.textDocuments.find((d) => d.uri.toString() === uri)?.version,
     normalize: (uri) => uriOf(uri).toString(),
     onDidChangeDiagnostics: (listener) => vscode.languages.onDidChangeDiagnostics((e) => listener(e.uris)),
+    check: (uri) => typescriptCheck(uriOf(uri)),
   };
+}
+
+const TS_LANGUAGES = new Set(["typescript", "typescriptreact", "javascript", "javascriptreact"]);
+
+interface TsDiagnostic {
+  start: { line: number; offset: number };
+  text: string;
+  code?: number;
+  category: string;
+}
+
+/** TypeScript's own check of an open TypeScript/JavaScript document's current text (the
+ * TypeScript extension sends the document's changes before any request): its errors and
+ * warnings, or undefined. */
+async function typescriptCheck(uri: vscode.Uri): Promise<string[] | undefined> {
+  const doc = vscode.workspace.textDocuments.find((d) => d.uri.toString() === uri.toString());
+  if (!doc || !TS_LANGUAGES.has(doc.languageId)) return undefined;
+  try {
+    const keys: string[] = [];
+    for (const command of ["syntacticDiagnosticsSync", "semanticDiagnosticsSync"]) {
+      const response = await vscode.commands.executeCommand<{ type?: string; success?: boolean; body?: TsDiagnostic[] } | undefined>(
+        "typescript.tsserverRequest",
+        command,
+        { file: uri, includeLinePosition: false },
+      );
+      if (!response || response.type !== "response" || !response.success || !Array.isArray(response.body)) return undefined;
+      for (const d of response.body) {
+        if (d.category === "error" || d.category === "warning") keys.push(problemKey(d.start.line - 1, d.code, d.text));
+      }
+    }
+    return keys;
+  } catch {
+    return undefined;
+  }
 }

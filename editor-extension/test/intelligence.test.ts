@@ -4,7 +4,7 @@
  * codes strings), and diagnostics after an edit waiting for the checkers to report on that version.
  */
 import { describe, expect, it } from "vitest";
-import { EditorIntelligence, QUIET_MS, toDiagnostic, toLocation, toSymbol, type EditorApi } from "../src/intelligence";
+import { EditorIntelligence, QUIET_MS, problemKey, toDiagnostic, toLocation, toSymbol, type EditorApi } from "../src/intelligence";
 
 const r = (line: number, character: number, end = character + 3) => ({
   start: { line, character },
@@ -16,6 +16,7 @@ class FakeApi implements EditorApi {
   diags = new Map<string, { range: ReturnType<typeof r>; message: string; severity?: number; source?: string; code?: unknown }[]>();
   versions = new Map<string, number>();
   asked: unknown[] = [];
+  check?: (u: string) => Promise<string[] | undefined>;
   private listener: ((uris: readonly { toString(): string }[]) => void) | null = null;
   diagnostics(u: string) {
     return (this.diags.get(u) ?? []) as never;
@@ -123,6 +124,61 @@ describe("diagnostics after an edit", () => {
     const api = new FakeApi();
     const intel = new EditorIntelligence(api);
     const result = await intel.answer({ kind: "diagnostics", uri: "file:///w/b.ts", version: 5, waitMs: 100 });
+    expect(result).toEqual({ diagnostics: [], settled: false });
+    intel.dispose();
+  });
+
+  it("a clean edit with no event is settled once the checker's own check found what VS Code shows", async () => {
+    const api = new FakeApi();
+    api.check = async () => {
+      await new Promise((r) => setTimeout(r, 50));
+      return [];
+    };
+    const intel = new EditorIntelligence(api);
+    const started = Date.now();
+    const result = await intel.answer({ kind: "diagnostics", uri: "file:///w/c.ts", version: 3, waitMs: 3000 });
+    expect(result).toEqual({ diagnostics: [], settled: true });
+    expect(Date.now() - started).toBeGreaterThanOrEqual(50 + QUIET_MS - 5);
+    expect(Date.now() - started).toBeLessThan(1500);
+    intel.dispose();
+  });
+
+  it("an unchanged error VS Code already shows agrees with the check too", async () => {
+    const api = new FakeApi();
+    const u = "file:///w/e.ts";
+    const old = { range: r(4, 6), message: "Cannot find name 'x'.", severity: 0, source: "ts", code: 2304 };
+    api.report(u, 1, [old]);
+    api.check = async () => [problemKey(4, 2304, "Cannot find name 'x'.")];
+    const intel = new EditorIntelligence(api);
+    const result = await intel.answer({ kind: "diagnostics", uri: u, version: 2, waitMs: 3000 });
+    expect(result.settled).toBe(true);
+    expect(result.diagnostics?.map((d) => d.code)).toEqual(["2304"]);
+    intel.dispose();
+  });
+
+  it("when the check found an error VS Code does not show yet, waits for its report", async () => {
+    const api = new FakeApi();
+    const u = "file:///w/d.ts";
+    api.check = async () => [problemKey(1, 2322, "Type 'string' is not assignable")];
+    const intel = new EditorIntelligence(api);
+    const started = Date.now();
+    const answer = intel.answer({ kind: "diagnostics", uri: u, version: 2, waitMs: 3000 });
+    setTimeout(
+      () => api.report(u, 2, [{ range: r(1, 6), message: "Type 'string' is not assignable", severity: 0, code: 2322 }]),
+      700,
+    );
+    const result = await answer;
+    expect(result.settled).toBe(true);
+    expect(result.diagnostics?.map((d) => d.code)).toEqual(["2322"]);
+    expect(Date.now() - started).toBeGreaterThanOrEqual(700 + QUIET_MS - 5);
+    intel.dispose();
+  });
+
+  it("without a check (another language) a clean edit still waits the whole waitMs", async () => {
+    const api = new FakeApi();
+    api.check = async () => undefined;
+    const intel = new EditorIntelligence(api);
+    const result = await intel.answer({ kind: "diagnostics", uri: "file:///w/f.py", version: 2, waitMs: 400 });
     expect(result).toEqual({ diagnostics: [], settled: false });
     intel.dispose();
   });

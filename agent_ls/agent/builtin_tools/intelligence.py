@@ -41,9 +41,15 @@ class _IntelligenceTool(BuiltinTool):
         super().__init__(*args, **kwargs)
         self.intelligence = intelligence
 
-    def _where(self, place: Place) -> str:
-        inside = self.workspace.contains(place.path)
-        shown = f"{self.workspace.display(place.path)}:{place.line}:{place.column}"
+    def _where(self, place: Place, seen: dict[Path, tuple[bool, str]] | None = None) -> str:
+        """``path:line:column: text`` (``seen``: the paths shown so far, many places share one)."""
+        known = seen.get(place.path) if seen is not None else None
+        if known is None:
+            known = (self.workspace.contains(place.path), self.workspace.display(place.path))
+            if seen is not None:
+                seen[place.path] = known
+        inside, path = known
+        shown = f"{path}:{place.line}:{place.column}"
         if inside and place.text is not None:
             return f"{shown}: {clip_line(place.text.strip(), MAX_TEXT_CHARS)}"
         return shown if inside else f"{shown} (outside the workspace)"
@@ -164,7 +170,8 @@ class ReferencesTool(_IntelligenceTool):
         if not places:
             return ToolResult(content=f"The editor found no references to the symbol at {what}.")
         places.sort(key=lambda p: (str(p.path), p.line, p.column))
-        lines = [self._where(p) for p in places[:MAX_LISTED]]
+        seen: dict[Path, tuple[bool, str]] = {}
+        lines = [self._where(p, seen) for p in places[:MAX_LISTED]]
         plural = "s" if len(places) != 1 else ""
         return self._listing(f"{len(places)} reference{plural} to the symbol at {what}:", lines, len(places))
 
