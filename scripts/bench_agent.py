@@ -49,9 +49,9 @@ from agent_ls.agent.builtin_tools import builtin_tools  # noqa: E402
 from agent_ls.agent.events import Event, TextDelta  # noqa: E402
 from agent_ls.agent.llm import LLMConfig, get_litellm  # noqa: E402
 from agent_ls.agent.prompt import short_name  # noqa: E402
-from agent_ls.agent.registry import ToolRegistry  # noqa: E402
 from agent_ls.agent.session import Session  # noqa: E402
-from agent_ls.agent.tool_search import ToolIndex  # noqa: E402
+from agent_ls.agent.tools.registry import ToolRegistry  # noqa: E402
+from agent_ls.agent.tools.tool_search import ToolIndex  # noqa: E402
 from agent_ls.agent.workspace import Workspace  # noqa: E402
 from agent_ls.core.tools import Tool, ToolSpec  # noqa: E402
 

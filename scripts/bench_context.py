@@ -32,8 +32,8 @@ sys.path.insert(0, str(REPO))
 
 from agent_ls.agent.context import Compactor  # noqa: E402
 from agent_ls.agent.llm import LLMConfig, get_litellm  # noqa: E402
-from agent_ls.agent.output_store import OutputStore  # noqa: E402
 from agent_ls.agent.store import SessionStore  # noqa: E402
+from agent_ls.agent.tools.output_store import OutputStore  # noqa: E402
 from tests.agent.conftest import Recorder, make_session  # noqa: E402
 from tests.agent.test_context import agent_model, is_summary_request, write_files  # noqa: E402
 from tests.llm.scripted_server import ScriptedLLM  # noqa: E402

@@ -25,9 +25,9 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
 from agent_ls.agent.builtin_tools import builtin_tools  # noqa: E402
-from agent_ls.agent.output_store import READ_OUTPUT, OutputStore  # noqa: E402
-from agent_ls.agent.registry import ToolRegistry  # noqa: E402
 from agent_ls.agent.session import Session  # noqa: E402
+from agent_ls.agent.tools.output_store import READ_OUTPUT, OutputStore  # noqa: E402
+from agent_ls.agent.tools.registry import ToolRegistry  # noqa: E402
 from agent_ls.agent.workspace import Workspace  # noqa: E402
 from agent_ls.config.settings import load_settings  # noqa: E402
 from agent_ls.mcp.manager import MCPManager  # noqa: E402

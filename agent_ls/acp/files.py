@@ -1,4 +1,4 @@
-"""The ACP flavour of the file tools' editor side (:class:`agent_ls.agent.editor_files.EditorFiles`).
+"""The ACP flavour of the file tools' editor side (:class:`agent_ls.agent.editor.editor_files.EditorFiles`).
 
 When the client advertises ``fs.readTextFile``, the file tools read through the editor
 (``fs/read_text_file``: its buffers, unsaved changes included); when it advertises
@@ -25,7 +25,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from agent_ls.agent.editor_files import EditOutcome, OpenDocument, TextChange
+from agent_ls.agent.editor.editor_files import EditOutcome, OpenDocument, TextChange
 from agent_ls.agent.workspace import Workspace
 from agent_ls.core.tools import Tool, ToolResult, ToolSpec
 
@@ -50,7 +50,7 @@ def _disk_text(path: Path) -> str | None:
 
 
 def _saved(path: Path, text: str) -> bool:
-    from agent_ls.agent.editor_files import encode_text
+    from agent_ls.agent.editor.editor_files import encode_text
 
     try:
         return path.read_bytes() == encode_text(text)

@@ -26,8 +26,8 @@ import attrs
 from acp.helpers import tool_terminal_ref, update_tool_call
 from acp.schema import EnvVariable
 
-from agent_ls.agent.arguments import validate_arguments
-from agent_ls.agent.changes import current_call
+from agent_ls.agent.editor.changes import current_call
+from agent_ls.agent.tools.arguments import validate_arguments
 from agent_ls.core.tools import Tool, ToolResult, ToolSpec
 
 log = logging.getLogger("agent_ls.acp")

@@ -27,7 +27,7 @@ from typing import Any
 import attrs
 
 from agent_ls.agent.llm import LLMConfig
-from agent_ls.agent.output_store import DEFAULT_PAGE_CHARS, DEFAULT_STORE_CHARS, OutputStore
+from agent_ls.agent.tools.output_store import DEFAULT_PAGE_CHARS, DEFAULT_STORE_CHARS, OutputStore
 from agent_ls.config.globs import first_match
 from agent_ls.config.sections import AgentSection, Permissions, SamplingSection
 from agent_ls.config.settings import LoadedSettings

@@ -74,7 +74,7 @@ class FileChange:
     Emitted once per change, when its outcome is known; the chat shows it as a file card
     (path, +/- line counts, outcome) and, while it is undecided, offers Review / Keep / Revert.
     The texts before and after are kept in the session database
-    (:class:`agent_ls.agent.changes.ChangeStore`), not in the event.
+    (:class:`agent_ls.agent.editor.changes.ChangeStore`), not in the event.
     """
 
     change_id: str

@@ -9,7 +9,7 @@ import re
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from agent_ls.agent.registry import LOADED_PREFIX, TOOL_SEARCH
+from agent_ls.agent.tools.registry import LOADED_PREFIX, TOOL_SEARCH
 
 log = logging.getLogger(__name__)
 

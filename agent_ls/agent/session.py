@@ -22,8 +22,8 @@ from typing import Any
 
 import attrs
 
-from agent_ls.agent.changes import CallContext, ChangeStore, Report, current_call
 from agent_ls.agent.context import CLEARABLE_CHARS, Compaction, Compactor, CompactState, ContextTooLarge
+from agent_ls.agent.editor.changes import CallContext, ChangeStore, Report, current_call
 from agent_ls.agent.events import (
     ContextCompacted,
     Event,
@@ -39,14 +39,14 @@ from agent_ls.agent.events import (
 )
 from agent_ls.agent.history import repair_history, restore_loaded_tools
 from agent_ls.agent.llm import LLMConfig, LLMError, ToolCallAcc, check_credentials, stream_completion
-from agent_ls.agent.output_store import DEFAULT_PAGE_CHARS, READ_OUTPUT, OutputStore, ReadOutputTool
 from agent_ls.agent.plan import PlanEntry, current_plan_listener, plan_from_json, plan_to_json
 from agent_ls.agent.prompt import FrozenPrompt, dynamic_text, system_messages, tool_definitions
-from agent_ls.agent.registry import ToolRegistry
 from agent_ls.agent.store import SessionStore, ToolRun
 from agent_ls.agent.titles import title_in_background
 from agent_ls.agent.tool_runner import CANCELLED_RESULT, Gate, ToolCall, ToolRunner
 from agent_ls.agent.tool_runner import emit as _emit
+from agent_ls.agent.tools.output_store import DEFAULT_PAGE_CHARS, READ_OUTPUT, OutputStore, ReadOutputTool
+from agent_ls.agent.tools.registry import ToolRegistry
 from agent_ls.core.tools import Capability, Tool, ToolResult, cap_text
 
 log = logging.getLogger(__name__)
@@ -403,7 +403,7 @@ class Session:
         return attrs.evolve(result, content=content, truncated_chars=result.truncated_chars + cut)
 
     def _reporter(self, sink: EventSink | None) -> Report:
-        """How the file tools report a change (:mod:`agent_ls.agent.changes`): recorded in the
+        """How the file tools report a change (:mod:`agent_ls.agent.editor.changes`): recorded in the
         session database with its texts, and sent to the sink as a ``file_change`` event."""
 
         async def report(change: FileChange, before: str | None, after: str | None, notify: bool) -> None:

@@ -510,7 +510,7 @@ class PersistedOutputs:
             log.info("evicted stored output out-%s of session %s (output bound %d characters)", number, sid, bound)
 
     def load(self, number: int) -> Any:
-        from agent_ls.agent.output_store import HANDLE_PREFIX, StoredOutput
+        from agent_ls.agent.tools.output_store import HANDLE_PREFIX, StoredOutput
 
         with self.store._lock:
             row = self.store._c.execute(

@@ -88,7 +88,7 @@ Shaper = Callable[[ToolCall, ToolResult], Awaitable[tuple[ToolResult, str | None
 Recorder = Callable[[ToolRun], Awaitable[None]]
 """Keeps the record of a run (the session store's ``tool_runs``)."""
 CallScope = Callable[[ToolCall, EventSink | None], contextlib.AbstractContextManager[Any]]
-"""The context the tool runs in (the session's :data:`agent_ls.agent.changes.current_call`...)."""
+"""The context the tool runs in (the session's :data:`agent_ls.agent.editor.changes.current_call`...)."""
 
 
 def capped(max_chars: int) -> Shaper:

@@ -6,7 +6,7 @@ with their URI, blob resources and resource links as attachments with a note, an
 ``structuredContent`` kept as data and rendered as JSON text when the result has no text
 (servers that return structured content only would otherwise look empty). Text beyond the
 cap (``mcp.maxOutputChars``: what is kept of one result, not what the model sees at once; the
-agent pages long results, see agent_ls/agent/output_store.py) is cut with an explicit marker
+agent pages long results, see agent_ls/agent/tools/output_store.py) is cut with an explicit marker
 that says how much was cut, never silently.
 """
 

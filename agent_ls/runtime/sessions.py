@@ -30,13 +30,13 @@ import attrs
 
 from agent_ls.agent.builtin_tools import builtin_tools
 from agent_ls.agent.config import AgentSettings
-from agent_ls.agent.editor_files import EditorFiles
-from agent_ls.agent.intelligence import EditorIntelligence
+from agent_ls.agent.editor.editor_files import EditorFiles
+from agent_ls.agent.editor.intelligence import EditorIntelligence
 from agent_ls.agent.llm import LLMConfig
 from agent_ls.agent.permissions import ApprovalHandler, PermissionGate, PermissionRules
-from agent_ls.agent.registry import ToolRegistry
 from agent_ls.agent.session import Session
 from agent_ls.agent.store import SessionStore
+from agent_ls.agent.tools.registry import ToolRegistry
 from agent_ls.agent.workspace import Workspace
 from agent_ls.core.tools import Tool
 

@@ -35,8 +35,8 @@ class EditorApprover:
 
     def reviewed(self, spec: Any, session_id: str | None) -> bool:
         """Every change of this call goes to ``agent/reviewEdit`` before it applies."""
-        from agent_ls.agent.changes import REVIEWED_TOOLS
-        from agent_ls.server.editor_files import LspEditorFiles
+        from agent_ls.agent.editor.changes import REVIEWED_TOOLS
+        from agent_ls.server.editor.editor_files import LspEditorFiles
 
         return (session_id is not None and spec.source == "builtin" and spec.name in REVIEWED_TOOLS
                 and LspEditorFiles(self.ls).reviews_edits())

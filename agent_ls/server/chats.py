@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from agent_ls.agent.changes import ChangeStore
+    from agent_ls.agent.editor.changes import ChangeStore
     from agent_ls.agent.permissions import PermissionGate
     from agent_ls.agent.session import Session
     from agent_ls.agent.store import SessionStore
@@ -68,7 +68,7 @@ class ChatSessions:
 
     async def change_store(self) -> ChangeStore:
         """The agent's file changes, in the session database."""
-        from agent_ls.agent.changes import ChangeStore
+        from agent_ls.agent.editor.changes import ChangeStore
 
         store = await self.ensure_store()
         return await asyncio.to_thread(ChangeStore.for_path, store.path)

@@ -62,7 +62,7 @@ async def call_tool_direct(ls: AgentLanguageServer, server: str, tool: str,
 
 DIRECT_RESULT_CHARS = 100_000
 """What a tool run from the editor (mcp/callTool, a tool code action) returns of its text; the
-agent's calls keep more (mcp.maxOutputChars) and page it (agent_ls/agent/output_store.py)."""
+agent's calls keep more (mcp.maxOutputChars) and page it (agent_ls/agent/tools/output_store.py)."""
 
 
 def result_payload(result: ToolResult) -> ToolResultPayload:

@@ -11,8 +11,8 @@ import pytest
 from agent_ls.agent.builtin_tools import builtin_tools
 from agent_ls.agent.events import Event
 from agent_ls.agent.llm import LLMConfig
-from agent_ls.agent.registry import ToolRegistry
 from agent_ls.agent.session import Session
+from agent_ls.agent.tools.registry import ToolRegistry
 from agent_ls.agent.workspace import Workspace
 from tests.harness import llm_server as llm_server  # the session's scripted LLM (a fixture)
 from tests.llm.scripted_server import ScriptedLLM

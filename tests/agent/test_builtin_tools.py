@@ -12,9 +12,9 @@ import asyncio
 import os
 from pathlib import Path
 
-from agent_ls.agent.arguments import validate_arguments
 from agent_ls.agent.builtin_tools import builtin_tools
 from agent_ls.agent.builtin_tools.reading import MAX_LINE_CHARS, READ_DEFAULT_LIMIT
+from agent_ls.agent.tools.arguments import validate_arguments
 from agent_ls.agent.workspace import Workspace
 from agent_ls.core.tools import Capability
 from tests.agent.helpers import call, root, tools_for

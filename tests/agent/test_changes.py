@@ -1,5 +1,5 @@
 """The agent's file changes without an editor process (issue 16, item 3): the review the file
-tools ask for (:class:`agent_ls.agent.changes.EditReviewer`), what they report for the call
+tools ask for (:class:`agent_ls.agent.editor.changes.EditReviewer`), what they report for the call
 that runs (``current_call``), and the change store in the session database."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from agent_ls.agent.changes import (
+from agent_ls.agent.editor.changes import (
     MAX_KEPT_CHARS,
     CallContext,
     ChangeStore,

@@ -14,9 +14,9 @@ import attrs
 import pytest
 
 from agent_ls.agent.context import SUMMARY_OPEN
-from agent_ls.agent.output_store import OutputStore, ReadOutputTool
 from agent_ls.agent.session import Session
 from agent_ls.agent.store import SessionStore
+from agent_ls.agent.tools.output_store import OutputStore, ReadOutputTool
 from tests.agent.conftest import Recorder, make_session, openai_config
 from tests.llm.scripted_server import ScriptedLLM, Turn, error, respond, text, tool_calls
 

@@ -12,9 +12,9 @@ from typing import Any
 
 import pytest
 
-from agent_ls.agent import file_writes
 from agent_ls.agent.builtin_tools import builtin_tools
-from agent_ls.agent.editor_files import (
+from agent_ls.agent.editor import file_writes
+from agent_ls.agent.editor.editor_files import (
     EditorFiles,
     EditOutcome,
     OpenDocument,
@@ -23,7 +23,7 @@ from agent_ls.agent.editor_files import (
     digest_text,
     minimal_change,
 )
-from agent_ls.agent.file_writes import NotRegularFile, atomic_write
+from agent_ls.agent.editor.file_writes import NotRegularFile, atomic_write
 from agent_ls.agent.workspace import SymlinkInPath, Workspace
 from agent_ls.core.tools import Tool, ToolResult
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from agent_ls.agent.intelligence import Place, Problem, ProblemsAfterEdit, introduced, problems_note
+from agent_ls.agent.editor.intelligence import Place, Problem, ProblemsAfterEdit, introduced, problems_note
 
 F = Path("/w/app.ts")
 

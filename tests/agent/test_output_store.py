@@ -1,4 +1,4 @@
-"""Oversized tool output is kept, not cut (agent_ls/agent/output_store.py): a real MCP server's
+"""Oversized tool output is kept, not cut (agent_ls/agent/tools/output_store.py): a real MCP server's
 5 MB result and real bash output go through a session driven by the scripted LLM; the model sees
 the first page and reads on with ``read_output``."""
 
@@ -13,10 +13,10 @@ from typing import Any
 import pytest
 
 from agent_ls.agent.builtin_tools import builtin_tools
-from agent_ls.agent.output_store import READ_OUTPUT, OutputStore
-from agent_ls.agent.registry import ToolRegistry
 from agent_ls.agent.session import Session
 from agent_ls.agent.store import SessionStore
+from agent_ls.agent.tools.output_store import READ_OUTPUT, OutputStore
+from agent_ls.agent.tools.registry import ToolRegistry
 from agent_ls.agent.workspace import Workspace
 from agent_ls.config.settings import load_settings
 from agent_ls.core.tools import ToolResult

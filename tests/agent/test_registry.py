@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from agent_ls.agent.builtin_tools import builtin_tools
-from agent_ls.agent.registry import TOOL_SEARCH, ToolRegistry
+from agent_ls.agent.tools.registry import TOOL_SEARCH, ToolRegistry
 from agent_ls.agent.workspace import Workspace
 from agent_ls.core.tools import Capability, ToolResult, ToolSpec
 

@@ -12,9 +12,9 @@ from typing import Any
 import pytest
 
 from agent_ls.agent.builtin_tools import builtin_tools
-from agent_ls.agent.registry import ToolRegistry
 from agent_ls.agent.session import Session
 from agent_ls.agent.skills_tool import LOAD_SKILL
+from agent_ls.agent.tools.registry import ToolRegistry
 from agent_ls.agent.workspace import Workspace
 from agent_ls.config.settings import load_settings
 from agent_ls.mcp.manager import MCPManager

@@ -106,7 +106,7 @@ def test_litellm_is_imported_lazily_with_the_local_cost_map() -> None:
     code = """
 import os, sys
 os.environ.pop("LITELLM_LOCAL_MODEL_COST_MAP", None)
-import agent_ls.agent.session, agent_ls.agent.registry, agent_ls.agent.builtin_tools, agent_ls.agent.config
+import agent_ls.agent.session, agent_ls.agent.tools.registry, agent_ls.agent.builtin_tools, agent_ls.agent.config
 import agent_ls.agent.llm, agent_ls.agent.prompt, agent_ls.agent.store, agent_ls.agent.permissions
 assert "litellm" not in sys.modules, "litellm imported eagerly"
 from agent_ls.agent.llm import get_litellm

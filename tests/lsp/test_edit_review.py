@@ -219,7 +219,7 @@ async def test_clients_without_the_capability_are_not_asked(setup: Setup) -> Non
 
 
 def test_line_counts() -> None:
-    from agent_ls.agent.changes import line_counts
+    from agent_ls.agent.editor.changes import line_counts
 
     assert line_counts("", "a\nb\n") == (2, 0)
     assert line_counts("a\nb\nc\n", "a\nc\n") == (0, 1)

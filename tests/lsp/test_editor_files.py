@@ -349,8 +349,8 @@ async def test_a_client_with_plain_changes_only(setup: Setup) -> None:
 
 
 def test_positions_use_lsp_line_ends_and_the_negotiated_encoding() -> None:
-    from agent_ls.agent.editor_files import TextChange
-    from agent_ls.server.editor_files import text_edits
+    from agent_ls.agent.editor.editor_files import TextChange
+    from agent_ls.server.editor.editor_files import text_edits
 
     base = "a\r\nb\rc\n\U0001f600x = 1\n"
     at = base.index("x")

@@ -9,7 +9,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from agent_ls.agent.registry import ToolRegistry
+from agent_ls.agent.tools.registry import ToolRegistry
 from agent_ls.mcp.catalogue import CatalogueStore, Listing
 from agent_ls.mcp.manager import MCPManager
 from agent_ls.mcp.status import State

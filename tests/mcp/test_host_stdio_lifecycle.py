@@ -230,7 +230,7 @@ async def test_shutdown_leaves_no_child_process(host: HostEnv) -> None:
 async def test_a_call_to_a_server_that_is_restarting_waits_for_it(host: HostEnv) -> None:
     """A settings change or a trust decision restarts a server; a tool call (or a prompt's tool
     list) in that moment waits for it, bounded by its connect timeout, instead of failing."""
-    from agent_ls.agent.registry import ToolRegistry
+    from agent_ls.agent.tools.registry import ToolRegistry
 
     m = await host.manager({"k": knob_stdio_params()})
     await m.restart("k")

@@ -10,7 +10,7 @@ import asyncio
 import pytest
 
 from agent_ls.agent import registry as registry_module
-from agent_ls.agent.registry import ToolRegistry
+from agent_ls.agent.tools.registry import ToolRegistry
 from agent_ls.mcp.manager import STILL_STARTING
 from agent_ls.mcp.status import State
 from tests.mcp.conftest import HostEnv

@@ -12,10 +12,10 @@ from typing import Any
 import pytest
 
 from agent_ls.agent.config import agent_settings
-from agent_ls.agent.editor_files import OpenDocument
-from agent_ls.agent.output_store import READ_OUTPUT, ReadOutputTool
+from agent_ls.agent.editor.editor_files import OpenDocument
 from agent_ls.agent.permissions import ApprovalAnswer, ApprovalRequest, PermissionRules
 from agent_ls.agent.store import SessionStore
+from agent_ls.agent.tools.output_store import READ_OUTPUT, ReadOutputTool
 from agent_ls.config.settings import load_settings
 from agent_ls.core.tools import Capability, Tool
 from agent_ls.runtime.sessions import FrontEnd, build_session

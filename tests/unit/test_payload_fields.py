@@ -3,7 +3,7 @@ agent_ls/server/protocol/codec.py) carry every field of those types, and the wir
 docs/protocol.md and editor-extension/src/protocol/ have it.
 
 A field added to ``ServerStatus`` (agent_ls/mcp/status.py), to the store's ``SessionInfo``
-(agent_ls/agent/store.py) or to a recorded file change (agent_ls/agent/changes.py) and not to
+(agent_ls/agent/store.py) or to a recorded file change (agent_ls/agent/editor/changes.py) and not to
 its payload fails here, unless it is named in the exclusions below (with the reason).
 """
 
@@ -15,7 +15,7 @@ from typing import Any
 import attrs
 
 from agent_ls.agent import store as agent_store
-from agent_ls.agent.changes import ChangeStore
+from agent_ls.agent.editor.changes import ChangeStore
 from agent_ls.agent.events import FileChange
 from agent_ls.mcp.status import ServerStatus, ToolInfo
 from agent_ls.server.handlers.sessions import change_payload

@@ -17,8 +17,8 @@ import pytest
 from lsprotocol import types as lsp
 from pygls.exceptions import JsonRpcInternalError
 
-from agent_ls.agent.changes import Proposal, ReviewAnswer
-from agent_ls.server.editor_files import LspEditorFiles
+from agent_ls.agent.editor.changes import Proposal, ReviewAnswer
+from agent_ls.server.editor.editor_files import LspEditorFiles
 from agent_ls.server.protocol.methods import REVIEW_CAPABILITY, REVIEW_EDIT
 from agent_ls.server.server import AgentLanguageServer
 from tests.unit.test_ask import RecordingProtocol, _sent

@@ -185,7 +185,7 @@ def test_valid_sections_are_typed_and_merged_across_scopes(tmp_path: Path) -> No
 
 
 def test_the_limits_match_the_agent_and_the_language_server() -> None:
-    from agent_ls.agent.output_store import DEFAULT_PAGE_CHARS, MIN_PAGE_CHARS
+    from agent_ls.agent.tools.output_store import DEFAULT_PAGE_CHARS, MIN_PAGE_CHARS
     from agent_ls.config.structure import (
         DEFAULT_OUTPUT_PAGE_CHARS,
         MIN_OUTPUT_PAGE_CHARS,

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from agent_ls.agent.arguments import SelectionDoesNotFit, schema_types, typed_text
+from agent_ls.agent.tools.arguments import SelectionDoesNotFit, schema_types, typed_text
 from agent_ls.server.handlers.code_actions import expand_template
 
 SCHEMA = {"type": "object", "properties": {

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from agent_ls.agent.tool_search import SearchResult, ToolIndex, normalize, synonym_group, tokenize
+from agent_ls.agent.tools.tool_search import SearchResult, ToolIndex, normalize, synonym_group, tokenize
 from agent_ls.core.tools import ToolSpec
 from tests.unit.tool_search_catalogue import SPECS, mcp, obj
 
@@ -164,7 +164,7 @@ def test_deterministic_across_hash_seeds(index: ToolIndex):
         import json, sys
         sys.path.insert(0, sys.argv[1])
         from tests.unit.tool_search_catalogue import SPECS
-        from agent_ls.agent.tool_search import ToolIndex
+        from agent_ls.agent.tools.tool_search import ToolIndex
         index = ToolIndex(SPECS)
         print(json.dumps([[(s.name, sc) for s, sc in index.rank(q, 10)] for q in json.loads(sys.argv[2])]))
         """

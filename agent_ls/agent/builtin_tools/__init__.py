@@ -10,12 +10,12 @@ Each tool caps what it keeps of its output (``output_cap_chars``); whatever is c
 by an explicit marker such as ``[... 12345 characters cut ...]`` and counted in
 :attr:`ToolResult.truncated_chars`. In a session the cap is what the session's output store
 can hold, and the session shows the model a page at a time
-(:mod:`agent_ls.agent.output_store`, the ``read_output`` tool).
+(:mod:`agent_ls.agent.tools.output_store`, the ``read_output`` tool).
 
 One module per family: :mod:`.base` (the shared plumbing), :mod:`.reading` (``read_file``),
 :mod:`.editing` (``write_file``, ``edit_file``), :mod:`.search` (``glob``, ``grep``),
 :mod:`.shell` (``bash``), :mod:`.intelligence` (``diagnostics``, ``definition``, ``references``,
-``symbols``: the editor's language servers, when the front end gives them); ``read_output`` is :mod:`agent_ls.agent.output_store`'s,
+``symbols``: the editor's language servers, when the front end gives them); ``read_output`` is :mod:`agent_ls.agent.tools.output_store`'s,
 ``update_plan`` :mod:`agent_ls.agent.plan`'s.
 """
 
@@ -26,10 +26,10 @@ from agent_ls.agent.builtin_tools.intelligence import intelligence_tools
 from agent_ls.agent.builtin_tools.reading import ReadFileTool
 from agent_ls.agent.builtin_tools.search import GlobTool, GrepTool
 from agent_ls.agent.builtin_tools.shell import DEFAULT_BASH_TIMEOUT, BashTool
-from agent_ls.agent.editor_files import EditorFiles, FileAccess
-from agent_ls.agent.intelligence import EditorIntelligence
-from agent_ls.agent.output_store import OutputStore, ReadOutputTool
+from agent_ls.agent.editor.editor_files import EditorFiles, FileAccess
+from agent_ls.agent.editor.intelligence import EditorIntelligence
 from agent_ls.agent.plan import UpdatePlanTool
+from agent_ls.agent.tools.output_store import OutputStore, ReadOutputTool
 from agent_ls.agent.workspace import Workspace
 from agent_ls.core.tools import Tool
 
@@ -47,7 +47,7 @@ def builtin_tools(
     """Every built-in tool, sorted by name, ``read_output`` included.
 
     ``editor`` (the language server's open documents and ``workspace/applyEdit``): the file
-    tools read open buffers and change files through it (:mod:`agent_ls.agent.editor_files`).
+    tools read open buffers and change files through it (:mod:`agent_ls.agent.editor.editor_files`).
     ``outputs``: the session's store of oversized output (a default one when None); the
     session that runs these tools finds it through ``read_output`` and pages long results into
     it. ``bash_env_passthrough``: secret-looking environment variables ``bash`` still gets

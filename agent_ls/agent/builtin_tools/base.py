@@ -12,9 +12,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, BinaryIO, TypeVar
 
-from agent_ls.agent.arguments import validate_arguments
-from agent_ls.agent.editor_files import FileAccess
-from agent_ls.agent.file_writes import NotRegularFile
+from agent_ls.agent.editor.editor_files import FileAccess
+from agent_ls.agent.editor.file_writes import NotRegularFile
+from agent_ls.agent.tools.arguments import validate_arguments
 from agent_ls.agent.workspace import Workspace, WorkspacePathError
 from agent_ls.core.files import ensure_regular
 from agent_ls.core.tools import Capability, ToolResult, ToolSpec, cap_text
@@ -52,7 +52,7 @@ def open_regular(
     opener: Callable[[Path, int, int], int] | None = None,
 ) -> BinaryIO:
     """Open a regular file at an already resolved path for reading, never through a symlink
-    or on a FIFO. (Writes go through :func:`~agent_ls.agent.file_writes.atomic_write`.)
+    or on a FIFO. (Writes go through :func:`~agent_ls.agent.editor.file_writes.atomic_write`.)
 
     The open goes through :meth:`Workspace.open_file`: every directory from the root down
     and the file itself are opened relative to their parent with ``O_NOFOLLOW``, so a

@@ -1,5 +1,5 @@
 """``write_file`` and ``edit_file``: whole-file writes and exact string replacement, through
-the editor when the file is open there, refusing stale edits (:mod:`agent_ls.agent.editor_files`)."""
+the editor when the file is open there, refusing stale edits (:mod:`agent_ls.agent.editor.editor_files`)."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from agent_ls.agent.builtin_tools.base import (
     is_binary,
     read_regular,
 )
-from agent_ls.agent.editor_files import TextChange, encode_text, minimal_change
+from agent_ls.agent.editor.editor_files import TextChange, encode_text, minimal_change
 from agent_ls.agent.workspace import Workspace
 from agent_ls.core.tools import Capability, ToolResult
 

@@ -1,6 +1,6 @@
 """``diagnostics``, ``definition``, ``references`` and ``symbols``: the editor's language
 intelligence as read-only tools (offered only when the front end gives an
-:class:`~agent_ls.agent.intelligence.EditorIntelligence`).
+:class:`~agent_ls.agent.editor.intelligence.EditorIntelligence`).
 
 Positions are what ``read_file`` shows: 1-based lines, and 1-based columns counting characters.
 Results name files relative to the workspace (absolute outside it, without the line's text: the
@@ -22,7 +22,13 @@ from agent_ls.agent.builtin_tools.base import (
     in_thread,
     read_regular,
 )
-from agent_ls.agent.intelligence import MAX_LISTED, EditorIntelligence, IntelligenceError, Place, problem_line
+from agent_ls.agent.editor.intelligence import (
+    MAX_LISTED,
+    EditorIntelligence,
+    IntelligenceError,
+    Place,
+    problem_line,
+)
 from agent_ls.core.tools import Capability, ToolResult
 
 MAX_TEXT_CHARS = 300

@@ -17,7 +17,7 @@ from agent_ls.agent.builtin_tools.base import (
     is_binary,
     open_regular,
 )
-from agent_ls.agent.editor_files import encode_text
+from agent_ls.agent.editor.editor_files import encode_text
 from agent_ls.core.tools import Capability, ToolResult
 
 READ_DEFAULT_LIMIT = 2000

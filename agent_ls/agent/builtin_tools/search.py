@@ -28,7 +28,7 @@ from agent_ls.agent.builtin_tools.base import (
     is_binary,
     open_regular,
 )
-from agent_ls.agent.editor_files import encode_text
+from agent_ls.agent.editor.editor_files import encode_text
 from agent_ls.agent.workspace import Workspace, WorkspacePathError
 from agent_ls.config.globs import GlobError, PathGlob
 from agent_ls.core.tools import Capability, ToolResult

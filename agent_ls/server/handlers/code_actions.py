@@ -41,7 +41,7 @@ from lsprotocol import types as lsp
 from pygls.uris import to_fs_path
 from pygls.workspace import ServerTextPosition, ServerTextRange
 
-from agent_ls.agent.arguments import SelectionDoesNotFit, typed_text
+from agent_ls.agent.tools.arguments import SelectionDoesNotFit, typed_text
 from agent_ls.server.direct_tools import call_tool_direct
 from agent_ls.server.handlers.chat import notify_event, start_prompt
 from agent_ls.server.handlers.mcp_methods import prompt_message

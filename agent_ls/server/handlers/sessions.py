@@ -3,7 +3,7 @@
 
 Sessions live in the workspace's session database (:class:`agent_ls.agent.store.SessionStore`);
 next to them, how user messages are shown (:mod:`.display`) and the agent's file changes
-(:class:`agent_ls.agent.changes.ChangeStore`).
+(:class:`agent_ls.agent.editor.changes.ChangeStore`).
 """
 
 from __future__ import annotations
@@ -50,7 +50,7 @@ log = logging.getLogger("agent_ls.server")
 
 
 def change_payload(record: dict[str, Any]) -> FileChangePayload:
-    """A change as :class:`agent_ls.agent.changes.ChangeStore` lists it, as the chat's file card."""
+    """A change as :class:`agent_ls.agent.editor.changes.ChangeStore` lists it, as the chat's file card."""
     return payload_from(record, FileChangePayload)
 
 
@@ -89,8 +89,8 @@ async def get_session(ls: AgentLanguageServer, session_id: str | None, model: st
             "or ollama/qwen3 with \"apiBase\")")
 
     from agent_ls.runtime.sessions import FrontEnd, build_session
-    from agent_ls.server.editor_files import LspEditorFiles
-    from agent_ls.server.intelligence import lsp_intelligence
+    from agent_ls.server.editor.editor_files import LspEditorFiles
+    from agent_ls.server.editor.intelligence import lsp_intelligence
 
     approver = EditorApprover(ls)
     allowed = ls.chats.allowed.get(session_id, set()) if session_id is not None else set()

@@ -319,7 +319,7 @@ class ReadOutputTool:
         return f"<ReadOutputTool {READ_OUTPUT}>"
 
     async def call(self, arguments: dict[str, Any]) -> ToolResult:
-        from agent_ls.agent.arguments import validate_arguments
+        from agent_ls.agent.tools.arguments import validate_arguments
 
         args = validate_arguments(self._spec, arguments)
         if isinstance(args, str):

@@ -4,7 +4,7 @@ workspace symbols (issue 27, items 1 and 2).
 An agent hosted next to an editor can ask what the editor's language servers and linters know,
 instead of grepping. The front end gives an :class:`EditorIntelligence` when its editor answers
 such questions (the language server does when the client advertises it:
-``agent_ls/server/intelligence.py``); the built-in tools ``diagnostics``, ``definition``,
+``agent_ls/server/editor/intelligence.py``); the built-in tools ``diagnostics``, ``definition``,
 ``references`` and ``symbols`` (:mod:`agent_ls.agent.builtin_tools.intelligence`) are offered only
 then. Everything here is in the agent's terms: resolved paths, 1-based lines and columns (columns
 count characters, as Python does), the text of the line. The front end turns the editor's answers

@@ -10,14 +10,14 @@ The built-in file tools read and change files through :class:`FileAccess`:
   changes only when the user saves (unless the editor saves it at once: an ACP client may,
   :attr:`EditOutcome.saved`; the model is told which). The editor may refuse it
   (:class:`EditOutcome`), and the model is told so. Otherwise the file is written to the disk atomically
-  (:func:`agent_ls.agent.file_writes.atomic_write`: a temporary file in the same directory, then a rename).
+  (:func:`agent_ls.agent.editor.file_writes.atomic_write`: a temporary file in the same directory, then a rename).
 - **Stale edits.** :class:`ReadTracker` remembers, per file, a digest of the content the
   agent last saw (read, or wrote itself). A write to a file whose content differs from that
   is refused with a message telling the model to read it again; a file the agent has not
   read yet may be written.
 
 This module knows nothing about LSP: the language server implements :class:`EditorFiles`
-(``agent_ls/server/editor_files.py``).
+(``agent_ls/server/editor/editor_files.py``).
 """
 
 from __future__ import annotations
@@ -33,7 +33,7 @@ from typing import Protocol, runtime_checkable
 
 import attrs
 
-from agent_ls.agent.changes import (
+from agent_ls.agent.editor.changes import (
     CallContext,
     EditReviewer,
     Proposal,
@@ -41,9 +41,8 @@ from agent_ls.agent.changes import (
     current_call,
     line_counts,
 )
-from agent_ls.agent.events import FileChange
-from agent_ls.agent.file_writes import atomic_write
-from agent_ls.agent.intelligence import (
+from agent_ls.agent.editor.file_writes import atomic_write
+from agent_ls.agent.editor.intelligence import (
     PROBLEMS_WAIT_SECONDS,
     EditorIntelligence,
     IntelligenceError,
@@ -52,6 +51,7 @@ from agent_ls.agent.intelligence import (
     introduced,
     problems_note,
 )
+from agent_ls.agent.events import FileChange
 from agent_ls.agent.workspace import Workspace
 
 log = logging.getLogger(__name__)
@@ -239,7 +239,7 @@ class Written:
     where: str
     saved: bool = False
     problems: str = ""
-    """What the editor's checkers said about the change (:func:`~agent_ls.agent.intelligence.problems_note`)."""
+    """What the editor's checkers said about the change (:func:`~agent_ls.agent.editor.intelligence.problems_note`)."""
 
     @property
     def note(self) -> str:

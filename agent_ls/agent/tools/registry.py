@@ -20,7 +20,7 @@ from collections.abc import Iterable, Sequence
 from typing import Any, Protocol, runtime_checkable
 
 from agent_ls.agent.skills_tool import LOAD_SKILL, LoadSkillTool, SkillSource, skills_catalogue
-from agent_ls.agent.tool_search import ToolIndex
+from agent_ls.agent.tools.tool_search import ToolIndex
 from agent_ls.core.tools import Capability, Tool, ToolResult, ToolSpec
 
 TOOL_SEARCH = "tool_search"

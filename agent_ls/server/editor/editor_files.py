@@ -1,6 +1,6 @@
 """The editor's side of the agent's file tools: open documents and ``workspace/applyEdit``.
 
-:class:`LspEditorFiles` implements :class:`agent_ls.agent.editor_files.EditorFiles` on the
+:class:`LspEditorFiles` implements :class:`agent_ls.agent.editor.editor_files.EditorFiles` on the
 language server: documents the client has open (``didOpen`` / ``didChange``, held by pygls)
 are what the agent reads, and its changes go back as a ``WorkspaceEdit`` when the client
 advertises ``workspace.applyEdit``:
@@ -31,8 +31,8 @@ from typing import TYPE_CHECKING
 from lsprotocol import types as lsp
 from pygls.uris import to_fs_path
 
-from agent_ls.agent.changes import Proposal, ReviewAnswer
-from agent_ls.agent.editor_files import EditOutcome, OpenDocument, TextChange
+from agent_ls.agent.editor.changes import Proposal, ReviewAnswer
+from agent_ls.agent.editor.editor_files import EditOutcome, OpenDocument, TextChange
 from agent_ls.server.ask import AskFailed, ask
 from agent_ls.server.protocol.methods import REVIEW_CAPABILITY, REVIEW_DECISIONS, REVIEW_EDIT
 from agent_ls.server.protocol.sessions import ReviewEditParams, ReviewEditResult

@@ -40,7 +40,7 @@ log = logging.getLogger(__name__)
 
 REVIEWED_TOOLS = ("edit_file", "write_file")
 """The built-in tools whose changes all go through :meth:`FileAccess.write
-<agent_ls.agent.editor_files.FileAccess.write>` (and so through the editor's review)."""
+<agent_ls.agent.editor.editor_files.FileAccess.write>` (and so through the editor's review)."""
 
 MAX_KEPT_CHARS = 4_000_000
 """Texts before and after a change are kept for a later review while together at most this long."""

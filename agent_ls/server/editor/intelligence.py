@@ -1,6 +1,6 @@
 """The editor's language intelligence for the agent, over LSP: ``agent/editorIntelligence``.
 
-:class:`LspIntelligence` implements :class:`agent_ls.agent.intelligence.EditorIntelligence` for a
+:class:`LspIntelligence` implements :class:`agent_ls.agent.editor.intelligence.EditorIntelligence` for a
 client that advertises ``capabilities.experimental.agentLs.intelligence: true`` (the VS Code
 extension answers through the editor's own providers; any LSP client can, see docs/protocol.md).
 Each question is one server -> client request through :func:`agent_ls.server.ask.ask`: bounded by
@@ -28,7 +28,7 @@ import attrs
 from lsprotocol import types as lsp
 from pygls.uris import from_fs_path, to_fs_path
 
-from agent_ls.agent.intelligence import (
+from agent_ls.agent.editor.intelligence import (
     MAX_LISTED,
     SEVERITIES,
     IntelligenceError,
