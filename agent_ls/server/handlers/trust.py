@@ -97,6 +97,7 @@ def register(server: AgentLanguageServer) -> None:
         about the workspace MCP servers of trusted folders that wait for their own decision
         (undecided or not trusted); an optional argument (``{"folder": path}`` or the path)
         names one folder."""
+        # lazy: +6 modules, ~17 ms at start-up
         from agent_ls.config.trust import TrustState
 
         wanted = args[0] if len(args) == 1 else None

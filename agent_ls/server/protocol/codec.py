@@ -15,6 +15,7 @@ from typing import Any, TypeVar
 import attrs
 import cattrs
 from cattrs.gen import make_dict_structure_fn, make_dict_unstructure_fn, override
+from cattrs.v import format_exception
 
 
 def camel(name: str) -> str:
@@ -142,7 +143,6 @@ def _format_exception(exc: BaseException, type_: Any) -> str:
     if isinstance(exc, (TypeError, ValueError)) and type(exc) in (TypeError, ValueError) and str(exc) and \
             not str(exc).startswith(("invalid literal", "int() argument")):
         return str(exc)  # our own checks say exactly what is wrong
-    from cattrs.v import format_exception
 
     return format_exception(exc, type_)
 
