@@ -24,9 +24,11 @@ def main() -> int:
     ends at once: the interpreter's own teardown with litellm loaded takes a second or more,
     which an editor waiting for its agent to quit would feel.
     """
+    # lazy: stdout is guarded before anything else is imported (a stray print would break ACP)
     from agent_ls.acp.stdio import guard_stdout
 
     channel = guard_stdout()
+    # lazy: the ACP SDK and the agent, +265 modules, only once stdout is guarded
     from agent_ls.acp.agent import serve
 
     code = 0

@@ -25,7 +25,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from agent_ls.agent.editor.editor_files import EditOutcome, OpenDocument, TextChange
+from agent_ls.agent.editor.editor_files import EditOutcome, OpenDocument, TextChange, encode_text
 from agent_ls.agent.workspace import Workspace
 from agent_ls.core.tools import Tool, ToolResult, ToolSpec
 
@@ -50,8 +50,6 @@ def _disk_text(path: Path) -> str | None:
 
 
 def _saved(path: Path, text: str) -> bool:
-    from agent_ls.agent.editor.editor_files import encode_text
-
     try:
         return path.read_bytes() == encode_text(text)
     except OSError:

@@ -20,21 +20,35 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 import attrs
 from acp.helpers import (
+    plan_entry,
     start_tool_call,
     text_block,
     tool_content,
     tool_diff_content,
     tool_terminal_ref,
     update_agent_message_text,
+    update_plan,
     update_tool_call,
     update_user_message_text,
 )
-from acp.schema import PermissionOption, ToolCallLocation, ToolCallStatus, ToolKind, UsageUpdate
+from acp.schema import (
+    ConfigOptionUpdate,
+    PermissionOption,
+    SessionConfigOptionSelect,
+    SessionConfigSelectOption,
+    SessionInfoUpdate,
+    ToolCallLocation,
+    ToolCallStatus,
+    ToolCallUpdate,
+    ToolKind,
+    UsageUpdate,
+)
 
 from agent_ls.core.tools import Capability, ToolSpec
 
@@ -224,8 +238,6 @@ def tool_finished(call_id: str, name: str, args: dict[str, Any], root: Path, is_
 def permission_tool_call(call_id: str, name: str, args: dict[str, Any], spec: ToolSpec | None, root: Path,
                          reason: str, preview: Preview | None = None) -> Any:
     """The ``toolCall`` of a permission request: the card the editor already shows, plus why."""
-    from acp.schema import ToolCallUpdate
-
     content = [*tool_diff(name, args, root, preview), tool_content(text_block(reason))]
     return ToolCallUpdate(tool_call_id=call_id, title=tool_title(name, args, spec), kind=tool_kind(name, spec),
                           status="pending", content=content, locations=tool_locations(name, args, root) or None,
@@ -272,8 +284,6 @@ def history_updates(messages: list[dict[str, Any]], root: Path, specs: dict[str,
 
 def model_options(choices: tuple[str, ...], default: str | None, current: str | None) -> list[Any] | None:
     """The session's config options: one select (category ``model``) over ``choices``."""
-    from acp.schema import SessionConfigOptionSelect, SessionConfigSelectOption
-
     if not choices or current is None:
         return None
     options = [SessionConfigSelectOption(value=m, name=m, description="the default"
@@ -284,17 +294,11 @@ def model_options(choices: tuple[str, ...], default: str | None, current: str | 
 
 
 def options_update(options: list[Any]) -> Any:
-    from acp.schema import ConfigOptionUpdate
-
     return ConfigOptionUpdate(session_update="config_option_update", config_options=options)
 
 
 def info_update(title: str, updated: float) -> Any:
     """``session_info_update`` with the session's title and last activity."""
-    from datetime import UTC, datetime
-
-    from acp.schema import SessionInfoUpdate
-
     return SessionInfoUpdate(session_update="session_info_update", title=title,
                              updated_at=datetime.fromtimestamp(updated, UTC).isoformat())
 
@@ -302,6 +306,4 @@ def info_update(title: str, updated: float) -> Any:
 def plan_update(entries: Sequence[Any]) -> Any:
     """``plan``: the session's whole plan (:class:`agent_ls.agent.plan.PlanEntry` items; empty:
     the plan was cleared)."""
-    from acp.helpers import plan_entry, update_plan
-
     return update_plan(plan_entry(e.content, priority=e.priority, status=e.status) for e in entries)

@@ -13,12 +13,14 @@ import logging
 import os
 import re
 import threading
+import warnings
 from collections.abc import AsyncIterator, Mapping
 from typing import Any
 
 import attrs
 
 from agent_ls.agent.events import UsageReport
+from agent_ls.core.imports import collector_paused
 
 log = logging.getLogger(__name__)
 
@@ -39,7 +41,6 @@ def get_litellm() -> Any:
 
 def _import_litellm() -> Any:
     os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
-    import warnings
 
     warnings.filterwarnings("ignore", message=r".*ReadOnly.*", category=UserWarning)
     # litellm loads a .env (found from its install folder upwards, or the cwd) into
@@ -48,8 +49,6 @@ def _import_litellm() -> Any:
     mode = os.environ.get("LITELLM_MODE")
     os.environ["LITELLM_MODE"] = "PRODUCTION"
     try:
-        from agent_ls.core.imports import collector_paused
-
         with collector_paused():  # a third of its import time otherwise (agent_ls.core.imports)
             import litellm
     finally:

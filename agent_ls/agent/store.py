@@ -510,6 +510,7 @@ class PersistedOutputs:
             log.info("evicted stored output out-%s of session %s (output bound %d characters)", number, sid, bound)
 
     def load(self, number: int) -> Any:
+        # lazy: not loaded with the store alone (the server lists sessions with it), ~5 ms
         from agent_ls.agent.tools.output_store import HANDLE_PREFIX, StoredOutput
 
         with self.store._lock:

@@ -34,6 +34,7 @@ from typing import Any, Protocol, runtime_checkable
 import attrs
 
 from agent_ls.agent.events import FileChange
+from agent_ls.agent.private_db import make_private_db
 
 log = logging.getLogger(__name__)
 
@@ -171,8 +172,6 @@ class ChangeStore:
     _shared_lock = threading.Lock()
 
     def __init__(self, path: str | Path, *, busy_timeout: float = 5.0) -> None:
-        from agent_ls.agent.private_db import make_private_db
-
         self.path = Path(path)
         make_private_db(self.path)
         self._lock = threading.Lock()

@@ -84,6 +84,7 @@ class _Unaccounted(Exception):
 
 @functools.cache
 def _parser() -> Any:
+    # lazy: tree_sitter and the bash grammar, +4 modules, ~5 ms at start-up
     import tree_sitter
     import tree_sitter_bash
 

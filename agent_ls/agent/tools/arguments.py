@@ -3,6 +3,8 @@ schema before the tool runs: every problem named in one message the model can ac
 
 from __future__ import annotations
 
+import json
+import math
 from typing import Any
 
 from agent_ls.core.tools import ToolSpec
@@ -107,9 +109,6 @@ def typed_text(text: str, schema: Any) -> Any:
     around it ignored) and must be of an allowed type; :class:`SelectionDoesNotFit` says
     which type was wanted when it is not.
     """
-    import json
-    import math
-
     kinds = [k for k in schema_types(schema) if k != "null"]
     if not kinds or "string" in kinds or not set(kinds) & set(_ARTICLE):
         return text

@@ -319,6 +319,7 @@ class ReadOutputTool:
         return f"<ReadOutputTool {READ_OUTPUT}>"
 
     async def call(self, arguments: dict[str, Any]) -> ToolResult:
+        # lazy: not loaded with the output store alone (agent.config loads it), ~3 ms
         from agent_ls.agent.tools.arguments import validate_arguments
 
         args = validate_arguments(self._spec, arguments)
