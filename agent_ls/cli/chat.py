@@ -8,9 +8,20 @@ import argparse
 import asyncio
 import json
 import re
+import signal
 import sys
 from typing import TYPE_CHECKING, Any
 
+import attrs
+
+from agent_ls.agent import events as ev
+from agent_ls.agent.config import agent_settings
+from agent_ls.agent.context import COMPACT_COMMAND, compaction_text
+from agent_ls.agent.events import Event
+from agent_ls.agent.permissions import ApprovalAnswer, ApprovalRequest, SessionScope
+from agent_ls.agent.plan import UPDATE_PLAN
+from agent_ls.agent.sampling import Sampler
+from agent_ls.agent.store import SessionStore
 from agent_ls.cli.common import (
     EXIT_FAIL,
     EXIT_OK,
@@ -21,6 +32,9 @@ from agent_ls.cli.common import (
 )
 from agent_ls.cli.host import open_host, settle
 from agent_ls.cli.questions import approval_answer, approval_prompt, sampling_consent
+from agent_ls.config.paths import user_data_dir
+from agent_ls.core.visible import visible
+from agent_ls.runtime.sessions import FrontEnd, build_session
 
 if TYPE_CHECKING:
     from agent_ls.mcp.manager import MCPManager
@@ -28,18 +42,6 @@ if TYPE_CHECKING:
 
 async def cmd_chat(args: argparse.Namespace) -> int:
     """A terminal chat on the same session code the editor uses."""
-    import signal
-
-    from agent_ls.agent import events as ev
-    from agent_ls.agent.config import agent_settings
-    from agent_ls.agent.context import COMPACT_COMMAND, compaction_text
-    from agent_ls.agent.events import Event
-    from agent_ls.agent.permissions import ApprovalAnswer, ApprovalRequest, SessionScope
-    from agent_ls.agent.plan import UPDATE_PLAN
-    from agent_ls.agent.store import SessionStore
-    from agent_ls.config.paths import user_data_dir
-    from agent_ls.runtime.sessions import FrontEnd, build_session
-
     folders = workspace_folders(args)
     _host, settings = await settle(args)
     agent = agent_settings(settings)
@@ -177,8 +179,6 @@ a cut never splits one."""
 def clip(text: str, limit: int) -> str:
     """``text`` with hidden characters escaped (:func:`~agent_ls.core.visible.visible`), cut after
     ``limit`` characters with a marker that says how many are left: ``… [+N characters]``."""
-    from agent_ls.core.visible import visible
-
     shown = visible(text)
     if len(shown) <= limit:
         return shown
@@ -194,8 +194,6 @@ def clip(text: str, limit: int) -> str:
 
 def tool_line(name: str, arguments: Any) -> str:
     """The ``[tool]`` progress line: the tool's name and its arguments as JSON, cut explicitly."""
-    from agent_ls.core.visible import visible
-
     return f"[tool] {visible(name)} {clip(json.dumps(arguments, ensure_ascii=False), TOOL_LINE_CHARS)}"
 
 _PLAN_MARKS = {"completed": "[x]", "in_progress": "[>]", "pending": "[ ]"}
@@ -204,8 +202,6 @@ _PLAN_MARKS = {"completed": "[x]", "in_progress": "[>]", "pending": "[ ]"}
 def plan_checklist(entries: Any) -> str:
     """The agent's plan as a compact checklist (``[x]`` done, ``[>]`` in progress, ``[ ]`` to
     do), the steps' text escaped (:func:`~agent_ls.core.visible.visible`: no terminal control)."""
-    from agent_ls.core.visible import visible
-
     if not entries:
         return "[plan] cleared"
     done = sum(e.status == "completed" for e in entries)
@@ -217,9 +213,5 @@ def plan_checklist(entries: Any) -> str:
 def _attach_terminal_sampling(manager: MCPManager, agent: Any, model: str) -> None:
     """MCP sampling in ``agent-ls chat``: consent is asked on the terminal, like approvals;
     the chat's model (``--model`` included) answers unless ``agent.sampling.model`` is set."""
-    import attrs
-
-    from agent_ls.agent.sampling import Sampler
-
     settings = attrs.evolve(agent, model=model)
     manager.set_sampling_handler(Sampler(lambda: settings, sampling_consent))

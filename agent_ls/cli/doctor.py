@@ -14,6 +14,10 @@ from typing import TYPE_CHECKING
 
 from agent_ls.cli.common import EXIT_FAIL, EXIT_OK, auth_text
 from agent_ls.cli.host import open_host
+from agent_ls.core.redact import MASK, redact
+from agent_ls.mcp.connection.transports import child_environment, resolve_command
+from agent_ls.mcp.host import oauth_store_path
+from agent_ls.mcp.oauth.store import OAuthStore
 
 if TYPE_CHECKING:
     from agent_ls.config.entries import ServerConfig
@@ -39,9 +43,6 @@ def _login_shell_lookup(command: str) -> str | None:
 
 
 def _doctor_config(cfg: ServerConfig, awaiting_trust: bool) -> list[str]:
-    from agent_ls.core.redact import MASK, redact
-    from agent_ls.mcp.connection.transports import child_environment, resolve_command
-
     lines = [f"  defined in: {cfg.source.file} ({cfg.source.scope.value} scope)", f"  transport: {cfg.transport}"]
     if cfg.transport == "stdio":
         resolved, path_var = resolve_command(cfg)
@@ -81,8 +82,6 @@ def _doctor_config(cfg: ServerConfig, awaiting_trust: bool) -> list[str]:
             if o.issuer:
                 parts.append(f"issuer {o.issuer}")
             lines.append("  oauth: " + ", ".join(parts))
-            from agent_ls.mcp.host import oauth_store_path
-            from agent_ls.mcp.oauth.store import OAuthStore
 
             store = OAuthStore(oauth_store_path())
             path = store.path_for(cfg.name, cfg.url or "")

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 from agent_ls.cli.common import workspace_folders
 from agent_ls.cli.questions import TerminalQuestions
+from agent_ls.cli.workspace_trust import settle_workspaces
 from agent_ls.runtime.host import RuntimeHost
 from agent_ls.runtime.questions import NoQuestions
 
@@ -32,8 +33,6 @@ def runtime_host(args: argparse.Namespace, *, ask_servers: bool = True) -> Runti
 async def settle(args: argparse.Namespace, *, ask_servers: bool = True) -> tuple[RuntimeHost, LoadedSettings]:
     """The trust decisions for the folders (trust, ask on a terminal, or say they are restricted)
     and the settings after them."""
-    from agent_ls.cli.workspace_trust import settle_workspaces
-
     host = runtime_host(args, ask_servers=ask_servers)
     trust = bool(getattr(args, "trust_workspace", False) or getattr(args, "yes", False))
     questions = TerminalQuestions(ask=sys.stdin.isatty(), host=host)  # workspaces are asked even when servers are not

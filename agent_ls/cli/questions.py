@@ -9,15 +9,18 @@ import json
 import sys
 from typing import TYPE_CHECKING, Any
 
+from agent_ls.agent.permissions import ApprovalAnswer
+from agent_ls.agent.sampling import SamplingAnswer
 from agent_ls.cli.common import read_line
 from agent_ls.cli.workspace_trust import ask_server_trust, ask_workspace_trust
+from agent_ls.core.visible import visible
 from agent_ls.runtime.questions import NoQuestions, TrustAnswer
 
 if TYPE_CHECKING:
     import mcp_types as types
 
-    from agent_ls.agent.permissions import ApprovalAnswer, ApprovalRequest, SessionScope
-    from agent_ls.agent.sampling import SamplingAnswer, SamplingRequest
+    from agent_ls.agent.permissions import ApprovalRequest, SessionScope
+    from agent_ls.agent.sampling import SamplingRequest
     from agent_ls.config.entries import ServerConfig
     from agent_ls.config.trust import WorkspaceTrustInfo
     from agent_ls.runtime.host import RuntimeHost
@@ -63,8 +66,6 @@ def approval_prompt(request: Any) -> str:
     """The terminal's approval question: the whole call (every argument, never cut, hidden
     characters escaped), why it asks, and one key per choice; the session choices name their
     scope (``[p] Allow `git status` … for this session``)."""
-    from agent_ls.core.visible import visible
-
     spec = request.spec
     lines = [f"\n[approve] {visible(spec.name)}"
              + (f" (MCP server {visible(spec.server)!s}, tool {visible(spec.display_name or '')})" if spec.server else "")]
@@ -88,8 +89,6 @@ def approval_prompt(request: Any) -> str:
 
 def approval_answer(request: Any, line: str | None) -> Any:
     """The answer for what the user typed; anything unknown (or end of input) denies."""
-    from agent_ls.agent.permissions import ApprovalAnswer
-
     answer = (line or "").strip().lower()
     if answer in ("o", "once", "y", "yes"):
         return ApprovalAnswer.ALLOW_ONCE
@@ -103,8 +102,6 @@ def approval_answer(request: Any, line: str | None) -> Any:
 
 async def sampling_consent(request: SamplingRequest) -> SamplingAnswer:
     """The terminal's sampling consent (:meth:`agent_ls.cli.host.TerminalQuestions.sampling_consent`)."""
-    from agent_ls.agent.sampling import SamplingAnswer
-
     lines = [f"\n[sampling] MCP server '{request.server}' asks the model {request.model} "
              f"(at most {request.max_tokens} tokens)"
              + (f" at {request.endpoint}" if request.endpoint else "")]

@@ -13,13 +13,16 @@ import sys
 from typing import TYPE_CHECKING, Any
 
 from agent_ls.cli.common import workspace_folders
+from agent_ls.config.paths import host_state_path
+from agent_ls.config.settings import load_settings
+from agent_ls.config.state import HostState
+from agent_ls.config.trust import TrustPolicy
 from agent_ls.config.trust_text import describe, entry_lines
 from agent_ls.runtime.questions import TrustAnswer
 
 if TYPE_CHECKING:
     from agent_ls.config.entries import ServerConfig
     from agent_ls.config.settings import LoadedSettings
-    from agent_ls.config.state import HostState
     from agent_ls.config.trust import WorkspaceTrustInfo
     from agent_ls.runtime.host import RuntimeHost
     from agent_ls.runtime.questions import Questions
@@ -71,11 +74,6 @@ async def ask_server_trust(cfg: ServerConfig, state: HostState | None) -> bool |
 
 async def cmd_trust_workspace(args: Any) -> int:
     """``agent-ls trust``: show what each folder asks for, then trust it (or ``--revoke``)."""
-    from agent_ls.config.paths import host_state_path
-    from agent_ls.config.settings import load_settings
-    from agent_ls.config.state import HostState
-    from agent_ls.config.trust import TrustPolicy
-
     state = HostState(host_state_path())
     policy = TrustPolicy(state)
     settings = load_settings(workspace_folders(args), trust=policy)
