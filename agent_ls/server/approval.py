@@ -8,7 +8,7 @@ the settings change.
 from __future__ import annotations
 
 import logging
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from agent_ls.server.ask import AskFailed, ask
 from agent_ls.server.protocol.methods import APPROVE
@@ -17,6 +17,7 @@ from agent_ls.server.protocol.questions import ApprovalScope, ApproveParams, App
 if TYPE_CHECKING:
     from agent_ls.agent.config import AgentSettings
     from agent_ls.agent.permissions import ApprovalAnswer, ApprovalRequest, PermissionGate, SessionScope
+    from agent_ls.core.tools import ToolSpec
     from agent_ls.server.server import AgentLanguageServer
 
 log = logging.getLogger("agent_ls.server")
@@ -33,7 +34,7 @@ class EditorApprover:
     def __init__(self, ls: AgentLanguageServer) -> None:
         self.ls = ls
 
-    def reviewed(self, spec: Any, session_id: str | None) -> bool:
+    def reviewed(self, spec: ToolSpec, session_id: str | None) -> bool:
         """Every change of this call goes to ``agent/reviewEdit`` before it applies."""
         # lazy: sqlite3 and difflib, +16 modules, ~40 ms at start-up
         from agent_ls.agent.editor.changes import REVIEWED_TOOLS

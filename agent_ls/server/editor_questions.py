@@ -10,7 +10,7 @@ the user, asked of the editor (:class:`LspQuestions`). Here: may a workspace ser
 from __future__ import annotations
 
 import logging
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from agent_ls.core.visible import command_line, visible
 from agent_ls.runtime.questions import TrustAnswer
@@ -107,7 +107,7 @@ async def ask_elicit(ls: AgentLanguageServer, server: str, params: types.ElicitR
     return types.ElicitResult(action=answer.action, content=content)  # type: ignore[arg-type]
 
 
-async def ask_sampling_consent(ls: AgentLanguageServer, request: Any) -> str:
+async def ask_sampling_consent(ls: AgentLanguageServer, request: SamplingRequest) -> str:
     """``mcp/sample`` to the editor: ``allow_once``, ``allow_session`` or ``deny``."""
     params = SampleParams(
         server=request.server,

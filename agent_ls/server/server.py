@@ -17,7 +17,7 @@ import threading
 import uuid
 from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import attrs
 import cattrs
@@ -51,6 +51,8 @@ if TYPE_CHECKING:
     import cattrs
 
     pass
+
+T = TypeVar("T")
 
 log = logging.getLogger("agent_ls.server")
 
@@ -284,11 +286,11 @@ class AgentLanguageServer(LanguageServer):
         self.window_show_message(lsp.ShowMessageParams(type=kind, message=message))
 
 
-async def in_daemon_thread(fn: Any) -> Any:
+async def in_daemon_thread(fn: Callable[[], T]) -> T:
     """``fn()`` in a daemon thread: an import that is still running when the editor shuts the
     server down must not hold the process (``asyncio.to_thread``'s workers are joined at exit)."""
     loop = asyncio.get_running_loop()
-    done: asyncio.Future[Any] = loop.create_future()
+    done: asyncio.Future[T] = loop.create_future()
 
     def settle(ok: bool, value: Any) -> None:
         if not done.done():

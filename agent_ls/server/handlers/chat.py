@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import attrs
 from pygls.uris import to_fs_path
@@ -31,6 +31,12 @@ from agent_ls.server.protocol.prompt import (
 from agent_ls.server.protocol.sessions import DisplayAttachment, MessageDisplay
 from agent_ls.server.server import AgentLanguageServer, guarded
 from agent_ls.server.warmup import load_llm_with_progress
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from agent_ls.agent.events import Event
+    from agent_ls.agent.session import Session
 
 log = logging.getLogger("agent_ls.server")
 
@@ -115,12 +121,12 @@ def event_payload(event: Any) -> dict[str, Any]:
     return out
 
 
-def notify_event(ls: AgentLanguageServer, session_id: str | None, event: Any) -> None:
+def notify_event(ls: AgentLanguageServer, session_id: str | None, event: Event) -> None:
     ls.protocol.notify(EVENT, dump(EventParams(session_id=session_id, event=event_payload(event))))
 
 
-def event_sink(ls: AgentLanguageServer, session: Any) -> Any:
-    def sink(event: Any) -> None:
+def event_sink(ls: AgentLanguageServer, session: Session) -> Callable[[Event], None]:
+    def sink(event: Event) -> None:
         notify_event(ls, session.session_id, event)
 
     return sink
@@ -175,7 +181,7 @@ async def compact(ls: AgentLanguageServer, session: Any) -> dict[str, Any]:
     usage: list[UsageReport] = []
     sink = event_sink(ls, session)
 
-    def keep(event: Any) -> None:
+    def keep(event: Event) -> None:
         if isinstance(event, TurnError):
             errors.append(event)
         elif isinstance(event, UsageReport):

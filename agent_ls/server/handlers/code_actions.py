@@ -34,7 +34,7 @@ from __future__ import annotations
 import logging
 import re
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import attrs
 from lsprotocol import types as lsp
@@ -50,6 +50,9 @@ from agent_ls.server.protocol.codec import InvalidParams, RequestFailed, _regist
 from agent_ls.server.protocol.methods import CMD_ASK, CMD_RUN_MCP_PROMPT, CMD_RUN_TOOL_ACTION
 from agent_ls.server.protocol.prompt import Attachment, Range
 from agent_ls.server.server import AgentLanguageServer, guarded
+
+if TYPE_CHECKING:
+    from agent_ls.agent.events import Event
 
 log = logging.getLogger("agent_ls.server")
 
@@ -134,7 +137,7 @@ def expand_template(value: Any, ctx: dict[str, Any], schema: Any = None, where: 
     return value
 
 
-def _text_in(lines: Sequence[str], rng: Any) -> str:
+def _text_in(lines: Sequence[str], rng: ServerTextRange) -> str:
     """The text of ``rng`` (server units: code points)."""
     if not lines or rng.start == rng.end:
         return ""
@@ -328,7 +331,7 @@ def register(server: AgentLanguageServer) -> None:
 
         apply = action.get("apply") in APPLY_MODES
 
-        def sink(event: Any) -> None:
+        def sink(event: Event) -> None:
             notify_event(ls, None, event)
 
         chat_sink = None if apply else sink

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from agent_ls.server.direct_tools import call_tool_direct
 from agent_ls.server.host import ensure_manager, start_host
@@ -49,26 +49,31 @@ from agent_ls.server.server import AgentLanguageServer, guarded
 from agent_ls.server.status import status_payload, status_result
 from agent_ls.server.workspaces import workspaces_payload
 
+if TYPE_CHECKING:
+    import mcp_types as types
+
+    from agent_ls.mcp.manager import MCPManager
+
 log = logging.getLogger("agent_ls.server")
 
 
-def _one_status(manager: Any, name: str) -> ServerStatusPayload:
+def _one_status(manager: MCPManager, name: str) -> ServerStatusPayload:
     return next(s for s in status_payload(manager) if s.name == name)
 
 
-def _known(manager: Any, server: str) -> None:
+def _known(manager: MCPManager, server: str) -> None:
     if server not in manager.server_names():
         raise RequestFailed(f"no MCP server named {server!r} is configured")
 
 
-def _configured(manager: Any, server: str) -> None:
+def _configured(manager: MCPManager, server: str) -> None:
     """``server`` is configured and its entry is valid (a restart or an enable can act on it)."""
     _known(manager, server)
     if manager.connection(server) is None:
         raise RequestFailed(f"MCP server {server!r} has a configuration error; fix the settings file")
 
 
-def _connected(manager: Any, server: str) -> None:
+def _connected(manager: MCPManager, server: str) -> None:
     _known(manager, server)
     conn = manager.connection(server)
     if conn is None or not conn.connected:
@@ -204,7 +209,7 @@ def register(server: AgentLanguageServer) -> None:  # noqa: C901 - one registrat
         return dump(await call_tool_direct(ls, p.server, p.tool, p.arguments))
 
 
-def prompt_message(m: Any) -> PromptMessagePayload:
+def prompt_message(m: types.PromptMessage) -> PromptMessagePayload:
     content = m.content
     text = getattr(content, "text", None)
     if text is None:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from agent_ls.server.approval import agent_settings_now
 from agent_ls.server.host import settings_loaded
@@ -19,10 +19,13 @@ from agent_ls.server.protocol.methods import MODELS, SET_MODEL
 from agent_ls.server.protocol.sessions import ModelsParams, ModelsResult, SetModelParams
 from agent_ls.server.server import AgentLanguageServer, guarded
 
+if TYPE_CHECKING:
+    from agent_ls.agent.config import AgentSettings
+
 log = logging.getLogger("agent_ls.server")
 
 
-def models_result(agent: Any, chosen: str | None, session_id: str | None) -> ModelsResult:
+def models_result(agent: AgentSettings, chosen: str | None, session_id: str | None) -> ModelsResult:
     return ModelsResult(models=list(agent.model_choices()), current=agent.session_model(chosen),
                         default=agent.model, session_id=session_id)
 

@@ -47,6 +47,7 @@ from agent_ls.server.workspaces import decide, record, workspaces_payload
 
 if TYPE_CHECKING:
     from agent_ls.config.entries import ServerConfig
+    from agent_ls.mcp.manager import MCPManager
 
 log = logging.getLogger("agent_ls.server")
 
@@ -140,7 +141,7 @@ def register(server: AgentLanguageServer) -> None:
         return {"folders": decided, "servers": asked}
 
 
-def _waiting_servers(ls: AgentLanguageServer, manager: Any, matches: Callable[[Path | None], bool]) -> list[ServerConfig]:
+def _waiting_servers(ls: AgentLanguageServer, manager: MCPManager, matches: Callable[[Path | None], bool]) -> list[ServerConfig]:
     """The workspace MCP servers of trusted folders that wait for their own decision (undecided,
     or not trusted), and are not being asked about now."""
     settings = ls.runtime.settings
