@@ -31,7 +31,7 @@ from agent_ls.server.protocol.questions import (
 
 if TYPE_CHECKING:
 
-    from agent_ls.config.trust import EntryView, WorkspaceRequest, WorkspaceTrustInfo
+    from agent_ls.config.trust import EntryView, TrustItem, WorkspaceRequest, WorkspaceTrustInfo
     from agent_ls.server.server import AgentLanguageServer
 
 log = logging.getLogger("agent_ls.server")
@@ -53,7 +53,7 @@ def entry_payload(view: EntryView, changes: list[str]) -> TrustServerParams:
         refused=list(view.refused))
 
 
-def _setting(item: Any) -> WorkspaceSettingPayload:
+def _setting(item: TrustItem) -> WorkspaceSettingPayload:
     return WorkspaceSettingPayload(source=str(item.source), key=item.key, value=item.value_text, why=item.why)
 
 
