@@ -130,56 +130,67 @@ class DiagnosticsTool(_IntelligenceTool):
         return self._listing(f"{len(problems)} problem{plural} in {where} ({summary}){note}:", lines, len(problems))
 
 
-class DefinitionTool(_IntelligenceTool):
-    _name = "definition"
-    _description = (
-        "Go to definition, as the user's editor does it (its language servers): where the symbol at "
-        "`line`:`column` of `path` is defined. Returns `path:line:column: the line's text`."
-    )
+class _PositionTool(_IntelligenceTool):
+    """A question about the symbol at ``line``:``column`` of ``path``, answered with places."""
+
     _properties = {"path": _PATH, "line": _LINE, "column": _COLUMN}
     _required = ["path", "line", "column"]
+
+    async def _places(self, path: Path, line: int, column: int) -> list[Place]:
+        raise NotImplementedError
+
+    def _title(self, count: int, what: str) -> str:
+        raise NotImplementedError
+
+    _none: str = ""
+    """What the result says when the editor found nothing (``{what}``: the position)."""
 
     async def _run(self, args: dict[str, Any]) -> ToolResult:
         at = await self._position(args)
         if isinstance(at, ToolResult):
             return at
         try:
-            places = await self.intelligence.definition(*at)
+            places = await self._places(*at)
         except IntelligenceError as e:
-            return ToolResult.error(f"definition failed: {e}")
+            return ToolResult.error(f"{self._name} failed: {e}")
         what = f"{self.workspace.display(at[0])}:{at[1]}:{at[2]}"
         if not places:
-            return ToolResult(content=f"The editor found no definition for the symbol at {what}.")
-        lines = [self._where(p) for p in places[:MAX_LISTED]]
-        return self._listing(f"Definition of the symbol at {what}:", lines, len(places))
+            return ToolResult(content=self._none.format(what=what))
+        places.sort(key=lambda p: (str(p.path), p.line, p.column))
+        seen: dict[Path, tuple[bool, str]] = {}
+        lines = [self._where(p, seen) for p in places[:MAX_LISTED]]
+        return self._listing(self._title(len(places), what), lines, len(places))
 
 
-class ReferencesTool(_IntelligenceTool):
+class DefinitionTool(_PositionTool):
+    _name = "definition"
+    _description = (
+        "Go to definition, as the user's editor does it (its language servers): where the symbol at "
+        "`line`:`column` of `path` is defined. Returns `path:line:column: the line's text`."
+    )
+    _none = "The editor found no definition for the symbol at {what}."
+
+    async def _places(self, path: Path, line: int, column: int) -> list[Place]:
+        return list(await self.intelligence.definition(path, line, column))
+
+    def _title(self, count: int, what: str) -> str:
+        return f"Definition of the symbol at {what}:"
+
+
+class ReferencesTool(_PositionTool):
     _name = "references"
     _description = (
         "Find all references, as the user's editor does it (its language servers, which understand "
         "the code, unlike grep): every use of the symbol at `line`:`column` of `path`, its "
         "declaration included. Returns `path:line:column: the line's text`, one per line."
     )
-    _properties = {"path": _PATH, "line": _LINE, "column": _COLUMN}
-    _required = ["path", "line", "column"]
+    _none = "The editor found no references to the symbol at {what}."
 
-    async def _run(self, args: dict[str, Any]) -> ToolResult:
-        at = await self._position(args)
-        if isinstance(at, ToolResult):
-            return at
-        try:
-            places = await self.intelligence.references(*at)
-        except IntelligenceError as e:
-            return ToolResult.error(f"references failed: {e}")
-        what = f"{self.workspace.display(at[0])}:{at[1]}:{at[2]}"
-        if not places:
-            return ToolResult(content=f"The editor found no references to the symbol at {what}.")
-        places.sort(key=lambda p: (str(p.path), p.line, p.column))
-        seen: dict[Path, tuple[bool, str]] = {}
-        lines = [self._where(p, seen) for p in places[:MAX_LISTED]]
-        plural = "s" if len(places) != 1 else ""
-        return self._listing(f"{len(places)} reference{plural} to the symbol at {what}:", lines, len(places))
+    async def _places(self, path: Path, line: int, column: int) -> list[Place]:
+        return list(await self.intelligence.references(path, line, column))
+
+    def _title(self, count: int, what: str) -> str:
+        return f"{count} reference{'s' if count != 1 else ''} to the symbol at {what}:"
 
 
 class SymbolsTool(_IntelligenceTool):
