@@ -427,7 +427,7 @@ class Session:
 
     async def _run_one(self, runner: ToolRunner, call: ToolCallAcc, sink: EventSink | None) -> ToolResult:
         run = ToolCall(call.id, call.name, _parse_arguments(call.arguments))
-        return (await runner.run(run, self.registry.get(call.name), sink)).result
+        return (await runner.run(run, await self.registry.resolve(call.name), sink)).result
 
     @contextlib.contextmanager
     def _call_scope(self, call: ToolCall, sink: EventSink | None) -> Iterator[None]:

@@ -215,14 +215,15 @@ class MCPManager(SignIns, TrustDecisions):
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(asyncio.gather(*waits), timeout)
 
-    async def settle(self, timeout: float) -> None:
+    async def settle(self, timeout: float, *, first_start: bool = False) -> None:
         """Wait (at most ``timeout`` s) for the servers that are starting or restarting by the
         user's doing (a settings change, a trust decision, a restart): a prompt then sees their
         tools. Not for the servers starting with the host (the editor just opened: the first
         prompt goes to the model at once, their tools join the turn's next step and the next
-        prompts; issue 30 item 2), nor for servers that offer their kept catalogue meanwhile."""
+        prompts; issue 30 item 2) unless ``first_start`` (the model called a tool that is not
+        known yet), nor for servers that offer their kept catalogue meanwhile."""
         waits = [c.wait_settled(timeout) for c in self._conns.values()
-                 if c.settling and not c.from_catalogue and c not in self._first_start]
+                 if c.settling and not c.from_catalogue and (first_start or c not in self._first_start)]
         if waits:
             await asyncio.gather(*waits)
 

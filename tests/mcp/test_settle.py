@@ -9,7 +9,7 @@ import asyncio
 
 import pytest
 
-from agent_ls.agent import registry as registry_module
+from agent_ls.agent.tools import registry as registry_module
 from agent_ls.agent.tools.registry import ToolRegistry
 from agent_ls.mcp.manager import STILL_STARTING
 from agent_ls.mcp.status import State

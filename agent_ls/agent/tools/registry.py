@@ -21,6 +21,7 @@ from typing import Any, Protocol, runtime_checkable
 
 from agent_ls.agent.skills_tool import LOAD_SKILL, LoadSkillTool, SkillSource, skills_catalogue
 from agent_ls.agent.tools.tool_search import ToolIndex
+from agent_ls.core.naming import PREFIX, SEP
 from agent_ls.core.tools import Capability, Tool, ToolResult, ToolSpec
 
 TOOL_SEARCH = "tool_search"
@@ -41,7 +42,7 @@ class MCPToolSource(Protocol):
 class SettlingSource(Protocol):
     """A tool source whose servers may be (re)connecting (the MCP manager)."""
 
-    async def settle(self, timeout: float) -> None: ...
+    async def settle(self, timeout: float, *, first_start: bool = False) -> None: ...
 
 
 SETTLE_SECONDS = 10.0
@@ -121,6 +122,21 @@ class ToolRegistry:
             return skills_changed
         self._set_mcp(tools)
         return True
+
+    async def resolve(self, name: str) -> Tool | None:
+        """:meth:`get`, or for an MCP tool name not known yet while servers that started with the
+        host are still starting (a prompt does not wait for them), the tool once they have
+        connected (bounded by :data:`SETTLE_SECONDS`): the model may call a tool it knows of."""
+        tool = self.get(name)
+        source = self._mcp_source
+        if tool is not None or not name.startswith(f"{PREFIX}{SEP}") or not isinstance(source, SettlingSource):
+            return tool
+        await source.settle(SETTLE_SECONDS, first_start=True)
+        await source.refresh_if_dirty()
+        tools = list(source.tools())
+        if [t.spec for t in tools] != [t.spec for t in self._mcp.values()]:
+            self._set_mcp(tools)
+        return self.get(name)
 
     async def _refresh_skills(self) -> bool:
         return await self._skills.refresh() if self._skills is not None else False
