@@ -40,6 +40,7 @@ from agent_ls.mcp.oauth.store import OAuthStore
 from agent_ls.mcp.results import DEFAULT_MAX_OUTPUT_CHARS
 from agent_ls.mcp.sign_in import SignIns
 from agent_ls.mcp.status import (
+    STILL_STARTING,
     Phase,
     ServerStatus,
     State,
@@ -50,10 +51,6 @@ from agent_ls.mcp.status import (
 from agent_ls.mcp.trust_decisions import TrustDecisions, TrustHandler
 
 log = logging.getLogger(__name__)
-
-STILL_STARTING = ("This MCP server is still starting: its tools are not offered yet, they are as soon as it has "
-                  "connected (from your next step on).")
-
 
 class ToolUnavailable(Exception):
     """A tool that cannot be called now, and why (:meth:`MCPManager.resolve_tool`)."""

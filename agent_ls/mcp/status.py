@@ -17,6 +17,10 @@ if TYPE_CHECKING:
 
 WAITING_FOR_WORKSPACE_TRUST = "waiting until you trust this workspace (its settings files define this server)"
 NOT_TRUSTED = "you did not trust this workspace server"
+STILL_STARTING = ("This MCP server is still starting: its tools are not offered yet, they are as soon as it has "
+                  "connected (from your next step on).")
+"""What the model is told in place of a server's instructions while it starts (a prompt does not
+wait for the servers starting with the host: issue 30 item 2)."""
 
 
 class State(enum.StrEnum):

@@ -35,10 +35,12 @@ from agent_ls.agent.editor.intelligence import EditorIntelligence
 from agent_ls.agent.llm import LLMConfig
 from agent_ls.agent.permissions import ApprovalHandler, PermissionGate, PermissionRules
 from agent_ls.agent.session import Session
+from agent_ls.agent.skills_tool import SkillSource
 from agent_ls.agent.store import SessionStore
 from agent_ls.agent.tools.registry import ToolRegistry
 from agent_ls.agent.workspace import Workspace
 from agent_ls.core.tools import Tool
+from agent_ls.runtime.pending import PendingHost
 
 if TYPE_CHECKING:
     from agent_ls.mcp.manager import MCPManager
@@ -69,7 +71,7 @@ def permission_gate(agent: AgentSettings, approver: ApprovalHandler | None,
     return PermissionGate(PermissionRules(agent.allow, agent.ask, agent.deny), approver, roots)
 
 
-def tool_registry(agent: AgentSettings, roots: Sequence[Path], manager: MCPManager | None,
+def tool_registry(agent: AgentSettings, roots: Sequence[Path], manager: MCPManager | PendingHost | None,
                   front: FrontEnd) -> ToolRegistry:
     """The built-in tools on ``roots`` (bash timeout and output store from the settings) and the
     MCP host's tools and skills, deferred as the settings say."""
@@ -79,8 +81,10 @@ def tool_registry(agent: AgentSettings, roots: Sequence[Path], manager: MCPManag
                           intelligence=front.intelligence)
     if front.wrap_tools is not None:
         tools = front.wrap_tools(tools, workspace)
-    skills = None
-    if manager is not None:
+    skills: SkillSource | None = None
+    if isinstance(manager, PendingHost):  # the host starts after the model library: its skills join then
+        skills = manager
+    elif manager is not None:
         from agent_ls.mcp.skills import SkillCatalog  # the MCP SDK: only once there is a host
 
         skills = SkillCatalog(manager)
@@ -93,7 +97,7 @@ async def build_session(
     *,
     roots: Sequence[Path],
     front: FrontEnd,
-    manager: MCPManager | None = None,
+    manager: MCPManager | PendingHost | None = None,
     store: SessionStore | None = None,
     session_id: str | None = None,
     session_allowed: Iterable[str] = (),
@@ -102,7 +106,7 @@ async def build_session(
     (its history loaded and repaired in a worker thread, never on the event loop).
 
     ``agent``: the settings (:func:`agent_ls.agent.config.agent_settings`); ``manager``: the MCP
-    host (None: built-in tools only); ``session_allowed``: tools the user already allowed for
+    host (None: built-in tools only; a :class:`PendingHost` while it has not started yet); ``session_allowed``: tools the user already allowed for
     the session (a session rebuilt after the settings changed keeps those answers).
     """
     registry = tool_registry(agent, roots, manager, front)

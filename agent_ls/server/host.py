@@ -1,9 +1,11 @@
 """The MCP host's life in the language server: start it, stop it, follow its servers connecting.
 
 ``initialized`` starts the host in the background: settings first (so ``mcp/status`` answers
-from a preview of what the host will report), then the MCP SDK off the event loop, then every
-server, with work-done progress while they connect. Every handler that needs the host waits
-for it through :func:`ensure_manager`.
+from a preview of what the host will report), then, when a model is configured, the model
+library (see :func:`model_first`), then the MCP SDK off the event loop, then every server, with
+work-done progress while they connect. Every handler that needs the host waits for it through
+:func:`ensure_manager`, which also ends the wait for the model library; a prompt does not wait
+for the host (:func:`session_host`).
 """
 
 from __future__ import annotations
@@ -11,12 +13,15 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import os
 from typing import TYPE_CHECKING
 
 from lsprotocol import types as lsp
 
 from agent_ls.core.imports import import_quietly
 from agent_ls.core.process import kill_children
+from agent_ls.mcp.status import State
+from agent_ls.runtime.pending import PendingHost
 from agent_ls.server.config_files import publish_config_diagnostics
 from agent_ls.server.progress import start_progress
 from agent_ls.server.protocol.codec import RequestFailed
@@ -31,6 +36,10 @@ if TYPE_CHECKING:
     from agent_ls.mcp.status import ServerStatus
 
 log = logging.getLogger("agent_ls.server")
+
+MODEL_FIRST_LIMIT = 3.0
+"""Seconds the MCP host's start waits at most for the model library to load (:func:`model_first`;
+``AGENT_LS_MODEL_FIRST_LIMIT`` seconds if set)."""
 
 SHUTDOWN_LIMIT = 20.0
 """Seconds ``shutdown`` waits for the MCP servers to stop before it kills what is left."""
@@ -51,10 +60,52 @@ async def shutdown_host(ls: AgentLanguageServer) -> None:
 async def ensure_manager(ls: AgentLanguageServer) -> MCPManager:
     """The MCP manager, once the host has started (started now if nothing has yet)."""
     if ls.runtime.manager is None:
+        ls.host_wanted.set()
         await start_host(ls)
     if ls.runtime.manager is None:
         raise RequestFailed("the MCP host is shut down")
     return ls.runtime.manager
+
+
+async def session_host(ls: AgentLanguageServer) -> MCPManager | PendingHost:
+    """The MCP host for a session being built: the manager, or while the host is still
+    starting (the model library first), a :class:`PendingHost` that forwards to it once it has
+    started: a prompt sent right after the editor opened does not wait for the MCP SDK's
+    import. The host is started now if nothing has started it."""
+    await settings_loaded(ls)
+    if ls.runtime.manager is None and ls.host_lock.locked() and not ls.host_started.is_set():
+        preview = ls.status.preview or []
+        return PendingHost(lambda: ls.runtime.manager, ls.host_started, ls.host_wanted.set,
+                           starting=[s.name for s in preview if s.state == State.STARTING],
+                           kept=any(s.state == State.STARTING and s.tools for s in preview))
+    return await ensure_manager(ls)
+
+
+def model_first_limit() -> float:
+    try:
+        return float(os.environ.get("AGENT_LS_MODEL_FIRST_LIMIT", MODEL_FIRST_LIMIT))
+    except ValueError:
+        return MODEL_FIRST_LIMIT
+
+
+async def model_first(ls: AgentLanguageServer) -> None:
+    """When a model is configured, load the model library (litellm: seconds of CPU) before the
+    MCP host starts: the MCP SDK's import and the servers' own start-up (processes of their own,
+    on the same cores) would otherwise slow that load down, and a prompt sent meanwhile waits for
+    it (issue 30 item 2). The servers start when it has loaded, after :data:`MODEL_FIRST_LIMIT`
+    seconds at the most, or at once when something needs the host (:func:`ensure_manager`) or a
+    workspace asks to be trusted (the answer applies to the host: the old order then, the model
+    library loading while the servers start)."""
+    settings = ls.runtime.settings
+    if settings is not None and any(info.asks for info in settings.workspaces.values()):
+        ls.host_wanted.set()  # a workspace trust question: its answer applies to the host (and is asked once it runs)
+    if ls.host_wanted.is_set() or (warming := prewarm_llm(ls)) is None:
+        return
+    wanted = asyncio.ensure_future(ls.host_wanted.wait())
+    try:
+        await asyncio.wait({warming, wanted}, timeout=model_first_limit(), return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        wanted.cancel()
 
 
 async def settings_loaded(ls: AgentLanguageServer) -> None:
@@ -73,34 +124,42 @@ async def start_host(ls: AgentLanguageServer) -> None:
         if ls.runtime.manager is not None:
             return
         try:
-            settings = await ls.runtime.load()
-            # Until the host is loaded, mcp/status answers with what it will report: every
-            # server, and the tools kept from each one's last connection.
-            ls.status.preview = await asyncio.to_thread(preview, settings, ls.runtime.state)
+            await _start_host(ls)
         finally:
-            ls.status.preview_ready.set()
-        ls.status.notify_soon()
-        # Building the SDK's pydantic models holds the interpreter for long stretches: let the
-        # editor's first mcp/status be answered (from the preview) before that starts.
-        with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(ls.status.answered.wait(), 0.1)
-        # The MCP SDK takes a while to import: do it off the event loop (in a daemon thread, so
-        # that an import still running at shutdown does not hold the process) so the editor's
-        # requests keep being answered meanwhile. Questions (trust, forms, sampling consent) go
-        # to the editor (LspQuestions).
-        manager = await ls.runtime.start_manager(
-            import_host=lambda: in_daemon_thread(lambda: import_quietly("agent_ls.mcp.host")),
-            on_change=ls.status.notify_soon)
-        ls.status.preview = None
-        if hasattr(manager, "set_auth_opener"):
-            manager.set_auth_opener(lambda server, url: open_auth_url(ls, server, url))
-        await ls.runtime.apply()
-        prewarm_llm(ls)  # the servers start in their own processes meanwhile
-        publish_config_diagnostics(ls)
-        for d in settings.diagnostics:
-            log.log(logging.INFO if d.severity == "information" else logging.WARNING, "settings: %s", d)
-        ls.run_task(connect_progress(ls, manager), "MCP connect progress")
-        ask_pending_workspaces(ls)
+            ls.host_started.set()
+
+
+async def _start_host(ls: AgentLanguageServer) -> None:
+    try:
+        settings = await ls.runtime.load()
+        # Until the host is loaded, mcp/status answers with what it will report: every
+        # server, and the tools kept from each one's last connection.
+        ls.status.preview = await asyncio.to_thread(preview, settings, ls.runtime.state)
+    finally:
+        ls.status.preview_ready.set()
+    ls.status.notify_soon()
+    # Building the SDK's pydantic models holds the interpreter for long stretches: let the
+    # editor's first mcp/status be answered (from the preview) before that starts.
+    with contextlib.suppress(TimeoutError):
+        await asyncio.wait_for(ls.status.answered.wait(), 0.1)
+    publish_config_diagnostics(ls)
+    for d in settings.diagnostics:
+        log.log(logging.INFO if d.severity == "information" else logging.WARNING, "settings: %s", d)
+    await model_first(ls)
+    # The MCP SDK takes a while to import: do it off the event loop (in a daemon thread, so
+    # that an import still running at shutdown does not hold the process) so the editor's
+    # requests keep being answered meanwhile. Questions (trust, forms, sampling consent) go
+    # to the editor (LspQuestions).
+    manager = await ls.runtime.start_manager(
+        import_host=lambda: in_daemon_thread(lambda: import_quietly("agent_ls.mcp.host")),
+        on_change=ls.status.notify_soon)
+    ls.status.preview = None
+    if hasattr(manager, "set_auth_opener"):
+        manager.set_auth_opener(lambda server, url: open_auth_url(ls, server, url))
+    await ls.runtime.apply()
+    prewarm_llm(ls)  # unless model_first started it: the servers start in their own processes meanwhile
+    ls.run_task(connect_progress(ls, manager), "MCP connect progress")
+    ask_pending_workspaces(ls)
 
 
 def preview(settings: LoadedSettings, state: HostState) -> list[ServerStatus] | None:

@@ -221,6 +221,11 @@ class AgentLanguageServer(LanguageServer):
         """Sessions, stores, locks, turn tasks, session grants (:mod:`.chats`)."""
         self.tasks: set[asyncio.Task[Any]] = set()
         self.host_lock = asyncio.Lock()
+        self.host_wanted = asyncio.Event()
+        """Something needs the MCP host now: its start stops waiting for the model library
+        (:func:`agent_ls.server.host.start_host`)."""
+        self.host_started = asyncio.Event()
+        """The host's start has ended (started, or failed to)."""
         self.reload_lock = asyncio.Lock()
         self.config_diagnostics: dict[str, list[lsp.Diagnostic]] = {}
         self._request_counter = 0

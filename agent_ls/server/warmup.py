@@ -1,8 +1,10 @@
-"""litellm and the agent, imported off the event loop: warmed up after the host started, or
-loaded (with work-done progress) when a prompt needs them first."""
+"""litellm and the agent, imported off the event loop: warmed up before the MCP host starts
+(:func:`agent_ls.server.host.start_host`), or loaded (with work-done progress) when a prompt needs
+them first."""
 
 from __future__ import annotations
 
+import asyncio
 import importlib
 import logging
 import os
@@ -45,14 +47,15 @@ async def load_llm_with_progress(ls: AgentLanguageServer) -> None:
             progress.end()
 
 
-def prewarm_llm(ls: AgentLanguageServer) -> None:
-    """Import litellm and the agent in the background once the MCP host has started (its
-    servers start in their own processes), when a model is configured, so that the first
-    prompt is as fast as the later ones. ``AGENT_LS_WARMUP=0`` turns it off (benchmarks)."""
+def prewarm_llm(ls: AgentLanguageServer) -> asyncio.Task[None] | None:
+    """Import litellm and the agent in the background when a model is configured, so that the
+    first prompt is as fast as the later ones; the task, or None when there is nothing to do.
+    ``AGENT_LS_WARMUP=0`` turns it off (benchmarks)."""
     if os.environ.get("AGENT_LS_WARMUP") == "0":
-        return
+        return None
     if agent_settings_now(ls).model and "litellm" not in sys.modules:  # (sys.modules: also while importing)
-        ls.run_task(warm_up(ls), "warm up the agent")
+        return ls.run_task(warm_up(ls), "warm up the agent")
+    return None
 
 
 async def warm_up(ls: AgentLanguageServer) -> None:

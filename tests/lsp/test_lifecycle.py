@@ -25,8 +25,8 @@ pytestmark = pytest.mark.e2e
 
 async def test_initialize_is_light_and_advertises_features(setup: Setup) -> None:
     """initialize does not import litellm (recorded by the server while it answers
-    initialize); litellm is imported in the background once the MCP host has started, before
-    any prompt and without waiting for a slow server. The result advertises code actions, the
+    initialize); litellm is imported in the background before the MCP host starts (issue 30
+    item 2), before any prompt and without waiting for a slow server. The result advertises code actions, the
     commands and workspace folders."""
     setup.user_settings["mcpServers"]["slow"] = knob_stdio_params("--slow-start", "60", "--name", "slow")
     ed = await open_editor(setup)
@@ -36,7 +36,7 @@ async def test_initialize_is_light_and_advertises_features(setup: Setup) -> None
         assert info["name"] == "agent-ls" and info["workspaceFolders"] == [str(setup.ws)]
         for _ in range(600):  # prewarmed without a prompt
             info = await ed.request(P.SERVER_INFO)
-            if info["loadedModules"]["litellm"]:
+            if info["loadedModules"] == {"litellm": True, "mcp": True}:
                 break
             await asyncio.sleep(0.1)
         assert info["loadedModules"] == {"litellm": True, "mcp": True}

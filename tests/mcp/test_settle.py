@@ -11,8 +11,7 @@ import pytest
 
 from agent_ls.agent.tools import registry as registry_module
 from agent_ls.agent.tools.registry import ToolRegistry
-from agent_ls.mcp.manager import STILL_STARTING
-from agent_ls.mcp.status import State
+from agent_ls.mcp.status import STILL_STARTING, State
 from tests.mcp.conftest import HostEnv
 from tests.servers.launch import knob_stdio_params
 

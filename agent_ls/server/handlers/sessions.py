@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from agent_ls.server.approval import EditorApprover, agent_settings_now
-from agent_ls.server.host import ensure_manager
+from agent_ls.server.host import session_host
 from agent_ls.server.protocol.codec import NoParams, RequestFailed, dump, parse, payload_from
 from agent_ls.server.protocol.methods import (
     CHANGE_CONTENT,
@@ -74,7 +74,7 @@ async def get_session(ls: AgentLanguageServer, session_id: str | None, model: st
     it is not live or ``model`` names another model."""
     if session_id is not None and session_id in ls.chats.sessions and model is None:
         return ls.chats.sessions[session_id]
-    manager = await ensure_manager(ls)
+    manager = await session_host(ls)
     store = await ls.chats.ensure_store()
     agent = agent_settings_now(ls)
     info = await asyncio.to_thread(store.get_session, session_id) if session_id is not None else None

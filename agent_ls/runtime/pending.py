@@ -1,0 +1,110 @@
+"""The MCP host as a session sees it while the host has not started yet.
+
+The language server loads the model library (litellm, seconds of CPU) before it starts the MCP
+host when a model is configured, so that a prompt sent right after the editor opened goes to the
+model at once rather than after the MCP SDK's import and the servers' start-up compete with that
+load (issue 30 item 2). A session built in that window gets a :class:`PendingHost`: it offers no
+MCP tools and says which servers are still starting until the manager exists, then forwards
+everything to it, so the session's tools join at its next step like those of any server that
+connects late.
+
+Two cases want the host at once rather than after the model library (:attr:`PendingHost.want`):
+the model names an MCP tool that is not known yet, and servers whose tools were kept from their
+last connection (a prompt offers those before the server has connected, as it does once the host
+runs).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any
+
+from agent_ls.mcp.status import STILL_STARTING
+
+if TYPE_CHECKING:
+    from agent_ls.mcp.manager import MCPManager
+    from agent_ls.mcp.skills import SkillCatalog
+
+
+class PendingHost:
+    """The registry's MCP tool source and skill source for a session built before the MCP
+    manager exists (``manager()``: the manager once it does; ``ready``: set when the host's
+    start has ended, whether it started or failed)."""
+
+    def __init__(self, manager: Callable[[], MCPManager | None], ready: asyncio.Event, want: Callable[[], None], *,
+                 starting: Sequence[str] = (), kept: bool = False) -> None:
+        """``want``: start the host now (without waiting for the model library); ``starting``:
+        the servers that will start with it; ``kept``: some of them have tools kept from their
+        last connection (a prompt waits for the host to offer them)."""
+        self._manager = manager
+        self._ready = ready
+        self.want = want
+        self._starting = tuple(starting)
+        self._kept = kept
+        self._skills: SkillCatalog | None = None
+
+    # the registry's MCPToolSource and SettlingSource -------------------------------------------
+    async def settle(self, timeout: float, *, first_start: bool = False) -> None:
+        """Before the host: nothing to wait for, unless the model called a tool not known yet
+        (``first_start``) or kept tools are waiting to be offered; then start the host now and
+        wait for it (within ``timeout``). Afterwards: the manager's :meth:`settle`."""
+        manager = self._manager()
+        if manager is None:
+            if not (first_start or self._kept):
+                return
+            self.want()
+            began = time.monotonic()
+            try:
+                await asyncio.wait_for(self._ready.wait(), timeout)
+            except TimeoutError:
+                return
+            timeout -= time.monotonic() - began
+            manager = self._manager()
+            if manager is None:
+                return
+        await manager.settle(max(0.0, timeout), first_start=first_start)
+
+    async def refresh_if_dirty(self) -> bool:
+        manager = self._manager()
+        return await manager.refresh_if_dirty() if manager is not None else False
+
+    def tools(self) -> Sequence[Any]:
+        manager = self._manager()
+        return manager.tools() if manager is not None else ()
+
+    def instructions(self) -> str:
+        manager = self._manager()
+        if manager is not None:
+            return manager.instructions()
+        return "\n".join(f"## {name}\n{STILL_STARTING}\n" for name in sorted(self._starting))
+
+    # the registry's SkillSource ------------------------------------------------------------------
+    def _catalog(self) -> SkillCatalog | None:
+        if self._skills is None and (manager := self._manager()) is not None:
+            # the MCP SDK's types: loaded with the host, which exists now
+            from agent_ls.mcp.skills import SkillCatalog
+
+            self._skills = SkillCatalog(manager)
+        return self._skills
+
+    async def refresh(self) -> bool:
+        catalog = self._catalog()
+        return await catalog.refresh() if catalog is not None else False
+
+    def skills(self) -> Sequence[Any]:
+        catalog = self._catalog()
+        return catalog.skills() if catalog is not None else ()
+
+    async def load(self, server: str, ref: str) -> Any:
+        catalog = self._catalog()
+        if catalog is None:
+            raise LookupError(f"the MCP servers are still starting: skill {ref!r} of {server!r} is not available yet")
+        return await catalog.load(server, ref)
+
+    async def read_file(self, loaded: Any, path: str) -> bytes:
+        catalog = self._catalog()
+        if catalog is None:
+            raise LookupError("the MCP servers are still starting")
+        return await catalog.read_file(loaded, path)
