@@ -67,6 +67,14 @@ async def ensure_manager(ls: AgentLanguageServer) -> MCPManager:
     return ls.runtime.manager
 
 
+def waiting_for_model(ls: AgentLanguageServer) -> list[ServerStatus] | None:
+    """The status the host will report while its start waits for the model library and nothing
+    has asked for it (:func:`model_first`); None otherwise."""
+    if ls.runtime.manager is not None or ls.host_started.is_set() or ls.host_wanted.is_set():
+        return None
+    return ls.status.preview if ls.host_lock.locked() else None
+
+
 async def session_host(ls: AgentLanguageServer) -> MCPManager | PendingHost:
     """The MCP host for a session being built: the manager, or while the host is still
     starting (the model library first), a :class:`PendingHost` that forwards to it once it has

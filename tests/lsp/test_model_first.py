@@ -38,6 +38,10 @@ async def test_a_prompt_sent_at_once_goes_to_the_model_before_the_servers_start(
     try:
         info = await ed.request(P.SERVER_INFO)
         assert info["loadedModules"] == {"litellm": False, "mcp": False}
+        # The editor lists MCP prompts as it connects: nothing kept, nothing to list yet, and
+        # asking does not start the host before the model library.
+        assert (await ed.request(P.MCP_PROMPTS_LIST))["prompts"] == []
+        assert (await ed.request(P.SERVER_INFO))["loadedModules"]["mcp"] is False
         setup.llm.script(text("first"), text("second"))
         first_result = await ed.request(P.PROMPT, {"text": "hi"})
         assert first_result["text"] == "first"
@@ -45,6 +49,7 @@ async def test_a_prompt_sent_at_once_goes_to_the_model_before_the_servers_start(
         assert not any(n.startswith("mcp__") for n in _tool_names(first))
         assert "## knob" in json.dumps(first) and STILL_STARTING in json.dumps(first)  # the model is told
         await ed.wait_state("knob", "connected")  # the host started once the library had loaded
+        assert {"review", "greet"} <= {p["name"] for p in (await ed.request(P.MCP_PROMPTS_LIST))["prompts"]}
         result = await ed.request(P.PROMPT, {"text": "again", "sessionId": first_result["sessionId"]})
         assert result["text"] == "second"
         assert "mcp__knob__echo" in _tool_names(setup.llm.requests[1].body)
