@@ -67,9 +67,10 @@ async def ensure_manager(ls: AgentLanguageServer) -> MCPManager:
     return ls.runtime.manager
 
 
-def waiting_for_model(ls: AgentLanguageServer) -> list[ServerStatus] | None:
-    """The status the host will report while its start waits for the model library and nothing
-    has asked for it (:func:`model_first`); None otherwise."""
+def host_starting(ls: AgentLanguageServer) -> list[ServerStatus] | None:
+    """The status the host will report (the preview) while it is starting and nothing has asked
+    for it: its start may be waiting for the model library (:func:`model_first`); None once it
+    runs, or when something waits for it anyway."""
     if ls.runtime.manager is not None or ls.host_started.is_set() or ls.host_wanted.is_set():
         return None
     return ls.status.preview if ls.host_lock.locked() else None

@@ -13,6 +13,7 @@ import asyncio
 import json
 
 import pytest
+from lsprotocol import types as lsp
 
 from agent_ls.mcp.status import STILL_STARTING
 from agent_ls.server.protocol import methods as P
@@ -41,6 +42,15 @@ async def test_a_prompt_sent_at_once_goes_to_the_model_before_the_servers_start(
         # The editor lists MCP prompts as it connects: nothing kept, nothing to list yet, and
         # asking does not start the host before the model library.
         assert (await ed.request(P.MCP_PROMPTS_LIST))["prompts"] == []
+        # So does an editor restoring an open file: code actions come without the MCP prompts.
+        path = setup.ws / "a.py"
+        path.write_text("x = 1\n")
+        uri = ed.open_document(path, "x = 1\n")
+        found = await ed.client.text_document_code_action_async(lsp.CodeActionParams(
+            text_document=lsp.TextDocumentIdentifier(uri=uri), range=lsp.Range(lsp.Position(0, 0), lsp.Position(0, 5)),
+            context=lsp.CodeActionContext(diagnostics=[])))
+        titles = [a["title"] if isinstance(a, dict) else a.title for a in found or []]
+        assert titles and not any(t.startswith("MCP prompt") for t in titles)
         assert (await ed.request(P.SERVER_INFO))["loadedModules"]["mcp"] is False
         setup.llm.script(text("first"), text("second"))
         first_result = await ed.request(P.PROMPT, {"text": "hi"})

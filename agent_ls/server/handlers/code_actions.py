@@ -45,7 +45,7 @@ from agent_ls.agent.tools.arguments import SelectionDoesNotFit, typed_text
 from agent_ls.server.direct_tools import call_tool_direct
 from agent_ls.server.handlers.chat import notify_event, start_prompt
 from agent_ls.server.handlers.mcp_methods import prompt_message
-from agent_ls.server.host import ensure_manager
+from agent_ls.server.host import ensure_manager, host_starting, settings_loaded
 from agent_ls.server.protocol.codec import InvalidParams, RequestFailed, _register, dump, parse
 from agent_ls.server.protocol.methods import CMD_ASK, CMD_RUN_MCP_PROMPT, CMD_RUN_TOOL_ACTION
 from agent_ls.server.protocol.prompt import Attachment, Range
@@ -274,13 +274,17 @@ def register(server: AgentLanguageServer) -> None:
                            lsp.CodeActionKind.Empty]))
     async def code_action(ls: AgentLanguageServer, params: lsp.CodeActionParams) -> list[Any] | None:
         if ls.runtime.settings is None:
-            # Asked right after start-up: the settings (tool actions) and the MCP prompts come
-            # with the host, which `initialized` is starting; wait for it rather than answer
-            # without them.
-            try:
-                await ensure_manager(ls)
-            except RequestFailed:  # shut down meanwhile
-                return None
+            # Asked right after start-up (an editor restoring its open files): the settings (tool
+            # actions) come first, in milliseconds. The MCP prompts come with the host; while
+            # its start waits for the model library (server/host.py model_first) the actions
+            # are answered without them rather than starting the host at once: the editor asks
+            # again as the cursor moves.
+            await settings_loaded(ls)
+            if host_starting(ls) is None:
+                try:
+                    await ensure_manager(ls)
+                except RequestFailed:  # shut down meanwhile
+                    return None
         return code_actions_for(ls, params)
 
     @server.command(CMD_ASK)

@@ -10,7 +10,7 @@ import logging
 from typing import TYPE_CHECKING, Any
 
 from agent_ls.server.direct_tools import call_tool_direct
-from agent_ls.server.host import ensure_manager, settings_loaded, start_host, waiting_for_model
+from agent_ls.server.host import ensure_manager, host_starting, settings_loaded, start_host
 from agent_ls.server.protocol.codec import NoParams, RequestFailed, dump, parse
 from agent_ls.server.protocol.mcp import (
     CallToolParams,
@@ -184,7 +184,7 @@ def register(server: AgentLanguageServer) -> None:  # noqa: C901 - one registrat
     async def prompts_list(ls: AgentLanguageServer, raw: Any) -> Any:
         p = parse(PromptsListParams, raw)
         await settings_loaded(ls)
-        preview = waiting_for_model(ls)
+        preview = host_starting(ls)
         if p.server is None and preview is not None and not any(s.prompt_count for s in preview):
             # The editor lists prompts as soon as it connects: with none kept there is nothing to
             # list before the servers start, and it lists again when their status changes.
