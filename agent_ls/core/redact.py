@@ -190,7 +190,7 @@ REDACTED_LOGGERS = (
     "agent_ls.mcp.oauth.record",
     "agent_ls.mcp.oauth.redirect",
     "agent_ls.mcp.oauth.store",
-    "agent_ls.mcp.connection.lifecycle",
+    "agent_ls.mcp.connection.connection",
     "agent_ls.mcp.connection.client_handlers",
     "agent_ls.mcp.connection.eras",
     "agent_ls.mcp.manager",

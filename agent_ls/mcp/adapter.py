@@ -17,7 +17,7 @@ from agent_ls.mcp.connection.failures import REQUEST_TIMEOUT, ServerUnavailable
 from agent_ls.mcp.results import convert_call_result
 
 if TYPE_CHECKING:
-    from agent_ls.mcp.connection.lifecycle import ServerConnection
+    from agent_ls.mcp.connection.connection import ServerConnection
 
 EMPTY_SCHEMA: dict[str, Any] = {"type": "object"}
 

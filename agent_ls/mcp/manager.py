@@ -32,8 +32,8 @@ from agent_ls.core.tools import ToolResult
 from agent_ls.mcp.adapter import MCPTool, make_spec
 from agent_ls.mcp.catalogue import CatalogueStore
 from agent_ls.mcp.connection.client_handlers import ElicitationHandler, HostCallbacks, SamplingHandler
+from agent_ls.mcp.connection.connection import ServerConnection
 from agent_ls.mcp.connection.failures import RestartPolicy, ServerUnavailable
-from agent_ls.mcp.connection.lifecycle import ServerConnection
 from agent_ls.mcp.oauth.redirect import AuthOpener
 from agent_ls.mcp.oauth.session import OAuthSession
 from agent_ls.mcp.oauth.store import OAuthStore
@@ -336,8 +336,9 @@ class MCPManager(SignIns, TrustDecisions):
         parts = []
         for name in sorted(self._conns):
             c = self._conns[name]
-            if c.connected and c.instructions and c.instructions.strip():
-                parts.append(f"## {name}\n{c.instructions.strip()}\n")
+            said = c.handshake.instructions
+            if c.connected and said and said.strip():
+                parts.append(f"## {name}\n{said.strip()}\n")
             elif c.settling and not c.from_catalogue and c in self._first_start:
                 parts.append(f"## {name}\n{STILL_STARTING}\n")
         return "\n".join(parts)
@@ -387,8 +388,8 @@ class MCPManager(SignIns, TrustDecisions):
                 ))
                 continue
             info = None
-            if conn.server_info is not None:
-                info = f"{conn.server_info.name} {conn.server_info.version}".strip()
+            if (server_info := conn.handshake.server_info) is not None:
+                info = f"{server_info.name} {server_info.version}".strip()
             connected = conn.serving
             out.append(ServerStatus(
                 name=name,
@@ -402,7 +403,7 @@ class MCPManager(SignIns, TrustDecisions):
                 error=error_dict(conn.error),
                 stderr_tail=tuple(conn.redact(line) for line in conn.stderr.tail(40)),
                 server_info=info,
-                protocol_version=conn.protocol_version,
+                protocol_version=conn.handshake.protocol_version,
                 restarts=conn.restarts,
                 tools=tuple(tool_infos.get(name, ())),
                 pid=conn.pid,

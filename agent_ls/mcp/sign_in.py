@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 
 from agent_ls.config.entries import ServerConfig
 from agent_ls.config.paths import user_data_dir
-from agent_ls.mcp.connection.lifecycle import ServerConnection
+from agent_ls.mcp.connection.connection import ServerConnection
 from agent_ls.mcp.oauth.redirect import AuthOpener
 from agent_ls.mcp.oauth.session import OAuthSession
 from agent_ls.mcp.oauth.store import OAuthStore

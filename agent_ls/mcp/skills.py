@@ -51,7 +51,7 @@ from agent_ls.mcp.skill_entries import (
 )
 
 if TYPE_CHECKING:
-    from agent_ls.mcp.connection.lifecycle import ServerConnection
+    from agent_ls.mcp.connection.connection import ServerConnection
 
 log = logging.getLogger(__name__)
 
@@ -66,7 +66,7 @@ class ConnectionSource(Protocol):
 
 
 def offers_skills(conn: ServerConnection) -> bool:
-    caps = conn.capabilities
+    caps = conn.handshake.capabilities
     return caps is not None and bool(caps.extensions) and SKILLS_EXTENSION in (caps.extensions or {})
 
 

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Protocol
 
 from agent_ls.config.entries import ServerConfig
 from agent_ls.config.state import HostState
-from agent_ls.mcp.connection.lifecycle import ServerConnection
+from agent_ls.mcp.connection.connection import ServerConnection
 from agent_ls.mcp.status import Phase, ServerError, State
 
 log = logging.getLogger(__name__)

@@ -79,7 +79,7 @@ async def test_tool_result_is_the_scripted_answer_and_the_llm_saw_the_request(ho
                                                                               protocol: str) -> None:
     m = await host.start(protocol=protocol)
     conn = m.connection("knob")
-    assert conn is not None and conn.protocol_version == ("2026-07-28" if protocol == "auto" else "2025-11-25")
+    assert conn is not None and conn.handshake.protocol_version == ("2026-07-28" if protocol == "auto" else "2025-11-25")
     llm.script(text("forty-two", chunks=1))
     res = await m.call_tool("knob", "sample", {"prompt": "meaning of life?"})
     assert not res.is_error, res.content

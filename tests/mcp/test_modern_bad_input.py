@@ -27,7 +27,7 @@ from mcp_types import (
     PROTOCOL_VERSION_META_KEY,
 )
 
-from agent_ls.mcp.connection.lifecycle import CLIENT_INFO
+from agent_ls.mcp.connection.connection import CLIENT_INFO
 from agent_ls.mcp.manager import MCPManager
 from tests.mcp.conftest import HostEnv, status_of
 from tests.servers import misbehaving_modern

@@ -69,7 +69,7 @@ def test_kill_children_without_children_is_a_no_op() -> None:
 
 def test_kill_process_tree_ends_a_server_and_its_children() -> None:
     """What a closing MCP connection does to a server that did not wind down in time
-    (agent_ls/mcp/connection/lifecycle.py); the leader ignores SIGTERM, SIGKILL ends it anyway."""
+    (agent_ls/mcp/connection/connection.py); the leader ignores SIGTERM, SIGKILL ends it anyway."""
     from agent_ls.core.process import kill_process_tree
 
     leader = subprocess.Popen(

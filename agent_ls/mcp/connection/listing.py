@@ -1,6 +1,7 @@
 """Fetching a server's lists: tools, prompts, resources and resource templates, every page.
 
-Used for the first listing of a connection and for each refresh after a change was announced.
+Used for the first listing of a connection, for each refresh after a change was announced and
+for the lists the host asks for itself (:func:`every_page`).
 A list that fails is an error of the listing (the others still count); tools the SDK leaves out
 of a 2026-07-28 listing (an invalid ``x-mcp-header``) become notes.
 """
@@ -40,6 +41,20 @@ class _LeftOutTools(logging.Filter):
 logging.getLogger("client").addFilter(_LeftOutTools())  # the logger mcp.client.session logs to
 
 
+async def every_page(fetch: Callable[[str | None], Awaitable[Any]], attr: str, out: list[Any] | None = None) -> list[Any]:
+    """Every item of a paginated list (``fetch`` gets the cursor; at most 1000 pages). The items
+    go into ``out`` when given, so a caller keeps the pages fetched before a failure."""
+    out = [] if out is None else out
+    cursor: str | None = None
+    for _ in range(1000):
+        page = await fetch(cursor)
+        out.extend(getattr(page, attr))
+        cursor = page.next_cursor
+        if not cursor:
+            break
+    return out
+
+
 async def list_all(
     client: Client, protocol: str, lost: Callable[[BaseException], None], cache_mode: CacheMode = "use",
 ) -> Listing:
@@ -55,14 +70,8 @@ async def list_all(
 
     async def grab(kind: str, fetch: Callable[[str | None], Awaitable[Any]], attr: str) -> list[Any]:
         out: list[Any] = []
-        cursor: str | None = None
         try:
-            for _ in range(1000):
-                page = await fetch(cursor)
-                out.extend(getattr(page, attr))
-                cursor = page.next_cursor
-                if not cursor:
-                    break
+            await every_page(fetch, attr, out)
         except Exception as e:
             inner = unwrap(e)
             if probe and isinstance(inner, MCPError) and inner.error.code == types.METHOD_NOT_FOUND:

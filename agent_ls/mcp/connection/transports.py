@@ -2,7 +2,7 @@
 stderr, its pid and exit status) or a Streamable HTTP / SSE endpoint.
 
 Each transport is an async context manager giving the SDK its streams; the connection's owner
-task enters and exits it (:mod:`agent_ls.mcp.connection.lifecycle`). The SDK's stdio shutdown
+task enters and exits it (:mod:`agent_ls.mcp.connection.connection`). The SDK's stdio shutdown
 terminates the server's process group.
 """
 
