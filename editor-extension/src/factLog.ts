@@ -1,11 +1,14 @@
 /**
  * The fact log for tests: when env AGENT_LS_EXTENSION_LOG names a file, one line per fact is
  * appended (`activated`, `client-running`, `status <n> servers`, `event <type>`,
- * `approval <answer>`, `code-action <title>`, `error <message>`). Never throws.
+ * `approval <answer>`, `code-action <title>`, `error <message>`). With env
+ * AGENT_LS_EXTENSION_LOG_TIMES=1 each line starts with its ISO time (`2026-12-05T07:40:01.123Z
+ * event text`: profiling, scripts/bench_editor_prompt.py --timeline). Never throws.
  */
 import * as fs from "fs";
 
 let target: string | null | undefined;
+const timed = process.env.AGENT_LS_EXTENSION_LOG_TIMES === "1";
 
 function file(): string | null {
   if (target === undefined) target = process.env.AGENT_LS_EXTENSION_LOG || null;
@@ -21,7 +24,7 @@ export function fact(line: string): void {
   const f = file();
   if (!f) return;
   try {
-    fs.appendFileSync(f, line.replace(/[\r\n]+/g, " ") + "\n");
+    fs.appendFileSync(f, (timed ? `${new Date().toISOString()} ` : "") + line.replace(/[\r\n]+/g, " ") + "\n");
   } catch {
     // a broken fact log must never break the extension
   }

@@ -1,6 +1,8 @@
 """The processes and files of one editor end-to-end run (tests/extension/test_e2e.py): its paths and
 environment (:class:`Run`), the user, workspace, editor and Machine settings it writes, installing
-the .vsix, starting code-server, and the summary of the steps.
+the .vsix, starting code-server, and the summary of the steps. The benchmarks that drive the editor
+(scripts/bench_intelligence.py --editor, scripts/bench_editor_prompt.py) use :func:`code_server`
+and :func:`run_driver`.
 """
 
 from __future__ import annotations
@@ -12,12 +14,14 @@ import subprocess
 import sys
 import time
 import urllib.request
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from tests.extension.conftest import EXTENSION_ID, LISTENING, E2ETools, kill_tree, tail
+from tests.extension.conftest import E2E_SRC, EXTENSION_ID, LISTENING, E2ETools, kill_tree, sweep, tail
 from tests.extension.e2e_scenario import (
     CODE,
     CODE_FILE,
@@ -90,6 +94,21 @@ class Run:
         return [p for p in logs if "agent" in p.name.lower() or p.name == "exthost.log"]
 
 
+EDITOR_SETTINGS: dict[str, Any] = {
+    "workbench.startupEditor": "none",
+    "workbench.secondarySideBar.defaultVisibility": "hidden",
+    "workbench.tips.enabled": False,
+    "telemetry.telemetryLevel": "off",
+    "extensions.autoUpdate": False,
+    "extensions.autoCheckUpdates": False,
+    "extensions.ignoreRecommendations": True,
+    "update.mode": "none",
+    "security.workspace.trust.enabled": False,
+    "chat.disableAIFeatures": True,
+}
+"""The editor's (code-server's) User settings of a run: no start page, tips, updates or AI features."""
+
+
 def write_settings(run: Run, llm: ScriptedLLM) -> None:
     user = {
         "model": "openai/scripted",
@@ -122,16 +141,7 @@ def write_settings(run: Run, llm: ScriptedLLM) -> None:
         (run.ws / name).parent.mkdir(parents=True, exist_ok=True)
         (run.ws / name).write_text(content)
     editor = {
-        "workbench.startupEditor": "none",
-        "workbench.secondarySideBar.defaultVisibility": "hidden",
-        "workbench.tips.enabled": False,
-        "telemetry.telemetryLevel": "off",
-        "extensions.autoUpdate": False,
-        "extensions.autoCheckUpdates": False,
-        "extensions.ignoreRecommendations": True,
-        "update.mode": "none",
-        "security.workspace.trust.enabled": False,
-        "chat.disableAIFeatures": True,
+        **EDITOR_SETTINGS,
         "editor.lightbulb.enabled": "on",
         "agentLs.edits.review": "beforeApply",  # review.ts: Accept / Reject before the change is applied
         "files.autoSave": "off",  # the web workbench saves after a delay by default: review.ts checks the disk
@@ -189,6 +199,40 @@ def start_code_server(tools: E2ETools, run: Run, env: dict[str, str]) -> tuple[s
             pytest.fail(f"step start-code-server: {url}/healthz never answered:\n{tail(run.cs_log)}", pytrace=False)
         time.sleep(0.05)
     return proc, url
+
+
+@contextmanager
+def code_server(tools: E2ETools, run: Run, env: dict[str, str]) -> Iterator[str]:
+    """The .vsix installed and code-server started on ``run``'s folders; yields its URL. Kills
+    code-server and everything it started (the extension host, the language server and its MCP
+    servers), and whatever else mentions the run's folder, at the end."""
+    install_vsix(tools, run, env)
+    cs, url = start_code_server(tools, run, env)
+    try:
+        yield url
+    finally:
+        kill_tree(cs)
+        sweep(str(run.root))
+
+
+def run_driver(tools: E2ETools, run: Run, env: dict[str, str], script: str, config: dict[str, Any],
+               timeout: float) -> int | None:
+    """Run the browser driver ``editor-extension/e2e/<script>`` (Node 24) with ``config`` (written
+    to a JSON file, its one argument), its output in ``run.driver_log``; its exit code, or None
+    when it was still running after ``timeout`` seconds (then it is killed)."""
+    config_file = run.root / f"{Path(script).stem}-config.json"
+    config_file.write_text(json.dumps(config, indent=2))
+    with run.driver_log.open("wb") as out:
+        driver = subprocess.Popen([str(tools.node), str(E2E_SRC / script), str(config_file)], env=env, stdout=out,
+                                  stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True,
+                                  cwd=E2E_SRC)
+        try:
+            driver.wait(timeout)
+        except subprocess.TimeoutExpired:
+            pass
+        finally:
+            kill_tree(driver)
+    return driver.returncode if driver.returncode is not None and driver.returncode >= 0 else None
 
 
 def report(result: dict[str, Any] | None, model: Model, leftovers: list[str], timings: dict[str, float],
