@@ -10,8 +10,8 @@
 //   node editor-extension/e2e/bench_prompt.ts CONFIG.json
 
 import * as fs from 'node:fs';
-import { FactLog, launchBrowser, log, readConfig, sleep, until } from './harness.ts';
-import { type PromptTimes, chatSummary, findChatFrame, promptTimes, tid, timePrompt } from './chat.ts';
+import { FactLog, type PromptTimes, launchBrowser, log, readConfig, sleep, until } from './harness.ts';
+import { chatSummary, findChatFrame, promptTimes, tid, timePrompt } from './chat.ts';
 import { runCommand } from './workbench.ts';
 
 interface BenchPromptConfig {

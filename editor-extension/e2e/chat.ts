@@ -3,7 +3,7 @@
 // the webview's data-testid attributes (../CONTRACT.md).
 
 import type { Frame, Locator, Page } from 'playwright-core';
-import { norm, sleep, until } from './harness.ts';
+import { type PromptTimes, norm, sleep, until } from './harness.ts';
 
 export const tid = (id: string): string => `[data-testid="${id}"]`;
 
@@ -183,13 +183,6 @@ export async function focusTrace(f: Frame): Promise<string> {
   return log.slice(-12).join('; ') || '(no focus change)';
 }
 
-/** When a prompt was sent and when its answer's first words showed (Date.now() in the webview:
- * the machine's clock, comparable with the scripted model's and the server's). */
-export interface PromptTimes {
-  sentAt?: number;
-  shownAt?: number;
-}
-
 /**
  * Time the next prompt sent from this chat (issue 30 item 2): from now on, the chat records (in the
  * webview, so no polling delay counts) when Send is clicked or Enter pressed in the prompt input,
@@ -197,8 +190,8 @@ export interface PromptTimes {
  */
 export async function timePrompt(f: Frame, key: string, firstWords: string): Promise<void> {
   await f.evaluate(({ key, firstWords }) => {
-    const w = window as unknown as { __promptTimes?: Record<string, { sentAt?: number; shownAt?: number }> };
-    const times: { sentAt?: number; shownAt?: number } = {};
+    const w = window as unknown as { __promptTimes?: Record<string, PromptTimes> };
+    const times: PromptTimes = {};
     (w.__promptTimes ??= {})[key] = times;
     const norm = (s: string) => s.replace(/\s+/g, ' ');
     const words = norm(firstWords);
