@@ -73,6 +73,7 @@ async def start_host(ls: AgentLanguageServer) -> None:
         if ls.runtime.manager is not None:
             return
         try:
+            log.debug("MCP host: loading the settings")
             settings = await ls.runtime.load()
             # Until the host is loaded, mcp/status answers with what it will report: every
             # server, and the tools kept from each one's last connection.
@@ -91,6 +92,7 @@ async def start_host(ls: AgentLanguageServer) -> None:
         manager = await ls.runtime.start_manager(
             import_host=lambda: in_daemon_thread(lambda: import_quietly("agent_ls.mcp.host")),
             on_change=ls.status.notify_soon)
+        log.debug("MCP host: the SDK imported, the manager started")
         ls.status.preview = None
         if hasattr(manager, "set_auth_opener"):
             manager.set_auth_opener(lambda server, url: open_auth_url(ls, server, url))

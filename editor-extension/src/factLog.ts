@@ -8,7 +8,6 @@
 import * as fs from "fs";
 
 let target: string | null | undefined;
-const timed = process.env.AGENT_LS_EXTENSION_LOG_TIMES === "1";
 
 function file(): string | null {
   if (target === undefined) target = process.env.AGENT_LS_EXTENSION_LOG || null;
@@ -24,7 +23,8 @@ export function fact(line: string): void {
   const f = file();
   if (!f) return;
   try {
-    fs.appendFileSync(f, (timed ? `${new Date().toISOString()} ` : "") + line.replace(/[\r\n]+/g, " ") + "\n");
+    const at = process.env.AGENT_LS_EXTENSION_LOG_TIMES === "1" ? `${new Date().toISOString()} ` : "";
+    fs.appendFileSync(f, at + line.replace(/[\r\n]+/g, " ") + "\n");
   } catch {
     // a broken fact log must never break the extension
   }
