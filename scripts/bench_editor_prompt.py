@@ -130,9 +130,19 @@ def timeline(run: Run, result: dict[str, Any], model: Model) -> list[tuple[float
     return sorted(rows, key=lambda r: r[0])  # stable: lines of one source keep their order
 
 
+MILESTONES = {"the server runs": ("fact", "client-running"), "MCP SDK imported": ("server", "MCP host: the SDK imported"),
+              "litellm load started": ("server", "litellm: loading"), "litellm loaded": ("server", "litellm: loaded"),
+              "warm-up done": ("server", "warm-up: done")}
+"""The steps the first prompt may wait for, summed up per round (``--timeline``)."""
+
+
 def print_timeline(rows: list[tuple[float, str, str]], result: dict[str, Any]) -> None:
     prompts = result.get("prompts") or [{}]
     send = (prompts[0].get("sentAt") or 0) / 1000
+    seen = {name: next((at for at, source, what in rows if source == src and key in what), None)
+            for name, (src, key) in MILESTONES.items()}
+    print("    from the first Send: " + ", ".join(f"{name} {'?' if at is None else f'{(at - send) * 1000:+.0f} ms'}"
+                                                for name, at in seen.items()))
     end = max((p.get("shownAt") or 0) / 1000 for p in prompts) + 0.5
     last: tuple[str, str] | None = None
     for at, source, what in rows:
