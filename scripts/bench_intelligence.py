@@ -42,7 +42,6 @@ import json
 import re
 import sqlite3
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -169,8 +168,8 @@ class BenchModel:
 
 
 def editor_bench(files: int, runs: int, callers: int, edits: int) -> None:
-    from tests.extension.conftest import E2E_NODE_MODULES, E2E_SRC, kill_tree, require_e2e_tools, sweep, tail
-    from tests.extension.e2e_run import Run, install_vsix, start_code_server
+    from tests.extension.conftest import E2E_NODE_MODULES, require_e2e_tools, tail
+    from tests.extension.e2e_run import Run, code_server, run_driver
 
     tools = require_e2e_tools()
     places = 2 * callers + 1  # each caller's import and call, and the declaration
@@ -190,26 +189,14 @@ def editor_bench(files: int, runs: int, callers: int, edits: int) -> None:
             "security.workspace.trust.enabled": False, "chat.disableAIFeatures": True}))
         run.machine_settings.parent.mkdir(exist_ok=True)
         run.machine_settings.write_text(json.dumps({"agentLs.server.pythonPath": sys.executable}))
-        install_vsix(tools, run, env)
-        cs, url = start_code_server(tools, run, env)
-        config = {"url": url, "workspace": str(run.ws), "factLog": str(run.fact_log), "chromium": str(tools.chromium),
-                  "browserProfile": str(run.profile), "nodeModules": str(E2E_NODE_MODULES), "file": "src/math.ts",
-                  "prompt": EDITOR_PROMPT, "done": EDITOR_DONE, "timeoutMs": 900_000}
-        (run.root / "bench-config.json").write_text(json.dumps(config))
-        t0 = time.monotonic()
-        driver = None
-        try:
-            with run.driver_log.open("wb") as out:
-                driver = subprocess.Popen([str(tools.node), str(E2E_SRC / "bench.ts"), str(run.root / "bench-config.json")],
-                                          env=env, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                                          start_new_session=True, cwd=E2E_SRC)
-                driver.wait(960)
-        finally:
-            if driver is not None:
-                kill_tree(driver)
-            kill_tree(cs)
-            sweep(str(run.root))
-        took = time.monotonic() - t0
+        with code_server(tools, run, env) as url:
+            config = {"url": url, "workspace": str(run.ws), "factLog": str(run.fact_log),
+                      "chromium": str(tools.chromium), "browserProfile": str(run.profile),
+                      "nodeModules": str(E2E_NODE_MODULES), "file": "src/math.ts", "prompt": EDITOR_PROMPT,
+                      "done": EDITOR_DONE, "timeoutMs": 900_000}
+            t0 = time.monotonic()
+            code = run_driver(tools, run, env, "bench.ts", config, 960)
+            took = time.monotonic() - t0
         facts = [(int(m.group(1)), int(m.group(2))) for line in run.fact_log.read_text(errors="replace").splitlines()
                  if (m := FACT.search(line))]
         tool_ms, edit_ms = [], []
@@ -219,8 +206,8 @@ def editor_bench(files: int, runs: int, callers: int, edits: int) -> None:
                     "SELECT duration_ms FROM tool_runs WHERE name = 'references' ORDER BY call_id")]
                 edit_ms += [r[0] for r in conn.execute(
                     "SELECT duration_ms FROM tool_runs WHERE name = 'edit_file' ORDER BY call_id")]
-        if driver is None or driver.returncode != 0 or len(facts) != len(tool_ms) or model.full <= runs:
-            print(f"the run did not finish: driver exit {driver.returncode if driver else None}, {len(facts)} answers "
+        if code != 0 or len(facts) != len(tool_ms) or model.full <= runs:
+            print(f"the run did not finish: driver exit {code}, {len(facts)} answers "
                   f"in the fact log, {len(tool_ms)} tool runs, {model.full} full answers; the last result: "
                   f"{model.last[:300]!r}\n--- driver ---\n{tail(run.driver_log)}\n--- facts ---\n{tail(run.fact_log)}")
             sys.exit(1)

@@ -32,6 +32,7 @@
    one slow to start (12 s), the warm-up racing them; Send -> first ``text`` event of a prompt
    sent ``--typing-servers`` seconds (2.5) after the ``initialize`` result and of the prompt
    after it. Target: first <= second + 0.3 s. With ``--baseline DIR`` both checkouts alternate.
+   The same in the editor itself (code-server, the extension, the chat): scripts/bench_editor_prompt.py.
 
 Every process reads compiled bytecode as an installed package does (kept in a folder outside the
 checkouts, see ``PYCACHE``; ``--source``: compiled from source at every start, which is what a

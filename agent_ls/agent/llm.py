@@ -273,6 +273,7 @@ async def stream_completion(
     if config.max_tokens:
         kwargs["max_tokens"] = config.max_tokens
     try:
+        log.debug("calling the model %s", config.model)
         response = await litellm.acompletion(**kwargs)
         async for chunk in response:
             usage = getattr(chunk, "usage", None)

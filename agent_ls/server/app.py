@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import functools
 import logging
+import os
 
 from agent_ls.server.editor_questions import LspQuestions
 from agent_ls.server.handlers import chat, code_actions, lifecycle, mcp_methods, models, sessions, trust
@@ -22,14 +23,17 @@ from agent_ls.server.workspaces import workspaces_payload
 
 def register(server: AgentLanguageServer) -> None:
     handler = LspLogHandler(server)
-    handler.setFormatter(logging.Formatter("%(levelname)s %(name)s: %(message)s"))
+    # AGENT_LS_LOG_LEVEL=DEBUG (profiling: scripts/bench_editor_prompt.py --timeline): the debug
+    # lines too, each with the server's clock (epoch seconds) at which it was logged
+    debug = os.environ.get("AGENT_LS_LOG_LEVEL", "").upper() == "DEBUG"
+    handler.setFormatter(logging.Formatter(("@%(created).3f " if debug else "") + "%(levelname)s %(name)s: %(message)s"))
     # lazy: ~2 ms at start-up
     from agent_ls.core.redact import RedactingFilter
 
     handler.addFilter(RedactingFilter())  # tokens seen at run time never reach the output channel
     pkg_logger = logging.getLogger("agent_ls")
     pkg_logger.addHandler(handler)
-    pkg_logger.setLevel(logging.INFO)
+    pkg_logger.setLevel(logging.DEBUG if debug else logging.INFO)
     pkg_logger.propagate = False
     logging.getLogger("pygls.protocol.json_rpc").addFilter(_expected_errors)
 

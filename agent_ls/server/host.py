@@ -140,6 +140,7 @@ async def start_host(ls: AgentLanguageServer) -> None:
 
 async def _start_host(ls: AgentLanguageServer) -> None:
     try:
+        log.debug("MCP host: loading the settings")
         settings = await ls.runtime.load()
         # Until the host is loaded, mcp/status answers with what it will report: every
         # server, and the tools kept from each one's last connection.
@@ -155,6 +156,7 @@ async def _start_host(ls: AgentLanguageServer) -> None:
     for d in settings.diagnostics:
         log.log(logging.INFO if d.severity == "information" else logging.WARNING, "settings: %s", d)
     await model_first(ls)
+    log.debug("MCP host: starting (model library loaded, or the host is wanted)")
     # The MCP SDK takes a while to import: do it off the event loop (in a daemon thread, so
     # that an import still running at shutdown does not hold the process) so the editor's
     # requests keep being answered meanwhile. Questions (trust, forms, sampling consent) go
@@ -162,6 +164,7 @@ async def _start_host(ls: AgentLanguageServer) -> None:
     manager = await ls.runtime.start_manager(
         import_host=lambda: in_daemon_thread(lambda: import_quietly("agent_ls.mcp.host")),
         on_change=ls.status.notify_soon)
+    log.debug("MCP host: the SDK imported, the manager started")
     ls.status.preview = None
     if hasattr(manager, "set_auth_opener"):
         manager.set_auth_opener(lambda server, url: open_auth_url(ls, server, url))

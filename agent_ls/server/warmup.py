@@ -28,7 +28,9 @@ async def load_llm() -> None:
     from agent_ls.agent import llm
 
     if llm._litellm is None:
+        log.debug("litellm: loading (or waiting for its load)")
         await in_daemon_thread(llm.get_litellm)
+        log.debug("litellm: loaded")
 
 
 async def load_llm_with_progress(ls: AgentLanguageServer) -> None:
@@ -63,11 +65,14 @@ async def warm_up(ls: AgentLanguageServer) -> None:
         for name in ("agent_ls.runtime.sessions",):  # the session, the tools, the registry
             importlib.import_module(name)
 
+    log.debug("warm-up: started")
     await load_llm()
     await in_daemon_thread(load)
+    log.debug("warm-up: the session modules imported")
     config = agent_settings_now(ls).llm_config(None)
     if config is not None:  # litellm's first call builds the provider's client: do it now, not at the first prompt
         # lazy: ~4 ms at start-up (litellm itself is imported later still)
         from agent_ls.agent import llm
 
         await in_daemon_thread(lambda: llm.warm_up(config))
+    log.debug("warm-up: done")

@@ -3,7 +3,7 @@
 // the webview's data-testid attributes (../CONTRACT.md).
 
 import type { Frame, Locator, Page } from 'playwright-core';
-import { norm, sleep, until } from './harness.ts';
+import { type PromptTimes, norm, sleep, until } from './harness.ts';
 
 export const tid = (id: string): string => `[data-testid="${id}"]`;
 
@@ -181,4 +181,46 @@ export async function traceFocus(f: Frame): Promise<void> {
 export async function focusTrace(f: Frame): Promise<string> {
   const log = await f.evaluate(() => (window as unknown as { __focusTrace?: string[] }).__focusTrace ?? []).catch(() => []);
   return log.slice(-12).join('; ') || '(no focus change)';
+}
+
+/**
+ * Time the next prompt sent from this chat (issue 30 item 2): from now on, the chat records (in the
+ * webview, so no polling delay counts) when Send is clicked or Enter pressed in the prompt input,
+ * and when an assistant message first contains `firstWords`. Read them with `promptTimes(f, key)`.
+ */
+export async function timePrompt(f: Frame, key: string, firstWords: string): Promise<void> {
+  await f.evaluate(({ key, firstWords }) => {
+    const w = window as unknown as { __promptTimes?: Record<string, PromptTimes> };
+    const times: PromptTimes = {};
+    (w.__promptTimes ??= {})[key] = times;
+    const norm = (s: string) => s.replace(/\s+/g, ' ');
+    const words = norm(firstWords);
+    const shown = () =>
+      Array.from(document.querySelectorAll('[data-testid="message"][data-role="assistant"]')).some((e) => norm(e.textContent).includes(words));
+    const sent = (e: Event) => {
+      const t = e.target as HTMLElement | null;
+      const send = e.type === 'click' ? t?.closest('[data-testid="send"]') : (e as KeyboardEvent).key === 'Enter' && !(e as KeyboardEvent).shiftKey && t?.closest('[data-testid="prompt-input"]');
+      if (send && times.sentAt === undefined) times.sentAt = Date.now();
+    };
+    document.addEventListener('click', sent, true);
+    document.addEventListener('keydown', sent, true);
+    const observer = new MutationObserver(() => {
+      if (times.sentAt !== undefined && shown()) {
+        times.shownAt = Date.now();
+        observer.disconnect();
+        document.removeEventListener('click', sent, true);
+        document.removeEventListener('keydown', sent, true);
+      }
+    });
+    observer.observe(document.body, { childList: true, subtree: true, characterData: true });
+  }, { key, firstWords });
+}
+
+/** What `timePrompt(f, key, ...)` recorded; waits (up to `T`) until the first words showed. */
+export async function promptTimes(f: Frame, key: string, T: number): Promise<PromptTimes> {
+  const read = () => f.evaluate((k) => (window as unknown as { __promptTimes?: Record<string, PromptTimes> }).__promptTimes?.[k] ?? {}, key);
+  return until(`the first words of the answer to the prompt "${key}"`, async () => {
+    const t = await read();
+    return t.shownAt !== undefined ? t : undefined;
+  }, T, 25).catch(async () => read());
 }

@@ -70,6 +70,8 @@ export interface Scenario {
   workspaceServer: string;
   /** A prompt whose tool (`elicitTool`, needs approval) asks the user through a form. */
   elicitPrompt: string;
+  /** The first words of the model's answer to it (the session's second prompt: issue 30 item 2). */
+  elicitIntro: string;
   elicitTool: string;
   /** The form's message. */
   elicitQuestion: string;
@@ -326,10 +328,18 @@ export async function escape(page: Page, times = 2): Promise<void> {
 
 export const escapeRe = (s: string): string => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 
+/** When a prompt was sent and when its answer's first words showed (Date.now() in the webview:
+ * the machine's clock, comparable with the scripted model's and the server's). */
+export interface PromptTimes {
+  sentAt?: number;
+  shownAt?: number;
+}
+
 /** What every group of steps works with. */
 export interface Run {
-  /** Issue 30 item 2: Send -> the model's first words shown, for the session's first prompt and a later one (ms). */
-  promptLatency: { first?: number; later?: number };
+  /** Issue 30 item 2: when the session's first and second prompts were sent and their first words
+   * shown, and a prompt of a new session after the server restarted (settings-restart). */
+  promptLatency: { first?: PromptTimes; second?: PromptTimes; afterRestart?: PromptTimes };
   cfg: Config;
   sc: Scenario;
   page: Page;

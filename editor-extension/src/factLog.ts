@@ -1,7 +1,9 @@
 /**
  * The fact log for tests: when env AGENT_LS_EXTENSION_LOG names a file, one line per fact is
  * appended (`activated`, `client-running`, `status <n> servers`, `event <type>`,
- * `approval <answer>`, `code-action <title>`, `error <message>`). Never throws.
+ * `approval <answer>`, `code-action <title>`, `error <message>`). With env
+ * AGENT_LS_EXTENSION_LOG_TIMES=1 each line starts with its ISO time (`2026-12-05T07:40:01.123Z
+ * event text`: profiling, scripts/bench_editor_prompt.py --timeline). Never throws.
  */
 import * as fs from "fs";
 
@@ -21,7 +23,8 @@ export function fact(line: string): void {
   const f = file();
   if (!f) return;
   try {
-    fs.appendFileSync(f, line.replace(/[\r\n]+/g, " ") + "\n");
+    const at = process.env.AGENT_LS_EXTENSION_LOG_TIMES === "1" ? `${new Date().toISOString()} ` : "";
+    fs.appendFileSync(f, at + line.replace(/[\r\n]+/g, " ") + "\n");
   } catch {
     // a broken fact log must never break the extension
   }

@@ -1,6 +1,8 @@
 """The processes and files of one editor end-to-end run (tests/extension/test_e2e.py): its paths and
 environment (:class:`Run`), the user, workspace, editor and Machine settings it writes, installing
-the .vsix, starting code-server, and the summary of the steps.
+the .vsix, starting code-server, and the summary of the steps. The benchmarks that drive the editor
+(scripts/bench_intelligence.py --editor, scripts/bench_editor_prompt.py) use :func:`code_server`
+and :func:`run_driver`.
 """
 
 from __future__ import annotations
@@ -12,20 +14,24 @@ import subprocess
 import sys
 import time
 import urllib.request
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from tests.extension.conftest import EXTENSION_ID, LISTENING, E2ETools, kill_tree, tail
+from tests.extension.conftest import E2E_SRC, EXTENSION_ID, LISTENING, E2ETools, kill_tree, sweep, tail
 from tests.extension.e2e_scenario import (
     CODE,
     CODE_FILE,
+    ELICIT_PROMPT,
     INTEL_FILES,
     NUMBER_BEFORE,
     NUMBER_FILE,
     OUTPUT_FILE,
     OUTPUT_LINES,
+    PROMPT,
     REVIEW_CODE,
     REVIEW_FILE,
     SERVER,
@@ -90,6 +96,21 @@ class Run:
         return [p for p in logs if "agent" in p.name.lower() or p.name == "exthost.log"]
 
 
+EDITOR_SETTINGS: dict[str, Any] = {
+    "workbench.startupEditor": "none",
+    "workbench.secondarySideBar.defaultVisibility": "hidden",
+    "workbench.tips.enabled": False,
+    "telemetry.telemetryLevel": "off",
+    "extensions.autoUpdate": False,
+    "extensions.autoCheckUpdates": False,
+    "extensions.ignoreRecommendations": True,
+    "update.mode": "none",
+    "security.workspace.trust.enabled": False,
+    "chat.disableAIFeatures": True,
+}
+"""The editor's (code-server's) User settings of a run: no start page, tips, updates or AI features."""
+
+
 def write_settings(run: Run, llm: ScriptedLLM) -> None:
     user = {
         "model": "openai/scripted",
@@ -122,16 +143,7 @@ def write_settings(run: Run, llm: ScriptedLLM) -> None:
         (run.ws / name).parent.mkdir(parents=True, exist_ok=True)
         (run.ws / name).write_text(content)
     editor = {
-        "workbench.startupEditor": "none",
-        "workbench.secondarySideBar.defaultVisibility": "hidden",
-        "workbench.tips.enabled": False,
-        "telemetry.telemetryLevel": "off",
-        "extensions.autoUpdate": False,
-        "extensions.autoCheckUpdates": False,
-        "extensions.ignoreRecommendations": True,
-        "update.mode": "none",
-        "security.workspace.trust.enabled": False,
-        "chat.disableAIFeatures": True,
+        **EDITOR_SETTINGS,
         "editor.lightbulb.enabled": "on",
         "agentLs.edits.review": "beforeApply",  # review.ts: Accept / Reject before the change is applied
         "files.autoSave": "off",  # the web workbench saves after a delay by default: review.ts checks the disk
@@ -189,6 +201,66 @@ def start_code_server(tools: E2ETools, run: Run, env: dict[str, str]) -> tuple[s
             pytest.fail(f"step start-code-server: {url}/healthz never answered:\n{tail(run.cs_log)}", pytrace=False)
         time.sleep(0.05)
     return proc, url
+
+
+@contextmanager
+def code_server(tools: E2ETools, run: Run, env: dict[str, str]) -> Iterator[str]:
+    """The .vsix installed and code-server started on ``run``'s folders; yields its URL. Kills
+    code-server and everything it started (the extension host, the language server and its MCP
+    servers), and whatever else mentions the run's folder, at the end."""
+    install_vsix(tools, run, env)
+    cs, url = start_code_server(tools, run, env)
+    try:
+        yield url
+    finally:
+        kill_tree(cs)
+        sweep(str(run.root))
+
+
+def run_driver(tools: E2ETools, run: Run, env: dict[str, str], script: str, config: dict[str, Any],
+               timeout: float) -> int | None:
+    """Run the browser driver ``editor-extension/e2e/<script>`` (Node 24) with ``config`` (written
+    to a JSON file, its one argument), its output in ``run.driver_log``; its exit code, or None
+    when it was still running after ``timeout`` seconds (then it is killed)."""
+    config_file = run.root / f"{Path(script).stem}-config.json"
+    config_file.write_text(json.dumps(config, indent=2))
+    with run.driver_log.open("wb") as out:
+        driver = subprocess.Popen([str(tools.node), str(E2E_SRC / script), str(config_file)], env=env, stdout=out,
+                                  stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True,
+                                  cwd=E2E_SRC)
+        try:
+            driver.wait(timeout)
+        except subprocess.TimeoutExpired:
+            pass
+        finally:
+            kill_tree(driver)
+    return driver.returncode if driver.returncode is not None and driver.returncode >= 0 else None
+
+
+def prompt_latency(times: dict[str, Any], model: Model) -> str:
+    """Issue 30 item 2, recorded (never asserted): for the session's first and second prompts (and
+    the first prompt after the server's restart), Send -> the request reached the scripted model
+    and Send -> the first words shown in the chat, from the driver's prompt-times.json (the
+    webview's clock) and the model's receipts (the same machine's clock)."""
+    rows: dict[str, tuple[float | None, float | None]] = {}
+    for key, marker in (("first", PROMPT), ("second", ELICIT_PROMPT), ("afterRestart", PROMPT)):
+        t = times.get(key) or {}
+        sent, shown = t.get("sentAt"), t.get("shownAt")
+        if sent is None:
+            continue
+        at_model = next((at for m, at in model.turns if m == marker and at * 1000 >= sent), None)
+        rows[key] = (at_model * 1000 - sent if at_model is not None else None, shown - sent if shown else None)
+
+    def ms(v: float | None) -> str:
+        return "?" if v is None else f"{v:.0f} ms"
+
+    lines = [f"  {key:12}  Send -> model {ms(m)}, Send -> first words shown {ms(w)}" for key, (m, w) in rows.items()]
+    if "first" in rows and "second" in rows:
+        diffs = [None if a is None or b is None else a - b for a, b in zip(rows["first"], rows["second"], strict=True)]
+        lines.append("  first - second: " + ", ".join(f"{what} {'?' if d is None else f'{d:+.0f} ms'}"
+                                                   for what, d in zip(("to the model", "shown"), diffs, strict=True))
+                     + " (target <= +300 ms; issue 30 item 2)")
+    return "prompt latency (issue 30 item 2; recorded, not asserted):\n" + "\n".join(lines)
 
 
 def report(result: dict[str, Any] | None, model: Model, leftovers: list[str], timings: dict[str, float],

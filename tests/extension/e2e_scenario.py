@@ -4,6 +4,7 @@ clicks (the texts the driver looks for), and :class:`Model`, the scripted model'
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 from tests.llm.scripted_server import Turn, slow_text, text, tool_calls
@@ -16,6 +17,7 @@ TOOL_RESULT = "deleted item 42"
 FINAL = "Done: item 42 was deleted on the knob server and nothing else was changed by me today."
 WS_SERVER = "wsknob"  # defined in the workspace's .agent-ls/settings.json: must be trusted first
 ELICIT_PROMPT = "Ask me for my details through the knob server."
+ELICIT_INTRO = "Let me find the form tool."  # the first words of the session's second prompt
 ELICIT_TOOL = "mcp__knob__ask"
 ELICIT_QUESTION = "Who are you?"
 ELICIT_FINAL = "Thanks, I got your details from the form."
@@ -111,6 +113,9 @@ class Model:
         self.answered: list[str] = []
         self.intel_results: dict[str | None, str] = {}
         """What the intelligence tools returned, once right (the report prints it)."""
+        self.turns: list[tuple[str, float]] = []
+        """The prompt (its marker) and the time (``time.time()``) of each turn's first request:
+        issue 30 item 2, Send -> the request reached the model (test_e2e.py prints it)."""
 
     def route(self, body: dict[str, Any]) -> Turn:
         msgs = body.get("messages") or []
@@ -131,6 +136,8 @@ class Model:
         last_tool = tools_after[-1] if tools_after else None
         results_after = [_content_text(m) for m in msgs[idx + 1 :] if m.get("role") == "tool"]
         last_result = results_after[-1] if results_after else ""
+        if idx >= 0 and not tools_after and body.get("tools"):  # (a title request has no tools)
+            self.turns.append((next(k for k in markers if k in asked), time.time()))
         answer: Turn | None = None
         what = ""
         if idx < 0:
@@ -146,7 +153,8 @@ class Model:
             what, answer = f"attachment {'seen' if seen else 'missing'}", text(ATTACH_SEEN if seen else ATTACH_MISSING)
         elif ELICIT_PROMPT in asked:
             if last_tool is None:
-                what, answer = "elicit: tool_search", tool_calls([("tool_search", {"query": f"select:{ELICIT_TOOL}"})])
+                what, answer = "elicit: tool_search", tool_calls([("tool_search", {"query": f"select:{ELICIT_TOOL}"})],
+                                                                 text=ELICIT_INTRO)
             elif last_tool == "tool_search":
                 what, answer = "elicit: call ask", tool_calls([(ELICIT_TOOL, {"question": ELICIT_QUESTION})])
             elif last_tool == ELICIT_TOOL:
@@ -218,7 +226,7 @@ def driver_scenario() -> dict[str, Any]:
         "numberFile": NUMBER_FILE, "numberAction": NUMBER_ACTION, "numberBefore": NUMBER_BEFORE,
         "numberAfter": NUMBER_AFTER,
         "codeActionAnswer": CODE_ACTION_ANSWER, "workspaceServer": WS_SERVER,
-        "elicitPrompt": ELICIT_PROMPT, "elicitTool": ELICIT_TOOL, "elicitQuestion": ELICIT_QUESTION,
+        "elicitPrompt": ELICIT_PROMPT, "elicitIntro": ELICIT_INTRO, "elicitTool": ELICIT_TOOL, "elicitQuestion": ELICIT_QUESTION,
         "elicitFinal": ELICIT_FINAL, "elicitThinking": ELICIT_THINKING, "elicitDefaults": {"name": "anon", "count": "3", "color": "blue"},
         "stopPrompt": STOP_PROMPT, "insertCode": INSERT_CODE, "attachPrompt": ATTACH_PROMPT,
         "attachSeen": ATTACH_SEEN, "slashPrompt": "review",

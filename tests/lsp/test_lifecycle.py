@@ -236,6 +236,39 @@ def parse_lsp_stream(data: bytes) -> list[dict[str, Any]]:
     return messages
 
 
+async def test_debug_log_level_times_the_first_prompt(setup: Setup) -> None:
+    """AGENT_LS_LOG_LEVEL=DEBUG (scripts/bench_editor_prompt.py --timeline): the steps of a first
+    prompt are logged, each with the server's clock; without it, no debug line reaches the editor."""
+    import time
+
+    setup.extra_env["AGENT_LS_LOG_LEVEL"] = "debug"
+    setup.llm.script(text("done"))
+    t0 = time.time()
+    ed = await open_editor(setup)
+    try:
+        assert (await ed.request(P.PROMPT, {"text": "go"}))["text"] == "done"
+        logs = [m.message for m in ed.client.log_messages]
+    finally:
+        await close_editor(ed)
+    steps = ["agent_ls.server: prompt: received", "agent_ls.server: prompt: session", "prompt: litellm ready",
+             "agent_ls.agent.llm: calling the model openai/scripted"]
+    timed = {step: [m for m in logs if step in m] for step in steps}
+    assert all(timed.values()), f"missing debug lines: {[s for s, m in timed.items() if not m]} in {logs}"
+    for lines in timed.values():
+        at, level = lines[0].split(" ")[:2]
+        assert at.startswith("@") and level == "DEBUG" and t0 - 1 < float(at[1:]) < time.time() + 1, lines[0]
+
+    setup.extra_env.pop("AGENT_LS_LOG_LEVEL")
+    setup.llm.script(text("done"))
+    ed = await open_editor(setup)
+    try:
+        await ed.request(P.PROMPT, {"text": "go"})
+        logs = [m.message for m in ed.client.log_messages]
+    finally:
+        await close_editor(ed)
+    assert logs and not any("DEBUG" in m or m.startswith("@") for m in logs), logs
+
+
 async def test_stdout_carries_only_lsp_and_logs_go_to_log_message(setup: Setup, tmp_path: Path) -> None:
     """Everything the server writes to stdout is a framed LSP message, while it imports
     litellm, runs a prompt with an MCP tool call, talks to a server that prints garbage on its

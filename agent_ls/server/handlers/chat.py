@@ -133,7 +133,9 @@ def event_sink(ls: AgentLanguageServer, session: Session) -> Callable[[Event], N
 
 
 async def prompt(ls: AgentLanguageServer, params: PromptParams) -> dict[str, Any]:
+    log.debug("prompt: received (session %s)", params.session_id)
     session = await get_session(ls, params.session_id, params.model)
+    log.debug("prompt: session %s ready", session.session_id)
     # lazy: ~7 ms at start-up
     from agent_ls.agent.context import COMPACT_COMMAND
 
@@ -148,6 +150,7 @@ async def prompt(ls: AgentLanguageServer, params: PromptParams) -> dict[str, Any
             ls.chats.turn_tasks[session.session_id] = task
         try:
             await load_llm_with_progress(ls)
+            log.debug("prompt: litellm ready, the turn starts")
             text = params.text
             if params.attachments:
                 context = await render_attachments(ls, params.attachments)
