@@ -224,6 +224,8 @@ class AgentLanguageServer(LanguageServer):
         self.host_wanted = asyncio.Event()
         """Something needs the MCP host now: its start stops waiting for the model library
         (:func:`agent_ls.server.host.start_host`)."""
+        self.warm_up_task: asyncio.Task[None] | None = None
+        """The model library's warm-up while it runs (:mod:`.warmup`)."""
         self.host_started = asyncio.Event()
         """The host's start has ended (started, or failed to)."""
         self.reload_lock = asyncio.Lock()

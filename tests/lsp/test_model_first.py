@@ -33,8 +33,11 @@ def _tool_names(body: dict[str, object]) -> list[str]:
 async def test_a_prompt_sent_at_once_goes_to_the_model_before_the_servers_start(setup: Setup) -> None:
     """A prompt sent right after ``initialize`` is answered as soon as the model library has
     loaded: it does not wait for the MCP SDK nor for the servers, which start afterwards; the
-    model is told which server is still starting, and its tools join the next prompt."""
+    model is told which server is still starting, and its tools join the next prompt. The prompt
+    waits for the whole warm-up (its rehearsal call builds what the first real call needs) rather
+    than making a cold first call while the rehearsal runs."""
     setup.extra_env["AGENT_LS_MODEL_FIRST_LIMIT"] = LONG
+    setup.extra_env["AGENT_LS_LOG_LEVEL"] = "debug"
     ed = await open_editor(setup)
     try:
         info = await ed.request(P.SERVER_INFO)
@@ -58,6 +61,10 @@ async def test_a_prompt_sent_at_once_goes_to_the_model_before_the_servers_start(
         first = setup.llm.requests[0].body
         assert not any(n.startswith("mcp__") for n in _tool_names(first))
         assert "## knob" in json.dumps(first) and STILL_STARTING in json.dumps(first)  # the model is told
+        logs = [m.message for m in ed.client.log_messages]
+        done = next(i for i, m in enumerate(logs) if "warm-up: done" in m)
+        turn = next(i for i, m in enumerate(logs) if "prompt: litellm ready" in m)
+        assert done < turn, logs
         await ed.wait_state("knob", "connected")  # the host started once the library had loaded
         assert {"review", "greet"} <= {p["name"] for p in (await ed.request(P.MCP_PROMPTS_LIST))["prompts"]}
         result = await ed.request(P.PROMPT, {"text": "again", "sessionId": first_result["sessionId"]})
