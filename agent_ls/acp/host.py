@@ -145,14 +145,18 @@ class SessionHost:
         await self.runtime.close()
 
     # Questions -------------------------------------------------------------------------------------
-    def _asker(self) -> Any:
-        """The session whose turn is running, else the newest session (None: nobody to ask)."""
-        busy = [a for a in self.askers if a.busy]
-        return busy[-1] if busy else (self.askers[-1] if self.askers else None)
+    def _asker(self, session_id: str | None = None) -> Any:
+        """The session ``session_id`` when it is one of this host's, else the session whose turn
+        is running, else the newest session (None: nobody to ask)."""
+        own = [a for a in self.askers if session_id is not None and a.id == session_id]
+        pick = own or [a for a in self.askers if a.busy] or self.askers
+        return pick[-1] if pick else None
 
     async def approve(self, request: ApprovalRequest) -> ApprovalAnswer | SessionScope:
-        """A call outside a session's turn: the session that would ask does (nobody: a deny)."""
-        asker = self._asker()
+        """The session whose turn made the call asks its client (``session/request_permission``,
+        :class:`agent_ls.acp.session.AcpApprover`); a call of no session of this host goes to the
+        session that would ask (nobody: a deny)."""
+        asker = self._asker(request.session_id)
         if asker is None:
             return ApprovalAnswer.DENY
         answer: ApprovalAnswer | SessionScope = await asker.approver(request)

@@ -101,7 +101,7 @@ def approval_answer(request: Any, line: str | None) -> Any:
 
 
 async def sampling_consent(request: SamplingRequest) -> SamplingAnswer:
-    """The terminal's sampling consent (:meth:`agent_ls.cli.host.TerminalQuestions.sampling_consent`)."""
+    """The terminal's sampling consent (:meth:`TerminalQuestions.sampling_consent`)."""
     lines = [f"\n[sampling] MCP server '{request.server}' asks the model {request.model} "
              f"(at most {request.max_tokens} tokens)"
              + (f" at {request.endpoint}" if request.endpoint else "")]
