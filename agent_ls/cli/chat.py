@@ -35,6 +35,11 @@ from agent_ls.core.visible import visible
 from agent_ls.runtime.sessions import FrontEnd, build_session
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from agent_ls.agent.config import AgentSettings
+    from agent_ls.agent.plan import PlanEntry
+    from agent_ls.agent.session import Session
     from agent_ls.mcp.manager import MCPManager
     from agent_ls.runtime.questions import Questions
 
@@ -141,7 +146,7 @@ async def cmd_chat(args: argparse.Namespace) -> int:
         store.close()
 
 
-def model_command(agent: Any, store: Any, session: Any, name: str) -> str:
+def model_command(agent: AgentSettings, store: SessionStore, session: Session, name: str) -> str:
     """``/model``: the models the settings offer, the session's current one marked; ``/model
     NAME``: that one for the session's next requests, kept in its store (as the editor's picker,
     ``agent/setModel``)."""
@@ -157,8 +162,11 @@ def model_command(agent: Any, store: Any, session: Any, name: str) -> str:
         model = agent.check_model_choice(name)
     except ValueError as e:
         return f"error: {e}"
+    llm = agent.llm_config(model)
+    if llm is None:
+        return f"error: no settings for the model {model!r}"
     store.set_model(session.session_id, model)
-    session.llm = agent.llm_config(model)
+    session.llm = llm
     return f"[model {model}]"
 
 
@@ -195,7 +203,7 @@ def tool_line(name: str, arguments: Any) -> str:
 _PLAN_MARKS = {"completed": "[x]", "in_progress": "[>]", "pending": "[ ]"}
 
 
-def plan_checklist(entries: Any) -> str:
+def plan_checklist(entries: Sequence[PlanEntry]) -> str:
     """The agent's plan as a compact checklist (``[x]`` done, ``[>]`` in progress, ``[ ]`` to
     do), the steps' text escaped (:func:`~agent_ls.core.visible.visible`: no terminal control)."""
     if not entries:
@@ -206,7 +214,7 @@ def plan_checklist(entries: Any) -> str:
     return "\n".join(lines)
 
 
-def _attach_terminal_sampling(manager: MCPManager, questions: Questions, agent: Any, model: str) -> None:
+def _attach_terminal_sampling(manager: MCPManager, questions: Questions, agent: AgentSettings, model: str) -> None:
     """MCP sampling in ``agent-ls chat``: consent is asked on the terminal, like approvals;
     the chat's model (``--model`` included) answers unless ``agent.sampling.model`` is set."""
     settings = attrs.evolve(agent, model=model)
