@@ -22,7 +22,7 @@ import json
 import logging
 from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 import attrs
 
@@ -35,7 +35,7 @@ from agent_ls.runtime.questions import NoQuestions, TrustAnswer
 if TYPE_CHECKING:
     import mcp_types as types
 
-    from agent_ls.agent.permissions import ApprovalAnswer, ApprovalRequest, SessionScope
+    from agent_ls.agent.permissions import ApprovalAnswer, ApprovalHandler, ApprovalRequest, SessionScope
     from agent_ls.agent.sampling import SamplingRequest
     from agent_ls.config.state import HostState
     from agent_ls.config.trust import WorkspaceTrustInfo
@@ -79,6 +79,23 @@ def editor_server_configs(servers: Sequence[Any], folder: Path) -> dict[str, Ser
     return out
 
 
+class Asker(Protocol):
+    """A session of the host that asks its client (:class:`agent_ls.acp.session.AcpSession`)."""
+
+    @property
+    def id(self) -> str: ...
+
+    @property
+    def busy(self) -> bool:
+        """Its turn is running."""
+        ...
+
+    @property
+    def approver(self) -> ApprovalHandler: ...
+
+    async def ask_sampling(self, request: SamplingRequest) -> str: ...
+
+
 KIND_ANSWERS = {"allow_once": TrustAnswer.TRUST_ONCE, "allow_always": TrustAnswer.TRUST,
                 "reject_always": TrustAnswer.KEEP_RESTRICTED}
 """ACP's permission option kinds as trust answers (``reject_once``, or none: no decision)."""
@@ -97,7 +114,7 @@ class SessionHost:
         self._asked_workspace: set[str] = set()
         self._pending_server_questions: set[str] = set()
         """Keys of server questions whose answer the manager still awaits."""
-        self.askers: list[Any] = []
+        self.askers: list[Asker] = []
         """The sessions using this host, newest last (they ask the user for sampling consent)."""
 
     @property
@@ -145,14 +162,18 @@ class SessionHost:
         await self.runtime.close()
 
     # Questions -------------------------------------------------------------------------------------
-    def _asker(self) -> Any:
-        """The session whose turn is running, else the newest session (None: nobody to ask)."""
-        busy = [a for a in self.askers if a.busy]
-        return busy[-1] if busy else (self.askers[-1] if self.askers else None)
+    def _asker(self, session_id: str | None = None) -> Asker | None:
+        """The session ``session_id`` when it is one of this host's, else the session whose turn
+        is running, else the newest session (None: nobody to ask)."""
+        own = [a for a in self.askers if session_id is not None and a.id == session_id]
+        pick = own or [a for a in self.askers if a.busy] or self.askers
+        return pick[-1] if pick else None
 
     async def approve(self, request: ApprovalRequest) -> ApprovalAnswer | SessionScope:
-        """A call outside a session's turn: the session that would ask does (nobody: a deny)."""
-        asker = self._asker()
+        """The session whose turn made the call asks its client (``session/request_permission``,
+        :class:`agent_ls.acp.session.AcpApprover`); a call of no session of this host goes to the
+        session that would ask (nobody: a deny)."""
+        asker = self._asker(request.session_id)
         if asker is None:
             return ApprovalAnswer.DENY
         answer: ApprovalAnswer | SessionScope = await asker.approver(request)

@@ -174,7 +174,7 @@ class AcpSession:
             tools = with_editor_files(tools, files, workspace)
             return with_terminal(tools, self) if self.terminal else tools
 
-        front = FrontEnd(approver=self.approver, editor=files if (files.can_read or files.can_write) else None,
+        front = FrontEnd(questions=self.host, editor=files if (files.can_read or files.can_write) else None,
                          wrap_tools=wrap)
         allowed = self.session.gate.session_allowed if self.session is not None else ()
         self.session = await build_session(agent, llm, roots=[self.folder], front=front, manager=self.host.manager,

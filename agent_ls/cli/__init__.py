@@ -25,10 +25,8 @@ rules, ...) is restricted until you trust it: at the prompt (on a terminal), wit
 import argparse
 import asyncio
 import importlib
-import logging
-import sys
 from collections.abc import Callable, Coroutine, Sequence
-from typing import Any, NoReturn
+from typing import Any
 
 # Only what `serve` needs is imported at module level: the language server must answer
 # `initialize` fast, and the MCP SDK alone costs ~0.8 s to import. The command modules (tens of
@@ -141,34 +139,19 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
-    if args.command not in (None, "serve", "acp"):
+    if args.command is None or args.command == "serve":
+        from agent_ls.server import serve  # lazy: the language server, for `serve` only
+
+        serve(str(args.log_level))
+    if args.command != "acp":
         from agent_ls.cli.terminal import install  # lazy: +3 modules, only for a terminal
 
         install()  # a repository's text reaches the terminal with its escape sequences shown, not run
-    logging.basicConfig(level=getattr(logging, str(args.log_level).upper(), logging.WARNING),
-                        stream=sys.stderr, format="%(levelname)s %(name)s: %(message)s")
-    from agent_ls.core.redact import RedactingFilter  # lazy: json, +7 modules, ~6 ms; not for --help
+    from agent_ls.core.redact import log_to_stderr  # lazy: json, +7 modules, ~6 ms; not for --help
 
-    for handler in logging.getLogger().handlers:
-        handler.addFilter(RedactingFilter())  # tokens never reach the terminal
-    if args.command is None or args.command == "serve":
-        return serve()
+    log_to_stderr(str(args.log_level))  # tokens never reach the terminal
     if args.command == "acp":
         from agent_ls.acp import main as acp_main  # lazy: the ACP front end, for `acp` only
 
         return acp_main()
     return asyncio.run(args.func(args))
-
-
-def serve() -> NoReturn:
-    """Serve LSP on stdio (what editors run). Nothing else may write to stdout."""
-    from agent_ls.core.imports import collector_paused  # lazy: gc, +3 modules; serve only
-
-    with collector_paused():  # pygls, lsprotocol and the server's modules live as long as the process
-        # lazy: the language server, +134 modules, ~0.45 s; not for the other commands
-        from agent_ls.server.app import create_server
-        from agent_ls.server.process_exit import serve_stdio
-
-        server = create_server()
-    serve_stdio(server)  # ends the process (0 after shutdown + exit, as LSP asks)
-

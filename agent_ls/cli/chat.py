@@ -18,7 +18,6 @@ from agent_ls.agent import events as ev
 from agent_ls.agent.config import agent_settings
 from agent_ls.agent.context import COMPACT_COMMAND, compaction_text
 from agent_ls.agent.events import Event
-from agent_ls.agent.permissions import ApprovalAnswer, ApprovalRequest, SessionScope
 from agent_ls.agent.plan import UPDATE_PLAN
 from agent_ls.agent.sampling import Sampler
 from agent_ls.agent.store import SessionStore
@@ -30,20 +29,25 @@ from agent_ls.cli.common import (
     read_line,
     workspace_folders,
 )
-from agent_ls.cli.host import open_host, settle
-from agent_ls.cli.questions import approval_answer, approval_prompt, sampling_consent
+from agent_ls.cli.host import settle, start
 from agent_ls.config.paths import user_data_dir
 from agent_ls.core.visible import visible
 from agent_ls.runtime.sessions import FrontEnd, build_session
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from agent_ls.agent.config import AgentSettings
+    from agent_ls.agent.plan import PlanEntry
+    from agent_ls.agent.session import Session
     from agent_ls.mcp.manager import MCPManager
+    from agent_ls.runtime.questions import Questions
 
 
 async def cmd_chat(args: argparse.Namespace) -> int:
     """A terminal chat on the same session code the editor uses."""
     folders = workspace_folders(args)
-    _host, settings = await settle(args)
+    host, settings = await settle(args)
     agent = agent_settings(settings)
     print_diagnostics(settings)  # every problem of the settings files at its place, as `agent-ls mcp status`
     store = SessionStore.for_workspace(user_data_dir(), folders[0])
@@ -70,15 +74,12 @@ async def cmd_chat(args: argparse.Namespace) -> int:
               "\"apiBase\": \"http://127.0.0.1:11434\").", file=sys.stderr)
         return EXIT_USAGE
 
-    async def approve(request: ApprovalRequest) -> ApprovalAnswer | SessionScope:
-        line = await read_line(approval_prompt(request))
-        return approval_answer(request, line)
-
-    manager, _ = await open_host(args)
-    _attach_terminal_sampling(manager, agent, llm.model)
+    manager = await start(host, args)
+    _attach_terminal_sampling(manager, host.questions, agent, llm.model)
     try:
-        session = await build_session(agent, llm, roots=folders, front=FrontEnd(approver=approve), manager=manager,
-                                      store=store, session_id=session_id)
+        # approvals are asked on the terminal (TerminalQuestions, the host's questions)
+        session = await build_session(agent, llm, roots=folders, front=FrontEnd(questions=host.questions),
+                                      manager=manager, store=store, session_id=session_id)
         print(f"[session {session.session_id}, model {llm.model}]", file=sys.stderr)
         if session.plan:  # a resumed session's plan, as it was left
             print(plan_checklist(session.plan), file=sys.stderr, flush=True)
@@ -145,7 +146,7 @@ async def cmd_chat(args: argparse.Namespace) -> int:
         store.close()
 
 
-def model_command(agent: Any, store: Any, session: Any, name: str) -> str:
+def model_command(agent: AgentSettings, store: SessionStore, session: Session, name: str) -> str:
     """``/model``: the models the settings offer, the session's current one marked; ``/model
     NAME``: that one for the session's next requests, kept in its store (as the editor's picker,
     ``agent/setModel``)."""
@@ -161,8 +162,11 @@ def model_command(agent: Any, store: Any, session: Any, name: str) -> str:
         model = agent.check_model_choice(name)
     except ValueError as e:
         return f"error: {e}"
+    llm = agent.llm_config(model)
+    if llm is None:
+        return f"error: no settings for the model {model!r}"
     store.set_model(session.session_id, model)
-    session.llm = agent.llm_config(model)
+    session.llm = llm
     return f"[model {model}]"
 
 
@@ -199,7 +203,7 @@ def tool_line(name: str, arguments: Any) -> str:
 _PLAN_MARKS = {"completed": "[x]", "in_progress": "[>]", "pending": "[ ]"}
 
 
-def plan_checklist(entries: Any) -> str:
+def plan_checklist(entries: Sequence[PlanEntry]) -> str:
     """The agent's plan as a compact checklist (``[x]`` done, ``[>]`` in progress, ``[ ]`` to
     do), the steps' text escaped (:func:`~agent_ls.core.visible.visible`: no terminal control)."""
     if not entries:
@@ -210,8 +214,8 @@ def plan_checklist(entries: Any) -> str:
     return "\n".join(lines)
 
 
-def _attach_terminal_sampling(manager: MCPManager, agent: Any, model: str) -> None:
+def _attach_terminal_sampling(manager: MCPManager, questions: Questions, agent: AgentSettings, model: str) -> None:
     """MCP sampling in ``agent-ls chat``: consent is asked on the terminal, like approvals;
     the chat's model (``--model`` included) answers unless ``agent.sampling.model`` is set."""
     settings = attrs.evolve(agent, model=model)
-    manager.set_sampling_handler(Sampler(lambda: settings, sampling_consent))
+    manager.set_sampling_handler(Sampler(lambda: settings, questions.sampling_consent))

@@ -40,11 +40,17 @@ async def settle(args: argparse.Namespace, *, ask_servers: bool = True) -> tuple
     return host, settings
 
 
-async def open_host(args: argparse.Namespace, **options: Any) -> tuple[MCPManager, LoadedSettings]:
-    """:func:`settle`, then every MCP server started (``options`` go to the manager:
+async def start(host: RuntimeHost, args: argparse.Namespace, **options: Any) -> MCPManager:
+    """Every MCP server of the settled ``host`` started (``options`` go to the manager:
     ``auth_opener``, ``sign_in_timeout``...) and waited for (``--wait``)."""
-    host, _ = await settle(args)
     manager = await host.start(**options)
-    assert host.settings is not None
     await manager.wait_ready(timeout=args.wait)
+    return manager
+
+
+async def open_host(args: argparse.Namespace, **options: Any) -> tuple[MCPManager, LoadedSettings]:
+    """:func:`settle`, then :func:`start`."""
+    host, _ = await settle(args)
+    manager = await start(host, args, **options)
+    assert host.settings is not None
     return manager, host.settings

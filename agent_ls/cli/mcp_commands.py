@@ -17,7 +17,7 @@ from agent_ls.cli.common import (
     status_line,
 )
 from agent_ls.cli.host import open_host, settle
-from agent_ls.mcp.oauth.redirect import open_in_gui_browser
+from agent_ls.mcp.oauth.redirect import AuthOpener, open_in_gui_browser
 
 if TYPE_CHECKING:
     from agent_ls.mcp.status import ServerStatus
@@ -140,7 +140,7 @@ async def cmd_trust(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def _cli_opener(open_browser: bool) -> Any:
+def _cli_opener(open_browser: bool) -> AuthOpener:
     async def opener(server: str, url: str) -> None:
         print(f"\nSign in to '{server}': open this URL in your browser\n\n  {url}\n", file=sys.stderr, flush=True)
         if open_browser and await asyncio.to_thread(open_in_gui_browser, url):

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import json
 import sys
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from agent_ls.agent.permissions import ApprovalAnswer
 from agent_ls.agent.sampling import SamplingAnswer
@@ -39,8 +39,7 @@ class TerminalQuestions:
         self.host = host
 
     async def approve(self, request: ApprovalRequest) -> ApprovalAnswer | SessionScope:
-        answer: ApprovalAnswer | SessionScope = approval_answer(request, await read_line(approval_prompt(request)))
-        return answer
+        return approval_answer(request, await read_line(approval_prompt(request)))
 
     async def trust_server(self, config: ServerConfig) -> TrustAnswer | None:
         if self.assume_yes:
@@ -62,7 +61,7 @@ class TerminalQuestions:
         return await sampling_consent(request)
 
 
-def approval_prompt(request: Any) -> str:
+def approval_prompt(request: ApprovalRequest) -> str:
     """The terminal's approval question: the whole call (every argument, never cut, hidden
     characters escaped), why it asks, and one key per choice; the session choices name their
     scope (``[p] Allow `git status` … for this session``)."""
@@ -87,7 +86,7 @@ def approval_prompt(request: Any) -> str:
     return "\n".join(lines) + "\n  choice? "
 
 
-def approval_answer(request: Any, line: str | None) -> Any:
+def approval_answer(request: ApprovalRequest, line: str | None) -> ApprovalAnswer | SessionScope:
     """The answer for what the user typed; anything unknown (or end of input) denies."""
     answer = (line or "").strip().lower()
     if answer in ("o", "once", "y", "yes"):
@@ -101,7 +100,7 @@ def approval_answer(request: Any, line: str | None) -> Any:
 
 
 async def sampling_consent(request: SamplingRequest) -> SamplingAnswer:
-    """The terminal's sampling consent (:meth:`agent_ls.cli.host.TerminalQuestions.sampling_consent`)."""
+    """The terminal's sampling consent (:meth:`TerminalQuestions.sampling_consent`)."""
     lines = [f"\n[sampling] MCP server '{request.server}' asks the model {request.model} "
              f"(at most {request.max_tokens} tokens)"
              + (f" at {request.endpoint}" if request.endpoint else "")]

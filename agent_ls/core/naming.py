@@ -24,6 +24,8 @@ MAX_NAME = 64
 PREFIX = "mcp"
 SEP = "__"
 _BAD = re.compile(r"[^A-Za-z0-9_-]")
+_DIGEST_CHARS = 8
+"""The hash suffix of a cut name: ``_`` and this many hex digits."""
 
 
 def sanitize(part: str) -> str:
@@ -43,7 +45,7 @@ def server_segment(server: str) -> str:
 
 
 def _digest(server: str, tool: str) -> str:
-    return hashlib.sha256(f"{server}\0{tool}".encode()).hexdigest()[:8]
+    return hashlib.sha256(f"{server}\0{tool}".encode()).hexdigest()[:_DIGEST_CHARS]
 
 
 def _with_suffix(base: str, server: str, tool: str) -> str:
@@ -57,6 +59,17 @@ def tool_name(server: str, tool: str) -> str:
     if len(base) <= MAX_NAME:
         return base
     return _with_suffix(base, server, tool)
+
+
+def could_name(server: str, name: str) -> bool:
+    """Whether a tool of ``server`` could have the model-facing ``name``: it starts with the
+    server's ``mcp__<segment>__``, or it was cut to :data:`MAX_NAME` with a hash suffix inside
+    that prefix (a very long server name)."""
+    prefix = f"{PREFIX}{SEP}{server_segment(server)}{SEP}"
+    if name.startswith(prefix):
+        return True
+    kept = MAX_NAME - 1 - _DIGEST_CHARS  # what a cut name keeps before its suffix
+    return len(name) == MAX_NAME and len(prefix) > kept and prefix.startswith(name[:kept])
 
 
 def assign_names(pairs: Iterable[tuple[str, str]]) -> dict[tuple[str, str], str]:

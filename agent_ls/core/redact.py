@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import logging
 import re
+import sys
 import threading
 from collections.abc import Iterable, Mapping
 from urllib.parse import quote, quote_plus, unquote
@@ -219,3 +220,12 @@ def install_log_redaction() -> RedactingFilter:
         if _FILTER not in lg.filters:
             lg.addFilter(_FILTER)
     return _FILTER
+
+
+def log_to_stderr(level: str) -> None:
+    """Log records of ``level`` (a name: ``INFO``; unknown: ``WARNING``) and above to stderr,
+    secrets masked (:func:`install_log_redaction`): every command and both language server
+    entry points (stdout may be the protocol's channel)."""
+    logging.basicConfig(level=getattr(logging, level.upper(), logging.WARNING), stream=sys.stderr,
+                        format="%(levelname)s %(name)s: %(message)s")
+    install_log_redaction()

@@ -1,7 +1,9 @@
-"""Building a ready MCP manager from the settings of a set of workspace folders.
+"""Building the MCP manager of a set of workspace folders from their settings.
 
-The CLI and the language server both start the host through here, so a headless check
-(`agent-ls mcp status`) runs exactly the code the editor runs.
+Every front end starts the host through :class:`agent_ls.runtime.host.RuntimeHost`, which
+imports this module off the event loop (the MCP SDK takes a while) and calls
+:func:`create_manager`, so a headless check (``agent-ls mcp status``) runs exactly the code the
+editor runs.
 """
 
 from __future__ import annotations
@@ -11,9 +13,8 @@ from pathlib import Path
 from typing import Any
 
 from agent_ls.config.paths import catalogue_path, host_state_path, user_data_dir
-from agent_ls.config.settings import LoadedSettings, load_settings
+from agent_ls.config.settings import LoadedSettings
 from agent_ls.config.state import HostState
-from agent_ls.config.trust import TrustPolicy
 from agent_ls.mcp.catalogue import CatalogueStore
 from agent_ls.mcp.manager import MCPManager
 from agent_ls.mcp.oauth.store import OAuthStore
@@ -42,14 +43,3 @@ def create_manager(folders: Sequence[Path], settings: LoadedSettings, **kwargs: 
     kwargs.setdefault("catalogue", CatalogueStore(catalogue_path()))
     kwargs.setdefault("max_output_chars", max_output_chars(settings))
     return MCPManager(roots=list(folders), **kwargs)
-
-
-async def start_host(folders: Sequence[Path], *, trust: TrustPolicy | None = None,
-                     **kwargs: Any) -> tuple[MCPManager, LoadedSettings]:
-    """Load settings for ``folders`` and start every server in the background. ``trust``
-    defaults to the user's remembered decisions (a folder never trusted is restricted)."""
-    state = kwargs.setdefault("state", HostState(host_state_path()))
-    settings = load_settings(list(folders), trust=trust or TrustPolicy(state))
-    manager = create_manager(folders, settings, **kwargs)
-    await manager.apply(settings)
-    return manager, settings

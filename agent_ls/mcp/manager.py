@@ -212,15 +212,25 @@ class MCPManager(SignIns, TrustDecisions):
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(asyncio.gather(*waits), timeout)
 
-    async def settle(self, timeout: float, *, first_start: bool = False) -> None:
+    async def settle(self, timeout: float) -> None:
         """Wait (at most ``timeout`` s) for the servers that are starting or restarting by the
         user's doing (a settings change, a trust decision, a restart): a prompt then sees their
         tools. Not for the servers starting with the host (the editor just opened: the first
         prompt goes to the model at once, their tools join the turn's next step and the next
-        prompts; issue 30 item 2) unless ``first_start`` (the model called a tool that is not
-        known yet), nor for servers that offer their kept catalogue meanwhile."""
-        waits = [c.wait_settled(timeout) for c in self._conns.values()
-                 if c.settling and not c.from_catalogue and (first_start or c not in self._first_start)]
+        prompts; issue 30 item 2; :meth:`settle_tool` when the model calls one of their tools),
+        nor for servers that offer their kept catalogue meanwhile."""
+        await self._wait_settled([c for c in self._conns.values() if c not in self._first_start], timeout)
+
+    async def settle_tool(self, name: str, timeout: float) -> None:
+        """Wait (at most ``timeout`` s) for the starting or restarting servers that could own the
+        model-facing tool name ``name`` (:func:`agent_ls.core.naming.could_name`): the model
+        called a tool not known yet. No such server starting: no wait (``mcp__typo__x`` is
+        nobody's tool, and waiting for the others would not change that)."""
+        await self._wait_settled([c for c in self._conns.values() if naming.could_name(c.name, name)], timeout)
+
+    @staticmethod
+    async def _wait_settled(conns: list[ServerConnection], timeout: float) -> None:
+        waits = [c.wait_settled(timeout) for c in conns if c.settling and not c.from_catalogue]
         if waits:
             await asyncio.gather(*waits)
 

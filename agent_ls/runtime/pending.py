@@ -9,8 +9,8 @@ everything to it, so the session's tools join at its next step like those of any
 connects late.
 
 Two cases want the host at once rather than after the model library (:attr:`PendingHost.want`):
-the model names an MCP tool that is not known yet, and servers whose tools were kept from their
-last connection (a prompt offers those before the server has connected, as it does once the host
+the model names an MCP tool not known yet that a starting server could own, and servers whose
+tools were kept from their last connection (a prompt offers those before the server has connected, as it does once the host
 runs).
 """
 
@@ -21,6 +21,7 @@ import time
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
+from agent_ls.core import naming
 from agent_ls.mcp.status import STILL_STARTING
 
 if TYPE_CHECKING:
@@ -46,25 +47,36 @@ class PendingHost:
         self._skills: SkillCatalog | None = None
 
     # the registry's MCPToolSource and SettlingSource -------------------------------------------
-    async def settle(self, timeout: float, *, first_start: bool = False) -> None:
-        """Before the host: nothing to wait for, unless the model called a tool not known yet
-        (``first_start``) or kept tools are waiting to be offered; then start the host now and
-        wait for it (within ``timeout``). Afterwards: the manager's :meth:`settle`."""
-        manager = self._manager()
-        if manager is None:
-            if not (first_start or self._kept):
-                return
-            self.want()
-            began = time.monotonic()
-            try:
-                await asyncio.wait_for(self._ready.wait(), timeout)
-            except TimeoutError:
-                return
-            timeout -= time.monotonic() - began
-            manager = self._manager()
-            if manager is None:
-                return
-        await manager.settle(max(0.0, timeout), first_start=first_start)
+    async def settle(self, timeout: float) -> None:
+        """Before the host: nothing to wait for (a prompt does not wait for the servers that start
+        with it) unless kept tools are waiting to be offered; then start the host now and wait
+        for it (within ``timeout``). Afterwards: the manager's :meth:`settle`."""
+        manager, left = await self._host(timeout) if self._kept else (self._manager(), timeout)
+        if manager is not None:
+            await manager.settle(left)
+
+    async def settle_tool(self, name: str, timeout: float) -> None:
+        """The model called the MCP tool ``name``, not known yet: when a server that starts with
+        the host could own it, start the host now and wait for that server (within
+        ``timeout``); else there is nothing to wait for."""
+        manager, left = self._manager(), timeout
+        if manager is None and any(naming.could_name(server, name) for server in self._starting):
+            manager, left = await self._host(timeout)
+        if manager is not None:
+            await manager.settle_tool(name, left)
+
+    async def _host(self, timeout: float) -> tuple[MCPManager | None, float]:
+        """The manager, asking for the host and waiting for its start (at most ``timeout``),
+        and what is left of ``timeout``."""
+        if (manager := self._manager()) is not None:
+            return manager, timeout
+        self.want()
+        began = time.monotonic()
+        try:
+            await asyncio.wait_for(self._ready.wait(), timeout)
+        except TimeoutError:
+            return None, 0.0
+        return self._manager(), max(0.0, timeout - (time.monotonic() - began))
 
     async def refresh_if_dirty(self) -> bool:
         manager = self._manager()

@@ -3,8 +3,8 @@
 
 A session is the model (:class:`~agent_ls.agent.llm.LLMConfig`), the tool registry (the
 built-in tools confined to the workspace roots, with the session's store of oversized output,
-and the MCP host's tools and skills), the permission gate (the settings' allow/ask/deny rules
-and the front end's approver), the per-workspace session store and the settings' step limit and
+and the MCP host's tools and skills), the permission gate (the settings' allow/ask/deny rules,
+asking the front end's :class:`~agent_ls.runtime.questions.Questions`), the per-workspace session store and the settings' step limit and
 extra instructions. The front end supplies what only it can (:class:`FrontEnd`): how to ask the
 user, and the editor's files when there is an editor. Events are not part of the session: each
 prompt gets its sink (:meth:`Session.prompt`).
@@ -33,7 +33,7 @@ from agent_ls.agent.config import AgentSettings
 from agent_ls.agent.editor.editor_files import EditorFiles
 from agent_ls.agent.editor.intelligence import EditorIntelligence
 from agent_ls.agent.llm import LLMConfig
-from agent_ls.agent.permissions import ApprovalHandler, PermissionGate, PermissionRules
+from agent_ls.agent.permissions import PermissionGate, PermissionRules
 from agent_ls.agent.session import Session
 from agent_ls.agent.skills_tool import SkillSource
 from agent_ls.agent.store import SessionStore
@@ -44,6 +44,7 @@ from agent_ls.runtime.pending import PendingHost
 
 if TYPE_CHECKING:
     from agent_ls.mcp.manager import MCPManager
+    from agent_ls.runtime.questions import Questions
 
 ToolWrapper = Callable[[list[Tool], Workspace], list[Tool]]
 
@@ -52,8 +53,10 @@ ToolWrapper = Callable[[list[Tool], Workspace], list[Tool]]
 class FrontEnd:
     """What the front end running a session gives it."""
 
-    approver: ApprovalHandler | None = None
-    """Asks the user about a call the rules leave to them (None: such calls are refused)."""
+    questions: Questions | None = None
+    """The front end's questions (the language server's ``LspQuestions``, ACP's ``SessionHost``,
+    the terminal's ``TerminalQuestions``): the gate asks ``questions.approve`` about a call the
+    rules leave to the user (None: nobody to ask, such calls are refused)."""
     editor: EditorFiles | None = None
     """The editor's buffers and edits, for the file tools (None: files on the disk only)."""
     intelligence: EditorIntelligence | None = None
@@ -64,11 +67,12 @@ class FrontEnd:
     tools so that the file a call names is fetched from the client first)."""
 
 
-def permission_gate(agent: AgentSettings, approver: ApprovalHandler | None,
+def permission_gate(agent: AgentSettings, questions: Questions | None,
                     roots: Sequence[Path] = ()) -> PermissionGate:
-    """The gate of the settings' permission rules, asking ``approver`` (``roots``: where
-    relative paths of protected-file checks start)."""
-    return PermissionGate(PermissionRules(agent.allow, agent.ask, agent.deny), approver, roots)
+    """The gate of the settings' permission rules, asking ``questions.approve`` (None: calls that
+    need asking are refused; ``roots``: where relative paths of protected-file checks start)."""
+    return PermissionGate(PermissionRules(agent.allow, agent.ask, agent.deny),
+                          questions.approve if questions is not None else None, roots)
 
 
 def tool_registry(agent: AgentSettings, roots: Sequence[Path], manager: MCPManager | PendingHost | None,
@@ -110,7 +114,7 @@ async def build_session(
     the session (a session rebuilt after the settings changed keeps those answers).
     """
     registry = tool_registry(agent, roots, manager, front)
-    gate = permission_gate(agent, front.approver, roots)
+    gate = permission_gate(agent, front.questions, roots)
     gate.session_allowed |= set(session_allowed)
     return await asyncio.to_thread(
         lambda: Session(llm=llm, registry=registry, gate=gate, roots=list(roots), store=store,

@@ -1,0 +1,21 @@
+"""The language server front end (LSP on stdio): :func:`serve` is what ``agent-ls`` /
+``agent-ls serve`` and ``python -m agent_ls.server`` run."""
+
+from typing import NoReturn
+
+
+def serve(log_level: str = "WARNING") -> NoReturn:
+    """Serve LSP on stdio (what editors run), logging to stderr at ``log_level``. Nothing else
+    may write to stdout. Ends the process (0 after shutdown + exit, as LSP asks)."""
+    # lazy: only what serving needs, so that `initialize` is answered fast (gc, +3 modules)
+    from agent_ls.core.imports import collector_paused
+    from agent_ls.core.redact import log_to_stderr
+
+    log_to_stderr(log_level)
+    with collector_paused():  # pygls, lsprotocol and the server's modules live as long as the process
+        # lazy: the language server, +134 modules, ~0.45 s; not for importing a submodule
+        from agent_ls.server.app import create_server
+        from agent_ls.server.process_exit import serve_stdio
+
+        server = create_server()
+    serve_stdio(server)

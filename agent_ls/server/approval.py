@@ -1,6 +1,8 @@
 """Tool approval through the editor (``agent/approve``) and the permission gates that use it.
 
-The agent's permission gate decides what needs asking; :class:`EditorApprover` asks the editor.
+The agent's permission gate decides what needs asking and asks the language server's questions
+(:class:`agent_ls.server.editor_questions.LspQuestions`), whose ``approve`` is
+:class:`EditorApprover`: it asks the editor.
 Direct calls (``mcp/callTool``, tool actions) share one gate, so "allow for session" lasts until
 the settings change.
 """
@@ -75,15 +77,12 @@ def agent_settings_now(ls: AgentLanguageServer) -> AgentSettings:
     return ls.runtime.agent_settings()
 
 
-def make_gate(ls: AgentLanguageServer, approver: EditorApprover) -> PermissionGate:
-    # lazy: the session layer, +81 modules (sqlite3, wcmatch, re2), ~160 ms at start-up
-    from agent_ls.runtime.sessions import permission_gate
-
-    return permission_gate(agent_settings_now(ls), approver)
-
-
 def direct_gate(ls: AgentLanguageServer) -> PermissionGate:
-    """One gate for direct calls, so "allow for session" lasts until the settings change."""
+    """One gate for direct calls, so "allow for session" lasts until the settings change; it asks
+    the editor through the language server's questions (``ls.runtime.questions``)."""
     if ls.chats.direct_gate is None:
-        ls.chats.direct_gate = make_gate(ls, EditorApprover(ls))
+        # lazy: the session layer, +81 modules (sqlite3, wcmatch, re2), ~160 ms at start-up
+        from agent_ls.runtime.sessions import permission_gate
+
+        ls.chats.direct_gate = permission_gate(agent_settings_now(ls), ls.runtime.questions)
     return ls.chats.direct_gate

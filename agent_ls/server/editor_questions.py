@@ -139,10 +139,11 @@ class LspQuestions:
 
     def __init__(self, ls: AgentLanguageServer) -> None:
         self.ls = ls
+        self.approver = EditorApprover(ls)
 
     async def approve(self, request: ApprovalRequest) -> ApprovalAnswer | SessionScope:
-        """A call outside a session (a session's calls go through its own :class:`EditorApprover`)."""
-        answer: ApprovalAnswer | SessionScope = await EditorApprover(self.ls)(request)
+        """A session's call or a direct one (``agent/approve``, :class:`EditorApprover`)."""
+        answer: ApprovalAnswer | SessionScope = await self.approver(request)
         return answer
 
     async def trust_server(self, config: ServerConfig) -> TrustAnswer | None:

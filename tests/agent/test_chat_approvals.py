@@ -65,3 +65,29 @@ def test_a_protected_file_asks_even_after_a_session_write_grant(llm: ScriptedLLM
     assert proc.stderr.count("[approve] write_file") == 2
     assert "protected: git runs commands named in .git/config" in proc.stderr
     assert not (ws / ".git" / "config").exists()
+
+
+async def test_the_chat_asks_through_the_terminal_questions(llm: ScriptedLLM, ws: Path, tmp_path: Path,
+                                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    """The chat's approvals are the front end's questions (issue 29 item 2): the one
+    TerminalQuestions the host asks trust with also answers the permission gate."""
+    from agent_ls.agent.permissions import ApprovalAnswer, ApprovalRequest
+    from agent_ls.cli import build_parser
+    from agent_ls.cli.chat import cmd_chat
+    from agent_ls.cli.questions import TerminalQuestions
+
+    for name, value in {"AGENT_LS_CONFIG_DIR": str(tmp_path / "config"), "AGENT_LS_DATA_DIR": str(tmp_path / "data"),
+                        "AGENT_LS_API_BASE": llm.openai_base, "OPENAI_API_KEY": "x"}.items():
+        monkeypatch.setenv(name, value)
+    asked: list[tuple[object, str]] = []
+
+    async def approve(self: TerminalQuestions, request: ApprovalRequest) -> ApprovalAnswer:
+        asked.append((self, request.spec.name))
+        return ApprovalAnswer.ALLOW_ONCE
+
+    monkeypatch.setattr(TerminalQuestions, "approve", approve)
+    llm.script(tool_calls([("write_file", {"path": "out.txt", "content": "42"})]), text("done"))
+    args = build_parser().parse_args(["chat", "-w", str(ws), "--model", "openai/scripted", "write", "it"])
+    assert await cmd_chat(args) == 0
+    assert [(type(q), name) for q, name in asked] == [(TerminalQuestions, "write_file")]
+    assert (ws / "out.txt").read_text() == "42"

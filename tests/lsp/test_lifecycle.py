@@ -130,6 +130,9 @@ async def test_malformed_params_get_errors_never_a_hang(editor: Editor) -> None:
         (P.CMD_RUN_TOOL_ACTION, [{**good, "index": "first"}], "index"),
         (P.CMD_RUN_MCP_PROMPT, [{**good, "server": "knob"}], "name"),
         (P.CMD_ASK, [good, good], "exactly one object argument"),
+        (P.CMD_TRUST_WORKSPACE, [{"folder": 5}], "folder: expected a string"),
+        (P.CMD_TRUST_WORKSPACE, [{}], "folder"),
+        (P.CMD_TRUST_WORKSPACE, [None], "takes no argument, or one folder"),
     ]
     for command, arguments, words in commands:
         with pytest.raises(JsonRpcException) as err:

@@ -40,3 +40,25 @@ async def test_a_prompt_does_not_wait_for_the_hosts_first_start_but_for_a_restar
     assert conn.state is State.CONNECTED
     assert "mcp__k__echo" in [s.name for s in registry.visible_specs()]
     assert STILL_STARTING not in registry.server_instructions()
+
+
+async def test_a_call_of_an_unknown_tool_waits_only_for_the_server_that_could_own_it(
+        host: HostEnv, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The model calls an MCP tool not known yet while servers start with the host: a name no
+    starting server could own (``mcp__typo__echo``) is "no tool" at once, a tool of a starting
+    server waits for that server only."""
+    monkeypatch.setattr(registry_module, "SETTLE_SECONDS", 3600.0)  # a wait for "k" would be seen as a hang
+    slow = host.root / "slow"
+    slow.write_text("3600")  # "k" is starting until the end of the test
+    m = await host.manager({"k": knob_stdio_params("--slow-start-file", str(slow)),
+                            "j": knob_stdio_params("--slow-start", "1")}, wait=0)
+    k, j = m.connection("k"), m.connection("j")
+    assert k is not None and j is not None and k.state is State.STARTING
+    registry = ToolRegistry([], m, defer=False)
+
+    assert await asyncio.wait_for(registry.resolve("mcp__typo__echo"), HANG_GUARD) is None
+    assert k.state is State.STARTING
+
+    tool = await asyncio.wait_for(registry.resolve("mcp__j__echo"), HANG_GUARD)
+    assert tool is not None and tool.spec.server == "j"
+    assert j.state is State.CONNECTED and k.state is State.STARTING

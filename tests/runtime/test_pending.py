@@ -1,7 +1,7 @@
 """The MCP host a session sees before the host has started (runtime/pending.py; issue 30 item 2):
 nothing offered and the starting servers named until the manager exists, then everything
-forwarded to it; it asks for the host at once only when the model names a tool not known yet or
-kept tools wait to be offered."""
+forwarded to it; it asks for the host at once only when the model names a tool not known yet that
+a starting server could own, or kept tools wait to be offered."""
 
 from __future__ import annotations
 
@@ -18,10 +18,13 @@ class Manager:
     """What the pending host forwards to (the MCP manager's side of the registry's protocols)."""
 
     def __init__(self) -> None:
-        self.settled: list[tuple[float, bool]] = []
+        self.settled: list[tuple[str | None, float]] = []
 
-    async def settle(self, timeout: float, *, first_start: bool = False) -> None:
-        self.settled.append((timeout, first_start))
+    async def settle(self, timeout: float) -> None:
+        self.settled.append((None, timeout))
+
+    async def settle_tool(self, name: str, timeout: float) -> None:
+        self.settled.append((name, timeout))
 
     async def refresh_if_dirty(self) -> bool:
         return True
@@ -59,18 +62,19 @@ async def test_before_the_host_nothing_is_offered_and_the_starting_servers_are_n
     with pytest.raises(LookupError, match="still starting"):
         await pending.load("knob", "review")
     await asyncio.wait_for(pending.settle(10.0), 1)  # a prompt does not wait for the servers
+    await asyncio.wait_for(pending.settle_tool("mcp__typo__x", 10.0), 1)  # nobody's tool: no wait
     assert host.wanted == 0
 
 
-async def test_a_tool_not_known_yet_wants_the_host_and_waits_for_it() -> None:
+async def test_a_tool_a_starting_server_could_own_wants_the_host_and_waits_for_it() -> None:
     host = Host()
-    settling = asyncio.ensure_future(host.pending.settle(10.0, first_start=True))
+    settling = asyncio.ensure_future(host.pending.settle_tool("mcp__knob__echo", 10.0))
     await asyncio.sleep(0.05)
     assert host.wanted == 1 and not settling.done()
     manager = host.start()
     await asyncio.wait_for(settling, 5)
-    (timeout, first_start), = manager.settled
-    assert first_start and 0 < timeout <= 10.0  # what is left of the caller's bound
+    (name, timeout), = manager.settled
+    assert name == "mcp__knob__echo" and 0 < timeout <= 10.0  # what is left of the caller's bound
 
 
 async def test_kept_tools_want_the_host_for_a_prompt() -> None:
@@ -80,14 +84,15 @@ async def test_kept_tools_want_the_host_for_a_prompt() -> None:
     assert host.wanted == 1
     manager = host.start()
     await asyncio.wait_for(settling, 5)
-    assert manager.settled and manager.settled[0][1] is False
+    (name, timeout), = manager.settled
+    assert name is None and 0 < timeout <= 10.0
 
 
 async def test_a_host_that_never_starts_bounds_the_wait() -> None:
     host = Host()
-    await asyncio.wait_for(host.pending.settle(0.2, first_start=True), 5)
+    await asyncio.wait_for(host.pending.settle_tool("mcp__slow__x", 0.2), 5)
     host.ready.set()  # its start ended without a manager (it failed)
-    await asyncio.wait_for(host.pending.settle(10.0, first_start=True), 5)
+    await asyncio.wait_for(host.pending.settle_tool("mcp__slow__x", 10.0), 5)
     assert list(host.pending.tools()) == []
 
 
@@ -98,4 +103,5 @@ async def test_once_the_host_runs_everything_is_forwarded() -> None:
     assert list(pending.tools()) == ["tool"] and await pending.refresh_if_dirty() is True
     assert pending.instructions() == "## knob\nconnected\n"
     await pending.settle(3.0)
-    assert manager.settled == [(3.0, False)] and host.wanted == 0
+    await pending.settle_tool("mcp__typo__x", 2.0)  # the manager decides: it knows its servers
+    assert manager.settled == [(None, 3.0), ("mcp__typo__x", 2.0)] and host.wanted == 0

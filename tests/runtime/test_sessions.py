@@ -1,7 +1,7 @@
 """The one session builder (agent_ls.runtime.sessions) every front end uses: what the settings file
 says ends up in the session (model, permission rules, bash timeout, output pages, step limit,
 instructions, MCP deferral), the MCP host's tools join the built-in ones, and the front end's
-approver, editor and tool wrapper are the ones the session uses."""
+questions (approvals), editor and tool wrapper are the ones the session uses."""
 
 from __future__ import annotations
 
@@ -13,11 +13,12 @@ import pytest
 
 from agent_ls.agent.config import agent_settings
 from agent_ls.agent.editor.editor_files import OpenDocument
-from agent_ls.agent.permissions import ApprovalAnswer, ApprovalRequest, PermissionRules
+from agent_ls.agent.permissions import ApprovalAnswer, ApprovalRequest, PermissionRules, SessionScope
 from agent_ls.agent.store import SessionStore
 from agent_ls.agent.tools.output_store import READ_OUTPUT, ReadOutputTool
 from agent_ls.config.settings import load_settings
 from agent_ls.core.tools import Capability, Tool
+from agent_ls.runtime.questions import NoQuestions
 from agent_ls.runtime.sessions import FrontEnd, build_session
 from tests.agent.test_editor_files import FakeEditor
 from tests.agent.test_registry import BUILTINS, FakeMCPTool, Source
@@ -60,11 +61,12 @@ async def test_the_session_is_what_the_settings_say(tmp_path: Path) -> None:
     host = Host([FakeMCPTool("s", "search"), FakeMCPTool("s", "drop", cap=Capability.WRITE)])
     asked: list[ApprovalRequest] = []
 
-    async def approver(request: ApprovalRequest) -> ApprovalAnswer:
-        asked.append(request)
-        return ApprovalAnswer.ALLOW_ONCE
+    class Asking(NoQuestions):  # the front end's questions: only approve answers yes
+        async def approve(self, request: ApprovalRequest) -> ApprovalAnswer | SessionScope:
+            asked.append(request)
+            return ApprovalAnswer.ALLOW_ONCE
 
-    session = await build_session(agent, llm, roots=[ws], front=FrontEnd(approver=approver), manager=host)
+    session = await build_session(agent, llm, roots=[ws], front=FrontEnd(questions=Asking()), manager=host)
 
     assert session.llm.model == "openai/from-settings"
     names = sorted(s.name for s in session.registry.visible_specs())
@@ -110,7 +112,7 @@ async def test_the_front_end_s_editor_and_tool_wrapper_are_used(tmp_path: Path) 
     result = await read_file.call({"path": "open.txt"})
     assert "unsaved buffer text" in result.content  # read from the editor: the file is not on disk
     assert session.gate is not None and session.gate.approval_reason(session.registry.get("edit_file").spec) is None
-    # no approver: nobody is asked, a call that needs approval is refused
+    # no questions: nobody is asked, a call that needs approval is refused
 
 
 async def test_a_stored_session_is_resumed_with_its_allowed_tools(tmp_path: Path) -> None:
@@ -128,4 +130,4 @@ async def test_a_stored_session_is_resumed_with_its_allowed_tools(tmp_path: Path
         assert gate.session_allowed == {"bash(git status:*)"}
         bash = again.registry.get("bash").spec
         assert await gate.check(bash, {"command": "git status -s"}) == (True, "allowed for this session")
-        assert (await gate.check(bash, {"command": "git status; touch PWNED"}))[0] is False  # no approver: denied
+        assert (await gate.check(bash, {"command": "git status; touch PWNED"}))[0] is False  # no questions: denied

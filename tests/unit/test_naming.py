@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from agent_ls.core.naming import MAX_NAME, assign_names, sanitize, tool_name
+from agent_ls.core.naming import MAX_NAME, assign_names, could_name, sanitize, tool_name
 
 VALID = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 
@@ -251,3 +251,23 @@ def test_names_without_collisions_are_the_plain_names(pairs: list[tuple[str, str
     plain = [tool_name(*p) for p in pairs]
     if len(set(plain)) == len(plain):
         assert out == dict(zip(pairs, plain, strict=True))
+
+
+@pytest.mark.parametrize("server", ["k", "github::ci", "s" * 70, "a-server-with-a-rather-long-name-of-fifty-one-chars"])
+def test_could_name_knows_every_name_of_a_server_s_tools(server: str) -> None:
+    """What a call of a tool not known yet waits for (the registry's resolve): the starting
+    server whose tools could have that name, also when the name was cut with a hash suffix."""
+    tools = ["echo", "t" * 80, "x::y"]
+    names = assign_names([(server, t) for t in tools] + [("other", "echo")])
+    for t in tools:
+        assert could_name(server, names[(server, t)])
+    assert not could_name(server, names[("other", "echo")])
+    assert not could_name(server, "mcp__typo__echo")
+    assert not could_name("github", tool_name("github::ci", "delete_repo"))  # the encoded segment is another server's
+
+
+@given(st.lists(st.tuples(ascii_names, ascii_names), min_size=1, max_size=8))
+@settings(max_examples=200, deadline=None)
+def test_every_assigned_name_could_be_its_server_s(pairs: list[tuple[str, str]]) -> None:
+    for (server, _tool), name in assign_names(pairs).items():
+        assert could_name(server, name)

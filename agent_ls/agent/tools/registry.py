@@ -42,7 +42,13 @@ class MCPToolSource(Protocol):
 class SettlingSource(Protocol):
     """A tool source whose servers may be (re)connecting (the MCP manager)."""
 
-    async def settle(self, timeout: float, *, first_start: bool = False) -> None: ...
+    async def settle(self, timeout: float) -> None:
+        """Wait for the servers the user (re)started (a prompt sees their tools)."""
+        ...
+
+    async def settle_tool(self, name: str, timeout: float) -> None:
+        """Wait for the starting servers that could own the MCP tool name ``name``."""
+        ...
 
 
 SETTLE_SECONDS = 10.0
@@ -124,14 +130,15 @@ class ToolRegistry:
         return True
 
     async def resolve(self, name: str) -> Tool | None:
-        """:meth:`get`, or for an MCP tool name not known yet while servers that started with the
-        host are still starting (a prompt does not wait for them), the tool once they have
-        connected (bounded by :data:`SETTLE_SECONDS`): the model may call a tool it knows of."""
+        """:meth:`get`, or for an MCP tool name not known yet while a server that could own it is
+        still starting (a prompt does not wait for the servers that start with the host), the tool
+        once that server has connected (bounded by :data:`SETTLE_SECONDS`): the model may call a
+        tool it knows of. A name no starting server could own is looked up again at once."""
         tool = self.get(name)
         source = self._mcp_source
         if tool is not None or not name.startswith(f"{PREFIX}{SEP}") or not isinstance(source, SettlingSource):
             return tool
-        await source.settle(SETTLE_SECONDS, first_start=True)
+        await source.settle_tool(name, SETTLE_SECONDS)
         await source.refresh_if_dirty()
         tools = list(source.tools())
         if [t.spec for t in tools] != [t.spec for t in self._mcp.values()]:

@@ -36,7 +36,6 @@ import re
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-import attrs
 from lsprotocol import types as lsp
 from pygls.uris import to_fs_path
 from pygls.workspace import ServerTextPosition, ServerTextRange
@@ -46,7 +45,8 @@ from agent_ls.server.direct_tools import call_tool_direct
 from agent_ls.server.handlers.chat import notify_event, start_prompt
 from agent_ls.server.handlers.mcp_methods import prompt_message
 from agent_ls.server.host import ensure_manager, host_starting, settings_loaded
-from agent_ls.server.protocol.codec import InvalidParams, RequestFailed, _register, dump, parse
+from agent_ls.server.protocol.codec import InvalidParams, RequestFailed, dump
+from agent_ls.server.protocol.commands import ActionArgs, action_args
 from agent_ls.server.protocol.methods import CMD_ASK, CMD_RUN_MCP_PROMPT, CMD_RUN_TOOL_ACTION
 from agent_ls.server.protocol.prompt import Attachment, Range
 from agent_ls.server.server import AgentLanguageServer, guarded
@@ -58,36 +58,6 @@ log = logging.getLogger("agent_ls.server")
 
 _VAR = re.compile(r"\$\{(selection|file|fileUri|languageId|line|workspaceFolder)\}")
 APPLY_MODES = ("replaceSelection",)
-
-
-@_register
-@attrs.define
-class ActionArgs:
-    """The argument every agent-ls command carries (built by the code action)."""
-
-    uri: str
-    range: Range
-    text: str = ""
-    """The selected text (or the lines of the diagnostics when nothing is selected)."""
-    language_id: str = ""
-    mode: str = "ask"
-    """``agent-ls.ask``: ``ask``, ``fix`` or ``explain``."""
-    diagnostics: str = ""
-    """``fix`` / ``explain``: the diagnostics' messages."""
-    question: str | None = None
-    """``agent-ls.ask`` in ``ask`` mode: the user's question (a default one when absent)."""
-    session_id: str | None = None
-    """Continue this chat session (a new one when absent)."""
-    server: str | None = None
-    """``agent-ls.runMcpPrompt``: the MCP server."""
-    name: str | None = None
-    """``agent-ls.runMcpPrompt``: the prompt."""
-    argument: str | None = None
-    """``agent-ls.runMcpPrompt``: the prompt argument the selection fills."""
-    index: int | None = None
-    """``agent-ls.runToolAction``: position in ``toolActions``."""
-    title: str | None = None
-    """``agent-ls.runToolAction``: the action's title (checked against ``index``)."""
 
 
 def tool_actions(ls: AgentLanguageServer) -> list[dict[str, Any]]:
@@ -262,12 +232,6 @@ def _selection(a: ActionArgs) -> Attachment:
                       language_id=a.language_id or None)
 
 
-def command_args(args: tuple[Any, ...]) -> ActionArgs:
-    if len(args) != 1 or not isinstance(args[0], dict):
-        raise InvalidParams("invalid params: this command takes exactly one object argument")
-    return parse(ActionArgs, args[0])
-
-
 def register(server: AgentLanguageServer) -> None:
     @server.feature(lsp.TEXT_DOCUMENT_CODE_ACTION, lsp.CodeActionOptions(
         code_action_kinds=[lsp.CodeActionKind.QuickFix, lsp.CodeActionKind.RefactorRewrite,
@@ -290,14 +254,14 @@ def register(server: AgentLanguageServer) -> None:
     @server.command(CMD_ASK)
     @guarded
     async def ask(ls: AgentLanguageServer, *args: Any) -> Any:
-        a = command_args(args)
+        a = action_args(args)
         result = await start_prompt(ls, _question(a), a.session_id, [_selection(a)])
         return dump(result)
 
     @server.command(CMD_RUN_MCP_PROMPT)
     @guarded
     async def run_prompt(ls: AgentLanguageServer, *args: Any) -> Any:
-        a = command_args(args)
+        a = action_args(args)
         if not (a.server and a.name and a.argument):
             raise InvalidParams("invalid params: server, name and argument are required")
         manager = await ensure_manager(ls)
@@ -310,7 +274,7 @@ def register(server: AgentLanguageServer) -> None:
     @server.command(CMD_RUN_TOOL_ACTION)
     @guarded
     async def run_tool_action(ls: AgentLanguageServer, *args: Any) -> Any:
-        a = command_args(args)
+        a = action_args(args)
         actions = tool_actions(ls)
         action = None
         if a.index is not None and 0 <= a.index < len(actions) and a.title in (None, actions[a.index]["title"]):

@@ -13,7 +13,7 @@ import logging
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from agent_ls.server.approval import EditorApprover, agent_settings_now
+from agent_ls.server.approval import agent_settings_now
 from agent_ls.server.host import session_host
 from agent_ls.server.protocol.codec import NoParams, RequestFailed, dump, parse, payload_from
 from agent_ls.server.protocol.methods import (
@@ -93,10 +93,9 @@ async def get_session(ls: AgentLanguageServer, session_id: str | None, model: st
     from agent_ls.server.editor.editor_files import LspEditorFiles
     from agent_ls.server.editor.intelligence import lsp_intelligence
 
-    approver = EditorApprover(ls)
     allowed = ls.chats.allowed.get(session_id, set()) if session_id is not None else set()
     session = await build_session(agent, llm, roots=ls.folders() or [Path.cwd()],
-                                  front=FrontEnd(approver=approver, editor=LspEditorFiles(ls),
+                                  front=FrontEnd(questions=ls.runtime.questions, editor=LspEditorFiles(ls),
                                                  intelligence=lsp_intelligence(ls)),
                                   manager=manager, store=store, session_id=session_id, session_allowed=allowed)
     ls.chats.add(session)

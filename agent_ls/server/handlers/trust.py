@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING, Any
 from agent_ls.server.editor_questions import ask_server_trust
 from agent_ls.server.host import ensure_manager
 from agent_ls.server.protocol.codec import InvalidParams, RequestFailed, parse
+from agent_ls.server.protocol.commands import trust_workspace_args
 from agent_ls.server.protocol.methods import (
     CMD_TRUST_WORKSPACE,
     EDITOR_TRUST,
@@ -101,12 +102,8 @@ def register(server: AgentLanguageServer) -> None:
         # lazy: +6 modules, ~17 ms at start-up
         from agent_ls.config.trust import TrustState
 
-        wanted = args[0] if len(args) == 1 else None
-        if isinstance(wanted, dict):
-            wanted = wanted.get("folder")
-        if len(args) > 1 or (args and not isinstance(wanted, str)):
-            raise InvalidParams(f"invalid params: {CMD_TRUST_WORKSPACE} takes no argument, or one folder "
-                                '(a path or {"folder": path})')
+        chosen = trust_workspace_args(args)
+        wanted = chosen.folder if chosen is not None else None
         manager = await ensure_manager(ls)
         if not ls.runtime.editor_trusted:
             raise RequestFailed("the editor has not trusted this workspace: trust it in the editor first")

@@ -31,3 +31,9 @@ export interface ActionArgs {
   index?: number | null;
   title?: string | null;
 }
+
+/** The optional argument of agent-ls.trustWorkspace: one folder to ask about (the argument may
+ * also be the path itself). */
+export interface TrustWorkspaceArgs {
+  folder: string;
+}
