@@ -42,7 +42,7 @@ async def load_llm_with_progress(ls: AgentLanguageServer) -> None:
     # lazy: ~4 ms at start-up (litellm itself is imported later still)
     from agent_ls.agent import llm
 
-    warming = ls.warm_up_task if ls.warm_up_task is not None and not ls.warm_up_task.done() else None
+    warming = prewarm_llm(ls)  # the running warm-up, or one started now (a prompt before the host's start began it)
     if llm._litellm is not None and warming is None:
         return
     progress = await start_progress(ls, "load", "agent-ls", "Loading the model library (first prompt only)…")
@@ -58,8 +58,10 @@ async def load_llm_with_progress(ls: AgentLanguageServer) -> None:
 
 def prewarm_llm(ls: AgentLanguageServer) -> asyncio.Task[None] | None:
     """Import litellm and the agent in the background when a model is configured, so that the
-    first prompt is as fast as the later ones; the task, or None when there is nothing to do.
-    ``AGENT_LS_WARMUP=0`` turns it off (benchmarks)."""
+    first prompt is as fast as the later ones; the task (the one already running, if any), or
+    None when there is nothing to do. ``AGENT_LS_WARMUP=0`` turns it off (benchmarks)."""
+    if ls.warm_up_task is not None and not ls.warm_up_task.done():
+        return ls.warm_up_task
     if os.environ.get("AGENT_LS_WARMUP") == "0":
         return None
     if agent_settings_now(ls).model and "litellm" not in sys.modules:  # (sys.modules: also while importing)
