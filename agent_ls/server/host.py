@@ -102,12 +102,9 @@ async def model_first(ls: AgentLanguageServer) -> None:
     MCP host starts: the MCP SDK's import and the servers' own start-up (processes of their own,
     on the same cores) would otherwise slow that load down, and a prompt sent meanwhile waits for
     it (issue 30 item 2). The servers start when it has loaded, after :data:`MODEL_FIRST_LIMIT`
-    seconds at the most, or at once when something needs the host (:func:`ensure_manager`) or a
-    workspace asks to be trusted (the answer applies to the host: the old order then, the model
-    library loading while the servers start)."""
-    settings = ls.runtime.settings
-    if settings is not None and any(info.asks for info in settings.workspaces.values()):
-        ls.host_wanted.set()  # a workspace trust question: its answer applies to the host (and is asked once it runs)
+    seconds at the most, or at once when something needs the host (:func:`ensure_manager`, a
+    workspace trust decision: :func:`agent_ls.server.reload.reload_settings`). A workspace that
+    asks to be trusted is asked before this wait."""
     if ls.host_wanted.is_set() or (warming := prewarm_llm(ls)) is None:
         return
     wanted = asyncio.ensure_future(ls.host_wanted.wait())
@@ -155,6 +152,7 @@ async def _start_host(ls: AgentLanguageServer) -> None:
     publish_config_diagnostics(ls)
     for d in settings.diagnostics:
         log.log(logging.INFO if d.severity == "information" else logging.WARNING, "settings: %s", d)
+    ask_pending_workspaces(ls)  # the questions need no host: asked now, not after the model library
     await model_first(ls)
     log.debug("MCP host: starting (model library loaded, or the host is wanted)")
     # The MCP SDK takes a while to import: do it off the event loop (in a daemon thread, so

@@ -36,6 +36,7 @@ async def reload_settings(ls: AgentLanguageServer) -> None:
     if ls.runtime.manager is None:
         if not ls.host_lock.locked():
             return  # no host yet and none starting: it reads the files when it starts
+        ls.host_wanted.set()  # a decision or a changed file: its start need not wait for the model library
         async with ls.host_lock:  # starting: reload once it is up, so a change made meanwhile counts
             pass
         if ls.runtime.manager is None:

@@ -90,8 +90,9 @@ async def test_a_request_that_needs_the_host_starts_it_at_once(setup: Setup) -> 
 
 
 async def test_a_workspace_asking_for_trust_is_asked_without_waiting_for_the_model_library(setup: Setup) -> None:
-    """A folder whose settings wait for the user's trust: the question is asked with the host,
-    which then starts at once (the answer applies to it)."""
+    """A folder whose settings wait for the user's trust: the question is asked before the host
+    starts (it needs none), and the answer starts the host at once; the workspace's server then
+    connects."""
     setup.extra_env["AGENT_LS_MODEL_FIRST_LIMIT"] = LONG
     setup.pretrusted = []
     setup.state_file.unlink(missing_ok=True)
@@ -99,5 +100,7 @@ async def test_a_workspace_asking_for_trust_is_asked_without_waiting_for_the_mod
     ed = await open_editor(setup)
     try:
         await wait_for(lambda: ed.workspace_trust_requests, timeout=60, what="the workspace trust question")
+        assert (await ed.request(P.SERVER_INFO))["loadedModules"]["mcp"] is False  # asked before the host
+        await ed.wait_state("project", "connected", timeout=60)  # trusted: the host started without the limit
     finally:
         await close_editor(ed)
