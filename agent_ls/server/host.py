@@ -169,7 +169,6 @@ async def _start_host(ls: AgentLanguageServer) -> None:
     await ls.runtime.apply()
     prewarm_llm(ls)  # unless model_first started it: the servers start in their own processes meanwhile
     ls.run_task(connect_progress(ls, manager), "MCP connect progress")
-    ask_pending_workspaces(ls)
 
 
 def preview(settings: LoadedSettings, state: HostState) -> list[ServerStatus] | None:
