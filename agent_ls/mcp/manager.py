@@ -145,6 +145,10 @@ class MCPManager(SignIns, TrustDecisions):
             if name not in self._conns:
                 conn = ServerConnection(cfg, self.callbacks, restart_policy=self.restart_policy,
                                         auth=self._auth_session(cfg))
+                # Starting from now on, not "stopped", while the connections it replaces close:
+                # a prompt or a call meanwhile waits for it (settle, settle_tool) instead of
+                # missing its tools; _activate sets what it really becomes.
+                conn.state = State.STARTING
                 self._conns[name] = conn
                 to_start.append(conn)
             elif self._conns[name].auth is not None:

@@ -62,3 +62,26 @@ async def test_a_call_of_an_unknown_tool_waits_only_for_the_server_that_could_ow
     tool = await asyncio.wait_for(registry.resolve("mcp__j__echo"), HANG_GUARD)
     assert tool is not None and tool.spec.server == "j"
     assert j.state is State.CONNECTED and k.state is State.STARTING
+
+
+async def test_a_call_while_a_changed_server_is_replaced_waits_for_the_new_one(host: HostEnv) -> None:
+    """A settings change (a workspace trust decision, say) replaces a server: its new connection
+    is starting, not stopped, while the old one closes, so a call of one of its tools made in that
+    window waits for it instead of answering "no tool" (the e2e's first prompt met this once the
+    prompt no longer waited for the model library)."""
+    m = await host.manager({"k": knob_stdio_params()})
+    old = m.connection("k")
+    assert old is not None and old.state is State.CONNECTED
+    host.write_user({"k": {**knob_stdio_params(), "env": {"KNOB_CHANGED": "1"}}})
+    applying = asyncio.ensure_future(m.apply(host.load()))
+    for _ in range(10_000):  # until the new connection is in place (the old one is closing)
+        if m.connection("k") is not old:
+            break
+        await asyncio.sleep(0)
+    new = m.connection("k")
+    assert new is not None and new is not old and not applying.done()
+    assert new.settling, f"the replacing connection is {new.state.value} while the old one closes"
+    registry = ToolRegistry([], m, defer=False)
+    tool = await asyncio.wait_for(registry.resolve("mcp__k__echo"), HANG_GUARD)
+    assert tool is not None and tool.spec.server == "k"
+    await applying
