@@ -67,13 +67,16 @@ async def ensure_manager(ls: AgentLanguageServer) -> MCPManager:
     return ls.runtime.manager
 
 
+def _starting(ls: AgentLanguageServer) -> bool:
+    """The host's start is under way and has not ended yet."""
+    return ls.runtime.manager is None and ls.host_lock.locked() and not ls.host_started.is_set()
+
+
 def host_starting(ls: AgentLanguageServer) -> list[ServerStatus] | None:
     """The status the host will report (the preview) while it is starting and nothing has asked
     for it: its start may be waiting for the model library (:func:`model_first`); None once it
     runs, or when something waits for it anyway."""
-    if ls.runtime.manager is not None or ls.host_started.is_set() or ls.host_wanted.is_set():
-        return None
-    return ls.status.preview if ls.host_lock.locked() else None
+    return ls.status.preview if _starting(ls) and not ls.host_wanted.is_set() else None
 
 
 async def session_host(ls: AgentLanguageServer) -> MCPManager | PendingHost:
@@ -82,7 +85,7 @@ async def session_host(ls: AgentLanguageServer) -> MCPManager | PendingHost:
     started: a prompt sent right after the editor opened does not wait for the MCP SDK's
     import. The host is started now if nothing has started it."""
     await settings_loaded(ls)
-    if ls.runtime.manager is None and ls.host_lock.locked() and not ls.host_started.is_set():
+    if _starting(ls):
         preview = ls.status.preview or []
         return PendingHost(lambda: ls.runtime.manager, ls.host_started, ls.host_wanted.set,
                            starting=[s.name for s in preview if s.state == State.STARTING],
