@@ -266,6 +266,8 @@ async def test_debug_log_level_times_the_first_prompt(setup: Setup) -> None:
     ed = await open_editor(setup)
     try:
         await ed.request(P.PROMPT, {"text": "go"})
+        await ed.wait_state("knob", "connected")  # the host starts after the model library: its log lines come then
+        await wait_for(lambda: ed.client.log_messages, what="a log line")
         logs = [m.message for m in ed.client.log_messages]
     finally:
         await close_editor(ed)
