@@ -32,7 +32,16 @@ from typing import Any, Protocol
 
 import attrs
 
-from agent_ls.agent.permissions.protected import looks_like_path, protected_reason
+import os
+
+from agent_ls.agent.permissions.programs import ARGS_NOT_FILES, assess
+from agent_ls.agent.permissions.protected import (
+    looks_like_path,
+    path_reason,
+    protected_reason,
+    secrets_below,
+    user_location,
+)
 from agent_ls.agent.permissions.shell import (
     Analysis,
     CommandPattern,
@@ -41,6 +50,7 @@ from agent_ls.agent.permissions.shell import (
     offered_prefix,
     split_rule,
 )
+from agent_ls.agent.permissions.words import expand
 from agent_ls.config.globs import name_matches, name_pattern
 from agent_ls.core.naming import sanitize, server_segment
 from agent_ls.core.tools import Capability, ToolSpec
@@ -78,6 +88,10 @@ def merge_rules(*layers: PermissionRules) -> PermissionRules:
 SHELL_TOOL = "bash"
 WRITE_TOOLS = ("write_file", "edit_file")
 """Built-in tools whose ``path`` argument is checked against the protected paths."""
+READ_TOOLS = ("read_file", "grep")
+"""Built-in tools whose ``path`` argument is checked against the user's places holding secrets
+(they are confined to the workspace, which may be the home folder or hold such a place)."""
+_CHANGES_DIR = frozenset({"cd", "pushd"})
 
 
 @attrs.frozen
@@ -173,17 +187,75 @@ def _quote(text: str) -> str:
     return f"`{visible(text)}`"
 
 
-def _part_sensitive(part: Part, roots: Sequence[Path]) -> str | None:
-    if part.kind == "write":
-        why = protected_reason(part.text, roots)
-        return None if why is None else f"it writes {part.text!r}, a protected file: {why}"
-    for word, lit in zip(part.words[1:], part.literal[1:], strict=True):
-        if not lit or not looks_like_path(word):
+def _cwds(parts: Sequence[Part], roots: Sequence[Path]) -> tuple[list[str], str | None]:
+    """The folders relative paths of the command may start from (the first root, and every
+    ``cd``/``pushd`` target inside the workspace), or why the command leaves the workspace."""
+    root = str(roots[0]) if roots else os.getcwd()
+    cwds = [root]
+    real_roots = [os.path.realpath(r) for r in roots] or [os.path.realpath(root)]
+    for part in parts:
+        if part.kind != "command" or part.name not in _CHANGES_DIR:
             continue
-        for candidate in {word, word.partition("=")[2]} - {""}:
-            if (why := protected_reason(candidate, roots)) is not None:
-                return f"it names {candidate!r}, a protected path: {why}"
+        args = [i for i in range(1, len(part.words)) if not (part.literal[i] and part.words[i].startswith("-"))]
+        if not args:
+            targets: list[str] | None = [os.path.expanduser("~")]
+        else:
+            targets = expand(part.shapes[args[0]] if part.shapes else None, root)
+            if targets is not None and part.words[args[0]] == "-":
+                targets = None
+        if not targets:
+            return cwds, f"it changes to the folder {part.text[len(part.name or ''):].strip() or '~'!r}, which " \
+                         "cannot be resolved here"
+        for target in targets:
+            real = os.path.realpath(os.path.join(root, target))
+            if not any(real == r or real.startswith(r.rstrip("/") + "/") for r in real_roots):
+                return cwds, f"it changes to {target!r}, outside the workspace, where the paths it names are " \
+                             "not checked"
+            cwds.append(real)
+    return cwds, None
+
+
+def _candidates(word: str) -> set[str]:
+    """A literal argument and the paths it may carry: ``--output=FILE``, ``-oFILE``."""
+    out = {word, word.partition("=")[2]}
+    if word.startswith("-") and not word.startswith("--") and len(word) > 2:
+        out.add(word[2:])
+    return out - {""}
+
+
+def _part_sensitive(part: Part, roots: Sequence[Path], cwds: Sequence[str]) -> str | None:
+    if part.kind == "write":
+        for base in cwds:
+            if (why := path_reason(part.text, roots, base)) is not None:
+                return f"it writes {part.text!r}, a protected file: {why}"
+        return None
+    if part.name in ARGS_NOT_FILES:
+        return None
+    shapes = part.shapes or tuple(None for _ in part.words)
+    for word, lit, shape in zip(part.words[1:], part.literal[1:], shapes[1:], strict=True):
+        if lit:
+            candidates = _candidates(word)
+        else:
+            expanded = expand(shape, cwds[0])
+            if expanded is None:
+                return (f"its argument {word!r} is not plain text and cannot be expanded here, so it could "
+                        "name a protected file")
+            candidates = {c for w in expanded for c in _candidates(w)}
+        for candidate in candidates:
+            for k, base in enumerate(cwds):
+                if k == 0 and lit and not looks_like_path(candidate):
+                    continue
+                if (why := path_reason(candidate, roots, base)) is not None:
+                    return f"it names {candidate!r}, a protected path: {why}"
     return None
+
+
+def _beyond(part: Part) -> str:
+    """Why no prefix grant covers ``part`` (the program model's reason), as a parenthesis."""
+    if not all(part.literal):
+        return ""
+    risk = assess(part.words).risk
+    return f" ({risk}, so no grant covers it)" if risk else ""
 
 
 def _scope_label(patterns: Sequence[CommandPattern]) -> str:
@@ -214,9 +286,13 @@ class PermissionGate:
         if spec.source == "builtin" and spec.name == SHELL_TOOL:
             return self._shell(spec, args)
         tool_scope = SessionScope("tool", (spec.name,), f"Allow {spec.display_name or spec.name} for this session")
+        if spec.source == "builtin" and spec.name in READ_TOOLS:
+            path = args.get("path", ".")
+            if isinstance(path, str) and (why := self._secret(path)) is not None:
+                return Verdict(Decision.ASK, f"{visible(path)} {why}. Reading it always asks", sensitive=why)
         if spec.source == "builtin" and spec.name in WRITE_TOOLS:
             path = args.get("path")
-            why = protected_reason(path, self.roots) if isinstance(path, str) else None
+            why = path_reason(path, self.roots) if isinstance(path, str) else None
             if why is not None and isinstance(path, str):
                 exact = f"{spec.name}({path})"
                 if exact in rules.allow and exact not in rules.ask:
@@ -232,6 +308,16 @@ class PermissionGate:
             return Verdict(Decision.ALLOW, "allowed for this session")
         return Verdict(Decision.ASK, reason, (tool_scope,))
 
+    def _secret(self, path: str) -> str | None:
+        """Why reading ``path`` (a file, or a folder a search walks) reads the user's secrets."""
+        base = str(self.roots[0]) if self.roots else None
+        if (why := user_location(path, base, reading=True)) is not None:
+            return f"is one of your own files outside the project: {why}"
+        joined = path if os.path.isabs(path) else os.path.join(base or os.getcwd(), path)
+        if os.path.isdir(joined) and (place := secrets_below(joined)) is not None:
+            return f"holds {place}, one of your own folders with credentials"
+        return None
+
     def _shell(self, spec: ToolSpec, args: dict[str, Any]) -> Verdict:
         rules, command = self.rules, args.get("command")
         # (long commands are not cached: 256 of them could hold tens of megabytes)
@@ -245,14 +331,17 @@ class PermissionGate:
             return any(p.covers(part) for p in patterns)
 
         for p in _command_patterns(tuple(rules.deny), SHELL_TOOL, True):
-            if p.exact == whole or any(p.covers(part) for part in parts):
+            if p.exact == whole or any(p.matches(part) for part in parts):
                 return Verdict(Decision.DENY, f"denied by the rule {p.rule()!r} in the permissions settings")
+        cwds, leaves = _cwds(parts, self.roots)
+        if leaves is not None:
+            return Verdict(Decision.ASK, f"{leaves}. Such commands always ask", sensitive=leaves)
         for part in parts:
-            if (why := _part_sensitive(part, self.roots)) is not None:
+            if (why := _part_sensitive(part, self.roots, cwds)) is not None:
                 return Verdict(Decision.ASK, f"{why}. Such commands always ask", sensitive=why)
         asked = _match(rules.ask, spec, restricting=True)
         ask_rules = _command_patterns(tuple(rules.ask), SHELL_TOOL, True)
-        hit = next((p for p in ask_rules if p.exact == whole or any(p.covers(q) for q in parts)), None)
+        hit = next((p for p in ask_rules if p.exact == whole or any(p.matches(q) for q in parts)), None)
         grants = _command_patterns(tuple(sorted(self.session_allowed)), SHELL_TOOL)
         allows = _command_patterns(tuple(rules.allow), SHELL_TOOL)
         allow_all = asked is None and hit is None and _match(rules.allow, spec) is not None
@@ -272,7 +361,7 @@ class PermissionGate:
             rule = asked if asked is not None else hit.rule() if hit is not None else ""
             reason = f"the rule {rule!r} in the permissions settings asks first"
         else:
-            shown = ", ".join(_quote(q.text) if q.kind == "command" else f"writing {_quote(q.text)}"
+            shown = ", ".join(_quote(q.text) + _beyond(q) if q.kind == "command" else f"writing {_quote(q.text)}"
                               for q in open_parts)
             reason = f"bash needs approval: it runs commands; not allowed yet: {shown}"
         # An exact text ending ":*" would read back as a prefix: never offered as an exact grant.

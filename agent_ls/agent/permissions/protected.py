@@ -3,14 +3,23 @@
 A session grant ("allow write_file for this session") or a glob rule (``write_file``,
 ``bash(cp:*)``) never covers them; only a rule naming the exact path does
 (``write_file(.vscode/settings.json)``). The reason shown in the prompt says why the file matters.
+
+Two kinds: names inside a workspace (``.git/``, ``.vscode/``, ...: :func:`protected_reason` on the
+path as written and as resolved), and the user's own places wherever they are (:func:`user_location`:
+agent-ls's settings and data folders, ``~/.ssh``, ``~/.aws``, shell rc files, git's global config,
+VS Code's settings...), which are never written and, for those holding secrets, never read
+without a question naming the path, whatever grant is in force.
 """
 
 from __future__ import annotations
 
+import functools
 import os
 import posixpath
 from collections.abc import Sequence
 from pathlib import Path
+
+from agent_ls.config import paths as config_paths
 
 _DIRS = {
     ".git": "git runs commands named in .git/config (core.fsmonitor, core.sshCommand, aliases) and in "
@@ -50,15 +59,16 @@ def _why(path: str) -> str | None:
     return None
 
 
-def protected_reason(path: str, roots: Sequence[Path] = ()) -> str | None:
+def protected_reason(path: str, roots: Sequence[Path] = (), base: str | None = None) -> str | None:
     """Why writing ``path`` always asks, or None. ``path`` as the tool got it (relative to the
-    first root, or absolute); the resolved path is checked too, so a symlink to ``.git`` counts."""
+    first root, or to ``base``, or absolute); the resolved path is checked too, so a symlink to
+    ``.git`` counts."""
     if not isinstance(path, str) or not path:
         return None
     if (why := _why(path)) is not None:
         return why
     if roots:
-        base = str(roots[0])
+        base = base if base is not None else str(roots[0])
         joined = path if posixpath.isabs(path) or os.path.isabs(path) else os.path.join(base, path)
         try:
             real = os.path.realpath(joined)
@@ -78,3 +88,96 @@ def looks_like_path(word: str) -> bool:
     """A command argument worth checking against the protected paths (``.git/config``,
     ``--output=.vscode/tasks.json``)."""
     return "." in word or "/" in word
+
+
+_SECRET = "it holds credentials"
+_HOME_PLACES: tuple[tuple[str, str, bool], ...] = (
+    # (path under the home folder, why, whether reading it is asking too: it holds secrets)
+    (".ssh", "it holds your SSH keys and the hosts and commands ssh trusts", True),
+    (".aws", "it holds your AWS credentials and configuration", True),
+    (".gnupg", "it holds your GnuPG keys", True),
+    (".config/gcloud", "it holds your Google Cloud credentials", True),
+    (".kube", "it holds your Kubernetes credentials", True),
+    (".netrc", "it holds passwords for remote hosts", True),
+    (".git-credentials", "it holds git's stored passwords", True),
+    (".docker/config.json", "it holds your registry credentials", True),
+    (".npmrc", "it holds your npm tokens and settings (npm runs scripts it names)", True),
+    (".pypirc", "it holds your package index passwords", True),
+    (".config/gh", "it holds your GitHub CLI token", True),
+    (".gitconfig", "git's global configuration runs the programs it names (pager, aliases, "
+                   "core.fsmonitor) in every repository", False),
+    (".config/git", "git's global configuration runs the programs it names in every repository", False),
+    (".bashrc", "your shell runs it at start", False), (".bash_profile", "your shell runs it at start", False),
+    (".bash_login", "your shell runs it at start", False), (".bash_logout", "your shell runs it at exit", False),
+    (".profile", "your shell runs it at start", False), (".zshrc", "your shell runs it at start", False),
+    (".zshenv", "your shell runs it at start", False), (".zprofile", "your shell runs it at start", False),
+    (".zlogin", "your shell runs it at start", False), (".config/fish", "your shell runs it at start", False),
+    (".vscode", "VS Code runs the extensions installed there", False),
+    (".vscode-server", "VS Code's remote server keeps its settings and extensions there", False),
+    (".config/Code", "it holds VS Code's settings (tasks, terminal profiles, agent-ls settings)", False),
+    (".config/Code - Insiders", "it holds VS Code's settings", False),
+    (".config/VSCodium", "it holds VSCodium's settings", False),
+    (".local/share/code-server", "it holds code-server's settings and extensions", False),
+    ("Library/Application Support/Code", "it holds VS Code's settings", False),
+)
+
+
+def _places() -> tuple[tuple[str, str, bool], ...]:
+    """(real absolute path, why, secret) of every user location, for the environment as it is now
+    (tests and the user move them with HOME, AGENT_LS_CONFIG_DIR and friends)."""
+    env = tuple(os.environ.get(k) for k in ("HOME", "XDG_CONFIG_HOME", "XDG_DATA_HOME", "AGENT_LS_CONFIG_DIR",
+                                            "AGENT_LS_USER_SETTINGS", "AGENT_LS_DATA_DIR"))
+    return _places_for(env)
+
+
+@functools.lru_cache(maxsize=8)
+def _places_for(_env: tuple[str | None, ...]) -> tuple[tuple[str, str, bool], ...]:
+    home = os.path.expanduser("~")
+    out = [(os.path.realpath(os.path.join(home, rel)), why, secret) for rel, why, secret in _HOME_PLACES]
+    out += [
+        (os.path.realpath(config_paths.user_config_dir()), "it holds your agent-ls user settings (allow rules, "
+         "servers that run as programs)", True),
+        (os.path.realpath(config_paths.user_settings_path()), "it is your agent-ls user settings file (allow "
+         "rules, servers that run as programs)", True),
+        (os.path.realpath(config_paths.user_data_dir()), "it holds agent-ls's trust decisions, OAuth tokens "
+         "and sessions", True),
+    ]
+    return tuple(out)
+
+
+def user_location(path: str, base: str | None = None, *, reading: bool = False) -> str | None:
+    """Why ``path`` (relative to ``base``, else the current folder) is one of the user's own places
+    outside any workspace, or None. ``reading``: only places holding secrets count."""
+    if not isinstance(path, str) or not path or "\x00" in path:
+        return None
+    try:
+        joined = path if os.path.isabs(path) else os.path.join(base or os.getcwd(), path)
+        real = os.path.realpath(joined)
+    except (OSError, ValueError):
+        return "its location cannot be resolved"
+    for place, why, secret in _places():
+        if reading and not secret:
+            continue
+        if real == place or real.startswith(place.rstrip("/") + "/"):
+            return why
+    return None
+
+
+def secrets_below(folder: str) -> str | None:
+    """A place holding secrets inside ``folder`` (a search of it would read them), or None."""
+    try:
+        real = os.path.realpath(folder)
+    except (OSError, ValueError):
+        return None
+    prefix = real.rstrip("/") + "/"
+    return next((place for place, _why, secret in _places() if secret and place.startswith(prefix)), None)
+
+
+def path_reason(path: str, roots: Sequence[Path] = (), base: str | None = None, *,
+                reading: bool = False) -> str | None:
+    """:func:`protected_reason` (writing) and :func:`user_location` together: why naming ``path``
+    asks, or None. ``base``: the folder a relative path starts from (default: the first root)."""
+    if not reading and (why := protected_reason(path, roots, base)) is not None:
+        return why
+    start = base if base is not None else str(roots[0]) if roots else None
+    return user_location(path, start, reading=reading)

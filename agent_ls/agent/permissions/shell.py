@@ -20,6 +20,8 @@ from typing import Any
 
 import attrs
 
+from agent_ls.agent.permissions.programs import assess, runs_others
+
 MAX_COMMAND = 200_000
 """Longer commands are not parsed (a prompt shows them; no grant or rule can cover them)."""
 MAX_DEPTH = 64
@@ -38,7 +40,7 @@ _NOT_PARSED = re.compile("[\ud800-\udfff\U00010000-\U0010ffff]")
 Multilingual Plane (emoji, private-use planes): tree-sitter-bash 0.25.1 crashes the process on
 some of them (found by the hypothesis test in tests/agent/test_shell_permissions.py), so a
 command holding one is unaccounted (it asks every time)."""
-RUNS_OTHER_COMMANDS = frozenset({
+RUNS_OTHER_COMMANDS = frozenset({  # (and the programs :func:`.programs.runs_others` names)
     "sh", "bash", "zsh", "dash", "ksh", "fish", "env", "sudo", "doas", "su", "xargs", "eval", "exec", "source",
     ".", "nohup", "timeout", "nice", "command", "builtin", "time", "watch", "ssh", "parallel", "find",
 })
@@ -57,6 +59,9 @@ class Part:
     """The command's words, quotes removed where the word is a literal; env assignments first."""
     literal: tuple[bool, ...] = ()
     """Per word: True when the word is plain text (no expansion, substitution or glob)."""
+    shapes: tuple[Shape | None, ...] = ()
+    """Per word: its pieces for expansion (:data:`Shape`), or None when the shell computes it from
+    something not known here (a command substitution, a variable other than ``HOME``)."""
 
     @property
     def name(self) -> str | None:
@@ -68,6 +73,11 @@ class Part:
     def starts_with(self, prefix: tuple[str, ...]) -> bool:
         n = len(prefix)
         return 0 < n <= len(self.words) and all(self.literal[:n]) and self.words[:n] == prefix
+
+
+Shape = tuple[tuple[str, bool], ...]
+"""A word as pieces of text: ``(text, quoted)``; unquoted pieces are subject to brace expansion,
+tilde expansion (at the start) and globbing, quoted ones are taken as written."""
 
 
 @attrs.frozen
@@ -110,6 +120,65 @@ def _literal(node: Any) -> str | None:
     if t == "concatenation":
         pieces = [_literal(c) for c in node.named_children]
         return None if any(p is None for p in pieces) else "".join(p for p in pieces if p is not None)
+    return None
+
+
+_HOME_VARS = frozenset({"HOME"})
+
+
+def _unquoted(text: str) -> Shape:
+    """An unquoted word's text as pieces: backslash escapes are quoted pieces."""
+    out: list[tuple[str, bool]] = []
+    buf, i = "", 0
+    while i < len(text):
+        c = text[i]
+        if c == "\\" and i + 1 < len(text):
+            if buf:
+                out.append((buf, False))
+                buf = ""
+            out.append((text[i + 1], True))
+            i += 2
+            continue
+        buf += c
+        i += 1
+    if buf:
+        out.append((buf, False))
+    return tuple(out)
+
+
+def _shape(node: Any) -> Shape | None:
+    """The pieces of an argument node (see :data:`Shape`), or None."""
+    t = node.type
+    if t in ("word", "number"):
+        return _unquoted(_text(node))
+    if t == "raw_string":
+        return ((_text(node)[1:-1], True),)
+    if t == "brace_expression":
+        return ((_text(node), False),)
+    if t in ("simple_expansion", "expansion"):
+        names = [c for c in node.named_children if c.type == "variable_name"]
+        if len(node.named_children) == 1 and names and _text(names[0]) in _HOME_VARS:
+            return ((posixpath.expanduser("~"), True),)
+        return None
+    if t == "string":
+        out: list[tuple[str, bool]] = []
+        for c in node.named_children:
+            if c.type == "string_content":
+                out.append((re.sub(r'\\([$`"\\\n])', r"\1", _text(c)), True))
+            else:
+                inner = _shape(c)
+                if inner is None:
+                    return None
+                out.extend((text, True) for text, _q in inner)
+        return tuple(out)
+    if t == "concatenation":
+        pieces: list[tuple[str, bool]] = []
+        for c in node.named_children:
+            inner = _shape(c)
+            if inner is None:
+                return None
+            pieces.extend(inner)
+        return tuple(pieces)
     return None
 
 
@@ -159,6 +228,7 @@ class _Walker:
     def command(self, node: Any, depth: int) -> None:
         words: list[str] = []
         literal: list[bool] = []
+        shapes: list[Shape | None] = []
         for child in node.named_children:
             t = child.type
             if t == "variable_assignment":
@@ -166,6 +236,7 @@ class _Walker:
                 words.append(_text(child))
                 literal.append(_literal(child.named_children[-1]) is not None if len(child.named_children) > 1
                                else True)
+                shapes.append(((words[-1], True),) if literal[-1] else None)
             elif t == "command_name":
                 inner = child.named_children[0] if child.named_children else child
                 value = _literal(inner)
@@ -173,6 +244,7 @@ class _Walker:
                     raise _Unaccounted(f"the command name {_text(child)!r} is not plain text")
                 words.append(value)
                 literal.append(True)
+                shapes.append(((value, True),))
             elif t in ("file_redirect", "herestring_redirect", "heredoc_redirect"):
                 self.redirect(child, depth)
             elif t in _LITERAL_ARGS or t in _EXPANDING:
@@ -180,11 +252,12 @@ class _Walker:
                 value = _literal(child)
                 words.append(_text(child) if value is None else value)
                 literal.append(value is not None)
+                shapes.append(((value, True),) if value is not None else _shape(child))
             else:
                 raise _Unaccounted(f"it contains a {t.replace('_', ' ')}, which is not checked part by part")
         if not any(c.type == "command_name" for c in node.named_children):
             raise _Unaccounted("it only sets shell variables")
-        self.parts.append(Part("command", _text(node), tuple(words), tuple(literal)))
+        self.parts.append(Part("command", _text(node), tuple(words), tuple(literal), tuple(shapes)))
 
     def redirect(self, node: Any, depth: int) -> None:
         self.nested(node, depth)
@@ -264,13 +337,41 @@ class CommandPattern:
         return cls(exact=body) if body else None
 
     def covers(self, part: Part) -> bool:
+        """Whether a grant or allow rule of this pattern covers ``part``: the exact text, or the
+        prefix (as written, or as the program model names the command: ``git log`` for ``git
+        --no-pager log``) and every later word within the program's known-safe options
+        (:mod:`.programs`)."""
         if part.kind != "command":
             return False
         if self.everything:
             return True
         if self.exact is not None:
             return part.text.strip() == self.exact
-        return part.starts_with(self.prefix)
+        verdict = assess(part.words)
+        if verdict.modeled and not all(part.literal):
+            return False  # a word the model cannot read (the exact text may still be granted)
+        if part.starts_with(self.prefix):
+            return verdict.risk_at >= len(self.prefix)
+        return verdict.risk is None and verdict.key[:len(self.prefix)] == self.prefix
+
+    def matches(self, part: Part) -> bool:
+        """Whether a deny or ask rule of this pattern applies to ``part``: as :meth:`covers`, but
+        whatever the options, and also by the program model's name for the command (a rule on
+        ``git push`` applies to ``git -C x push``)."""
+        if part.kind != "command":
+            return False
+        if self.everything:
+            return True
+        if self.exact is not None:
+            return part.text.strip() == self.exact
+        if part.starts_with(self.prefix):
+            return True
+        if not part.words or not part.literal[0]:
+            return False
+        n = len(self.prefix)
+        literal_words = tuple(w for w, lit in zip(part.words, part.literal, strict=True) if lit)
+        key = assess(literal_words).key
+        return len(key) >= n and key[:n] == self.prefix
 
     def rule(self, tool: str = "bash") -> str:
         if self.everything:
@@ -290,14 +391,16 @@ def split_rule(rule: str) -> tuple[str, str] | None:
 
 
 def offered_prefix(part: Part) -> tuple[str, ...] | None:
-    """The prefix a prompt offers for one command part (``git status`` for ``git status -s``):
-    the name and a subcommand-like second word, else the name alone. None when only the exact
-    command fits (a ``VAR=…`` first, a name that is not plain text, or a command that runs other
-    commands, such as ``sh``, ``env`` or ``xargs``)."""
+    """The prefix a prompt offers for one command part: the program model's name for it (``git
+    status`` for ``git status -s``, ``git log`` for ``git --no-pager log``, ``npm run build``),
+    else the name and a subcommand-like second word, else the name alone. None when only the
+    exact command fits: a ``VAR=…`` first, a word that is not plain text, a command that runs
+    other commands (``sh``, ``env``, ``xargs``, ``sed``, ``awk``, ``find``, interpreters), or one
+    whose options go beyond what a grant covers (the prefix would not cover it)."""
     name = part.name
-    if name is None or name in RUNS_OTHER_COMMANDS or posixpath.basename(name) in RUNS_OTHER_COMMANDS:
+    if name is None or name in RUNS_OTHER_COMMANDS or runs_others(name):
         return None
-    if len(part.words) >= 2 and part.literal[1] and _PLAIN_WORD.fullmatch(part.words[1]) \
-            and not part.words[1][0].isdigit():
-        return part.words[:2]
-    return (name,)
+    verdict = assess(part.words)
+    if verdict.risk is not None or verdict.offer is None or (verdict.modeled and not all(part.literal)):
+        return None
+    return verdict.offer
