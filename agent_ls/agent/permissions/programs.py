@@ -70,6 +70,8 @@ class Options:
     """Unlisted options are outside every grant (False: only ``danger`` ones are)."""
     numbers: bool = False
     """``-5`` style numeric options are safe (``git log -5``, ``head -20``)."""
+    attached: frozenset[str] = frozenset()
+    """Short options whose optional value is the rest of the word (``-uno``, ``-M50%``)."""
 
 
 def _scan(prog: str, opts: Options, words: tuple[str, ...], start: int,
@@ -110,14 +112,17 @@ def _scan(prog: str, opts: Options, words: tuple[str, ...], start: int,
             if flag in opts.values:
                 took_next = j == len(w) - 1
                 break
+            if flag in opts.attached:
+                break
             j += 1
         i += 2 if took_next else 1
     return None, n
 
 
 def _opts(safe: str = "", values: str = "", danger: Mapping[str, str] | None = None, *, strict: bool = True,
-          numbers: bool = False) -> Options:
-    return Options(frozenset(safe.split()), frozenset(values.split()), dict(danger or {}), strict, numbers)
+          numbers: bool = False, attached: str = "") -> Options:
+    return Options(frozenset(safe.split()), frozenset(values.split()), dict(danger or {}), strict, numbers,
+                   frozenset(attached.split()))
 
 
 # -- git -----------------------------------------------------------------------------------------------
@@ -141,7 +146,7 @@ _DIFF_SAFE = (
     "-p -u --patch -s --no-patch -U --unified --raw --patch-with-raw --stat --numstat --shortstat --dirstat "
     "--summary --name-only --name-status --compact-summary --submodule --color --no-color --color-moved "
     "--word-diff --word-diff-regex --color-words --no-renames --find-renames -M -B --break-rewrites "
-    "--find-copies --find-copies-harder -D --irreversible-delete -l --diff-filter -S -G --pickaxe-all "
+    "-C --find-copies --find-copies-harder -D --irreversible-delete -l --diff-filter -S -G --pickaxe-all "
     "--pickaxe-regex -R --relative --no-relative -a --text --ignore-cr-at-eol --ignore-space-at-eol -b "
     "--ignore-space-change -w --ignore-all-space --ignore-blank-lines --inter-hunk-context -W --function-context "
     "--exit-code --quiet --no-ext-diff --no-textconv --ignore-submodules --src-prefix --dst-prefix --no-prefix "
@@ -175,9 +180,9 @@ _DIFF_DANGER = {
 }
 _STATUS = _opts("-s --short -b --branch --show-stash --porcelain --long -v --verbose -u --untracked-files "
                 "--ignored --ignore-submodules -z --column --no-column --ahead-behind --no-ahead-behind "
-                "--renames --no-renames --find-renames")
-_LOGS = _opts(_DIFF_SAFE + " " + _LOG_SAFE, _LOG_VALUES, _DIFF_DANGER, numbers=True)
-_DIFFS = _opts(_DIFF_SAFE, _DIFF_VALUES, _DIFF_DANGER)
+                "--renames --no-renames --find-renames", attached="-u")
+_LOGS = _opts(_DIFF_SAFE + " " + _LOG_SAFE, _LOG_VALUES, _DIFF_DANGER, numbers=True, attached="-M -B -C")
+_DIFFS = _opts(_DIFF_SAFE, _DIFF_VALUES, _DIFF_DANGER, attached="-M -B -C")
 _FETCH_DANGER = {
     "--upload-pack": "git's --upload-pack runs a program",
     "--exec": "git's --exec runs a program",

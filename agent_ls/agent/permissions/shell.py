@@ -350,8 +350,8 @@ class CommandPattern:
         verdict = assess(part.words)
         if verdict.modeled and not all(part.literal):
             return False  # a word the model cannot read (the exact text may still be granted)
-        if part.starts_with(self.prefix):
-            return verdict.risk_at >= len(self.prefix)
+        if part.starts_with(self.prefix):  # the words the pattern names are covered, later ones if safe
+            return verdict.risk is None or verdict.risk_at < len(self.prefix)
         return verdict.risk is None and verdict.key[:len(self.prefix)] == self.prefix
 
     def matches(self, part: Part) -> bool:
@@ -398,9 +398,11 @@ def offered_prefix(part: Part) -> tuple[str, ...] | None:
     other commands (``sh``, ``env``, ``xargs``, ``sed``, ``awk``, ``find``, interpreters), or one
     whose options go beyond what a grant covers (the prefix would not cover it)."""
     name = part.name
-    if name is None or name in RUNS_OTHER_COMMANDS or runs_others(name):
+    if name is None or name in RUNS_OTHER_COMMANDS:
         return None
     verdict = assess(part.words)
     if verdict.risk is not None or verdict.offer is None or (verdict.modeled and not all(part.literal)):
         return None
+    if len(verdict.offer) == 1 and runs_others(name):
+        return None  # never the bare name of a program that runs others
     return verdict.offer
