@@ -301,7 +301,7 @@ async def test_attack_8_to_15_the_blocked_ones_stay_blocked(world: World, tmp_pa
                          (echo, "cd .git && echo x > config"), (status, "git status --short | sh")]:
         assert attempt(world, gate, attack).decision is Decision.ASK, attack
     assert not (world.repo / "PWNED").exists()
-    for runner in ["sh -c 'touch PWNED'", "xargs touch", "env touch PWNED", "bash -c x", "python3 -c x"]:
+    for runner in ["sh -c 'touch PWNED'", "xargs touch", "env touch PWNED", "bash -c x"]:
         verdict = PermissionGate(PermissionRules(), None, [world.repo]).evaluate(BASH, {"command": runner})
         assert not any(k.endswith(":*)") for s in verdict.scopes for k in s.keys), runner
     loop = PermissionGate(PermissionRules(allow=("bash",)), None, [world.repo]).evaluate(
@@ -361,5 +361,5 @@ async def test_variation_make_npm_and_interpreter_grants_stay_narrow(world: Worl
     assert "install scripts run" in install.reason
     py = PermissionGate(PermissionRules(), None, [world.repo])
     assert py.evaluate(BASH, {"command": "python3 -m pytest -x"}).scopes[-1].keys == ("bash(python3 -m pytest:*)",)
-    assert not any(k.endswith(":*)") for s in py.evaluate(BASH, {"command": "python3 -c 'x'"}).scopes
-                   for k in s.keys)
+    for command in ["python3 -c 'x'", "python3", "node -e x", "perl -e x", "python3 -u x"]:
+        assert not any(k.endswith(":*)") for s in py.evaluate(BASH, {"command": command}).scopes for k in s.keys)

@@ -26,19 +26,17 @@ from __future__ import annotations
 
 import enum
 import functools
+import os
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Protocol
 
 import attrs
 
-import os
-
 from agent_ls.agent.permissions.programs import ARGS_NOT_FILES, assess
 from agent_ls.agent.permissions.protected import (
     looks_like_path,
     path_reason,
-    protected_reason,
     secrets_below,
     user_location,
 )

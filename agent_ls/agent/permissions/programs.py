@@ -96,7 +96,7 @@ def _scan(prog: str, opts: Options, words: tuple[str, ...], start: int,
                 return opts.danger[name], i
             if opts.strict and name not in opts.safe:
                 return f"{prog}'s {name} is not known to be safe", i
-            i += 2 if (not eq and name in opts.values) else 1
+            i += 2 if (not eq and name in opts.values and not _optionlike(words, i + 1)) else 1
             continue
         if opts.numbers and w[1:].isdigit():
             i += 1
@@ -115,8 +115,14 @@ def _scan(prog: str, opts: Options, words: tuple[str, ...], start: int,
             if flag in opts.attached:
                 break
             j += 1
-        i += 2 if took_next else 1
+        i += 2 if took_next and not _optionlike(words, i + 1) else 1
     return None, n
+
+
+def _optionlike(words: tuple[str, ...], i: int) -> bool:
+    """A value that looks like an option is read as one too (``-n --output=x``): the check stays on
+    the safe side whichever way the program reads it."""
+    return i < len(words) and words[i].startswith("-") and len(words[i]) > 1
 
 
 def _opts(safe: str = "", values: str = "", danger: Mapping[str, str] | None = None, *, strict: bool = True,
@@ -328,7 +334,9 @@ def _assess_git(words: tuple[str, ...]) -> Assessment:
                 risk = (f"git's {name} is not known to be safe", i)
         i += 2 if (name in _GIT_GLOBAL_VALUES and "=" not in w) else 1
     if i >= n:
-        return Assessment(("git",), None, *(risk or (None, 1 << 30)), True)
+        if risk is not None:
+            return _risk(("git",), None, *risk)
+        return Assessment(("git",), None, None, 1 << 30, True)
     sub = words[i]
     key = ("git", sub)
     if risk is not None:
@@ -561,13 +569,7 @@ def _assess_awk(words: tuple[str, ...]) -> Assessment:
 
 # -- find, tar, package managers, make, interpreters, pagers... ------------------------------------------
 
-_FIND_SAFE = frozenset(
-    "-name -iname -path -ipath -wholename -iwholename -regex -iregex -regextype -type -xtype -maxdepth "
-    "-mindepth -newer -anewer -cnewer -mtime -mmin -atime -amin -ctime -cmin -size -empty -print -print0 "
-    "-printf -ls -prune -o -a -or -and -not ! ( ) , -user -group -uid -gid -nouser -nogroup -perm -readable "
-    "-writable -executable -samefile -links -inum -lname -ilname -true -false -quit -daystart -depth -mount "
-    "-xdev -follow -L -H -P -noleaf -ignore_readdir_race -noignore_readdir_race -used -fstype -newermt "
-    "-newerct -newerat -newermm -help -version -d".split())
+_FIND_SAFE = frozenset(["-name", "-iname", "-path", "-ipath", "-wholename", "-iwholename", "-regex", "-iregex", "-regextype", "-type", "-xtype", "-maxdepth", "-mindepth", "-newer", "-anewer", "-cnewer", "-mtime", "-mmin", "-atime", "-amin", "-ctime", "-cmin", "-size", "-empty", "-print", "-print0", "-printf", "-ls", "-prune", "-o", "-a", "-or", "-and", "-not", "!", "(", ")", ",", "-user", "-group", "-uid", "-gid", "-nouser", "-nogroup", "-perm", "-readable", "-writable", "-executable", "-samefile", "-links", "-inum", "-lname", "-ilname", "-true", "-false", "-quit", "-daystart", "-depth", "-mount", "-xdev", "-follow", "-L", "-H", "-P", "-noleaf", "-ignore_readdir_race", "-noignore_readdir_race", "-used", "-fstype", "-newermt", "-newerct", "-newerat", "-newermm", "-help", "-version", "-d"])
 _FIND_DANGER = {
     "-exec": "find's -exec runs a program", "-execdir": "find's -execdir runs a program",
     "-ok": "find's -ok runs a program", "-okdir": "find's -okdir runs a program",

@@ -31,7 +31,7 @@ def _find_brace(chars: _Chars) -> tuple[int, int, list[int]] | None:
     for start, (c, q) in enumerate(chars):
         if c != "{" or q:
             continue
-        depth, commas = 0, []
+        depth, commas = 0, list[int]()
         for k in range(start, len(chars)):
             ch, quoted = chars[k]
             if quoted:
