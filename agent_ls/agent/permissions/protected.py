@@ -176,8 +176,30 @@ def secrets_below(folder: str) -> str | None:
 def path_reason(path: str, roots: Sequence[Path] = (), base: str | None = None, *,
                 reading: bool = False) -> str | None:
     """:func:`protected_reason` (writing) and :func:`user_location` together: why naming ``path``
-    asks, or None. ``base``: the folder a relative path starts from (default: the first root)."""
-    if not reading and (why := protected_reason(path, roots, base)) is not None:
+    asks, or None. ``base``: the folder a relative path starts from (default: the first root).
+    The path is resolved once for both."""
+    if not isinstance(path, str) or not path or "\x00" in path:
+        return None
+    if not reading and (why := _why(path)) is not None:
         return why
-    start = base if base is not None else str(roots[0]) if roots else None
-    return user_location(path, start, reading=reading)
+    start = base if base is not None else str(roots[0]) if roots else os.getcwd()
+    try:
+        real = os.path.realpath(path if os.path.isabs(path) else os.path.join(start, path))
+    except (OSError, ValueError):
+        return "its location cannot be resolved"
+    if not reading:
+        for root in roots:
+            rel = os.path.relpath(real, _real_root(str(root)))
+            if not rel.startswith(".."):
+                if (why := _why(rel)) is not None:
+                    return why
+                break
+    for place, why, secret in _places():
+        if (secret or not reading) and (real == place or real.startswith(place + "/")):
+            return why
+    return None
+
+
+@functools.lru_cache(maxsize=64)
+def _real_root(root: str) -> str:
+    return os.path.realpath(root)

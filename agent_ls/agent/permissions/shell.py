@@ -347,6 +347,8 @@ class CommandPattern:
             return True
         if self.exact is not None:
             return part.text.strip() == self.exact
+        if not part.words or part.words[0] != self.prefix[0] or not part.literal[0]:
+            return False  # (the model's name for a command always starts with its first word)
         verdict = assess(part.words)
         if verdict.modeled and not all(part.literal):
             return False  # a word the model cannot read (the exact text may still be granted)
@@ -366,7 +368,7 @@ class CommandPattern:
             return part.text.strip() == self.exact
         if part.starts_with(self.prefix):
             return True
-        if not part.words or not part.literal[0]:
+        if not part.words or not part.literal[0] or part.words[0] != self.prefix[0]:
             return False
         n = len(self.prefix)
         literal_words = tuple(w for w, lit in zip(part.words, part.literal, strict=True) if lit)
