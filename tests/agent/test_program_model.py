@@ -177,3 +177,14 @@ def test_a_git_log_grant_never_covers_a_dangerous_option_wherever_it_is(safe: li
     gate.session_allowed.add("bash(git log:*)")
     assert gate.evaluate(BASH, {"command": command}).decision is Decision.ASK, command
     assert not CommandPattern(prefix=("git", "log")).covers(analyze(command).parts[0])
+
+
+def test_computed_text_is_not_a_file_name() -> None:
+    """``git commit -m "$(cat <<'EOF' … EOF)"`` (how agents write commit messages) is covered by a
+    ``git commit`` grant when its inner command is; a computed file name still asks."""
+    gate = PermissionGate(PermissionRules(), None)
+    gate.session_allowed |= {"bash(git commit:*)", "bash(cat:*)"}
+    message = "git commit -m \"$(cat <<'EOF'\nFix the parser\nEOF\n)\""
+    assert gate.evaluate(BASH, {"command": message}).decision is Decision.ALLOW
+    assert gate.evaluate(BASH, {"command": "git commit -F \"$(cat x)\""}).decision is Decision.ASK
+    assert gate.evaluate(BASH, {"command": "git commit -m x -- \"$(cat x)\""}).decision is Decision.ASK

@@ -230,7 +230,10 @@ def _part_sensitive(part: Part, roots: Sequence[Path], cwds: Sequence[str]) -> s
     if part.name in ARGS_NOT_FILES:
         return None
     shapes = part.shapes or tuple(None for _ in part.words)
-    for word, lit, shape in zip(part.words[1:], part.literal[1:], shapes[1:], strict=True):
+    text = assess(part.words).text if not all(part.literal) else frozenset()
+    for i, (word, lit, shape) in enumerate(zip(part.words, part.literal, shapes, strict=True)):
+        if i == 0 or (not lit and i in text):
+            continue  # the name; or text the program reads as text (git commit -m "$(…)")
         if lit:
             candidates = _candidates(word)
         else:

@@ -47,6 +47,9 @@ class Assessment:
     covers it: the user wrote or saw those words)."""
     modeled: bool = False
     """Whether the program is in the model (else a prefix grant covers any arguments)."""
+    text: frozenset[int] = frozenset()
+    """Indices of words that are text, not file names (``git commit -m "$(…)"``): such a word
+    may be computed by the shell without making the command ask."""
 
 
 def _risk(key: tuple[str, ...], offer: tuple[str, ...] | None, why: str, at: int) -> Assessment:
@@ -322,7 +325,25 @@ _GIT_GLOBAL_VALUES = frozenset({"-c", "-C", "--git-dir", "--work-tree", "--names
                                 "--super-prefix"})
 
 
+_MESSAGE_TEXT = frozenset({"-m", "--message", "--trailer", "--author", "--date"})
+_LOG_TEXT = frozenset({"--format", "--pretty", "--grep", "--author", "--committer", "--since", "--until", "--after",
+                       "--before", "--date"})
+_GIT_TEXT: dict[str, frozenset[str]] = {
+    **{s: _MESSAGE_TEXT for s in ("commit", "tag", "merge", "notes", "stash", "revert", "cherry-pick")},
+    **{s: _LOG_TEXT for s in ("log", "show", "whatchanged", "shortlog")},
+}
+
+
 def _assess_git(words: tuple[str, ...]) -> Assessment:
+    verdict = _assess_git_options(words)
+    options = _GIT_TEXT.get(verdict.key[-1]) if len(verdict.key) == 2 else None
+    if not options:
+        return verdict
+    text = frozenset(i + 1 for i, w in enumerate(words[:-1]) if w in options)
+    return attrs.evolve(verdict, text=text) if text else verdict
+
+
+def _assess_git_options(words: tuple[str, ...]) -> Assessment:
     i, n, risk = 1, len(words), None
     while i < n and words[i].startswith("-"):  # global options; the subcommand is found past all of them
         w = words[i]

@@ -350,7 +350,7 @@ class CommandPattern:
         if not part.words or part.words[0] != self.prefix[0] or not part.literal[0]:
             return False  # (the model's name for a command always starts with its first word)
         verdict = assess(part.words)
-        if verdict.modeled and not all(part.literal):
+        if verdict.modeled and not _readable(part, verdict.text):
             return False  # a word the model cannot read (the exact text may still be granted)
         if part.starts_with(self.prefix):  # the words the pattern names are covered, later ones if safe
             return verdict.risk is None or verdict.risk_at < len(self.prefix)
@@ -383,6 +383,11 @@ class CommandPattern:
         return f"{tool}({shlex.join(self.prefix)}:*)"
 
 
+def _readable(part: Part, text: frozenset[int]) -> bool:
+    """Every word plain text, or text the program does not read as an option or a file."""
+    return all(lit or i in text for i, lit in enumerate(part.literal))
+
+
 def split_rule(rule: str) -> tuple[str, str] | None:
     """``"bash(git status:*)"`` -> ``("bash", "git status:*")``; None for a plain name pattern."""
     if rule.endswith(")") and "(" in rule:
@@ -403,7 +408,7 @@ def offered_prefix(part: Part) -> tuple[str, ...] | None:
     if name is None or name in RUNS_OTHER_COMMANDS:
         return None
     verdict = assess(part.words)
-    if verdict.risk is not None or verdict.offer is None or (verdict.modeled and not all(part.literal)):
+    if verdict.risk is not None or verdict.offer is None or (verdict.modeled and not _readable(part, verdict.text)):
         return None
     if len(verdict.offer) == 1 and runs_others(name):
         return None  # never the bare name of a program that runs others
