@@ -234,6 +234,7 @@ async def test_attack_4_globs_and_expansions_past_the_protected_paths(world: Wor
                    "cp payload {x,.git}/config", "cp payload .gi\\t/config", "cp payload \"$HOME\"/.bashrc",
                    "cp payload ~/.bashrc", "cp payload $(printf .git)/config", "cp payload ${DIR}/config",
                    "cp payload .{g,x}it/config", "cd .git && cp ../payload config",
+                   "cd .github && cd workflows && cp ../../payload ci.yml", "(cd .git; cp ../payload config)",
                    "cp payload .gi?"]:
         verdict = attempt(world, gate, attack)
         assert verdict.decision is Decision.ASK and verdict.scopes == (), attack

@@ -204,12 +204,17 @@ def _cwds(parts: Sequence[Part], roots: Sequence[Path]) -> tuple[list[str], str 
         if not targets:
             return cwds, f"it changes to the folder {part.text[len(part.name or ''):].strip() or '~'!r}, which " \
                          "cannot be resolved here"
+        reached = []
         for target in targets:
-            real = os.path.realpath(os.path.join(root, target))
-            if not any(real == r or real.startswith(r.rstrip("/") + "/") for r in real_roots):
-                return cwds, f"it changes to {target!r}, outside the workspace, where the paths it names are " \
-                             "not checked"
-            cwds.append(real)
+            for cwd in cwds:  # from any folder an earlier cd may have reached (subshells, cd a && cd b)
+                real = os.path.realpath(os.path.join(cwd, target))
+                if not any(real == r or real.startswith(r.rstrip("/") + "/") for r in real_roots):
+                    return cwds, f"it changes to {target!r}, outside the workspace, where the paths it names " \
+                                 "are not checked"
+                reached.append(real)
+        cwds += [r for r in dict.fromkeys(reached) if r not in cwds]
+        if len(cwds) > 32:
+            return cwds, "it changes folders too often to follow"
     return cwds, None
 
 
