@@ -36,7 +36,7 @@ import attrs
 from agent_ls.agent.permissions.programs import ARGS_NOT_FILES, assess
 from agent_ls.agent.permissions.protected import (
     looks_like_path,
-    path_reason,
+    protected_reason,
     secrets_below,
     user_location,
 )
@@ -229,7 +229,7 @@ def _candidates(word: str) -> set[str]:
 def _part_sensitive(part: Part, roots: Sequence[Path], cwds: Sequence[str]) -> str | None:
     if part.kind == "write":
         for base in cwds:
-            if (why := path_reason(part.text, roots, base)) is not None:
+            if (why := protected_reason(part.text, roots, base, user_places=True)) is not None:
                 return f"it writes {part.text!r}, a protected file: {why}"
         return None
     if part.name in ARGS_NOT_FILES:
@@ -251,7 +251,7 @@ def _part_sensitive(part: Part, roots: Sequence[Path], cwds: Sequence[str]) -> s
             for k, base in enumerate(cwds):
                 if k == 0 and lit and not looks_like_path(candidate):
                     continue
-                if (why := path_reason(candidate, roots, base)) is not None:
+                if (why := protected_reason(candidate, roots, base, user_places=True)) is not None:
                     return f"it names {candidate!r}, a protected path: {why}"
     return None
 
@@ -298,7 +298,7 @@ class PermissionGate:
                 return Verdict(Decision.ASK, f"{visible(path)} {why}. Reading it always asks", sensitive=why)
         if spec.source == "builtin" and spec.name in WRITE_TOOLS:
             path = args.get("path")
-            why = path_reason(path, self.roots) if isinstance(path, str) else None
+            why = protected_reason(path, self.roots, user_places=True) if isinstance(path, str) else None
             if why is not None and isinstance(path, str):
                 exact = f"{spec.name}({path})"
                 if exact in rules.allow and exact not in rules.ask:

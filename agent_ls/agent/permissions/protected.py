@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import functools
 import os
-import posixpath
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -56,31 +55,6 @@ def _why(path: str) -> str | None:
         return _FILES[parts[-1]]
     if parts and parts[-1] in _DIRS:  # the directory itself (rm -r .vscode, mv x .agent-ls)
         return _DIRS[parts[-1]]
-    return None
-
-
-def protected_reason(path: str, roots: Sequence[Path] = (), base: str | None = None) -> str | None:
-    """Why writing ``path`` always asks, or None. ``path`` as the tool got it (relative to the
-    first root, or to ``base``, or absolute); the resolved path is checked too, so a symlink to
-    ``.git`` counts."""
-    if not isinstance(path, str) or not path:
-        return None
-    if (why := _why(path)) is not None:
-        return why
-    if roots:
-        base = base if base is not None else str(roots[0])
-        joined = path if posixpath.isabs(path) or os.path.isabs(path) else os.path.join(base, path)
-        try:
-            real = os.path.realpath(joined)
-        except (OSError, ValueError):
-            return "its location cannot be resolved"
-        for root in roots:
-            try:
-                rel = os.path.relpath(real, os.path.realpath(root))
-            except ValueError:
-                continue
-            if not rel.startswith(".."):
-                return _why(rel)
     return None
 
 
@@ -173,11 +147,13 @@ def secrets_below(folder: str) -> str | None:
     return next((place for place, _why, secret in _places() if secret and place.startswith(prefix)), None)
 
 
-def path_reason(path: str, roots: Sequence[Path] = (), base: str | None = None, *,
-                reading: bool = False) -> str | None:
-    """:func:`protected_reason` (writing) and :func:`user_location` together: why naming ``path``
-    asks, or None. ``base``: the folder a relative path starts from (default: the first root).
-    The path is resolved once for both."""
+def protected_reason(path: str, roots: Sequence[Path] = (), base: str | None = None, *,
+                     user_places: bool = False, reading: bool = False) -> str | None:
+    """Why writing ``path`` always asks, or None. ``path`` as the tool got it (relative to ``base``,
+    else the first root, or absolute); the resolved path is checked too, so a symlink to ``.git``
+    counts. ``user_places``: the user's own places outside the workspace count too
+    (:func:`user_location`; the path is resolved once for both); ``reading``: only the places
+    holding secrets count (and no workspace name)."""
     if not isinstance(path, str) or not path or "\x00" in path:
         return None
     if not reading and (why := _why(path)) is not None:
@@ -194,6 +170,8 @@ def path_reason(path: str, roots: Sequence[Path] = (), base: str | None = None, 
                 if (why := _why(rel)) is not None:
                     return why
                 break
+    if not user_places and not reading:
+        return None
     for place, why, secret in _places():
         if (secret or not reading) and (real == place or real.startswith(place + "/")):
             return why
