@@ -21,6 +21,7 @@ import attrs
 
 from agent_ls.agent.events import UsageReport
 from agent_ls.core.imports import collector_paused
+from agent_ls.core.process_secrets import credential_env_name, environment, process_secrets
 
 log = logging.getLogger(__name__)
 
@@ -98,15 +99,49 @@ def check_credentials(config: LLMConfig) -> None:
     if config.api_key or config.api_base:
         return
     litellm = get_litellm()
+    taken = process_secrets()
     try:
-        env = litellm.validate_environment(model=config.model)
+        env = litellm.validate_environment(model=config.model, api_key=provider_credentials(config).get("api_key"))
     except Exception:
         return
-    missing = env.get("missing_keys") or []
+    missing = [name for name in env.get("missing_keys") or [] if name not in taken]
     if not env.get("keys_in_environment", True) and missing:
         names = ", ".join(missing)
         raise LLMError("missing_key", f"model {config.model!r} needs an API key: set {names} in the environment "
                                       "(or configure \"apiBase\" for a local server such as Ollama)")
+
+
+_CREDENTIAL_KWARGS = {"AWS_ACCESS_KEY_ID": "aws_access_key_id", "AWS_SECRET_ACCESS_KEY": "aws_secret_access_key",
+                      "AWS_SESSION_TOKEN": "aws_session_token", "AZURE_AD_TOKEN": "azure_ad_token"}
+"""litellm's argument for a credential variable that is not the provider's ``api_key``."""
+_MORE_CREDENTIALS = {"AWS_": ("AWS_SESSION_TOKEN",), "AZURE_": ("AZURE_AD_TOKEN",)}
+"""Variables litellm reads for a provider but ``validate_environment`` does not list."""
+
+
+def provider_credentials(config: LLMConfig) -> dict[str, str]:
+    """The provider's credentials for a call to ``config.model``, as litellm arguments
+    (``api_key``, ``aws_secret_access_key``, ...), from the secrets the process took out of its
+    environment at start-up (:mod:`agent_ls.core.process_secrets`): litellm would otherwise look
+    for them in ``os.environ``, where they no longer are. Which variables: the ones litellm's
+    ``validate_environment`` finds missing for the model (``OPENAI_API_KEY`` for ``openai/...``,
+    ``GEMINI_API_KEY`` or ``GOOGLE_API_KEY`` for ``gemini/...``, the AWS pair for bedrock).
+    Empty when nothing was taken (litellm then reads the environment itself, as before)."""
+    taken = process_secrets()
+    if not taken:
+        return {}
+    try:
+        names = list(get_litellm().validate_environment(model=config.model).get("missing_keys") or [])
+    except Exception:
+        return {}
+    for prefix, more in _MORE_CREDENTIALS.items():
+        if any(name.startswith(prefix) for name in names):
+            names.extend(more)
+    out: dict[str, str] = {}
+    for name in names:
+        value = taken.get(name)
+        if value is not None and credential_env_name(name):
+            out.setdefault(_CREDENTIAL_KWARGS.get(name, "api_key"), value)
+    return out
 
 
 _SECRET_NAME = re.compile(r"(API_?KEY|TOKEN|SECRET|PASSWORD|_KEY)$", re.IGNORECASE)
@@ -115,7 +150,7 @@ _SECRET_NAME = re.compile(r"(API_?KEY|TOKEN|SECRET|PASSWORD|_KEY)$", re.IGNORECA
 def redact_secrets(text: str, config: LLMConfig, environ: Mapping[str, str] | None = None) -> str:
     """``text`` with the configured API key and the values of secret-looking environment
     variables (``*_API_KEY``, ``*_TOKEN``, ...) replaced by ``***`` (providers echo keys back)."""
-    env = os.environ if environ is None else environ
+    env = environment() if environ is None else environ
     secrets = {config.api_key or ""} | {v for k, v in env.items() if _SECRET_NAME.search(k)}
     for secret in sorted((x for x in secrets if len(x) >= 6), key=len, reverse=True):
         text = text.replace(secret, "***")
@@ -268,6 +303,8 @@ async def stream_completion(
         kwargs["tools"] = tools
     if config.api_base:
         kwargs["api_base"] = config.api_base
+    for name, value in provider_credentials(config).items():  # from memory, not os.environ
+        kwargs.setdefault(name, value)
     if config.api_key:
         kwargs["api_key"] = config.api_key
     if config.max_tokens:

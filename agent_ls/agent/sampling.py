@@ -31,7 +31,14 @@ import attrs
 import mcp_types as types
 
 from agent_ls.agent.config import AgentSettings, SamplingPolicy
-from agent_ls.agent.llm import LLMConfig, LLMError, check_credentials, get_litellm, map_error
+from agent_ls.agent.llm import (
+    LLMConfig,
+    LLMError,
+    check_credentials,
+    get_litellm,
+    map_error,
+    provider_credentials,
+)
 
 log = logging.getLogger(__name__)
 
@@ -306,6 +313,9 @@ class Sampler:
         try:
             litellm = await asyncio.to_thread(get_litellm)  # seconds on first use: off the event loop
             check_credentials(config)
+            kwargs.update(provider_credentials(config))  # from memory, not os.environ
+            if config.api_key:
+                kwargs["api_key"] = config.api_key
             response = await litellm.acompletion(**kwargs)
         except asyncio.CancelledError:
             raise

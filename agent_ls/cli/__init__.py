@@ -137,6 +137,9 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    from agent_ls.core.process_secrets import take_process_secrets  # first: before any thread or child
+
+    take_process_secrets()  # provider keys in memory only, not in /proc/<pid>/environ
     parser = build_parser()
     args = parser.parse_args(argv)
     if args.command is None or args.command == "serve":

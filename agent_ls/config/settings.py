@@ -14,7 +14,6 @@ A broken file or entry produces diagnostics and never stops the other entries.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -44,6 +43,7 @@ from agent_ls.config.trust import (
     split_settings,
 )
 from agent_ls.core.files import NotRegularFile, read_regular_file
+from agent_ls.core.process_secrets import environment
 
 WORKSPACE_FILES: tuple[tuple[Scope, str, str], ...] = (
     (Scope.VSCODE, ".vscode/mcp.json", "servers"),
@@ -219,7 +219,7 @@ def load_settings(
     servers are listed (``restricted``, not started) unless a user-scope server has the same
     name, and its settings that need trust are ignored, each with a diagnostic.
     """
-    env = dict(os.environ if environ is None else environ)
+    env = environment() if environ is None else dict(environ)  # with the secrets taken at start-up
     policy = trust or TrustPolicy()
     loaded = LoadedSettings()
     user_file = user_settings or user_settings_path()

@@ -8,6 +8,9 @@ def serve(log_level: str = "WARNING") -> NoReturn:
     """Serve LSP on stdio (what editors run), logging to stderr at ``log_level``. Nothing else
     may write to stdout. Ends the process (0 after shutdown + exit, as LSP asks)."""
     # lazy: only what serving needs, so that `initialize` is answered fast (gc, +3 modules)
+    from agent_ls.core.process_secrets import take_process_secrets
+
+    take_process_secrets()  # first (idempotent): provider keys in memory only, not in /proc/<pid>/environ
     from agent_ls.core.imports import collector_paused
     from agent_ls.core.redact import log_to_stderr
 

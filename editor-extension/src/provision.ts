@@ -94,13 +94,60 @@ export function run(command: string, args: readonly string[], opts: RunOptions):
   });
 }
 
-/** `true` when `p` is one of `folders` or inside one. */
+/**
+ * `true` when `p` is one of `folders` or inside one, however either is named: compared as
+ * written and by real path (issue 38 item 7). A name of `p` is inside when any of
+ * {@link fileNames} is inside the written or the real path of a folder: a symlinked folder,
+ * `/proc/self/root/...`, `..` after a symlink, or a symlink (at any hop of its chain) into a
+ * folder are all refused. The last hop's own name counts too, not only its target: a workspace
+ * `.venv/bin/python` is a symlink to a system Python, yet running it loads the workspace's
+ * site-packages (`.pth` files run code).
+ */
 export function insideAny(p: string, folders: readonly string[]): boolean {
-  const abs = path.resolve(p);
-  return folders.some((f) => {
-    const rel = path.relative(path.resolve(f), abs);
-    return rel === "" || (!rel.startsWith("..") && !path.isAbsolute(rel));
-  });
+  const roots = new Set<string>();
+  for (const f of folders) fileNames(f).forEach((n) => roots.add(n));
+  return fileNames(p).some((name) =>
+    [...roots].some((root) => {
+      const rel = path.relative(root, name);
+      return rel === "" || (!rel.startsWith("..") && !path.isAbsolute(rel));
+    }),
+  );
+}
+
+/**
+ * The names the file system gives `p`: as written (resolved), its real path, and each hop of
+ * the symlink chain that starts at `p` as "real path of the hop's folder + the hop's own name".
+ * `fs.realpathSync.native` (the C library's realpath) resolves `..` after a symlink as the
+ * kernel does; Node's JavaScript `realpathSync` and `path.resolve` collapse it textually first.
+ */
+export function fileNames(p: string): string[] {
+  const names = new Set<string>([path.resolve(p)]);
+  const real = (q: string): string | null => {
+    try {
+      return fs.realpathSync.native(q);
+    } catch {
+      return null; // not there (yet): the written name is all there is
+    }
+  };
+  const whole = real(p);
+  if (whole) names.add(whole);
+  let hop = p;
+  for (let i = 0; i < 40; i++) {
+    const base = path.basename(hop);
+    const dir = real(path.dirname(hop));
+    if (!dir || base === "" || base === "." || base === "..") break;
+    const here = path.join(dir, base);
+    names.add(here);
+    let target: string;
+    try {
+      target = fs.readlinkSync(here);
+    } catch {
+      break; // not a symlink: the end of the chain
+    }
+    // joined as text (not path.join): `..` in the target is resolved by the next realpath
+    hop = path.isAbsolute(target) ? target : dir + path.sep + target;
+  }
+  return [...names];
 }
 
 /**

@@ -116,6 +116,53 @@ describe("interpreter discovery", () => {
     const env = provisionEnv({ PATH: `/usr/bin${delim}${ws}`, PYTHONPATH: ws, PYTHONSTARTUP: "x", VIRTUAL_ENV: ws, HOME: "/h" }, [ws]);
     expect(env).toEqual({ PATH: "/usr/bin", HOME: "/h" });
   });
+
+  // issue 38 item 7: the containment test compares real paths, so no other name of a workspace
+  // interpreter gets it run (each variation is a real file or symlink in the temp dir)
+  it("refuses a workspace interpreter however it is named; one outside still runs", async () => {
+    const ws = path.join(tmp, "ws");
+    const inWs = fakePython(path.join(ws, ".venv", "bin"), "python3", prints("3.12.0"));
+    const outside = fakePython(path.join(tmp, "elsewhere", "bin"), "python3", prints("3.12.1"));
+    fs.symlinkSync(ws, path.join(tmp, "ws-link")); // a symlinked folder naming the workspace
+    fs.symlinkSync(inWs, path.join(tmp, "elsewhere", "bin", "python3.12")); // outside, target inside
+    fs.symlinkSync(path.join(tmp, "elsewhere", "bin", "python3.12"), path.join(tmp, "elsewhere", "hop")); // a chain
+    fs.mkdirSync(path.join(ws, "sub"));
+    fs.symlinkSync(path.join(ws, "sub"), path.join(tmp, "elsewhere", "into-sub"));
+    // the workspace's venv python is a symlink to an interpreter outside (as `python -m venv` makes it)
+    fs.mkdirSync(path.join(ws, "venv2", "bin"), { recursive: true });
+    fs.symlinkSync(outside, path.join(ws, "venv2", "bin", "python"));
+    const wsLinkFolder = path.join(tmp, "ws-folder-link");
+    fs.symlinkSync(ws, wsLinkFolder); // the editor names the workspace folder through a symlink
+    const names: [string, string[]][] = [
+      [inWs, [ws]],
+      [`/proc/self/root${inWs}`, [ws]],
+      [path.join(tmp, "ws-link", ".venv", "bin", "python3"), [ws]],
+      [path.join(tmp, "elsewhere", "bin", "python3.12"), [ws]],
+      [path.join(tmp, "elsewhere", "hop"), [ws]],
+      // `..` after a symlink: the kernel goes to ws/sub/.. = ws; a textual resolve would say tmp/elsewhere
+      [`${path.join(tmp, "elsewhere", "into-sub")}/../.venv/bin/python3`, [ws]],
+      [`${ws}/.venv/bin/../bin/./python3`, [ws]],
+      [path.join(ws, "venv2", "bin", "python"), [ws]],
+      [inWs, [wsLinkFolder]],
+      [inWs, [`/proc/self/root${ws}`]],
+      [inWs, [path.join(tmp, "nowhere"), ws]],
+    ];
+    for (const [name, folders] of names) {
+      const { found, tried } = await findPython([{ path: name, source: "the Python extension's selected interpreter" }], opts(folders));
+      expect(found, `${name} in ${folders.join(", ")}`).toBeNull();
+      expect(tried[0].problem, name).toMatch(/inside a workspace folder/);
+    }
+    expect(ran()).toBe("");
+    // PATH entries naming a workspace folder another way are dropped too
+    const delim = path.delimiter;
+    expect(safePath(["/usr/bin", path.join(tmp, "ws-link", "bin"), `/proc/self/root${ws}`].join(delim), [ws])).toBe("/usr/bin");
+    // a legitimate interpreter outside is still accepted, also through a symlinked folder outside
+    fs.symlinkSync(path.join(tmp, "elsewhere"), path.join(tmp, "elsewhere-link"));
+    for (const ok of [outside, path.join(tmp, "elsewhere-link", "bin", "python3")]) {
+      const { found } = await findPython([{ path: ok, source: "PATH" }], opts([ws, wsLinkFolder]));
+      expect(found?.version, ok).toBe("3.12.1");
+    }
+  });
 });
 
 /** A fake python that can make a fake venv (a copy of itself) and fake pip; FAKE_* pick failures. */

@@ -19,6 +19,7 @@ from typing import Any
 
 from agent_ls.agent.builtin_tools.base import DEFAULT_OUTPUT_CAP_CHARS, BuiltinTool, cut_marker
 from agent_ls.agent.workspace import Workspace
+from agent_ls.core.process_secrets import environment
 from agent_ls.core.redact import live_secrets, secret_env_name
 from agent_ls.core.tools import Capability, ToolResult
 
@@ -174,7 +175,7 @@ class BashTool(BuiltinTool):
         timeout = float(args.get("timeout", self.timeout))
         if "\x00" in command:
             return ToolResult.error("The command contains a NUL byte")
-        env = shell_environment(os.environ, self.env_passthrough)
+        env = shell_environment(environment(), self.env_passthrough)  # passthrough names may be taken secrets
         env.update({"PAGER": "cat", "GIT_PAGER": "cat", "GIT_TERMINAL_PROMPT": "0"})
         spawn = asyncio.ensure_future(
             asyncio.create_subprocess_exec(
