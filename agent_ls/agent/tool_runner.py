@@ -142,8 +142,8 @@ class ToolRunner:
                 if tool is not None:
                     server, display = tool.spec.server, tool.spec.display_name
             if tool is None:
-                why = self.missing(call.name) if self.missing is not None else f"there is no tool named {call.name!r}"
-                result = ToolResult.error(why)
+                result = ToolResult.error(self.missing(call.name) if self.missing is not None
+                                          else f"there is no tool named {call.name!r}")
             elif isinstance(call.arguments, str):
                 result = ToolResult.error(f"{call.name}: {call.arguments}")
             else:

@@ -35,7 +35,6 @@ class GateClient(RecordingClient):
 async def test_the_first_prompt_searches_waits_for_a_starting_server_and_uses_its_tool(setup: AcpSetup) -> None:
     gate = setup.root / "gate"
     setup.user_settings["mcpServers"] = {"knob": {**knob_stdio_params("--start-gate", gate), "connectTimeout": 120}}
-    setup.user_settings["agent"]["allow"] = ["mcp__knob__add"]
     setup.write()
     setup.llm.script(
         tool_calls([("tool_search", {"query": "select:mcp__knob__add"}, "call_search")]),

@@ -224,8 +224,7 @@ def test_the_first_prompt_searches_waits_for_a_starting_server_and_uses_its_tool
     config = tmp_path / "config"
     config.mkdir()
     (config / "settings.json").write_text(json.dumps({
-        "mcpServers": {"knob": {**knob_stdio_params("--start-gate", gate), "connectTimeout": 120}},
-        "agent": {"allow": ["mcp__knob__add"]}}))
+        "mcpServers": {"knob": {**knob_stdio_params("--start-gate", gate), "connectTimeout": 120}}}))
     llm.script(
         tool_calls([("tool_search", {"query": "select:mcp__knob__add"})]),
         tool_calls([("mcp__knob__add", {"a": 2, "b": 3})]),

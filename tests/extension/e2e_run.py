@@ -29,7 +29,6 @@ from tests.extension.e2e_scenario import (
     INTEL_FILES,
     LATE_SERVER,
     LATE_START_S,
-    LATE_TOOL,
     NUMBER_BEFORE,
     NUMBER_FILE,
     OUTPUT_FILE,
@@ -118,7 +117,7 @@ def write_settings(run: Run, llm: ScriptedLLM) -> None:
     user = {
         "model": "openai/scripted",
         "apiBase": llm.openai_base,
-        "agent": {"maxRetries": 0, "allow": [LATE_TOOL]},
+        "agent": {"maxRetries": 0},
         # issue 44 item 1: a server that takes 4 s to start (e2e/firstPrompt.ts)
         "mcpServers": {SERVER: knob_stdio_params(),
                        LATE_SERVER: knob_stdio_params("--name", LATE_SERVER, "--slow-start", LATE_START_S)},

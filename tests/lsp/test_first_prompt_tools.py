@@ -34,7 +34,6 @@ def _late_knob(setup: Setup) -> Path:
     gate = setup.root / "knob-gate"
     setup.extra_env["AGENT_LS_MODEL_FIRST_LIMIT"] = LONG
     setup.user_settings["mcpServers"] = {"knob": {**knob_stdio_params("--start-gate", gate), "connectTimeout": 120}}
-    setup.user_settings["agent"]["allow"] = ["mcp__knob__add"]
     return gate
 
 

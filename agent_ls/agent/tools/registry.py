@@ -67,6 +67,10 @@ class SettlingSource(Protocol):
         it serves them."""
         ...
 
+    def server_names(self) -> Sequence[str]:
+        """Every configured server, sorted."""
+        ...
+
 
 SETTLE_SECONDS = 10.0
 """How long a prompt waits for MCP servers that are starting or restarting (a settings change, a
@@ -80,8 +84,9 @@ are starting with the host; each of them is waited for at most its own ``connect
 def waiting_text(servers: Sequence[str]) -> str:
     """The progress a call shows while it waits for starting servers."""
     names = ", ".join(repr(s) for s in servers)
-    return (f"waiting for the MCP server{'s' if len(servers) > 1 else ''} {names} to start "
-            "(at most its connectTimeout)")
+    if len(servers) == 1:
+        return f"waiting for the MCP server {names} to start (at most its connectTimeout)"
+    return f"waiting for the MCP servers {names} to start (each at most its connectTimeout)"
 
 
 class ToolRegistry:
@@ -179,15 +184,10 @@ class ToolRegistry:
         it failed or is still starting (its status error), else that there is no such tool."""
         source = self._mcp_source
         if name.startswith(f"{PREFIX}{SEP}") and isinstance(source, SettlingSource):
-            for server in self._server_names(source):
+            for server in source.server_names():
                 if naming.could_name(server, name) and (why := source.server_problem(server)):
                     return f"there is no tool named {name!r} yet: the MCP server {server!r} {why}"
         return f"there is no tool named {name!r}"
-
-    @staticmethod
-    def _server_names(source: SettlingSource) -> list[str]:
-        names = getattr(source, "server_names", None)
-        return list(names()) if callable(names) else list(source.starting())
 
     async def _take_mcp_layer(self, source: MCPToolSource) -> None:
         await source.refresh_if_dirty()
@@ -261,12 +261,15 @@ class ToolRegistry:
     # deferral ----------------------------------------------------------------------------
     @property
     def deferring(self) -> bool:
-        """MCP tools are deferred behind ``tool_search``: as the settings say for the tools known,
-        and always while servers are still starting (their tools are not known yet: the search is
-        how the model reaches them from the first request on, and it waits for them)."""
+        """``tool_search`` is offered: the known MCP tools are deferred (:attr:`defers_known`), or
+        servers are still starting (their tools are not known yet: the search is how the model
+        reaches them from the first request on, and it waits for them)."""
+        return self.defers_known or bool(self.starting_servers())
+
+    @property
+    def defers_known(self) -> bool:
+        """The settings defer the MCP tools known now (``deferMcpTools``): else they are offered."""
         allowed = self._allowed_mcp()
-        if self.starting_servers():
-            return True
         if self._defer is True:
             return bool(allowed)
         if self._defer is False:
@@ -274,9 +277,7 @@ class ToolRegistry:
         return len(allowed) >= int(self._defer)
 
     def deferred_specs(self) -> list[ToolSpec]:
-        if not self.deferring:
-            return []
-        if self._defer is False:  # deferred only while servers start: the known tools are offered
+        if not self.defers_known:
             return []
         return [t.spec for n, t in self._allowed_mcp().items() if n not in self.loaded]
 
@@ -297,7 +298,8 @@ class ToolRegistry:
         mcp = self._allowed_mcp()
         if self.deferring:
             out.append(self._search_tool)
-            out.extend(t for n, t in mcp.items() if n in self.loaded or self._defer is False)
+            known = self.defers_known
+            out.extend(t for n, t in mcp.items() if n in self.loaded or not known)
         else:
             out.extend(mcp.values())
         return out
@@ -323,7 +325,8 @@ class ToolSearchTool:
             name=TOOL_SEARCH,
             description=(
                 "Load deferred MCP tools: \"select:<full name>,...\" by name, or keywords to search "
-                "names, descriptions and servers. Loaded tools are callable from the next step on."
+                "names, descriptions and servers. Loaded tools are callable from the next step on. A search "
+                "waits for the MCP servers still starting that it could be about."
             ),
             input_schema={
                 "type": "object",
