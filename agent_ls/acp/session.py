@@ -239,6 +239,8 @@ class AcpSession:
                 self.previews[event.call_id] = preview
             await self.send(U.tool_started(event.call_id, event.name, event.arguments, spec, self.folder,
                                            "pending" if asks else "in_progress", preview))
+        elif isinstance(event, ev.ToolCallProgress):
+            await self.send(U.tool_progress(event.call_id, event.message))
         elif isinstance(event, ev.PlanUpdated):
             await self.send(U.plan_update(event.entries))
         elif isinstance(event, ev.ToolCallFinished):

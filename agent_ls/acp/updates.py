@@ -215,6 +215,11 @@ def tool_started(call_id: str, name: str, args: dict[str, Any], spec: ToolSpec |
                            locations=tool_locations(name, args, root) or None, raw_input=args)
 
 
+def tool_progress(call_id: str, message: str) -> Any:
+    """What a running call is doing (waiting for an MCP server to start): its content for now."""
+    return update_tool_call(call_id, status="in_progress", content=[tool_content(text_block(message))])
+
+
 def result_text(content: str) -> str:
     if len(content) <= RESULT_CHARS:
         return content

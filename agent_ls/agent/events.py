@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import contextvars
+import inspect
 from collections.abc import Awaitable, Callable
 from typing import Any
 
@@ -41,6 +43,15 @@ class ToolCallStarted:
     server: str | None = None
     display_name: str | None = None
     type: str = "tool_call_started"
+
+
+@attrs.frozen
+class ToolCallProgress:
+    call_id: str
+    name: str
+    message: str
+    """What the call is doing while it has not finished (e.g. waiting for an MCP server to start)."""
+    type: str = "tool_call_progress"
 
 
 @attrs.frozen
@@ -178,9 +189,24 @@ class TurnFinished:
     type: str = "turn_finished"
 
 
-Event = (TurnStarted | TextDelta | ThinkingDelta | ToolCallStarted | ApprovalRequested | ToolCallFinished | FileChange
-         | PlanUpdated | UsageReport | ContextCompacted | TurnError | TurnFinished)
+Event = (TurnStarted | TextDelta | ThinkingDelta | ToolCallStarted | ToolCallProgress | ApprovalRequested
+         | ToolCallFinished | FileChange | PlanUpdated | UsageReport | ContextCompacted | TurnError | TurnFinished)
 EventSink = Callable[[Event], Awaitable[None] | None]
+
+ProgressReporter = Callable[[str], Awaitable[None] | None]
+tool_progress: contextvars.ContextVar[ProgressReporter | None] = contextvars.ContextVar("tool_progress", default=None)
+"""Where the tool call running in this context reports its progress (set by the tool runner around
+the lookup and the call; None outside a call)."""
+
+
+async def report_progress(message: str) -> None:
+    """Report ``message`` as the progress of the tool call running in this context (nothing
+    outside a call)."""
+    reporter = tool_progress.get()
+    if reporter is not None:
+        out = reporter(message)
+        if inspect.isawaitable(out):
+            await out
 
 
 def to_dict(event: Event) -> dict[str, Any]:

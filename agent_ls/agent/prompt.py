@@ -101,18 +101,25 @@ def short_name(spec: ToolSpec) -> str:
     return spec.name[len(prefix):] if spec.server and spec.name.startswith(prefix) else spec.name
 
 
-def deferred_catalogue(specs: Sequence[ToolSpec]) -> str:
-    """Names of the deferred MCP tools, one line per server (in the order given).
+STARTING_MARK = "(still starting: tool_search waits for it and finds its tools)"
+"""How the deferred catalogue lists a server whose tools are not known yet."""
+
+
+def deferred_catalogue(specs: Sequence[ToolSpec], starting: Sequence[str] = ()) -> str:
+    """Names of the deferred MCP tools, one line per server (in the order given), and the servers
+    still starting (:data:`STARTING_MARK`: their tools are reached through ``tool_search`` too).
 
     Names only, as compact as they can be while staying exact: a listed ``name`` under server
     ``srv`` is the tool ``mcp__srv__name``. A full definition costs tens to hundreds of tokens;
     a listed name costs a few.
     """
-    if not specs:
+    if not specs and not starting:
         return ""
     groups: dict[str, list[str]] = {}
     for s in specs:
         groups.setdefault(mcp_prefix(s.server or "")[5:-2], []).append(short_name(s))
+    for server in starting:
+        groups.setdefault(mcp_prefix(server)[5:-2], []).append(STARTING_MARK)
     lines = [
         "<system-reminder>",
         "Deferred MCP tools as SERVER: NAME, ... (full name mcp__SERVER__NAME, unless NAME starts with "
@@ -124,9 +131,10 @@ def deferred_catalogue(specs: Sequence[ToolSpec]) -> str:
     return "\n".join(lines)
 
 
-def dynamic_text(deferred: Sequence[ToolSpec], server_instructions: str, reminders: Sequence[str] = ()) -> str:
+def dynamic_text(deferred: Sequence[ToolSpec], server_instructions: str, reminders: Sequence[str] = (), *,
+                 starting: Sequence[str] = ()) -> str:
     parts = []
-    cat = deferred_catalogue(deferred)
+    cat = deferred_catalogue(deferred, starting)
     if cat:
         parts.append(cat)
     if server_instructions.strip():

@@ -191,7 +191,8 @@ class Session:
         """The messages and tools of the next model call (exposed for tests and benchmarks)."""
         cache = self.llm.supports_cache_control
         dynamic = dynamic_text(self.registry.deferred_specs(), self.registry.server_instructions(),
-                               [self.registry.skill_catalogue(), *self.reminders])
+                               [self.registry.skill_catalogue(), *self.reminders],
+                               starting=self.registry.starting_servers())
         messages = system_messages(self.frozen, dynamic, cache_control=cache) + self.compactor.view(self.history)
         tools = tool_definitions(self.registry.visible_specs(), cache_control=cache)
         return messages, tools
@@ -423,11 +424,11 @@ class Session:
         """The tool runner of this session's calls: its gate, its output store's pages, the context
         of its file and plan tools and its run records (:mod:`agent_ls.agent.tool_runner`)."""
         return ToolRunner(self.gate, self.session_id, shape=self._shape, record=self._record_run,
-                          scope=self._call_scope)
+                          scope=self._call_scope, resolve=self.registry.resolve, missing=self.registry.missing)
 
     async def _run_one(self, runner: ToolRunner, call: ToolCallAcc, sink: EventSink | None) -> ToolResult:
         run = ToolCall(call.id, call.name, _parse_arguments(call.arguments))
-        return (await runner.run(run, await self.registry.resolve(call.name), sink)).result
+        return (await runner.run(run, self.registry.get(call.name), sink)).result
 
     @contextlib.contextmanager
     def _call_scope(self, call: ToolCall, sink: EventSink | None) -> Iterator[None]:

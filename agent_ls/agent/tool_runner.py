@@ -28,7 +28,15 @@ from typing import Any, Protocol
 
 import attrs
 
-from agent_ls.agent.events import ApprovalRequested, Event, EventSink, ToolCallFinished, ToolCallStarted
+from agent_ls.agent.events import (
+    ApprovalRequested,
+    Event,
+    EventSink,
+    ToolCallFinished,
+    ToolCallProgress,
+    ToolCallStarted,
+    tool_progress,
+)
 from agent_ls.agent.store import ToolRun
 from agent_ls.core.tools import Tool, ToolResult, cap_text
 
@@ -114,6 +122,11 @@ class ToolRunner:
     shape: Shaper | None = None
     record: Recorder | None = None
     scope: CallScope | None = None
+    resolve: Callable[[str], Awaitable[Tool | None]] | None = None
+    """A tool not known when the call starts (an MCP server still starting): the tool once it is
+    (the wait is the call's progress), or None."""
+    missing: Callable[[str], str] | None = None
+    """Why there is no tool of that name (the error result; default: there is no such tool)."""
 
     async def run(self, call: ToolCall, tool: Tool | None, sink: EventSink | None = None) -> ToolOutcome:
         started = time.perf_counter()
@@ -122,9 +135,15 @@ class ToolRunner:
         server, display = (spec.server, spec.display_name) if spec is not None else (None, None)
         await emit(sink, ToolCallStarted(call.id, call.name, args, server, display))
         denied = False
+        progress = tool_progress.set(lambda message: emit(sink, ToolCallProgress(call.id, call.name, message)))
         try:
+            if tool is None and self.resolve is not None:
+                tool = await self.resolve(call.name)
+                if tool is not None:
+                    server, display = tool.spec.server, tool.spec.display_name
             if tool is None:
-                result = ToolResult.error(f"there is no tool named {call.name!r}")
+                result = ToolResult.error(self.missing(call.name) if self.missing is not None
+                                          else f"there is no tool named {call.name!r}")
             elif isinstance(call.arguments, str):
                 result = ToolResult.error(f"{call.name}: {call.arguments}")
             else:
@@ -149,6 +168,8 @@ class ToolRunner:
 
             await asyncio.shield(finish())
             raise
+        finally:
+            tool_progress.reset(progress)
         handle = None
         if self.shape is not None:
             result, handle = await self.shape(call, result)

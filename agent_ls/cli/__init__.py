@@ -64,9 +64,10 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"agent-ls {__version__}")
     sub = parser.add_subparsers(dest="command")
 
-    def common(p: argparse.ArgumentParser) -> None:
+    def common(p: argparse.ArgumentParser, wait: float = 60.0, wait_help: str = "") -> None:
         p.add_argument("--workspace", "-w", action="append", help="workspace folder (repeatable)")
-        p.add_argument("--wait", type=float, default=60.0, help="seconds to wait for servers (default 60)")
+        p.add_argument("--wait", type=float, default=wait,
+                       help=wait_help or f"seconds to wait for servers (default {wait:g})")
         p.add_argument("--yes", "-y", action="store_true",
                        help="answer yes to trust questions (the workspace and its servers)")
         p.add_argument("--trust-workspace", action="store_true",
@@ -112,7 +113,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_logout)
 
     p = sub.add_parser("chat", help="chat with the agent in the terminal")
-    common(p)
+    common(p, wait=0.0, wait_help="seconds to wait for the MCP servers before the first prompt (default 0: the "
+           "prompt goes at once, and tool_search waits for the servers still starting that it needs)")
     p.add_argument("prompt", nargs="*", help="one-shot prompt (interactive when absent)")
     p.add_argument("--model", "-m", help="litellm model string (overrides settings and AGENT_LS_MODEL)")
     p.add_argument("--resume", help="resume a session by id")

@@ -94,6 +94,8 @@ async def cmd_chat(args: argparse.Namespace) -> int:
                 pass  # the checklist says it
             elif isinstance(event, ev.ToolCallStarted):
                 print(f"\n{tool_line(event.name, event.arguments)}", file=sys.stderr, flush=True)
+            elif isinstance(event, ev.ToolCallProgress):
+                print(f"[tool {visible(event.name)}: {visible(event.message)}]", file=sys.stderr, flush=True)
             elif isinstance(event, ev.ToolCallFinished):
                 first = (event.content.strip().splitlines() or [""])[0]
                 print(f"[tool {'error' if event.is_error else 'ok'}] {clip(first, RESULT_LINE_CHARS)}",

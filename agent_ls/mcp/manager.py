@@ -52,6 +52,11 @@ from agent_ls.mcp.trust_decisions import TrustDecisions, TrustHandler
 
 log = logging.getLogger(__name__)
 
+CONNECT_SLACK = 2.0
+"""Seconds a wait for a starting server adds to its ``connectTimeout`` (spawning the process comes
+before the handshake's deadline)."""
+
+
 class ToolUnavailable(Exception):
     """A tool that cannot be called now, and why (:meth:`MCPManager.resolve_tool`)."""
 
@@ -220,9 +225,9 @@ class MCPManager(SignIns, TrustDecisions):
         """Wait (at most ``timeout`` s) for the servers that are starting or restarting by the
         user's doing (a settings change, a trust decision, a restart): a prompt then sees their
         tools. Not for the servers starting with the host (the editor just opened: the first
-        prompt goes to the model at once, their tools join the turn's next step and the next
-        prompts; issue 30 item 2; :meth:`settle_tool` when the model calls one of their tools),
-        nor for servers that offer their kept catalogue meanwhile."""
+        prompt goes to the model at once, issue 30 item 2; the model reaches their tools through
+        ``tool_search``, which waits for them, :meth:`settle_servers`, or by calling one,
+        :meth:`settle_tool`; issue 44), nor for servers that offer their kept catalogue meanwhile."""
         await self._wait_settled([c for c in self._conns.values() if c not in self._first_start], timeout)
 
     async def settle_tool(self, name: str, timeout: float) -> None:
@@ -232,9 +237,35 @@ class MCPManager(SignIns, TrustDecisions):
         nobody's tool, and waiting for the others would not change that)."""
         await self._wait_settled([c for c in self._conns.values() if naming.could_name(c.name, name)], timeout)
 
+    def starting(self) -> list[str]:
+        """The servers starting whose tools are not known yet (no catalogue kept from their last
+        connection), sorted: ``tool_search`` is offered for them and waits for them."""
+        return sorted(c.name for c in self._conns.values() if c.settling and not c.from_catalogue)
+
+    async def settle_servers(self, names: Sequence[str], timeout: float) -> None:
+        """Wait for the servers ``names`` while they start, each at most its ``connectTimeout``
+        (a little more: its own deadline ends the start) and all at most ``timeout``."""
+        await self._wait_settled([c for n in names if (c := self._conns.get(n)) is not None], timeout)
+
+    def server_problem(self, name: str) -> str | None:
+        """Why the server ``name`` offers no tools, as its status says (None when it serves them)."""
+        conn = self._conns.get(name)
+        if conn is None:
+            failed = self._failed.get(name)
+            return f"failed ({Phase.CONFIG.value}: {failed.reason})" if failed is not None else "is not configured"
+        if conn.serving:
+            return None
+        if conn.settling:
+            return f"is still starting (its connectTimeout is {conn.config.connect_timeout:g}s)"
+        if conn.state is State.NEEDS_SIGN_IN:
+            return f"needs sign-in ({conn.auth_problem() or 'sign-in required'}): ask the user to sign in to it"
+        return f"{'failed' if conn.state is State.FAILED else 'is ' + conn.state.value}" + (
+            f" ({conn.error})" if conn.error else "")
+
     @staticmethod
     async def _wait_settled(conns: list[ServerConnection], timeout: float) -> None:
-        waits = [c.wait_settled(timeout) for c in conns if c.settling and not c.from_catalogue]
+        waits = [c.wait_settled(min(timeout, c.config.connect_timeout + CONNECT_SLACK))
+                 for c in conns if c.settling and not c.from_catalogue]
         if waits:
             await asyncio.gather(*waits)
 

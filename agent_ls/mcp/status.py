@@ -17,10 +17,10 @@ if TYPE_CHECKING:
 
 WAITING_FOR_WORKSPACE_TRUST = "waiting until you trust this workspace (its settings files define this server)"
 NOT_TRUSTED = "you did not trust this workspace server"
-STILL_STARTING = ("This MCP server is still starting: its tools are not offered yet, they are as soon as it has "
-                  "connected (from your next step on).")
+STILL_STARTING = ("This MCP server is still starting: its tools are not listed yet. tool_search finds them: "
+                  "a search waits for the server to connect (at most its connectTimeout).")
 """What the model is told in place of a server's instructions while it starts (a prompt does not
-wait for the servers starting with the host: issue 30 item 2)."""
+wait for the servers starting with the host, issue 30 item 2; ``tool_search`` does, issue 44)."""
 
 
 class State(enum.StrEnum):

@@ -8,8 +8,8 @@ MCP tools and says which servers are still starting until the manager exists, th
 everything to it, so the session's tools join at its next step like those of any server that
 connects late.
 
-Two cases want the host at once rather than after the model library (:attr:`PendingHost.want`):
-the model names an MCP tool not known yet that a starting server could own, and servers whose
+Three cases want the host at once rather than after the model library (:attr:`PendingHost.want`):
+the model searches for tools while servers start, it names an MCP tool not known yet that a starting server could own, and servers whose
 tools were kept from their last connection (a prompt offers those before the server has connected, as it does once the host
 runs).
 """
@@ -64,6 +64,29 @@ class PendingHost:
             manager, left = await self._host(timeout)
         if manager is not None:
             await manager.settle_tool(name, left)
+
+    def starting(self) -> list[str]:
+        """The servers starting with the host, whose tools are not known yet (``tool_search`` is
+        offered for them from the first request and waits for them)."""
+        manager = self._manager()
+        return manager.starting() if manager is not None else sorted(self._starting)
+
+    async def settle_servers(self, names: Sequence[str], timeout: float) -> None:
+        """``tool_search`` asks for servers still starting: start the host now (without waiting
+        for the model library) and wait for them (within ``timeout``)."""
+        manager, left = await self._host(timeout)
+        if manager is not None:
+            await manager.settle_servers(names, left)
+
+    def server_problem(self, name: str) -> str | None:
+        manager = self._manager()
+        if manager is not None:
+            return manager.server_problem(name)
+        return "is still starting (the MCP host is starting)" if name in self._starting else "is not configured"
+
+    def server_names(self) -> list[str]:
+        manager = self._manager()
+        return manager.server_names() if manager is not None else sorted(self._starting)
 
     async def _host(self, timeout: float) -> tuple[MCPManager | None, float]:
         """The manager, asking for the host and waiting for its start (at most ``timeout``),

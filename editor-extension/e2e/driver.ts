@@ -21,6 +21,7 @@ import { type Config, type Run, FactLog, Steps, escape, launchBrowser, log, read
 import { findChatFrame, sendPrompt, waitAssistantText } from './chat.ts';
 import { chatPanelStep, conversationSteps, sessionSteps } from './chatSteps.ts';
 import { editorSteps } from './editorSteps.ts';
+import { firstPromptStep } from './firstPrompt.ts';
 import { fullOutputStep, resumedCardsStep, reviewSteps } from './review.ts';
 import { intelligenceStep } from './intelligence.ts';
 import { serversSteps, settingsRestartStep } from './serverSteps.ts';
@@ -77,6 +78,8 @@ async function scenario(page: Page, steps: Steps, facts: FactLog): Promise<void>
     s.note(line);
   });
 
+  // issue 44 item 1: a prompt sent as the chat opens, while a server still starts, uses its tool
+  await firstPromptStep(run, ['activation']);
   await conversationSteps(run);
   await serversSteps(run);
   await editorSteps(run);

@@ -98,6 +98,9 @@ export function applyEvent(state: ChatState, sessionId: string | null, event: Ag
       };
       return { ...pushItem(state, item, nextId), streamingId: null };
     }
+    case "tool_call_progress":
+      // shown on the running call's card until it ends (e.g. waiting for an MCP server to start)
+      return updateItem(state, isTool(event.callId), () => ({ progress: typeof event.message === "string" ? event.message : null }));
     case "approval_requested":
       return updateItem(state, isTool(event.callId), () => ({ awaitingApproval: true }));
     case "tool_call_finished": {
@@ -106,6 +109,7 @@ export function applyEvent(state: ChatState, sessionId: string | null, event: Ag
       const next = updateItem(state, isTool(event.callId), () => ({
         status,
         awaitingApproval: false,
+        progress: null,
         result: wire.content ?? "",
         durationMs: typeof event.durationMs === "number" ? event.durationMs : null,
         output: typeof event.outputHandle === "string" && sessionId ? { sessionId, handle: event.outputHandle } : null,

@@ -62,6 +62,8 @@ export interface ToolItem extends ItemBase {
   durationMs: number | null;
   /** The result was longer than a page: the server keeps it whole (agent/toolOutput). */
   output?: { sessionId: string; handle: string } | null;
+  /** What the running call is doing (tool_call_progress), e.g. waiting for an MCP server to start. */
+  progress?: string | null;
 }
 
 export interface ApprovalItem extends ItemBase {

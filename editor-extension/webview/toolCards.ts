@@ -69,6 +69,10 @@ export function renderTool(d: Document, item: ToolItem, choices: CardChoices): H
     const lines = item.result.split("\n").length;
     summary.append(el(d, "span", { class: "tool-size" }, ` · ${lines} line${lines === 1 ? "" : "s"} of output`));
   }
+  if (item.status === "running" && item.progress) {
+    // what the call waits for, in words (e.g. an MCP server still starting): read by screen readers as it changes
+    summary.append(el(d, "span", { "data-testid": "tool-progress", class: "tool-progress", role: "status" }, ` · ${item.progress}`));
+  }
   const args = el(d, "div", { "data-testid": "tool-args", class: "tool-args" });
   args.appendChild(el(d, "pre", {}, json(item.args)));
   const result = el(d, "div", { "data-testid": "tool-result", class: "tool-result" });

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -210,3 +211,45 @@ def test_model_command_lists_picks_and_resume_keeps_it(llm: ScriptedLLM, ws: Pat
     assert "  openai/scripted  (default)\n* openai/scripted-other" in again.stdout
     assert "model openai/scripted-other]" in again.stderr  # the session line
     assert llm.requests[-1].body["model"] == "scripted-other"
+
+
+def test_the_first_prompt_searches_waits_for_a_starting_server_and_uses_its_tool(
+        llm: ScriptedLLM, ws: Path, tmp_path: Path) -> None:
+    """Issue 44 item 1 in `agent-ls chat`: the prompt goes at once while the knob server starts
+    (``--start-gate``: it serves only once the test creates the file), tool_search is offered, the
+    search shows its wait on the terminal, and the tool runs in the same turn once the server is up."""
+    from tests.servers.launch import knob_stdio_params
+
+    gate = tmp_path / "gate"
+    config = tmp_path / "config"
+    config.mkdir()
+    (config / "settings.json").write_text(json.dumps({
+        "mcpServers": {"knob": {**knob_stdio_params("--start-gate", gate), "connectTimeout": 120}}}))
+    llm.script(
+        tool_calls([("tool_search", {"query": "select:mcp__knob__add"})]),
+        tool_calls([("mcp__knob__add", {"a": 2, "b": 3})]),
+        text("It is 5."),
+    )
+    env = dict(os.environ)
+    env.update({"AGENT_LS_CONFIG_DIR": str(config), "AGENT_LS_DATA_DIR": str(tmp_path / "data"),
+                "AGENT_LS_API_BASE": llm.openai_base, "OPENAI_API_KEY": "x"})
+    proc = subprocess.Popen([sys.executable, "-m", "agent_ls.cli", "chat", "-w", str(ws), "--model",
+                             "openai/scripted", "add 2 and 3 with the add tool"], env=env, stdin=subprocess.DEVNULL,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    err: list[str] = []
+    try:
+        assert proc.stderr is not None
+        for line in proc.stderr:
+            err.append(line)
+            if line.startswith("[tool tool_search: waiting for the MCP server 'knob'"):
+                gate.touch()  # the server starts only once the wait has been shown
+        out = proc.stdout.read() if proc.stdout is not None else ""
+        assert proc.wait(timeout=90) == 0, "".join(err)
+    finally:
+        proc.kill()
+    stderr = "".join(err)
+    assert gate.exists(), stderr
+    assert "tool_search" in [t["function"]["name"] for t in llm.requests[0].body.get("tools") or []]
+    assert "[tool ok] Loaded 1 tool(s)" in stderr and "[tool] mcp__knob__add" in stderr, stderr
+    assert out.strip().endswith("It is 5.")
+    assert llm.requests[2].body["messages"][-1]["content"].strip() == "5", llm.requests[2].body["messages"][-1]

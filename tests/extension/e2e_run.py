@@ -27,6 +27,8 @@ from tests.extension.e2e_scenario import (
     CODE_FILE,
     ELICIT_PROMPT,
     INTEL_FILES,
+    LATE_SERVER,
+    LATE_START_S,
     NUMBER_BEFORE,
     NUMBER_FILE,
     OUTPUT_FILE,
@@ -116,7 +118,9 @@ def write_settings(run: Run, llm: ScriptedLLM) -> None:
         "model": "openai/scripted",
         "apiBase": llm.openai_base,
         "agent": {"maxRetries": 0},
-        "mcpServers": {SERVER: knob_stdio_params()},
+        # issue 44 item 1: a server that takes 4 s to start (e2e/firstPrompt.ts)
+        "mcpServers": {SERVER: knob_stdio_params(),
+                       LATE_SERVER: knob_stdio_params("--name", LATE_SERVER, "--slow-start", LATE_START_S)},
         "toolActions": TOOL_ACTIONS,
     }
     (run.config / "settings.json").write_text(json.dumps(user, indent=2))

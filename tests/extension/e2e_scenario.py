@@ -83,6 +83,15 @@ INTEL_CALLS = [("references", {"path": "intel/math.ts", "line": 1, "column": 17}
 INTEL_EDIT = ("edit_file", {"path": INTEL_FILE, "old_string": "total: number = add(1, 2)",
                             "new_string": 'total: number = "three"'})
 
+# issue 44 item 1 (editor-extension/e2e/firstPrompt.ts): a server that takes 4 s to start, and a
+# prompt sent as the chat opens that needs its tool
+LATE_SERVER = "lateknob"
+LATE_START_S = 4
+LATE_TOOL = "mcp__lateknob__add"
+LATE_PROMPT = "Add 2 and 3 with the add tool of the late knob server."
+LATE_DONE = "The late server's add tool says"
+LATE_MISSING = "tool_search did not find the late server's tool:"
+
 STEP_TIMEOUT_MS = 45_000
 WORKSPACE_ENV = "AGENT_LS_E2E_FROM_WORKSPACE"  # set by the workspace's .vscode/settings.json: must be ignored
 RESTART_ENV = "AGENT_LS_E2E_RESTART"  # the driver adds it to the Machine settings (settings-restart)
@@ -120,7 +129,7 @@ class Model:
     def route(self, body: dict[str, Any]) -> Turn:
         msgs = body.get("messages") or []
         markers = (EXPLAIN_QUESTION, ASK_QUESTION, ELICIT_PROMPT, STOP_PROMPT, ATTACH_PROMPT, REVIEW_PROMPT, REJECT_PROMPT,
-                   OUTPUT_PROMPT, INTEL_PROMPT, PROMPT)
+                   OUTPUT_PROMPT, INTEL_PROMPT, LATE_PROMPT, PROMPT)
         idx, asked = -1, ""
         for i in range(len(msgs) - 1, -1, -1):
             if msgs[i].get("role") == "user" and any(k in _content_text(msgs[i]) for k in markers):
@@ -183,6 +192,15 @@ class Model:
                 what, answer = "output: done", text(OUTPUT_DONE)
         elif INTEL_PROMPT in asked:
             what, answer = self.intelligence(tools_after, results_after)
+        elif LATE_PROMPT in asked:
+            if last_tool is None:
+                what, answer = "late: tool_search", tool_calls([("tool_search", {"query": f"select:{LATE_TOOL}"})])
+            elif last_tool == "tool_search" and LATE_TOOL in last_result and not last_result.startswith("Error"):
+                what, answer = "late: call add", tool_calls([(LATE_TOOL, {"a": 2, "b": 3})])
+            elif last_tool == "tool_search":
+                what, answer = "late: MISSING", text(f"{LATE_MISSING} {last_result[:300]}")
+            elif last_tool == LATE_TOOL:
+                what, answer = "late: done", text(f"{LATE_DONE} {last_result.strip()}.")
         elif PROMPT in asked:
             if last_tool is None:
                 what, answer = "tool_search", tool_calls([("tool_search", {"query": f"select:{APPROVAL_TOOL}"})], text=INTRO)
@@ -239,4 +257,5 @@ def driver_scenario() -> dict[str, Any]:
             "outputLastLine": f"line {OUTPUT_LINES - 1}",
         },
         "intelligence": {"file": INTEL_FILE, "prompt": INTEL_PROMPT, "seen": INTEL_SEEN, "missing": INTEL_MISSING},
+        "firstPrompt": {"prompt": LATE_PROMPT, "done": f"{LATE_DONE} 5.", "missing": LATE_MISSING, "tool": LATE_TOOL},
     }

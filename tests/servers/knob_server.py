@@ -55,6 +55,8 @@ Options (knobs)
                           lot first; no request is answered, whatever the protocol era).
 --slow-start-file PATH    read the --slow-start seconds from PATH at start, when it exists
                           (the same command line starts slowly next time).
+--start-gate PATH         serve only once PATH exists (a server that starts late on purpose,
+                          for as long as the test wants: no timing involved)
 --list-ttl-ms N           the list results (tools, prompts, resources, templates) carry
                           ttlMs N and cacheScope private (2026-07-28 sessions).
 
@@ -181,6 +183,8 @@ def build_parser() -> argparse.ArgumentParser:
     add("request-log", default=None, help="file every request method is appended to")
     add("slow-start", type=float, default=0.0, help="seconds to wait before serving")
     add("slow-start-file", default=None, help="file holding the --slow-start seconds")
+    add("start-gate", default=None, help="serve only once this file exists (a server that starts late on purpose, "
+        "as long as the test wants)")
     add("list-ttl-ms", type=int, default=0, help="ttlMs of the list results")
     return parser
 
@@ -296,6 +300,10 @@ def main(argv: list[str] | None = None) -> None:
     if opts.slow_start > 0:
         err(f"knob: waiting {opts.slow_start}s before serving (--slow-start)")
         time.sleep(opts.slow_start)
+    if opts.start_gate:
+        err(f"knob: waiting for {opts.start_gate} before serving (--start-gate)")
+        while not os.path.exists(opts.start_gate):
+            time.sleep(0.02)
     if opts.transport == "http":
         # LISTENING must be the first stderr line, so the startup noise follows it.
         anyio.run(serve_http, mcp, opts, lambda: startup_stderr(opts))

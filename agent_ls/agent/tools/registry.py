@@ -19,8 +19,10 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Any, Protocol, runtime_checkable
 
+from agent_ls.agent.events import report_progress
 from agent_ls.agent.skills_tool import LOAD_SKILL, LoadSkillTool, SkillSource, skills_catalogue
-from agent_ls.agent.tools.tool_search import ToolIndex
+from agent_ls.agent.tools.tool_search import SELECT_PREFIX, ToolIndex
+from agent_ls.core import naming
 from agent_ls.core.naming import PREFIX, SEP
 from agent_ls.core.tools import Capability, Tool, ToolResult, ToolSpec
 
@@ -50,10 +52,41 @@ class SettlingSource(Protocol):
         """Wait for the starting servers that could own the MCP tool name ``name``."""
         ...
 
+    def starting(self) -> Sequence[str]:
+        """The servers in their first start whose tools are not known yet, sorted (a prompt does
+        not wait for them: ``tool_search`` does, :meth:`settle_servers`)."""
+        ...
+
+    async def settle_servers(self, names: Sequence[str], timeout: float) -> None:
+        """Wait for the servers ``names`` while they start, each at most its ``connectTimeout``
+        and all at most ``timeout``."""
+        ...
+
+    def server_problem(self, name: str) -> str | None:
+        """Why the server ``name`` offers no tools (failed: its error; still starting), None when
+        it serves them."""
+        ...
+
+    def server_names(self) -> Sequence[str]:
+        """Every configured server, sorted."""
+        ...
+
 
 SETTLE_SECONDS = 10.0
 """How long a prompt waits for MCP servers that are starting or restarting (a settings change, a
 trust decision) before it runs with what is connected."""
+
+SEARCH_WAIT_SECONDS = 120.0
+"""The most a ``tool_search`` (or a call of an MCP tool not known yet) waits for the servers that
+are starting with the host; each of them is waited for at most its own ``connectTimeout``."""
+
+
+def waiting_text(servers: Sequence[str]) -> str:
+    """The progress a call shows while it waits for starting servers."""
+    names = ", ".join(repr(s) for s in servers)
+    if len(servers) == 1:
+        return f"waiting for the MCP server {names} to start (at most its connectTimeout)"
+    return f"waiting for the MCP servers {names} to start (each at most its connectTimeout)"
 
 
 class ToolRegistry:
@@ -132,18 +165,82 @@ class ToolRegistry:
     async def resolve(self, name: str) -> Tool | None:
         """:meth:`get`, or for an MCP tool name not known yet while a server that could own it is
         still starting (a prompt does not wait for the servers that start with the host), the tool
-        once that server has connected (bounded by :data:`SETTLE_SECONDS`): the model may call a
+        once that server has connected (bounded by its ``connectTimeout``; the wait is reported as
+        the call's progress, :data:`agent_ls.agent.events.tool_progress`): the model may call a
         tool it knows of. A name no starting server could own is looked up again at once."""
         tool = self.get(name)
         source = self._mcp_source
         if tool is not None or not name.startswith(f"{PREFIX}{SEP}") or not isinstance(source, SettlingSource):
             return tool
-        await source.settle_tool(name, SETTLE_SECONDS)
+        waiting = [s for s in source.starting() if naming.could_name(s, name)]
+        if waiting:
+            await report_progress(waiting_text(waiting))
+        await source.settle_tool(name, SEARCH_WAIT_SECONDS)
+        await self._take_mcp_layer(source)
+        return self.get(name)
+
+    def missing(self, name: str) -> str:
+        """Why there is no tool ``name`` to call: the reason of the server that would own it when
+        it failed or is still starting (its status error), else that there is no such tool."""
+        source = self._mcp_source
+        if name.startswith(f"{PREFIX}{SEP}") and isinstance(source, SettlingSource):
+            for server in source.server_names():
+                if naming.could_name(server, name) and (why := source.server_problem(server)):
+                    return f"there is no tool named {name!r} yet: the MCP server {server!r} {why}"
+        return f"there is no tool named {name!r}"
+
+    async def _take_mcp_layer(self, source: MCPToolSource) -> None:
         await source.refresh_if_dirty()
         tools = list(source.tools())
         if [t.spec for t in tools] != [t.spec for t in self._mcp.values()]:
             self._set_mcp(tools)
-        return self.get(name)
+
+    # servers still starting ------------------------------------------------------------------
+    def _admits_mcp(self) -> bool:
+        """The active set admits MCP tools (every tool, or a filter that has some or tool_search)."""
+        return self.active is None or any(self._is_mcp(n) or n == TOOL_SEARCH for n in self.active)
+
+    def starting_servers(self) -> list[str]:
+        """The MCP servers in their first start whose tools are not known yet (``tool_search``
+        waits for them; empty when the active set admits no MCP tool)."""
+        source = self._mcp_source
+        if not isinstance(source, SettlingSource) or not self._admits_mcp():
+            return []
+        return list(source.starting())
+
+    async def settle_for_search(self, query: str) -> list[str]:
+        """Before ``tool_search`` answers ``query``: wait for the starting servers it could be
+        about (bounded, each by its ``connectTimeout``), reporting the wait as the call's progress,
+        then take their tools in. A ``select:`` query waits for the servers that could own the names
+        it gives (every starting server for a name without its server); a keyword query waits for
+        every starting server, as any of them could serve a match. Returns the servers waited for."""
+        source = self._mcp_source
+        starting = self.starting_servers()
+        if not starting or not isinstance(source, SettlingSource):
+            return []
+        waiting = starting
+        stripped = query.strip()
+        if stripped[: len(SELECT_PREFIX)].lower() == SELECT_PREFIX:
+            names = [n.strip() for n in stripped[len(SELECT_PREFIX):].split(",") if n.strip()]
+            unknown = [n for n in names if self.index().select([n]).missing]
+            full = [n if n.lower().startswith(MCP_PREFIX) else f"{MCP_PREFIX}{n}" for n in unknown]
+            owned = {s for s in starting for n in full if naming.could_name(s, n)}
+            anyone = any(not any(naming.could_name(s, n) for s in starting) and n.count(SEP) < 2 for n in full)
+            waiting = starting if anyone else sorted(owned)
+        if not waiting:
+            return []
+        await report_progress(waiting_text(waiting))
+        await source.settle_servers(waiting, SEARCH_WAIT_SECONDS)
+        await self._take_mcp_layer(source)
+        return waiting
+
+    def problems(self, servers: Iterable[str]) -> dict[str, str]:
+        """Why each of ``servers`` offers no tools (failed: its status error; still starting),
+        for those that do not."""
+        source = self._mcp_source
+        if not isinstance(source, SettlingSource):
+            return {}
+        return {s: why for s in servers if (why := source.server_problem(s))}
 
     async def _refresh_skills(self) -> bool:
         return await self._skills.refresh() if self._skills is not None else False
@@ -164,6 +261,14 @@ class ToolRegistry:
     # deferral ----------------------------------------------------------------------------
     @property
     def deferring(self) -> bool:
+        """``tool_search`` is offered: the known MCP tools are deferred (:attr:`defers_known`), or
+        servers are still starting (their tools are not known yet: the search is how the model
+        reaches them from the first request on, and it waits for them)."""
+        return self.defers_known or bool(self.starting_servers())
+
+    @property
+    def defers_known(self) -> bool:
+        """The settings defer the MCP tools known now (``deferMcpTools``): else they are offered."""
         allowed = self._allowed_mcp()
         if self._defer is True:
             return bool(allowed)
@@ -172,7 +277,7 @@ class ToolRegistry:
         return len(allowed) >= int(self._defer)
 
     def deferred_specs(self) -> list[ToolSpec]:
-        if not self.deferring:
+        if not self.defers_known:
             return []
         return [t.spec for n, t in self._allowed_mcp().items() if n not in self.loaded]
 
@@ -193,7 +298,8 @@ class ToolRegistry:
         mcp = self._allowed_mcp()
         if self.deferring:
             out.append(self._search_tool)
-            out.extend(t for n, t in mcp.items() if n in self.loaded)
+            known = self.defers_known
+            out.extend(t for n, t in mcp.items() if n in self.loaded or not known)
         else:
             out.extend(mcp.values())
         return out
@@ -219,7 +325,8 @@ class ToolSearchTool:
             name=TOOL_SEARCH,
             description=(
                 "Load deferred MCP tools: \"select:<full name>,...\" by name, or keywords to search "
-                "names, descriptions and servers. Loaded tools are callable from the next step on."
+                "names, descriptions and servers. Loaded tools are callable from the next step on. A search "
+                "waits for the MCP servers still starting that it could be about."
             ),
             input_schema={
                 "type": "object",
@@ -243,6 +350,7 @@ class ToolSearchTool:
         limit = arguments.get("limit", self._registry.search_limit)
         if not isinstance(limit, int) or isinstance(limit, bool) or limit < 1:
             limit = self._registry.search_limit
+        waited = await self._registry.settle_for_search(query)
         result = self._registry.index().search(query, limit=min(limit, 20))
         found = list(result.found)
         self._registry.load(s.name for s in found)
@@ -256,4 +364,6 @@ class ToolSearchTool:
             lines.append(f"No MCP tool matches {query!r}.")
         if result.missing:
             lines.append("Not found: " + ", ".join(result.missing))
+        for server, why in self._registry.problems(waited).items():
+            lines.append(f"The MCP server {server!r} {why}.")
         return ToolResult(content="\n".join(lines), is_error=not found)

@@ -100,6 +100,7 @@ export const EVENT_TYPES = [
   "text",
   "thinking",
   "tool_call_started",
+  "tool_call_progress",
   "approval_requested",
   "tool_call_finished",
   "file_change",

@@ -96,6 +96,13 @@ export interface ToolCallStartedEvent {
   server?: string | null;
   displayName?: string | null;
 }
+/** What a running call is doing (e.g. waiting for an MCP server that is still starting). */
+export interface ToolCallProgressEvent {
+  type: "tool_call_progress";
+  callId: string;
+  name: string;
+  message: string;
+}
 export interface ApprovalRequestedEvent {
   type: "approval_requested";
   callId: string;
@@ -196,6 +203,7 @@ export type AgentEvent =
   | TextEvent
   | ThinkingEvent
   | ToolCallStartedEvent
+  | ToolCallProgressEvent
   | ApprovalRequestedEvent
   | ToolCallFinishedEvent
   | FileChangeEvent
