@@ -249,7 +249,7 @@ class AcpSession:
                                             event.content, self.previews.pop(event.call_id, None),
                                             self.terminals.pop(event.call_id, None)))
         elif isinstance(event, ev.UsageReport) and event.context_window:
-            await self.send(U.usage_update(event.context_tokens, event.context_window))
+            await self.send(U.usage_update(event.context_tokens, event.context_window, event.context_source))
         elif isinstance(event, ev.ContextCompacted) and event.note:
             await self.send(update_agent_message_text(f"\n\n[{compaction_text(event)}]\n\n"))
 

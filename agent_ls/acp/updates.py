@@ -101,10 +101,13 @@ TRUST_OPTIONS = [
 """The answers to a workspace trust question."""
 
 
-def usage_update(used: int, size: int) -> UsageUpdate:
+def usage_update(used: int, size: int, source: str = "") -> UsageUpdate:
     """The context meter: tokens in the model's context and its window (after each model
-    response, and after ``/compact``)."""
-    return UsageUpdate(session_update="usage_update", used=max(0, used), size=max(0, size))
+    response, and after ``/compact``): the same figure as the editor's meter, the provider's
+    count when it reported one. ``_meta.agentLs.contextSource`` says which (``provider`` or
+    ``estimate``)."""
+    meta = {"agentLs": {"contextSource": source}} if source else None
+    return UsageUpdate(session_update="usage_update", used=max(0, used), size=max(0, size), field_meta=meta)
 
 
 def tool_kind(name: str, spec: ToolSpec | None) -> ToolKind:

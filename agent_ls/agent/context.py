@@ -525,3 +525,12 @@ def compaction_text(done: Any) -> str:
             f"summarized{kept}; context {round(100 * done.tokens_before / window)}% -> "
             f"{round(100 * done.tokens_after / window)}% of {done.context_window} tokens.")
     return text + (f" Note: {done.note}." if done.note else "")
+
+
+def context_meter(usage: Any) -> str:
+    """The context meter of a ``UsageReport`` in words, for the terminal: ``"15% of context (4800 of
+    32000 tokens, reported by the provider)"`` (or ``estimated``)."""
+    window = usage.context_window or 1
+    source = {"provider": ", reported by the provider", "estimate": ", estimated"}.get(usage.context_source, "")
+    return (f"{round(100 * usage.context_tokens / window)}% of context "
+            f"({usage.context_tokens} of {usage.context_window} tokens{source})")

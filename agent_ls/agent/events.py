@@ -134,16 +134,23 @@ class UsageReport:
     the answer; 0: not known). Not summed: a total carries the last one."""
     context_window: int = 0
     """The model's context window in tokens (``agent.contextWindow``; 0: not known)."""
+    context_source: str = ""
+    """Where ``context_tokens`` comes from: ``provider`` (the provider's own count of the request
+    plus the answer, from the response's usage) or ``estimate`` (agent-ls's count with litellm's
+    tokenizer: before the first answer of a session, after ``/compact``, and for a provider that
+    reports no usage); empty when ``context_tokens`` is 0."""
     type: str = "usage"
 
     def __add__(self, other: UsageReport) -> UsageReport:
+        last = other if other.context_tokens else self
         return UsageReport(
             self.input_tokens + other.input_tokens,
             self.output_tokens + other.output_tokens,
             self.cache_read_tokens + other.cache_read_tokens,
             self.cache_write_tokens + other.cache_write_tokens,
-            other.context_tokens or self.context_tokens,
+            last.context_tokens,
             other.context_window or self.context_window,
+            last.context_source,
         )
 
 

@@ -143,6 +143,9 @@ class Session:
         self.outputs = outputs
         self.notices: list[str] = []
         """Problems to tell the user at the next turn (a corrupt persisted record)."""
+        self.provider_counted = False
+        """The provider has reported a response's usage in this session: from then on the context
+        meter shows the provider's count, never our estimate (see :meth:`_meter`)."""
         if outputs is not None:  # handles of an earlier run are never reused
             outputs.skip_handles_in(m.get("content") for m in self.history if m.get("role") == "tool")
             if store is not None and self.session_id != "memory" and outputs.backend is None:
@@ -236,7 +239,9 @@ class Session:
             return None
         system, tools = self._request_parts()
         used = self.compactor.count(system, self.compactor.view(self.history), tools)
-        await _emit(sink, UsageReport(context_tokens=used, context_window=self.compactor.limits.window))
+        # the provider has not seen the compacted view yet: our count, said to be one
+        await _emit(sink, UsageReport(context_tokens=used, context_window=self.compactor.limits.window,
+                                      context_source="estimate"))
         return events[-1] if events else None
 
     # the turn ----------------------------------------------------------------------------
@@ -277,11 +282,7 @@ class Session:
                     # the provider counts differently: compact hard once, retry once (never a loop)
                     await self._fit(sink, "overflow")
                     step_text, calls, step_usage = await self._stream_step(sink)
-                if step_usage.input_tokens or step_usage.output_tokens or self.compactor.last_tokens:
-                    # the larger of the provider's count and ours (ours is what compaction goes by)
-                    used = max(step_usage.input_tokens, self.compactor.last_tokens) + step_usage.output_tokens
-                    step_usage = attrs.evolve(step_usage, context_tokens=used,
-                                              context_window=self.compactor.limits.window)
+                step_usage = self._meter(step_usage)
                 usage = usage + step_usage
                 if step_usage != UsageReport():
                     await _emit(sink, step_usage)
@@ -301,12 +302,32 @@ class Session:
             await asyncio.shield(_emit(sink, TurnFinished("cancelled", usage, steps, final_text)))
             raise
 
+    def _meter(self, usage: UsageReport) -> UsageReport:
+        """``usage`` of a response with the context meter's figure: the provider's count of the
+        request plus the answer when it reported one (issue 44: litellm's tokenizer counted 19%
+        where the provider said 15%), else our count of the request plus the answer, marked as an
+        estimate. Compaction still goes by our count (it decides before the request is sent)."""
+        window = self.compactor.limits.window
+        if usage.input_tokens:
+            self.provider_counted = True
+            return attrs.evolve(usage, context_tokens=usage.input_tokens + usage.output_tokens,
+                                context_window=window, context_source="provider")
+        if not self.compactor.last_tokens:
+            return usage
+        last = self.history[-1] if self.history else None
+        answer = usage.output_tokens or (self.compactor.counter.message(last) if last is not None else 0)
+        return attrs.evolve(usage, context_tokens=self.compactor.last_tokens + answer, context_window=window,
+                            context_source="estimate")
+
     async def _stream_step(self, sink: EventSink | None) -> tuple[str, list[ToolCallAcc], UsageReport]:
         messages, tools = self.build_request()
         system = len(messages) - len(self.history) + self.compactor.state.summary_upto
         used = self.compactor.count(messages[:system], messages[system:], tools)
         if used > self.compactor.limits.limit:  # never sent: the compaction before could not make room
             raise ContextTooLarge(used, self.compactor.limits)
+        if not self.provider_counted:  # the meter before the first answer: our count, said to be one
+            await _emit(sink, UsageReport(context_tokens=used, context_window=self.compactor.limits.window,
+                                          context_source="estimate"))
         text_parts: list[str] = []
         accs: dict[int, ToolCallAcc] = {}
         usage = UsageReport()

@@ -16,7 +16,7 @@ import attrs
 
 from agent_ls.agent import events as ev
 from agent_ls.agent.config import agent_settings
-from agent_ls.agent.context import COMPACT_COMMAND, compaction_text
+from agent_ls.agent.context import COMPACT_COMMAND, compaction_text, context_meter
 from agent_ls.agent.events import Event
 from agent_ls.agent.plan import UPDATE_PLAN
 from agent_ls.agent.sampling import Sampler
@@ -106,8 +106,7 @@ async def cmd_chat(args: argparse.Namespace) -> int:
                 print(f"\n[{compaction_text(event)}]", file=sys.stderr, flush=True)
             elif isinstance(event, ev.TurnFinished):
                 u = event.usage
-                context = (f", {round(100 * u.context_tokens / u.context_window)}% of context "
-                           f"({u.context_tokens} of {u.context_window} tokens)") if u.context_window else ""
+                context = f", {context_meter(u)}" if u.context_window else ""
                 print(f"\n[{event.stop_reason}; tokens in {u.input_tokens}, out {u.output_tokens}, "
                       f"cache read {u.cache_read_tokens}{context}]", file=sys.stderr, flush=True)
 

@@ -147,7 +147,8 @@ export function applyEvent(state: ChatState, sessionId: string | null, event: Ag
     case "usage":
       // the context meter (issue 26): the last response's context in use and the window
       if (typeof event.contextWindow === "number" && event.contextWindow > 0) {
-        return { ...state, context: { used: event.contextTokens ?? 0, window: event.contextWindow } };
+        const source = event.contextSource === "provider" || event.contextSource === "estimate" ? event.contextSource : undefined;
+        return { ...state, context: { used: event.contextTokens ?? 0, window: event.contextWindow, ...(source ? { source } : {}) } };
       }
       return state;
     case "compaction":

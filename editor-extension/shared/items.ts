@@ -8,6 +8,7 @@ import {
   type ApprovalAnswer,
   type ApprovalScope,
   type ChangeStatus,
+  type ContextSource,
   type McpPrompt,
   type ModelsResult,
   type PlanStatus,
@@ -17,6 +18,14 @@ import {
   type Wire,
   type WorkspaceSettingPayload,
 } from "../src/protocol";
+
+/** The context meter's figure (issue 26), and whose count it is (issue 44). */
+export interface ContextMeter {
+  used: number;
+  window: number;
+  /** `provider`: the provider's usage of the last response; `estimate`: agent-ls's count; absent: not said. */
+  source?: ContextSource;
+}
 
 export type Role = "user" | "assistant" | "error" | "notice";
 export type ToolStatus = "running" | "done" | "error" | "denied";
@@ -243,8 +252,9 @@ export interface ChatState {
   /** Workspace folders whose settings are not in effect (restricted), for the banner. */
   restricted?: RestrictedWorkspace[];
   /** The context meter: tokens of the conversation in the model's context, and its window
-   * (from the last `usage` event that carried them; null: not known yet). */
-  context?: { used: number; window: number } | null;
+   * (from the last `usage` event that carried them; null: not known yet); `source`: the provider's
+   * count or agent-ls's estimate (issue 44). */
+  context?: ContextMeter | null;
   /** The session's plan (the model's `update_plan` checklist), updated in place; empty: none. */
   plan?: PlanStep[];
   /** The model picker (agent/models): the choices and the session's current model. */

@@ -207,10 +207,24 @@ export function toolStatusLabel(status: string, awaitingApproval = false): { ico
   return { icon: TOOL_STATUS_ICONS[status] ?? "•", text: TOOL_STATUS_LABELS[status] ?? humanize(status) };
 }
 
-/** The context meter's label: "38% of context" (null when the window is not known). */
-export function contextLabel(context: { used: number; window: number } | null | undefined): string | null {
+/** The context meter's label: "38% of context", "≈38% of context" for agent-ls's own estimate (null when the
+ * window is not known). */
+export function contextLabel(context: { used: number; window: number; source?: string } | null | undefined): string | null {
   if (!context || !(context.window > 0)) return null;
-  return `${Math.min(100, Math.round((100 * Math.max(0, context.used)) / context.window))}% of context`;
+  const approx = context.source === "estimate" ? "≈" : "";
+  return `${approx}${Math.min(100, Math.round((100 * Math.max(0, context.used)) / context.window))}% of context`;
+}
+
+/** The context meter's tooltip (and accessible name): the numbers and whose count they are (issue 44). */
+export function contextDetail(context: { used: number; window: number; source?: string } | null | undefined): string {
+  if (!contextLabel(context) || !context) return "";
+  const whose =
+    context.source === "provider"
+      ? ", as reported by the provider for the last answer"
+      : context.source === "estimate"
+        ? ", estimated by agent-ls (the provider has not reported it for this request yet)"
+        : "";
+  return `${context.used} of ${context.window} tokens of the model's context window in use${whose}; /compact makes room`;
 }
 
 /** What a compaction did, as the chat's notice: what was cleared or summarized, and the handles kept. */

@@ -49,6 +49,8 @@ export class ProvisionError extends Error {
 export interface RunResult {
   code: number | null;
   output: string;
+  /** Killed after `timeoutMs` (its output so far is in `output`). */
+  timedOut?: boolean;
 }
 
 export interface RunOptions {
@@ -60,9 +62,17 @@ export interface RunOptions {
   signal?: AbortSignal;
 }
 
-/** Runs a program (no shell), stdout and stderr merged line by line. Never rejects. */
+/** Runs a program (no shell), stdout and stderr merged line by line. Never rejects; with `timeoutMs` it
+ * resolves by then at the latest. */
 export function run(command: string, args: readonly string[], opts: RunOptions): Promise<RunResult> {
   return new Promise((resolve) => {
+    let settled = false;
+    const finish = (r: RunResult) => {
+      if (settled) return;
+      settled = true;
+      if (timer) clearTimeout(timer);
+      resolve(r);
+    };
     let output = "";
     let pending = "";
     const feed = (chunk: Buffer) => {
@@ -80,16 +90,24 @@ export function run(command: string, args: readonly string[], opts: RunOptions):
       resolve({ code: null, output: e instanceof Error ? e.message : String(e) });
       return;
     }
-    const timer = opts.timeoutMs ? setTimeout(() => child.kill("SIGKILL"), opts.timeoutMs) : undefined;
+    const timer = opts.timeoutMs
+      ? setTimeout(() => {
+          child.kill("SIGKILL");
+          // a stub's own child (a shell script's `sleep`, an installer dialog) may hold the pipes open
+          // after the kill: do not wait for them to close (issue 44)
+          child.stdout.destroy();
+          child.stderr.destroy();
+          finish({ code: null, output, timedOut: true });
+        }, opts.timeoutMs)
+      : undefined;
     child.stdout.on("data", feed);
     child.stderr.on("data", feed);
     child.on("error", (e) => {
       output += (output ? "\n" : "") + e.message;
     });
     child.on("close", (code) => {
-      if (timer) clearTimeout(timer);
-      if (pending) opts.onLine?.(pending);
-      resolve({ code, output });
+      if (pending && !settled) opts.onLine?.(pending);
+      finish({ code, output });
     });
   });
 }
@@ -187,6 +205,8 @@ export function candidatePythons(opts: {
   platform?: NodeJS.Platform;
   home?: string;
   localAppData?: string;
+  /** Replaces the well-known install locations (tests: a machine without Python). */
+  wellKnown?: readonly string[];
 }): Candidate[] {
   const platform = opts.platform ?? process.platform;
   const home = opts.home ?? os.homedir();
@@ -230,7 +250,7 @@ export function candidatePythons(opts: {
     for (const m of minors) wellKnown.push(`/Library/Frameworks/Python.framework/Versions/3.${m}/bin/python3`);
     wellKnown.push(path.join(home, ".pyenv", "shims", "python3"));
   }
-  for (const p of wellKnown) if (isFile(p)) add(p, "a well-known location");
+  for (const p of opts.wellKnown ?? wellKnown) if (isFile(p)) add(p, "a well-known location");
   return out;
 }
 
@@ -241,15 +261,23 @@ export function versionOk(version: string): boolean {
   return maj > MIN_PYTHON[0] || (maj === MIN_PYTHON[0] && min >= MIN_PYTHON[1]);
 }
 
+/** How long one interpreter may take to print its version: a working one answers in well under a second. */
+export const PROBE_TIMEOUT_MS = 5000;
+/** How long looking for Python may take in all: on a machine without a usable one, the user hears why
+ * within seconds (issue 44: stubs that never answer, 15 s each, kept the message away for 45 s). */
+export const DISCOVERY_BUDGET_MS = 10000;
+
 /**
  * The first candidate that runs and is Python >= 3.11, with what was tried (for the error).
- * Candidates inside a workspace folder are never run.
+ * Candidates inside a workspace folder are never run. Each probe gets `timeoutMs` at most, all of
+ * them `budgetMs`; candidates left when the budget is spent are listed as not tried.
  */
 export async function findPython(
   candidates: readonly Candidate[],
-  opts: { cwd: string; env: NodeJS.ProcessEnv; workspaceFolders: readonly string[]; timeoutMs?: number },
+  opts: { cwd: string; env: NodeJS.ProcessEnv; workspaceFolders: readonly string[]; timeoutMs?: number; budgetMs?: number },
 ): Promise<{ found: Probed | null; tried: Probed[] }> {
   const tried: Probed[] = [];
+  const deadline = Date.now() + (opts.budgetMs ?? DISCOVERY_BUDGET_MS);
   // the probes run in the storage folder, which does not exist before the first install
   fs.mkdirSync(opts.cwd, { recursive: true });
   for (const c of candidates) {
@@ -257,7 +285,17 @@ export async function findPython(
       tried.push({ ...c, problem: "inside a workspace folder (never run while provisioning)" });
       continue;
     }
-    const r = await run(c.path, ["-I", "-c", VERSION_SCRIPT], { cwd: opts.cwd, env: opts.env, timeoutMs: opts.timeoutMs ?? 15000 });
+    const left = deadline - Date.now();
+    if (left <= 0) {
+      tried.push({ ...c, problem: "not tried (looking for Python took too long)" });
+      continue;
+    }
+    const timeoutMs = Math.min(opts.timeoutMs ?? PROBE_TIMEOUT_MS, left);
+    const r = await run(c.path, ["-I", "-c", VERSION_SCRIPT], { cwd: opts.cwd, env: opts.env, timeoutMs });
+    if (r.timedOut) {
+      tried.push({ ...c, problem: `did not answer within ${(timeoutMs / 1000).toFixed(1)} s` });
+      continue;
+    }
     const m = /^(\d+)\.(\d+)\.(\d+)\s*$/m.exec(r.output);
     if (r.code !== 0 || !m) {
       tried.push({ ...c, problem: `did not run (${lastLines(r.output, 1) || `exit ${String(r.code)}`})` });
@@ -285,7 +323,7 @@ export function noPythonMessage(tried: readonly Probed[], platform: NodeJS.Platf
   const found = tried.length
     ? "Found: " + tried.map((t) => `${t.path} (${t.source}${t.version ? `, ${t.version}` : ""}): ${t.problem ?? "ok"}`).join("; ")
     : "No Python was found on PATH or in the usual install locations";
-  return `agent-ls needs Python ${MIN_PYTHON.join(".")} or newer to install its server. ${found}. To fix: ${how}, or select one with the Python extension, then run "Agent: Reinstall the agent-ls Server".`;
+  return `agent-ls needs Python ${MIN_PYTHON.join(".")} or newer to install its server. ${found}. To fix: ${how}, or select one with the Python extension, then run "Agent: Reinstall the agent-ls Server". A Python that already has agent-ls installed can be named in the agentLs.server.pythonPath setting instead.`;
 }
 
 export function lastLines(text: string, n: number): string {

@@ -12,6 +12,7 @@ import {
   candidatePythons,
   findPython,
   noPythonMessage,
+  type Probed,
   ProvisionError,
   provisionEnv,
   Provisioner,
@@ -22,6 +23,15 @@ import type { ResolvedCommand } from "./serverCommand";
 export const INSTALL_ACTION = "Install the agent-ls server";
 export const REINSTALL_ACTION = "Reinstall the agent-ls server";
 export const REINSTALL_COMMAND = "agentLs.reinstallServer";
+export const GET_PYTHON_ACTION = "Get Python";
+export const PYTHON_PATH_ACTION = "Set agentLs.server.pythonPath";
+
+/** Bounds and places of the interpreter search (tests replace them: a machine without Python). */
+export interface PythonSearch {
+  wellKnown?: readonly string[];
+  timeoutMs?: number;
+  budgetMs?: number;
+}
 
 export type Provisioned =
   | { kind: "command"; value: ResolvedCommand }
@@ -64,7 +74,26 @@ export class ServerProvisioning {
     private readonly output: vscode.LogOutputChannel,
     /** Restarts the language client (after an install from the offer or the command). */
     private readonly restart: () => Promise<void>,
+    private readonly search: PythonSearch = {},
   ) {}
+
+  /** A Python >= 3.11 to install with (bounded: the Python extension 5 s, the probes `DISCOVERY_BUDGET_MS`). */
+  private async discover(folders: readonly string[]): Promise<{ found: Probed | null; tried: Probed[] }> {
+    const env = provisionEnv(process.env, folders);
+    const selected = await selectedInterpreter(this.output);
+    const candidates = candidatePythons({ selected, pathVar: env.PATH ?? "", wellKnown: this.search.wellKnown });
+    const { found, tried } = await findPython(candidates, {
+      cwd: this.storageDir,
+      env,
+      workspaceFolders: folders,
+      timeoutMs: this.search.timeoutMs,
+      budgetMs: this.search.budgetMs,
+    });
+    for (const t of tried) {
+      this.output.info(`python ${t.path} (${t.source}): ${t.version ?? "-"} ${t.problem ?? "ok"}`);
+    }
+    return { found, tried };
+  }
 
   private provisioner(): Provisioner {
     return new Provisioner(this.storageDir, path.join(this.extensionDir, "server"), provisionEnv(process.env, workspaceFolders()));
@@ -106,6 +135,19 @@ export class ServerProvisioning {
       return { kind: "none", message: msg };
     }
     if (!p.bundled()) return { kind: "none", message: "" };
+    // no usable Python: say so now, with the way to get one, rather than offer an install that cannot
+    // run (issue 44)
+    const { found, tried } = await this.discover(workspaceFolders());
+    if (!found) {
+      const error = new ProvisionError("no-python", noPythonMessage(tried));
+      if (!this.offerShown) {
+        this.offerShown = true;
+        void this.showFailure(error).then(() => {
+          this.offerShown = false;
+        });
+      }
+      return { kind: "none", message: error.message };
+    }
     const msg = "the agent-ls server is not installed yet";
     this.output.info(`${msg}: offering to install it (a Python virtual environment in ${p.root})`);
     if (!this.offerShown) {
@@ -153,12 +195,7 @@ export class ServerProvisioning {
           const abort = new AbortController();
           token.onCancellationRequested(() => abort.abort());
           progress.report({ message: "looking for Python 3.11 or newer" });
-          const env = provisionEnv(process.env, folders);
-          const candidates = candidatePythons({ selected: await selectedInterpreter(this.output), pathVar: env.PATH ?? "" });
-          const { found, tried } = await findPython(candidates, { cwd: this.storageDir, env, workspaceFolders: folders });
-          for (const t of tried) {
-            this.output.info(`python ${t.path} (${t.source}): ${t.version ?? "-"} ${t.problem ?? "ok"}`);
-          }
+          const { found, tried } = await this.discover(folders);
           if (!found) throw new ProvisionError("no-python", noPythonMessage(tried));
           const wheelhouse = this.wheelhouse();
           this.output.info(`installing with ${found.path} (Python ${found.version ?? "?"})${wheelhouse ? `, wheelhouse ${wheelhouse}` : ""}`);
@@ -176,25 +213,28 @@ export class ServerProvisioning {
         },
       );
     } catch (e) {
-      this.showFailure(e);
+      void this.showFailure(e);
       return null;
     }
   }
 
-  private showFailure(e: unknown): void {
+  /** Shows what failed with its ways out; resolves once the user picked one or closed it. */
+  private async showFailure(e: unknown): Promise<void> {
     const kind = e instanceof ProvisionError ? e.kind : "pip";
     const msg = e instanceof ProvisionError ? e.message : errorText(e);
-    this.output.error(`installing the agent-ls server failed: ${msg}`);
+    // no Python: nothing was tried yet, the message says what is needed and how to get it (issue 44)
+    const text = kind === "no-python" ? msg : `Installing the agent-ls server failed: ${msg}`;
+    this.output.error(kind === "no-python" ? msg : `installing the agent-ls server failed: ${msg}`);
     if (e instanceof ProvisionError && e.retry) this.output.error(`to retry by hand: ${e.retry}`);
     fact(`provision-failed ${kind} ${msg}`);
     if (kind === "cancelled") return;
-    const actions = kind === "no-python" ? ["Get Python", "Show Log"] : [REINSTALL_ACTION, "Show Log"];
+    const actions = kind === "no-python" ? [GET_PYTHON_ACTION, PYTHON_PATH_ACTION, "Show Log"] : [REINSTALL_ACTION, "Show Log"];
     if (kind === "network") actions.push("Set a Wheelhouse");
-    void vscode.window.showErrorMessage(`Installing the agent-ls server failed: ${msg}`, ...actions).then((pick) => {
-      if (pick === REINSTALL_ACTION) void this.reinstall();
-      if (pick === "Show Log") this.output.show();
-      if (pick === "Get Python") void vscode.env.openExternal(vscode.Uri.parse("https://www.python.org/downloads/"));
-      if (pick === "Set a Wheelhouse") void vscode.commands.executeCommand("workbench.action.openSettings", "agentLs.server.wheelhouse");
-    });
+    const pick = await vscode.window.showErrorMessage(text, ...actions);
+    if (pick === REINSTALL_ACTION) void this.reinstall();
+    if (pick === "Show Log") this.output.show();
+    if (pick === GET_PYTHON_ACTION) void vscode.env.openExternal(vscode.Uri.parse("https://www.python.org/downloads/"));
+    if (pick === PYTHON_PATH_ACTION) void vscode.commands.executeCommand("workbench.action.openSettings", "agentLs.server.pythonPath");
+    if (pick === "Set a Wheelhouse") void vscode.commands.executeCommand("workbench.action.openSettings", "agentLs.server.wheelhouse");
   }
 }

@@ -25,6 +25,23 @@ describe("chat webview", () => {
     expect(meter.getAttribute("role")).toBe("status");
   });
 
+  it("says whose count the meter shows: agent-ls's estimate before the first answer, then the provider's (issue 44)", () => {
+    act({ type: "userPrompt", text: "read" });
+    ev({ type: "usage", contextTokens: 6080, contextWindow: 32000, contextSource: "estimate" });
+    const meter = q("context-meter") as HTMLElement;
+    expect(meter.textContent).toBe("≈19% of context");
+    expect(meter.title).toContain("6080 of 32000 tokens");
+    expect(meter.title).toContain("estimated by agent-ls");
+    expect(meter.getAttribute("aria-label")).toContain("estimated by agent-ls");
+    // the answer's usage: the provider counted 4800 where agent-ls counted 6080
+    ev({ type: "usage", inputTokens: 4700, outputTokens: 100, contextTokens: 4800, contextWindow: 32000, contextSource: "provider" });
+    expect(meter.textContent).toBe("15% of context");
+    expect(meter.title).toContain("4800 of 32000 tokens");
+    expect(meter.title).toContain("reported by the provider");
+    expect(meter.title).not.toContain("estimated");
+    expect(meter.getAttribute("aria-label")).toContain("reported by the provider");
+  });
+
   it("sends the prompt on click and on Enter, and clears the input", () => {
     const input = q("prompt-input") as HTMLTextAreaElement;
     input.value = "hello agent";

@@ -120,6 +120,23 @@ describe("diagnostics after an edit", () => {
     intel.dispose();
   });
 
+  it("a report on the old version after the question does not count: the late one on the edited version does (issue 44)", async () => {
+    const api = new FakeApi();
+    const intel = new EditorIntelligence(api);
+    const u = "file:///w/late.ts";
+    const started = Date.now();
+    const answer = intel.answer({ kind: "diagnostics", uri: u, version: 2, waitMs: 3000 });
+    // the checker first publishes for the text before the edit (the document still at version 1 for it) ...
+    setTimeout(() => api.report(u, 1, []), 20);
+    // ... and for the edited version well after QUIET_MS
+    setTimeout(() => api.report(u, 2, [{ range: r(0, 6), message: "Type 'string' is not assignable", severity: 0, code: 2322 }]), 900);
+    const result = await answer;
+    expect(result.settled).toBe(true);
+    expect(result.diagnostics?.map((d) => d.code)).toEqual(["2322"]);
+    expect(Date.now() - started).toBeGreaterThanOrEqual(900 + QUIET_MS - 5);
+    intel.dispose();
+  });
+
   it("says it is not settled when nothing was reported within waitMs", async () => {
     const api = new FakeApi();
     const intel = new EditorIntelligence(api);

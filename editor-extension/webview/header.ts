@@ -8,7 +8,7 @@
  * or, when no question waits, asks the host (which shows the details another way).
  */
 import { visible } from "../shared/commandLine";
-import { contextLabel, sessionLabel } from "../shared/labels";
+import { contextDetail, contextLabel, sessionLabel } from "../shared/labels";
 import type { FromWebview } from "../shared/messages";
 import type { ChatState } from "../shared/state";
 import { closestTo, el } from "./dom";
@@ -83,7 +83,10 @@ export class Header {
     const label = contextLabel(state.context);
     this.meter.hidden = label === null;
     this.meter.textContent = label ?? "";
-    this.meter.title = state.context && label ? `${state.context.used} of ${state.context.window} tokens of the model's context window in use; /compact makes room` : "";
+    const detail = contextDetail(state.context);
+    this.meter.title = detail;
+    if (detail) this.meter.setAttribute("aria-label", `${label ?? ""}: ${detail}`);
+    else this.meter.removeAttribute("aria-label");
     this.renderSessions(state);
     this.model.render(state);
   }

@@ -36,6 +36,11 @@ async def test_compaction_meter_slash_compact_and_handles_after_a_restart(setup:
         assert not [r for r in setup.llm.requests if r.rejected]
         meters = client.of(sid, "usage_update")
         assert len(meters) >= 10 and all(m.size == WINDOW and 0 < m.used <= WINDOW for m in meters)
+        # issue 44: the same figure as the editor's meter, the provider's count of the last request and answer
+        last = [r for r in setup.llm.requests if not r.rejected][-1]
+        assert meters[-1].used == last.prompt_tokens + max(1, len(last.turn.chunks))
+        assert meters[-1].field_meta == {"agentLs": {"contextSource": "provider"}}
+        assert meters[0].field_meta == {"agentLs": {"contextSource": "estimate"}}  # before the first answer
         before = meters[-1].used
         result = await asyncio.wait_for(conn.prompt(session_id=sid, prompt=[text_block("/compact")]), 60)
         assert result.stop_reason == "end_turn"

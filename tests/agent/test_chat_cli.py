@@ -135,7 +135,7 @@ def test_slash_compact_and_the_context_meter(llm: ScriptedLLM, ws: Path, tmp_pat
     llm.script(*(agent_model() for _ in range(10)))
     proc = chat(llm, tmp_path, ws, stdin="read f0\nread f1\n/compact\n/exit\n")
     assert proc.returncode == 0, proc.stderr
-    assert "% of context (" in proc.stderr and "of 32000 tokens)" in proc.stderr
+    assert "% of context (" in proc.stderr and "of 32000 tokens, reported by the provider)" in proc.stderr
     assert "Compacted the conversation: 2 tool result(s) cleared" in proc.stderr
     assert "out-1" in proc.stderr and "out-2" in proc.stderr
     summaries = [r for r in llm.requests if r.body["messages"][0]["content"].startswith("You summarize")]

@@ -18,7 +18,7 @@ from agent_ls.agent.session import Session
 from agent_ls.agent.store import SessionStore
 from agent_ls.agent.tools.output_store import OutputStore, ReadOutputTool
 from tests.agent.conftest import Recorder, make_session, openai_config
-from tests.llm.scripted_server import ScriptedLLM, Turn, error, respond, text, tool_calls
+from tests.llm.scripted_server import ScriptedLLM, Turn, Usage, error, respond, text, tool_calls
 
 WINDOW = 32_000
 FILE_CHARS = 20_000
@@ -220,6 +220,40 @@ async def test_a_corrupt_persisted_record_is_reported_and_the_session_goes_on(
     notes = " ".join(c.note for c in rec.of("compaction"))
     assert "could not be read" in notes
     store.close()
+
+
+async def test_the_meter_shows_the_providers_count_once_it_reports_one(llm: ScriptedLLM, ws: Path) -> None:
+    """Issue 44: the meter showed litellm's count (19%) where the provider said 15%. Before the
+    first answer the meter is our estimate (said so); once a response carries usage, the meter is
+    the provider's prompt plus completion tokens, in the events, the turn's total and later turns."""
+    s = session(llm, ws, None)
+    llm.script(tool_calls([("read_file", {"path": "f0.txt"})], usage=Usage(prompt_tokens=37, completion_tokens=5)),
+               text("done", usage=Usage(prompt_tokens=61, completion_tokens=3)),
+               text("again", usage=Usage(prompt_tokens=70, completion_tokens=2)))
+    write_files(ws, 1)
+    rec = Recorder()
+    result = await s.prompt("read f0", rec)
+    first, *reported = rec.of("usage")
+    assert first.context_source == "estimate" and first.context_window == WINDOW
+    assert first.context_tokens > 100  # our count of the system prompt and tools: far from the provider's 37
+    assert [(u.context_tokens, u.context_source) for u in reported] == [(42, "provider"), (64, "provider")]
+    assert s.compactor.last_tokens > 64  # what the meter used to show
+    assert (result.usage.context_tokens, result.usage.context_source) == (64, "provider")
+    rec = Recorder()
+    await s.prompt("once more", rec)  # the provider has reported: no estimate before the request
+    assert [(u.context_tokens, u.context_source) for u in rec.of("usage")] == [(72, "provider")]
+
+
+async def test_slash_compact_reports_an_estimate(llm: ScriptedLLM, ws: Path) -> None:
+    """After /compact the provider has not seen the compacted view: the meter is our count, said so."""
+    write_files(ws, 1)
+    s = session(llm, ws, None)
+    scripted(llm, 4)
+    await s.prompt("read f0", Recorder())
+    rec = Recorder()
+    await s.compact(rec)
+    meter = rec.of("usage")[-1]
+    assert meter.context_source == "estimate" and meter.context_tokens == s.compactor.last_tokens
 
 
 def test_persisted_outputs_are_bounded_per_session_and_evicted_oldest_first(tmp_path: Path) -> None:

@@ -84,7 +84,8 @@ async def test_usage_is_reported_per_step_and_summed_per_turn(llm: ScriptedLLM, 
     s = make_session(llm, ws)
     rec = Recorder()
     result = await s.prompt("go", rec)
-    per_step = rec.of("usage")
+    estimate, *per_step = rec.of("usage")  # the meter's estimate before the first answer, then each step's
+    assert estimate.context_source == "estimate" and estimate.input_tokens == 0
     assert [(u.input_tokens, u.output_tokens, u.cache_read_tokens) for u in per_step] == [(100, 20, 60),
                                                                                            (150, 5, 90)]
     u = result.usage

@@ -324,8 +324,10 @@ class ScriptedLLM:
                 pass
             return
         assert isinstance(turn, Text | ToolCalls)
+        # with a window set, the default usage reports the prompt as the server counted it (as a provider does)
         usage = turn.usage or Usage(
-            completion_tokens=max(1, len(turn.chunks) if isinstance(turn, Text) else 5)
+            prompt_tokens=rec.prompt_tokens or Usage.prompt_tokens,
+            completion_tokens=max(1, len(turn.chunks) if isinstance(turn, Text) else 5),
         )
         if not rec.stream:
             await _send_json(rec, send, 200, w.complete(turn, usage))

@@ -48,7 +48,7 @@ async def test_streamed_event_order(editor: Editor, setup: Setup) -> None:
     assert result["stopReason"] == "end" and result["text"] == "All done now"
     assert result["usage"]["inputTokens"] == 31 and result["usage"]["outputTokens"] == 7
     assert editor.event_types(sid) == [
-        "turn_started", "text", "usage", "tool_call_started", "approval_requested", "tool_call_finished",
+        "turn_started", "usage", "text", "usage", "tool_call_started", "approval_requested", "tool_call_finished",
         "text", "usage", "turn_finished",
     ]
     events = editor.session_events(sid)
@@ -62,11 +62,16 @@ async def test_streamed_event_order(editor: Editor, setup: Setup) -> None:
     finished = next(e for e in events if e["type"] == "tool_call_finished")
     assert finished["callId"] == started["callId"]
     assert finished["content"] == "deleted item 7" and finished["isError"] is False and not finished["denied"]
-    usage = [e for e in events if e["type"] == "usage"]
+    estimate, *usage = [e for e in events if e["type"] == "usage"]
     assert (usage[0]["inputTokens"], usage[0]["outputTokens"]) == (11, 3)
+    # the meter (issues 26, 44): our estimate before the first answer, then the provider's count
+    assert estimate["contextSource"] == "estimate" and estimate["contextTokens"] > 100
+    assert estimate["contextWindow"] == 32000 and estimate["inputTokens"] == 0
+    assert [(u["contextTokens"], u["contextSource"]) for u in usage] == [(14, "provider"), (24, "provider")]
     assert events[-1]["stopReason"] == "end" and events[-1]["text"] == "All done now"
     total = dict(events[-1]["usage"])
-    assert total.pop("contextWindow") == 32000 and total.pop("contextTokens") > 0  # the meter (issue 26)
+    assert (total.pop("contextWindow"), total.pop("contextTokens"), total.pop("contextSource")) == (32000, 24, "provider")
+    assert result["usage"]["contextTokens"] == 24 and result["usage"]["contextSource"] == "provider"
     assert events[-1]["steps"] == 2 and total == {
         "inputTokens": 31, "outputTokens": 7, "cacheReadTokens": 0, "cacheWriteTokens": 0}
     # The approval request named the same call and its arguments.

@@ -347,7 +347,7 @@ class FileAccess:
                 in_editor=True,
             )
             await self._report(call, change, base or "", new_text, "accepted" if accepted else "applied")
-            problems = await self._problems_after(path, shown, before, was_open=doc is not None)
+            problems = await self._problems_after(path, shown, before, new_text, was_open=doc is not None)
             return Written("editor", saved=outcome.saved, problems=problems)
         data = encode_text(new_text)
         await asyncio.to_thread(atomic_write, self.workspace, path, data, create_parents=create_parents)
@@ -365,12 +365,13 @@ class FileAccess:
             log.info("no problems before the edit of %s: %s", path, e)
             return None
 
-    async def _problems_after(self, path: Path, shown: str, before: list[Problem] | None, *, was_open: bool) -> str:
+    async def _problems_after(self, path: Path, shown: str, before: list[Problem] | None, text: str, *,
+                              was_open: bool) -> str:
         """The note on the problems the edit introduced ("" when the editor cannot tell)."""
         if self.intelligence is None or before is None:
             return ""
         try:
-            after: ProblemsAfterEdit = await self.intelligence.problems_after_edit(path, PROBLEMS_WAIT_SECONDS)
+            after: ProblemsAfterEdit = await self.intelligence.problems_after_edit(path, PROBLEMS_WAIT_SECONDS, text)
         except IntelligenceError as e:
             log.info("no problems after the edit of %s: %s", path, e)
             return ""

@@ -103,9 +103,10 @@ class EditorIntelligence(Protocol):
         """Workspace symbols matching ``query``."""
         ...
 
-    async def problems_after_edit(self, path: Path, wait: float) -> ProblemsAfterEdit:
+    async def problems_after_edit(self, path: Path, wait: float, text: str | None = None) -> ProblemsAfterEdit:
         """The file's problems once the editor's checkers reported on its current text, waiting
-        at most ``wait`` seconds (``settled`` false after that)."""
+        at most ``wait`` seconds (``settled`` false after that). ``text``: what the edit made of the
+        file; the problems asked for are those of the editor's version of that text."""
         ...
 
 

@@ -57,6 +57,8 @@ TIMEOUT_SECONDS = 15.0
 ``AGENT_LS_INTELLIGENCE_TIMEOUT`` (seconds) overrides it."""
 MAX_FILE_BYTES = 8 * 1024 * 1024
 """Files read for the text of a line (larger ones: no text, the client's column)."""
+SYNC_POLL_SECONDS = 0.02
+"""After an edit: how often our copy of the document is looked at until the editor's change arrives."""
 
 
 def supports_intelligence(ls: AgentLanguageServer) -> bool:
@@ -227,16 +229,35 @@ class LspIntelligence:
         result = await self._ask(EditorIntelligenceParams(kind="diagnostics", uri=uri))
         return await self._problems(result.diagnostics)
 
-    async def problems_after_edit(self, path: Path, wait: float) -> ProblemsAfterEdit:
-        uri = self._uri(path)
-        version = None
+    def _open_version(self, uri: str, text: str | None) -> tuple[int | None, bool]:
+        """The version of the document the editor synced to us, and whether it holds ``text``."""
         try:
-            version = self.ls.workspace.get_text_document(uri).version
+            doc = self.ls.workspace.get_text_document(uri)
         except RuntimeError:
-            pass
-        params = EditorIntelligenceParams(kind="diagnostics", uri=uri, version=version, wait_ms=int(wait * 1000))
-        result = await self._ask(params, timeout=wait + min(self.timeout, 5.0))
-        return ProblemsAfterEdit(tuple(await self._problems(result.diagnostics)), result.settled)
+            return None, False
+        if doc.version is None:
+            return None, False
+        return doc.version, text is None or doc.source == text
+
+    async def problems_after_edit(self, path: Path, wait: float, text: str | None = None) -> ProblemsAfterEdit:
+        """The editor is asked for the problems of the version it gave the edited text (issue 44): the
+        answer to ``workspace/applyEdit`` may come before the editor's ``didChange`` for it (VS Code's
+        client sends them on different paths, and under load the change came late), and asking with
+        the version we had then took the diagnostics of the text before the edit as settled. So, for a
+        document the editor syncs to us, wait (within ``wait``) until our copy holds ``text``; if it
+        never does, the problems are said to be unsettled."""
+        uri = self._uri(path)
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + wait
+        version, current = self._open_version(uri, text)
+        while version is not None and not current and loop.time() < deadline:
+            await asyncio.sleep(SYNC_POLL_SECONDS)
+            version, current = self._open_version(uri, text)
+        left = max(0.0, deadline - loop.time())
+        params = EditorIntelligenceParams(kind="diagnostics", uri=uri, version=version, wait_ms=int(left * 1000))
+        result = await self._ask(params, timeout=left + min(self.timeout, 5.0))
+        settled = bool(result.settled) and (version is None or current)
+        return ProblemsAfterEdit(tuple(await self._problems(result.diagnostics)), settled)
 
     async def definition(self, path: Path, line: int, column: int) -> list[Place]:
         return await self._at("definition", path, line, column)

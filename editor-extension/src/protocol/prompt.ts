@@ -60,7 +60,12 @@ export interface Usage {
   contextTokens?: number;
   /** The model's context window in tokens (0: not known). */
   contextWindow?: number;
+  /** Where `contextTokens` comes from: `provider` (the provider's usage of the response) or `estimate` (agent-ls's
+   * count: before the first answer, after `/compact`, or when the provider reports no usage). */
+  contextSource?: ContextSource | "";
 }
+
+export type ContextSource = "provider" | "estimate";
 
 export interface PromptResult {
   sessionId: string;

@@ -160,6 +160,12 @@ export const window = {
 
 export const env = {
   clipboard: { text: "", writeText: async (t: string) => void (env.clipboard.text = t) },
+  openExternal: async (_uri: Uri): Promise<boolean> => true,
+};
+
+/** No other extension is installed (the Python extension's interpreter is not asked). */
+export const extensions = {
+  getExtension: (_id: string): unknown => undefined,
 };
 
 /** Fire to play VS Code granting its workspace trust (`workspace.onDidGrantWorkspaceTrust`). */
