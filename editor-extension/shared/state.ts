@@ -152,7 +152,7 @@ export function reduce(state: ChatState, action: ChatAction): ChatState {
         sensitive: typeof p.sensitive === "string" ? p.sensitive : null,
         answer: null,
       };
-      return { ...pushItem(state, item, nextId), streamingId: null };
+      return { ...beforeToolCard(state, item, nextId), streamingId: null };
     }
     case "approvalAnswered":
       return updateItem(
@@ -327,6 +327,19 @@ export function reduce(state: ChatState, action: ChatAction): ChatState {
     default:
       return state;
   }
+}
+
+/**
+ * `item` (an approval) added right before the tool card of its call, else at the end: the
+ * transcript then reads in the order things happened (issue 44), the question and its answer
+ * ("Allow add from healthy? Allow once") above the call's result, not after it.
+ */
+function beforeToolCard(state: ChatState, item: ApprovalItem, nextId: number): ChatState {
+  const isCard = isTool(item.requestId);
+  let at = state.items.length - 1;
+  while (at >= 0 && !isCard(state.items[at])) at--;
+  if (at < 0) return pushItem(state, item, nextId);
+  return { ...state, items: [...state.items.slice(0, at), item, ...state.items.slice(at)], nextId };
 }
 
 /** Items that wait for the user (approval, trust, workspace trust, elicitation, sampling) and are still unanswered. */

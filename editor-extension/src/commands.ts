@@ -17,6 +17,27 @@ import { openSettingsFile, serverEnv, userSettingsPath, workspaceSettingsPath } 
 
 export const RUN_CODE_ACTION = "agentLs.runCodeAction";
 
+/** The view containers the chat can live in (package.json viewsContainers): the Agent side bar
+ * and an Agent container in the secondary side bar (issue 44: where VS Code users keep their chat). */
+export const PRIMARY_CONTAINER = "workbench.view.extension.agentLs";
+export const SECONDARY_CONTAINER = "workbench.view.extension.agentLsSecondary";
+
+/**
+ * Moves the chat view to `container` and shows it there (VS Code's `vscode.moveViews`). An editor
+ * without that command or container (before the secondary side bar contribution point): the
+ * workbench's own "Move View" picker, on the chat.
+ */
+async function moveChat(container: string): Promise<void> {
+  try {
+    await vscode.commands.executeCommand("vscode.moveViews", { viewIds: ["agentLs.chat"], destinationId: container });
+    fact(`chat-moved ${container}`);
+  } catch (e) {
+    fact(`chat-move-fallback ${errorText(e)}`);
+    await vscode.commands.executeCommand("agentLs.chat.focus");
+    await vscode.commands.executeCommand("workbench.action.moveFocusedView");
+  }
+}
+
 interface CodeActionCall {
   title: string;
   command: string;
@@ -121,6 +142,8 @@ export function registerCommands(
     log,
     reg("agentLs.openChat", () => views.openView(false)),
     reg("agentLs.openChatPanel", () => views.openPanel()),
+    reg("agentLs.moveChatToSecondarySideBar", () => moveChat(SECONDARY_CONTAINER)),
+    reg("agentLs.moveChatToSideBar", () => moveChat(PRIMARY_CONTAINER)),
     reg("agentLs.askSelection", () => {
       const ed = vscode.window.activeTextEditor;
       if (!ed || ed.selection.isEmpty) {

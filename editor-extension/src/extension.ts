@@ -6,7 +6,7 @@ import { AgentClient } from "./client";
 import { codeActionMiddleware, registerCommands } from "./commands";
 import { fact } from "./factLog";
 import { EditorIntelligence } from "./intelligence";
-import { bindServersView, ServersModel, ServersTree } from "./servers";
+import { bindServersView, revealWhenNeeded, ServersModel, ServersTree } from "./servers";
 import { createStatusBar } from "./statusBar";
 
 let agent: AgentClient | undefined;
@@ -24,7 +24,8 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     chat.refreshModelsSoon(); // the settings' models, after a reload or a trust decision
     chat.setWorkspaces(servers.workspaces);
   });
-  const tree = vscode.window.createTreeView("agentLs.servers", { treeDataProvider: new ServersTree(servers), showCollapseAll: true });
+  const serversTree = new ServersTree(servers);
+  const tree = vscode.window.createTreeView("agentLs.servers", { treeDataProvider: serversTree, showCollapseAll: true });
   context.subscriptions.push(
     agent,
     chat,
@@ -33,6 +34,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     servers,
     tree,
     bindServersView(tree, servers, agent),
+    revealWhenNeeded(tree, serversTree, servers, (m) => agent?.output.warn(m)),
     createStatusBar(agent, servers, chat),
     ...registerCommands(agent, chat, views, servers),
   );

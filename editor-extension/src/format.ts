@@ -186,8 +186,81 @@ export function workspaceStateText(state: string): string {
   return WORKSPACE_STATE_TEXT[state] ?? state;
 }
 
+const WORKSPACE_STATE_SHORT: Record<string, string> = {
+  restricted: "needs your trust",
+  declined: "kept restricted",
+  "editor-restricted": "restricted by VS Code",
+};
+
+/** The servers view's row of a folder whose settings are not in effect: short, so that it fits a
+ * narrow side bar (issue 44); what it means and what to do are the rows under it. */
 export function workspaceRowLabel(w: P.WorkspaceStatusPayload): string {
-  return `Workspace restricted: ${path.basename(w.folder) || w.folder}`;
+  return `Workspace ${path.basename(w.folder) || w.folder}`;
+}
+
+/** The short state next to the folder's row (`needs your trust`, `kept restricted`). */
+export function workspaceRowDescription(state: string): string {
+  return WORKSPACE_STATE_SHORT[state] ?? workspaceStateText(state);
+}
+
+/**
+ * Issue 44: the servers view is a tree whose rows do not wrap (one line each, cut with an ellipsis
+ * when wider than the side bar). A sentence the user must read is laid out on rows of at most
+ * `width` characters (a side bar at its default ~300 px holds about 34 on a nested row), broken
+ * between words only: a word longer than `width` gets a row of its own, whole.
+ */
+export const TREE_LINE_WIDTH = 30;
+
+export function wrapWords(text: string, width = TREE_LINE_WIDTH): string[] {
+  const lines: string[] = [];
+  let line = "";
+  for (const word of text.split(/\s+/).filter((w) => w.length > 0)) {
+    if (line && line.length + 1 + word.length > width) {
+      lines.push(line);
+      line = word;
+    } else {
+      line = line ? `${line} ${word}` : word;
+    }
+  }
+  if (line) lines.push(line);
+  return lines;
+}
+
+/**
+ * What the server itself said when it failed (issue 44: the reason quotes it): the last line it
+ * wrote to stderr (`BROKEN_API_KEY is not set`), else the stderr agent-ls kept in the error's
+ * message; null when it said nothing (the reason sentence and the log are all there is).
+ */
+export function serverOwnMessage(s: Pick<P.ServerStatus, "error" | "stderrTail">): string | null {
+  const fromTail = (s.stderrTail ?? []).map((l) => l.trim()).filter((l) => l.length > 0 && !/^Traceback \(most recent call last\)/.test(l));
+  let last = fromTail.at(-1);
+  if (!last) {
+    const msg = typeof s.error === "string" ? s.error : typeof s.error?.message === "string" ? s.error.message : "";
+    const said = msg.split(" | stderr: ").at(1);
+    last = said?.split(" / ").map((l) => l.trim()).filter((l) => l.length > 0).at(-1);
+  }
+  if (!last) return null;
+  return last.length > 300 ? `${last.slice(0, 299)}…` : last;
+}
+
+/**
+ * Issue 44: what in the servers view needs the user (a server that failed, waits for trust or for a
+ * sign-in; a folder whose settings wait for a trust decision), as stable keys. The view starts
+ * collapsed (the chat gets the height) and is revealed when a key appears that was not there before.
+ */
+export function attentionKeys(servers: readonly P.ServerStatus[], workspaces: readonly P.WorkspaceStatusPayload[]): string[] {
+  const keys: string[] = [];
+  for (const w of workspaces) if (w.state === "restricted") keys.push(`workspace:${w.folder}`);
+  for (const s of servers) {
+    // (a server on its way again keeps its last error: it needs the user once it failed again)
+    if ((serverNeedsAttention(s) && !serverStarting(s.state)) || s.state === "awaiting-trust") keys.push(`server:${s.name}`);
+  }
+  return keys;
+}
+
+/** The keys of `now` that were not in `before` (what newly needs the user). */
+export function newAttention(before: ReadonlySet<string>, now: readonly string[]): string[] {
+  return now.filter((k) => !before.has(k));
 }
 
 /** One MCP server entry as lines of text: the full command line or URL, cwd, env, headers, every

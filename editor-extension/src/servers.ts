@@ -8,18 +8,23 @@ import type { AgentClient } from "./client";
 import { errorCode, errorText } from "./errors";
 import { fact } from "./factLog";
 import {
+  attentionKeys,
+  newAttention,
   serverContextValue,
   serverDescription,
   serverErrorText,
   serverFixes,
   serverNeedsAttention,
+  serverOwnMessage,
   serverProblemSentence,
   serversViewMessage,
   serverTooltip,
   type ServerFix,
   workspaceRestricted,
+  workspaceRowDescription,
   workspaceRowLabel,
   workspaceStateText,
+  wrapWords,
 } from "./format";
 import * as P from "./protocol";
 
@@ -126,8 +131,14 @@ export type ServerNode =
   | { kind: "ignored"; folder: string; setting: P.WorkspaceSettingPayload }
   | { kind: "server"; status: P.ServerStatus }
   | { kind: "tool"; server: string; tool: P.StatusTool }
-  /** Why a server that is not connected failed (its last error, in one sentence), shown above its tools. */
-  | { kind: "error"; server: string; error: P.ServerError | string | null; state: string; stderrTail?: string[] }
+  /**
+   * One row of a sentence the user must read, wrapped over rows (issue 44: a tree row does not
+   * wrap): why a server is not usable (`what: "reason"`, in one sentence), what it said itself
+   * (`"said"`, its last stderr line), what a restricted folder means (`"workspace"`), why a setting
+   * of it is ignored (`"ignored"`, under the setting's row). `server` is the server's name or the
+   * folder (`<folder>#<key>` for a setting); `index` the row's place in its sentence.
+   */
+  | { kind: "line"; server: string; what: "reason" | "said" | "workspace" | "ignored"; index: number; text: string; tooltip: string; state: string }
   /** Something that helps fix a failed server (open its log, run the doctor, edit its entry, sign in). */
   | { kind: "fix"; server: string; fix: ServerFix };
 
@@ -153,25 +164,70 @@ export class ServersTree implements vscode.TreeDataProvider<ServerNode> {
     model.onDidChange(() => this.emitter.fire(undefined));
   }
 
+  /** The top rows as last given to the editor, by key (TreeView.reveal needs the same objects). */
+  private top = new Map<string, ServerNode & { kind: "workspace" | "server" }>();
+
   getChildren(node?: ServerNode): ServerNode[] {
     if (!node) {
-      const restricted: ServerNode[] = this.model.workspaces
-        .filter(workspaceRestricted)
-        .map((workspace) => ({ kind: "workspace", workspace }));
-      return [...restricted, ...this.model.list.map((status): ServerNode => ({ kind: "server", status }))];
+      const rows: (ServerNode & { kind: "workspace" | "server" })[] = [
+        ...this.model.workspaces.filter(workspaceRestricted).map((workspace) => ({ kind: "workspace" as const, workspace })),
+        ...this.model.list.map((status) => ({ kind: "server" as const, status })),
+      ];
+      const top = new Map<string, ServerNode & { kind: "workspace" | "server" }>();
+      const kept = rows.map((row) => {
+        const key = topKey(row);
+        const known = this.top.get(key);
+        // the same object for the same row, updated in place
+        const out = known ? Object.assign(known, row) : row;
+        top.set(key, out);
+        return out;
+      });
+      this.top = top;
+      return kept;
     }
     if (node.kind === "workspace") {
-      return (node.workspace.ignored ?? []).map((setting) => ({ kind: "ignored", folder: node.workspace.folder, setting }));
+      const w = node.workspace;
+      const text = `${workspaceStateText(w.state)[0].toUpperCase()}${workspaceStateText(w.state).slice(1)}. ${w.message}`;
+      const lines = wrapWords(text).map((t, index): ServerNode => ({ kind: "line", server: w.folder, what: "workspace", index, text: t, tooltip: `${w.folder}\n${text}`, state: w.state }));
+      return [...lines, ...(w.ignored ?? []).map((setting): ServerNode => ({ kind: "ignored", folder: w.folder, setting }))];
+    }
+    if (node.kind === "ignored") {
+      const why = `${node.setting.why[0].toUpperCase()}${node.setting.why.slice(1)}.`;
+      const tooltip = `${node.setting.key} = ${node.setting.value}\n${node.setting.why}\n(${node.setting.source})`;
+      return wrapWords(why).map((t, index): ServerNode => ({ kind: "line", server: `${node.folder}#${node.setting.key}`, what: "ignored", index, text: t, tooltip, state: "ignored" }));
     }
     if (node.kind === "server") {
       const s = node.status;
       const tools: ServerNode[] = (s.tools ?? []).map((tool) => ({ kind: "tool", server: s.name, tool }));
       if (!serverNeedsAttention(s)) return tools;
-      const problem: ServerNode = { kind: "error", server: s.name, error: s.error ?? null, state: s.state, stderrTail: s.stderrTail };
+      const raw = serverErrorText(s.error);
+      const tail = (s.stderrTail ?? []).slice(-5);
+      const tooltip = [raw && `details: ${raw}`, `(state: ${s.state})`, ...(tail.length ? ["stderr (last lines):", ...tail] : [])].filter(Boolean).join("\n");
+      const line = (what: "reason" | "said", text: string) =>
+        wrapWords(text).map((t, index): ServerNode => ({ kind: "line", server: s.name, what, index, text: t, tooltip, state: s.state }));
+      const said = serverOwnMessage(s);
       const fixes = serverFixes(s).map((fix): ServerNode => ({ kind: "fix", server: s.name, fix }));
-      return [problem, ...fixes, ...tools];
+      return [...line("reason", serverProblemSentence(s.error, s.state)), ...(said ? line("said", `It said: “${said}”`) : []), ...fixes, ...tools];
     }
     return [];
+  }
+
+  /** The parent of a row (TreeView.reveal walks up with it). */
+  getParent(node: ServerNode): ServerNode | undefined {
+    if (node.kind === "workspace" || node.kind === "server") return undefined;
+    const key =
+      node.kind === "ignored"
+        ? `workspace:${node.folder}`
+        : node.kind === "line" && (node.what === "workspace" || node.what === "ignored")
+          ? `workspace:${node.server.split("#")[0]}`
+          : `server:${node.server}`;
+    return this.top.get(key);
+  }
+
+  /** The top row (a server, a folder) of an attention key (`server:<name>`, `workspace:<folder>`). */
+  row(key: string): ServerNode | undefined {
+    if (!this.top.has(key)) this.getChildren();
+    return this.top.get(key);
   }
 
   getTreeItem(node: ServerNode): vscode.TreeItem {
@@ -187,21 +243,18 @@ export class ServersTree implements vscode.TreeDataProvider<ServerNode> {
   private treeItem(node: ServerNode): vscode.TreeItem {
     if (node.kind === "workspace") {
       const w = node.workspace;
-      const item = new vscode.TreeItem(
-        workspaceRowLabel(w),
-        (w.ignored?.length ?? 0) > 0 ? vscode.TreeItemCollapsibleState.Expanded : vscode.TreeItemCollapsibleState.None,
-      );
-      item.id = `workspace:${w.folder}`;
-      item.description = workspaceStateText(w.state);
+      const item = new vscode.TreeItem(workspaceRowLabel(w), vscode.TreeItemCollapsibleState.Expanded);
+      item.id = `workspace:${w.folder}:${w.state}`;
+      item.description = workspaceRowDescription(w.state);
       item.tooltip = `${w.folder}\n${w.message}\n(state: ${w.state})`;
       item.contextValue = `workspace.${w.state}`;
       item.iconPath = new vscode.ThemeIcon("shield", new vscode.ThemeColor("list.warningForeground"));
       return item;
     }
     if (node.kind === "ignored") {
-      const item = new vscode.TreeItem(node.setting.key, vscode.TreeItemCollapsibleState.None);
+      const item = new vscode.TreeItem(node.setting.key, vscode.TreeItemCollapsibleState.Expanded);
       item.id = `ignored:${node.folder}:${node.setting.source}:${node.setting.key}`;
-      item.description = `ignored: ${node.setting.why}`;
+      item.description = "ignored";
       item.tooltip = `${node.setting.key} = ${node.setting.value}\n${node.setting.why}\n(${node.setting.source})`;
       item.contextValue = "workspace-ignored";
       item.iconPath = new vscode.ThemeIcon("circle-slash");
@@ -229,18 +282,18 @@ export class ServersTree implements vscode.TreeDataProvider<ServerNode> {
       item.iconPath = new vscode.ThemeIcon(icon, color ? new vscode.ThemeColor(color) : undefined);
       return item;
     }
-    if (node.kind === "error") {
-      // One readable sentence; the raw message (exception text, stderr) is in the tooltip and the log.
-      const item = new vscode.TreeItem(serverProblemSentence(node.error, node.state), vscode.TreeItemCollapsibleState.None);
-      item.id = `error:${node.server}`;
-      const raw = serverErrorText(node.error);
-      const tail = (node.stderrTail ?? []).slice(-5);
-      item.tooltip = [raw && `details: ${raw}`, `(state: ${node.state})`, ...(tail.length ? ["stderr (last lines):", ...tail] : [])]
-        .filter(Boolean)
-        .join("\n");
-      item.contextValue = "server-error";
-      const waiting = node.state === "awaiting-trust" || node.state === "needs-sign-in";
-      item.iconPath = new vscode.ThemeIcon(waiting ? "info" : "error", new vscode.ThemeColor(waiting ? "list.warningForeground" : "list.errorForeground"));
+    if (node.kind === "line") {
+      // One row of a sentence (the reason in words, what the server said, what a folder's state
+      // means); the raw message (exception text, stderr) is in the tooltip and the log.
+      const item = new vscode.TreeItem(node.text, vscode.TreeItemCollapsibleState.None);
+      item.id = `${node.what}:${node.server}:${node.index}`;
+      item.tooltip = node.tooltip;
+      item.contextValue = node.what === "workspace" || node.what === "ignored" ? "workspace-line" : "server-error";
+      const waiting = node.state === "awaiting-trust" || node.state === "needs-sign-in" || node.what === "workspace";
+      // the sentence's first row carries its icon; the rows after it line up under its text
+      const icon = node.index > 0 || node.what === "ignored" ? "blank" : node.what === "said" ? "quote" : waiting ? "info" : "error";
+      const plain = node.index > 0 || node.what === "said" || node.what === "ignored";
+      item.iconPath = new vscode.ThemeIcon(icon, plain ? undefined : new vscode.ThemeColor(waiting ? "list.warningForeground" : "list.errorForeground"));
       return item;
     }
     if (node.kind === "fix") {
@@ -269,7 +322,7 @@ export async function pickServer(model: ServersModel, arg: unknown, placeHolder:
   if (arg && typeof arg === "object") {
     const node = arg as Partial<ServerNode>;
     if (node.kind === "server" && node.status) return node.status.name;
-    if ((node.kind === "tool" || node.kind === "error" || node.kind === "fix") && node.server) return node.server;
+    if ((node.kind === "tool" || (node.kind === "line" && (node.what === "reason" || node.what === "said")) || node.kind === "fix") && node.server) return node.server;
   }
   if (model.list.length === 0) {
     void vscode.window.showInformationMessage("No MCP servers are configured.");
@@ -305,6 +358,38 @@ export async function serverAction(
     fact(`error ${msg}`);
     void vscode.window.showWarningMessage(msg);
   }
+}
+
+function topKey(row: ServerNode & { kind: "workspace" | "server" }): string {
+  return row.kind === "workspace" ? `workspace:${row.workspace.folder}` : `server:${row.status.name}`;
+}
+
+/**
+ * Issue 44: the servers view starts collapsed (package.json: the chat gets the side bar's height)
+ * and opens by itself, on the row, when something newly needs the user: a server that fails, waits
+ * for trust or for a sign-in, a folder whose settings wait for a trust decision (attentionKeys).
+ * It neither takes the focus nor selects the row; the user collapses it again when done.
+ */
+export function revealWhenNeeded(
+  view: Pick<vscode.TreeView<ServerNode>, "reveal">,
+  tree: ServersTree,
+  model: ServersModel,
+  warn: (message: string) => void,
+): vscode.Disposable {
+  let seen = new Set<string>();
+  const check = () => {
+    const now = attentionKeys(model.list, model.workspaces);
+    const fresh = newAttention(seen, now);
+    seen = new Set(now);
+    const row = fresh.length ? tree.row(fresh[0]) : undefined;
+    if (!row) return;
+    fact(`servers-view reveal ${fresh.join(" ")}`);
+    view.reveal(row, { select: false, focus: false, expand: true }).then(undefined, (e: unknown) => {
+      warn(`revealing the MCP Servers view: ${errorText(e)}`);
+    });
+  };
+  check();
+  return model.onDidChange(check);
 }
 
 /**

@@ -27,6 +27,9 @@ function tree(servers: P.ServerStatus[], agentState = "running") {
 }
 
 const item = (t: ServersTree, n: ServerNode) => t.getTreeItem(n) as unknown as vscode.TreeItem;
+/** The sentence a server's rows of one kind spell (issue 44: wrapped over rows). */
+const sentence = (rows: ServerNode[], what: string) =>
+  rows.flatMap((r) => (r.kind === "line" && r.what === what ? [r.text] : [])).join(" ");
 
 const failed: P.ServerStatus = {
   name: "gh",
@@ -65,12 +68,17 @@ describe("MCP Servers view", () => {
     expect(ghItem.tooltip).toContain("gh: Failed (state: failed)");
     expect(ghItem.tooltip).toContain("last error: spawn: command 'npx' not found on PATH (PATH=/usr/bin:/bin) (errno 2)");
     const rows = t.getChildren(gh);
-    expect(rows.map((r: ServerNode) => r.kind)).toEqual(["error", "fix", "fix", "fix", "fix"]);
+    const lines = rows.filter((r): r is ServerNode & { kind: "line" } => r.kind === "line");
+    expect(rows.map((r: ServerNode) => r.kind)).toEqual([...lines.map(() => "line"), "fix", "fix", "fix", "fix"]);
+    expect(sentence(rows, "reason")).toBe('The command npx was not found: check "command" in the settings, or the PATH the editor was started with.');
+    expect(sentence(rows, "reason")).not.toMatch(/errno|PATH=|spawn:|\[object Object\]/);
+    // wrapped over rows that fit a 300 px side bar, between words; the first carries the icon
+    for (const l of lines) expect(l.text.length).toBeLessThanOrEqual(30);
+    expect((item(t, lines[0]).iconPath as vscode.ThemeIcon).id).toBe("error");
+    expect((item(t, lines[1]).iconPath as vscode.ThemeIcon).id).toBe("blank");
     const reason = item(t, rows[0]);
-    expect(reason.label).toBe('The command npx was not found: check "command" in the settings, or the PATH the editor was started with.');
-    expect(reason.label).not.toMatch(/errno|PATH=|spawn:|\[object Object\]/);
     expect(reason.tooltip).toContain("details: spawn: command 'npx' not found");
-    const fixes = rows.slice(1).map((r) => item(t, r));
+    const fixes = rows.filter((r) => r.kind === "fix").map((r) => item(t, r));
     expect(fixes.map((f) => f.command?.command)).toEqual(["agentLs.serverDoctor", "agentLs.editServerConfig", "agentLs.showServerLog", "agentLs.restartServer"]);
     for (const f of fixes) expect(f.command?.arguments).toEqual(["gh"]);
     expect(fixes.map((f) => f.label)).toContain("Show the server log");
@@ -96,12 +104,15 @@ describe("MCP Servers view", () => {
     expect(serverStateLabel("some-new-state")).toBe("Some new state");
   });
 
-  it("raw exception text and the stderr tail stay out of the reason", () => {
+  it("raw exception text stays out of the reason; what the server said is quoted under it", () => {
     const error = { phase: "handshake", message: "RuntimeError: boom | stderr: Traceback (most recent call last): / x" };
     const { tree: t } = tree([{ ...failed, error, stderrTail: ["Traceback (most recent call last):", 'ValueError: bad'] }]);
     const rows = t.getChildren(t.getChildren()[0]);
     const reason = item(t, rows[0]);
-    expect(reason.label).toBe("The MCP handshake with the server failed.");
+    expect(sentence(rows, "reason")).toBe("The MCP handshake with the server failed.");
+    // issue 44: the server's own words (its last stderr line), quoted
+    expect(sentence(rows, "said")).toBe("It said: “ValueError: bad”");
+    expect((item(t, rows.find((r) => r.kind === "line" && r.what === "said")!).iconPath as vscode.ThemeIcon).id).toBe("quote");
     expect(reason.tooltip).toContain("ValueError: bad"); // the details are one hover away
     expect(serverProblemSentence({ phase: "handshake", message: "HTTP 401 from https://x", httpStatus: 401 })).toBe(
       "The server refused the connection (HTTP 401): sign in, or check its headers.",
@@ -123,8 +134,7 @@ describe("MCP Servers view", () => {
 
   it("an older server's plain string error still shows, as a sentence", () => {
     const { tree: t } = tree([{ ...failed, error: "spawn failed" }]);
-    const row = item(t, t.getChildren(t.getChildren()[0])[0]);
-    expect(row.label).toBe("Spawn failed.");
+    expect(sentence(t.getChildren(t.getChildren()[0]), "reason")).toBe("Spawn failed.");
   });
 
   it("a server that needs sign-in: expanded, its own icon, a Sign in row and the context value that offers Sign in", () => {

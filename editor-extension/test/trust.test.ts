@@ -148,12 +148,13 @@ describe("the restricted banner", () => {
     expect(banner.getAttribute("role")).toBe("status");
     expect(banner.textContent).toContain("This workspace is restricted");
     expect(banner.textContent).not.toContain("restricted\u0020(");
-    // one line: the whole message stays in the text (screen readers) and the tooltip
+    // issue 44: the whole message is the banner's text, wrapped (never cut); the folder in the tooltip
     const line = banner.querySelector(".banner-line") as HTMLElement;
-    expect(line.title).toContain(restricted.message);
+    expect(line.querySelector(".banner-text")!.textContent).toBe(restricted.message);
     expect(line.title).toContain("(state: restricted)");
     const css = readFileSync(path.join(__dirname, "..", "webview", "style.css"), "utf-8");
-    expect(css).toMatch(/\.banner-text \{[^}]*white-space: nowrap[^}]*text-overflow: ellipsis/);
+    expect(css).not.toMatch(/\.banner-text \{[^}]*(nowrap|ellipsis)/);
+    expect(css).toMatch(/\.banner-line \{[^}]*flex-wrap: wrap/);
     (banner.querySelector('[data-testid="banner-trust"]') as HTMLButtonElement).click();
     expect(host.sent).toContainEqual({ type: "trustWorkspaceCommand" });
     act({ type: "workspaces", workspaces: [{ ...restricted, state: "trusted" }] });

@@ -9,7 +9,7 @@ import { ChatController } from "../src/chat/controller";
 import type { AgentClient } from "../src/client";
 import type { ChatViews } from "../src/chat/views";
 import { heldByRestrictedFolder, registerCommands, trustWorkspace } from "../src/commands";
-import { workspaceStateText, workspaceTrustDetail } from "../src/format";
+import { workspaceRowDescription, workspaceStateText, workspaceTrustDetail } from "../src/format";
 import * as P from "../src/protocol";
 import { ServersModel, ServersTree } from "../src/servers";
 import * as vscode from "./fakes/vscode";
@@ -124,14 +124,22 @@ describe("the servers view", () => {
     expect(row.kind).toBe("workspace");
     expect(knob.kind).toBe("server");
     const item = t.getTreeItem(row) as unknown as vscode.TreeItem;
-    expect(item.label).toBe("Workspace restricted: w");
-    expect(item.description).toBe("you kept it restricted");
+    // issue 44: short rows (a tree row does not wrap); the sentences are wrapped over rows under it
+    expect(item.label).toBe("Workspace w");
+    expect(item.description).toBe("kept restricted");
     expect(item.description).not.toContain("declined");
     expect(item.tooltip).toContain("(state: declined)");
     expect(item.contextValue).toBe("workspace.declined");
-    const children = t.getChildren(row).map((n) => t.getTreeItem(n) as unknown as vscode.TreeItem);
+    const nodes = t.getChildren(row);
+    const lines = nodes.flatMap((n) => (n.kind === "line" ? [n.text] : []));
+    expect(lines.join(" ")).toBe(`You kept it restricted. ${restricted.message}`);
+    for (const l of lines) expect(l.length).toBeLessThanOrEqual(30);
+    const settings = nodes.filter((n) => n.kind === "ignored");
+    const children = settings.map((n) => t.getTreeItem(n) as unknown as vscode.TreeItem);
     expect(children.map((c) => c.label)).toEqual(["apiBase", "permissions.allow"]);
-    expect(children[0].description).toBe("ignored: the endpoint receives your API key and your conversation");
+    expect(children[0].description).toBe("ignored");
+    const why = t.getChildren(settings[0]).flatMap((n) => (n.kind === "line" ? [n.text] : []));
+    expect(why.join(" ")).toBe("The endpoint receives your API key and your conversation.");
     // a trusted folder has no row
     m.update([{ name: "knob", state: "connected", toolCount: 1 }], [], [{ ...restricted, state: "trusted" }]);
     expect(t.getChildren().map((n) => n.kind)).toEqual(["server"]);
@@ -168,8 +176,10 @@ describe("the servers view, per state", () => {
       }
       expect(rows.map((r) => r.kind)).toEqual(["workspace", "server"]);
       const item = t.getTreeItem(rows[0]) as unknown as vscode.TreeItem;
-      expect(item.label).toBe("Workspace restricted: w");
-      expect(item.description).toBe(workspaceStateText(state));
+      expect(item.label).toBe("Workspace w");
+      expect(item.description).toBe(workspaceRowDescription(state));
+      // what the state means, in words, wrapped under the row
+      expect(t.getChildren(rows[0]).flatMap((n) => (n.kind === "line" ? [n.text] : [])).join(" ").toLowerCase()).toContain(workspaceStateText(state).toLowerCase());
       expect(item.description).not.toContain(state);
       expect(item.tooltip).toContain(restricted.message);
       expect(inlineCommands(item.contextValue!)).toEqual(["agentLs.trustWorkspace"]);

@@ -268,9 +268,10 @@ describe("prompts show everything decided on, never clipped", () => {
     expect(box.querySelector("[data-testid=trust-headers]")!.textContent).toBe("Authorization: ***");
   });
 
-  it("wraps every field of a prompt anywhere (CSS), so nothing scrolls out of sight sideways", () => {
+  it("wraps every field of a prompt (CSS), so nothing scrolls out of sight sideways, and breaks a word only when it is wider than the line", () => {
     const css = fs.readFileSync(path.join(__dirname, "..", "webview", "style.css"), "utf8");
-    expect(css).toMatch(/\.approval pre \{[^}]*overflow-x: visible;[^}]*overflow-wrap: anywhere;[^}]*word-break: break-all;/);
+    expect(css).toMatch(/\.approval pre \{[^}]*overflow-x: visible;[^}]*overflow-wrap: anywhere;[^}]*word-break: normal;/);
+    expect(css).not.toContain("break-all");
     expect(css).toMatch(/\.entry pre, \.workspace-trust code \{[^}]*white-space: pre-wrap;[^}]*overflow-wrap: anywhere;/);
     expect(css).toMatch(/\.markdown pre, \.tool-card pre, \.approval pre \{[^}]*white-space: pre-wrap;/);
   });

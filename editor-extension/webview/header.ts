@@ -107,8 +107,8 @@ export class Header {
     }
     box.hidden = restricted.length === 0;
     for (const w of restricted) {
-      // one line (the sidebar is short): the whole message in the tooltip, and for screen readers
-      const line = el(this.doc, "div", { class: "banner-line", "data-state": w.state, title: `${w.message}\n${visible(w.folder)} (state: ${w.state})` });
+      // the whole message, wrapped (issue 44: never cut to "This workspace is ..."); the folder in the tooltip
+      const line = el(this.doc, "div", { class: "banner-line", "data-state": w.state, title: `${visible(w.folder)} (state: ${w.state})` });
       line.append(el(this.doc, "span", { class: "banner-text" }, w.message));
       const label = w.state === "editor-restricted" ? "Manage workspace trust" : "Review and trust";
       const button = el(this.doc, "button", { "data-testid": "banner-trust", class: "secondary", "data-folder": w.folder, "data-state": w.state }, label);

@@ -40,7 +40,7 @@ export class ModelPicker {
     const label = this.element.querySelector("label");
     if (label) label.htmlFor = pick ? "model-select" : "";
     if (!pick) {
-      this.name.textContent = m.current ?? (m.models.length > 0 ? m.models[0] : "not configured");
+      setBreakable(this.name, m.current ?? (m.models.length > 0 ? m.models[0] : "not configured"));
       this.name.title = m.current ? "Add more in \"models\" in the agent-ls settings to switch" : "Set \"model\" in the agent-ls settings";
       return;
     }
@@ -55,4 +55,18 @@ export class ModelPicker {
     }
     this.select.value = m.current ?? m.default ?? "";
   }
+}
+
+/**
+ * `text` in `node`, with a line break opportunity (<wbr>) after each "/" (issue 44): in a narrow
+ * header a model name such as "openai/scripted" wraps as "openai/" + "scripted", never inside a word.
+ */
+export function setBreakable(node: HTMLElement, text: string): void {
+  const d = node.ownerDocument;
+  const parts = text.split(/(?<=\/)/);
+  node.textContent = "";
+  parts.forEach((part, i) => {
+    if (i > 0) node.append(d.createElement("wbr"));
+    node.append(d.createTextNode(part));
+  });
 }

@@ -294,8 +294,6 @@ export class Conversation {
       // A question the agent waits on: a dialog the focus can move to, named by its heading.
       node.setAttribute("role", "alertdialog");
       node.tabIndex = -1;
-      // pinned, a reason shows on one line (issue 30): its whole text in the tooltip
-      for (const reason of node.querySelectorAll<HTMLElement>(":scope > .reason")) reason.title = reason.textContent;
       const head = node.querySelector<HTMLElement>(".head");
       if (head && !node.hasAttribute("aria-label")) {
         head.id = `head-${item.id}`;
