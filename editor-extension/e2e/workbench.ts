@@ -70,15 +70,16 @@ export async function openFile(page: Page, relPath: string, timeoutMs = 15_000):
 
 /**
  * Select the whole code action file and pick `title` from the lightbulb menu (Ctrl+. when no
- * lightbulb shows). Returns whether the lightbulb showed.
+ * lightbulb shows within `bulbMs`, by default the run's timeout). Returns whether the lightbulb showed.
  */
-export async function pickCodeAction(run: Run, title: string, s: { note(text: string): void }, file = run.sc.codeActionFile): Promise<boolean> {
+export async function pickCodeAction(run: Run, title: string, s: { note(text: string): void }, file = run.sc.codeActionFile,
+  bulbMs = run.T): Promise<boolean> {
   const { page, T } = run;
   const editor = await openFile(page, file, T);
   await editor.locator('.view-lines').first().click();
   await page.keyboard.press('Control+A');
   const bulb = page.locator('.lightBulbWidget').first();
-  const shown = await until('the lightbulb next to the selection', async () => bulb.isVisible(), T).catch(() => false);
+  const shown = await until('the lightbulb next to the selection', async () => bulb.isVisible(), bulbMs).catch(() => false);
   if (shown) {
     await bulb.click();
   } else {
