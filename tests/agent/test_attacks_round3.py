@@ -336,6 +336,22 @@ async def test_variation_tar_extraction_and_program_options(world: World, unguar
     assert attempt(world, gate, "tar czf out.tgz README.md").decision is Decision.ALLOW
 
 
+async def test_variation_patches_write_the_files_they_name(world: World, unguarded: World) -> None:
+    patch = ("diff --git a/.vscode/tasks.json b/.vscode/tasks.json\nnew file mode 100644\n--- /dev/null\n"
+             "+++ b/.vscode/tasks.json\n@@ -0,0 +1 @@\n+{\"tasks\": []}\n")
+    for w in (world, unguarded):
+        (w.repo / "fix.patch").write_text(patch)
+    really_works(unguarded, "git apply fix.patch", lambda w: (w.repo / ".vscode" / "tasks.json").exists())
+    gate = PermissionGate(PermissionRules(allow=("bash(git:*)", "bash(patch:*)", "bash(unzip:*)")), None,
+                          [world.repo])
+    for attack in ["git apply fix.patch", "git am fix.patch", "patch -p1 -i fix.patch", "unzip evil.zip",
+                   "git update-index --add --cacheinfo 100644,0000000000000000000000000000000000000000,x"]:
+        verdict = attempt(world, gate, attack)
+        assert verdict.decision is Decision.ASK, attack
+        assert "not shown" in verdict.reason or "directly" in verdict.reason, verdict.reason
+    assert not (world.repo / ".vscode").exists()
+
+
 async def test_variation_deny_rules_see_through_global_options(world: World) -> None:
     gate = PermissionGate(PermissionRules(allow=("bash",), deny=("bash(git push:*)",)), None, [world.repo])
     for attack in ["git push origin main", "git -C . push origin main", "git --no-pager push origin",
