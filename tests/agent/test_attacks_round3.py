@@ -241,6 +241,19 @@ async def test_attack_4_globs_and_expansions_past_the_protected_paths(world: Wor
     assert (world.repo / ".git" / "config").read_text() == config
     assert not fsmonitor_ran(world)
     assert not (world.home / ".bashrc").exists()
+    # a folder copied whole that holds a protected name (a repository's vendor/.vscode/tasks.json)
+    for w in (world, unguarded):
+        (w.repo / "vendor" / ".vscode").mkdir(parents=True)
+        (w.repo / "vendor" / ".vscode" / "tasks.json").write_text('{"tasks": []}')
+        (w.repo / "vendor" / "lib.py").write_text("")
+    really_works(unguarded, "cp -r vendor/. .", lambda w: (w.repo / ".vscode" / "tasks.json").exists())
+    for attack in ["cp -r vendor/. .", "cp -R vendor/. ./", "cp -a vendor/* vendor/.* .", "mv vendor/. ."]:
+        verdict = attempt(world, gate, attack)
+        assert verdict.decision is Decision.ASK and verdict.scopes == (), attack
+    assert not (world.repo / ".vscode").exists()
+    assert attempt(world, gate, "cp -r src-missing build").decision is Decision.ALLOW
+    assert attempt(world, gate, "cp README.md .").decision is Decision.ALLOW  # the destination is not walked
+    assert attempt(world, gate, "cp -t . -r vendor/.").decision is Decision.ASK
     # plain globs that match nothing protected stay covered
     assert attempt(world, gate, "cp README* notes.md").decision is Decision.ALLOW
 
