@@ -241,6 +241,19 @@ async def test_attack_4_globs_and_expansions_past_the_protected_paths(world: Wor
     assert (world.repo / ".git" / "config").read_text() == config
     assert not fsmonitor_ran(world)
     assert not (world.home / ".bashrc").exists()
+    # a folder copied whole that holds a protected name (a repository's vendor/.vscode/tasks.json)
+    for w in (world, unguarded):
+        (w.repo / "vendor" / ".vscode").mkdir(parents=True)
+        (w.repo / "vendor" / ".vscode" / "tasks.json").write_text('{"tasks": []}')
+        (w.repo / "vendor" / "lib.py").write_text("")
+    really_works(unguarded, "cp -r vendor/. .", lambda w: (w.repo / ".vscode" / "tasks.json").exists())
+    for attack in ["cp -r vendor/. .", "cp -R vendor/. ./", "cp -a vendor/* vendor/.* .", "mv vendor/. ."]:
+        verdict = attempt(world, gate, attack)
+        assert verdict.decision is Decision.ASK and verdict.scopes == (), attack
+    assert not (world.repo / ".vscode").exists()
+    assert attempt(world, gate, "cp -r src-missing build").decision is Decision.ALLOW
+    assert attempt(world, gate, "cp README.md .").decision is Decision.ALLOW  # the destination is not walked
+    assert attempt(world, gate, "cp -t . -r vendor/.").decision is Decision.ASK
     # plain globs that match nothing protected stay covered
     assert attempt(world, gate, "cp README* notes.md").decision is Decision.ALLOW
 
@@ -334,6 +347,22 @@ async def test_variation_tar_extraction_and_program_options(world: World, unguar
         assert attempt(world, gate, attack).decision is Decision.ASK, attack
     assert not (world.repo / ".vscode").exists() and not (world.repo / "PWNED").exists()
     assert attempt(world, gate, "tar czf out.tgz README.md").decision is Decision.ALLOW
+
+
+async def test_variation_patches_write_the_files_they_name(world: World, unguarded: World) -> None:
+    patch = ("diff --git a/.vscode/tasks.json b/.vscode/tasks.json\nnew file mode 100644\n--- /dev/null\n"
+             "+++ b/.vscode/tasks.json\n@@ -0,0 +1 @@\n+{\"tasks\": []}\n")
+    for w in (world, unguarded):
+        (w.repo / "fix.patch").write_text(patch)
+    really_works(unguarded, "git apply fix.patch", lambda w: (w.repo / ".vscode" / "tasks.json").exists())
+    gate = PermissionGate(PermissionRules(allow=("bash(git:*)", "bash(patch:*)", "bash(unzip:*)")), None,
+                          [world.repo])
+    for attack in ["git apply fix.patch", "git am fix.patch", "patch -p1 -i fix.patch", "unzip evil.zip",
+                   "git update-index --add --cacheinfo 100644,0000000000000000000000000000000000000000,x"]:
+        verdict = attempt(world, gate, attack)
+        assert verdict.decision is Decision.ASK, attack
+        assert "not shown" in verdict.reason or "directly" in verdict.reason, verdict.reason
+    assert not (world.repo / ".vscode").exists()
 
 
 async def test_variation_deny_rules_see_through_global_options(world: World) -> None:

@@ -226,6 +226,32 @@ def _candidates(word: str) -> set[str]:
     return out - {""}
 
 
+_COPIES = frozenset({"cp", "mv", "rsync", "ditto", "scp"})
+_MAX_WALK = 10_000
+"""A folder a command copies is walked for protected names up to this many entries (more: it asks)."""
+
+
+def _copied_folder(part: Part, paths: Sequence[str], cwd: str) -> str | None:
+    """Why a copy or move of the folders among ``paths`` would create a protected name (``cp -r
+    vendor/. .`` where ``vendor/.vscode/tasks.json`` exists), or None."""
+    if part.name not in _COPIES:
+        return None
+    for path in paths:
+        folder = path if os.path.isabs(path) else os.path.join(cwd, path)
+        if not os.path.isdir(folder) or os.path.islink(folder):
+            continue
+        seen = 0
+        for top, dirs, files in os.walk(folder, followlinks=False):
+            for name in dirs + files:
+                seen += 1
+                if seen > _MAX_WALK:
+                    return f"it copies the folder {path!r}, too large to check for protected files"
+                rel = os.path.relpath(os.path.join(top, name), folder)
+                if (why := protected_reason(rel)) is not None:
+                    return f"it copies the folder {path!r}, which holds {rel!r}, a protected name: {why}"
+    return None
+
+
 def _part_sensitive(part: Part, roots: Sequence[Path], cwds: Sequence[str]) -> str | None:
     if part.kind == "write":
         for base in cwds:
@@ -236,6 +262,7 @@ def _part_sensitive(part: Part, roots: Sequence[Path], cwds: Sequence[str]) -> s
         return None
     shapes = part.shapes or tuple(None for _ in part.words)
     text = assess(part.words).text if not all(part.literal) else frozenset()
+    sources = _sources(part)
     for i, (word, lit, shape) in enumerate(zip(part.words, part.literal, shapes, strict=True)):
         if i == 0 or (not lit and i in text):
             continue  # the name; or text the program reads as text (git commit -m "$(…)")
@@ -253,7 +280,22 @@ def _part_sensitive(part: Part, roots: Sequence[Path], cwds: Sequence[str]) -> s
                     continue
                 if (why := protected_reason(candidate, roots, base, user_places=True)) is not None:
                     return f"it names {candidate!r}, a protected path: {why}"
+            if i in sources:
+                for base in cwds:
+                    if (why := _copied_folder(part, sorted(candidates), base)) is not None:
+                        return why
     return None
+
+
+def _sources(part: Part) -> frozenset[int]:
+    """The indices of the words a copy or move reads from (every operand but the destination)."""
+    if part.name not in _COPIES:
+        return frozenset()
+    operands = [i for i in range(1, len(part.words)) if not part.words[i].startswith("-")]
+    target = next((i + 1 for i in range(1, len(part.words)) if part.words[i] in ("-t", "--target-directory")), None)
+    if target is not None or any(w.startswith("--target-directory=") for w in part.words):
+        return frozenset(i for i in operands if i != target)
+    return frozenset(operands[:-1])
 
 
 def _beyond(part: Part) -> str:

@@ -278,16 +278,15 @@ _GIT_SUBCOMMANDS: dict[str, Options] = {
     **{s: _ANY for s in (
         "rev-parse", "rev-list", "ls-files", "ls-tree", "cat-file", "show-ref", "describe", "blame", "reflog",
         "branch", "tag", "stash", "add", "rm", "mv", "restore", "reset", "switch", "checkout", "merge-base",
-        "name-rev", "count-objects", "fsck", "verify-commit", "verify-tag", "for-each-ref", "symbolic-ref",
-        "check-ignore", "check-attr", "var", "version", "help", "worktree", "notes", "apply", "init",
-        "gc", "prune", "repack", "maintenance", "sparse-checkout", "cherry", "bundle", "format-patch",
-        "merge", "rebase", "cherry-pick", "revert", "am", "clean", "ls-remote", "remote", "bisect",
-        "archive", "submodule", "update-index", "hash-object", "write-tree", "read-tree", "mktree",
-        "commit-tree", "update-ref", "mailinfo", "stripspace", "check-ref-format", "shortlog")},
+        "name-rev", "count-objects", "fsck", "verify-commit", "verify-tag", "for-each-ref", "check-ignore",
+        "check-attr", "var", "version", "help", "worktree", "notes", "init", "gc", "prune", "repack",
+        "maintenance", "sparse-checkout", "cherry", "bundle", "format-patch", "merge", "rebase", "cherry-pick",
+        "revert", "clean", "ls-remote", "remote", "bisect", "archive", "submodule", "write-tree", "mailinfo",
+        "stripspace", "check-ref-format")},
 }
-_GIT_MUTATING = frozenset({"merge", "rebase", "cherry-pick", "revert", "am", "clean", "worktree", "init",
-                           "format-patch", "archive", "ls-remote", "stash", "add", "checkout", "restore",
-                           "reset", "switch", "blame", "notes", "apply", "tag", "branch"})
+_GIT_MUTATING = frozenset({"merge", "rebase", "cherry-pick", "revert", "clean", "worktree", "init", "format-patch",
+                           "archive", "ls-remote", "stash", "add", "checkout", "restore", "reset", "switch",
+                           "blame", "notes", "tag", "branch"})
 _GIT_NEVER = {
     "difftool": "git difftool runs the diff program the configuration names",
     "mergetool": "git mergetool runs the merge program the configuration names",
@@ -301,6 +300,11 @@ _GIT_NEVER = {
     "receive-pack": "git receive-pack runs hooks",
     "web--browse": "git web--browse runs a browser",
     "sh-setup": "it is a shell library",
+    "apply": "git apply writes the files named inside the patch, which are not shown",
+    "am": "git am writes the files named inside the patches, which are not shown",
+    **{p: f"git {p} writes the repository's objects, index or references directly (files it puts in a "
+          "commit are not shown)" for p in ("mktree", "read-tree", "update-index", "commit-tree", "update-ref",
+                                            "hash-object", "symbolic-ref", "fast-import", "unpack-objects")},
 }
 _GIT_SUB_DANGER = {
     ("submodule", "foreach"): "git submodule foreach runs the command it is given in each submodule",
@@ -888,6 +892,12 @@ _PROGRAMS: dict[str, Callable[[tuple[str, ...]], Assessment]] = {
                           "--files0-from": "sort's --files0-from reads a file"}, "-k -t -S -T -o"),
     "zip": _danger_only({"-TT": "zip's -TT runs a program", "--unzip-command": "zip's --unzip-command runs "
                          "a program", "-T": "zip's -T runs unzip"}),
+    "patch": lambda words: _risk((words[0],), None, "patch writes the files named inside the patch, which are "
+                                 "not shown", 1),
+    "unzip": lambda words: Assessment((words[0],), None, None, 1 << 30, True) if {"-l", "-t", "-v", "-Z", "-p", "-c"}
+    & set(words[1:]) else _risk((words[0],), None, "unzip writes the files named inside the archive, which are not "
+                                "shown", 1),
+    "cpio": lambda words: _risk((words[0],), None, "cpio writes the files named inside the archive", 1),
     "curl": _danger_only({"-K": "curl's -K reads a config file", "--config": "curl's --config reads a file"},
                          "-o --output -H -d --data -X -u --user -A -e -w -T --upload-file -F"),
 }
