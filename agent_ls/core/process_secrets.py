@@ -36,8 +36,6 @@ import sys
 import threading
 from collections.abc import Mapping
 
-from agent_ls.core.redact import add_secrets
-
 _CREDENTIAL_NAME = re.compile(
     r"(APIKEY|_KEY|_KEY_ID|TOKEN|SECRET|PASSWORD|PASSWD|PASSPHRASE)$", re.IGNORECASE)
 _REGISTER_MIN = 8
@@ -68,8 +66,10 @@ def take_process_secrets() -> tuple[str, ...]:
         names = [k for k in os.environ if credential_env_name(k)]
         for name in names:
             _taken[name] = os.environ.pop(name)  # os.environ's pop also calls unsetenv
-        add_secrets(*(v for v in _taken.values() if len(v) >= _REGISTER_MIN))
         if names:
+            from agent_ls.core.redact import add_secrets  # lazy: json, +7 modules; not for `--help`
+
+            add_secrets(*(v for v in _taken.values() if len(v) >= _REGISTER_MIN))
             _scrub_initial_block({n.encode() for n in names})
         return tuple(sorted(names))
 

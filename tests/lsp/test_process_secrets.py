@@ -7,6 +7,7 @@ MCP server child hold no key."""
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 
 import pytest
@@ -14,6 +15,10 @@ import pytest
 from tests.adversarial import SECRET, SECRET_ENV, USER_KEY
 from tests.llm.scripted_server import text, tool_calls
 from tests.lsp.conftest import Setup, close_editor, open_editor
+
+EDITOR_COMMAND = [sys.executable, "-P", "-m", "agent_ls", "serve"]
+"""What the extension runs with ``agentLs.server.pythonPath`` or its provisioned environment
+(editor-extension/src/serverCommand.ts)."""
 
 pytestmark = [pytest.mark.e2e, pytest.mark.skipif(not Path("/proc/self/environ").exists(), reason="Linux /proc")]
 
@@ -35,7 +40,7 @@ def descendants(pid: int) -> list[int]:
 
 async def test_the_server_and_its_children_hold_no_key(setup: Setup) -> None:
     setup.extra_env.update(SECRET_ENV)  # what the editor passes (agentLs.server.env over its own environment)
-    ed = await open_editor(setup)
+    ed = await open_editor(setup, command=EDITOR_COMMAND)
     try:
         await ed.wait_state("knob", "connected")
         process = ed.client._server  # type: ignore[attr-defined]  # pygls' handle on the server process
