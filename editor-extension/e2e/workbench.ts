@@ -138,6 +138,18 @@ export function paneRow(page: Page, pane: Locator, label: string | RegExp): Loca
   return pane.locator('.monaco-list-row').filter({ has: page.locator('.label-name', { hasText: name }) }).first();
 }
 
+/** The labels of a tree view's rows in the order they are drawn (the list keeps its row elements
+ * in no particular order: by their index), whitespace-normalized. */
+export async function rowLabels(pane: Locator): Promise<string[]> {
+  const rows = await pane.locator('.monaco-list-row').evaluateAll((els) =>
+    els
+      .map((el) => ({ i: Number(el.getAttribute('data-index') ?? '0'), text: el.querySelector('.label-name')?.textContent ?? '' }))
+      .sort((a, b) => a.i - b.i)
+      .map((r) => r.text),
+  );
+  return rows.map(norm);
+}
+
 /** A server row's description ("connected · 27 tools"), whitespace-normalized. */
 export async function rowDescription(row: Locator): Promise<string> {
   return norm((await row.locator('.label-description').allInnerTexts()).join(' '));

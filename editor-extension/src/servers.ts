@@ -367,7 +367,7 @@ function topKey(row: ServerNode & { kind: "workspace" | "server" }): string {
 /**
  * Issue 44: the servers view starts collapsed (package.json: the chat gets the side bar's height)
  * and opens by itself, on the row, when something newly needs the user: a server that fails, waits
- * for trust or for a sign-in, a folder whose settings wait for a trust decision (attentionKeys).
+ * for trust or for a sign-in (attentionKeys).
  * It neither takes the focus nor selects the row; the user collapses it again when done.
  */
 export function revealWhenNeeded(
@@ -378,7 +378,7 @@ export function revealWhenNeeded(
 ): vscode.Disposable {
   let seen = new Set<string>();
   const check = () => {
-    const now = attentionKeys(model.list, model.workspaces);
+    const now = attentionKeys(model.list);
     const fresh = newAttention(seen, now);
     seen = new Set(now);
     const row = fresh.length ? tree.row(fresh[0]) : undefined;
