@@ -155,6 +155,29 @@ export async function rowDescription(row: Locator): Promise<string> {
   return norm((await row.locator('.label-description').allInnerTexts()).join(' '));
 }
 
+/** Drag the sash above a view of the side bar (between it and the view above) so that the view is
+ * `height` px tall, as a user does to read a longer list (the MCP Servers view opens at its
+ * smallest when it was collapsed); returns the height it got. */
+export async function paneHeight(page: Page, pane: Locator, height: number): Promise<number> {
+  const header = await pane.locator('.pane-header').first().boundingBox();
+  const box = await pane.boundingBox();
+  if (!header || !box) throw new Error('the view has no box');
+  // the sash lies on the border above the view's header
+  const sash = await page.evaluate((top) => {
+    const found = Array.from(document.querySelectorAll('.part.sidebar .monaco-sash.horizontal'))
+      .map((el) => el.getBoundingClientRect())
+      .find((r) => r.height > 0 && Math.abs(r.top + r.height / 2 - top) <= 4);
+    return found ? { x: found.left + found.width / 2, y: found.top + found.height / 2 } : null;
+  }, header.y);
+  if (!sash) throw new Error('no sash above the view');
+  await page.mouse.move(sash.x, sash.y);
+  await page.mouse.down();
+  await page.mouse.move(sash.x, sash.y - (height - box.height) / 2, { steps: 4 });
+  await page.mouse.move(sash.x, sash.y - (height - box.height), { steps: 4 });
+  await page.mouse.up();
+  return Math.round((await pane.boundingBox())?.height ?? 0);
+}
+
 /** Drag the sash between the side bar and the editor so that the side bar is `width` px wide
  * (the user widens it to read long rows); returns the width it got. */
 export async function sideBarWidth(page: Page, width: number): Promise<number> {

@@ -86,7 +86,7 @@ INTEL_EDIT = ("edit_file", {"path": INTEL_FILE, "old_string": "total: number = a
 STEP_TIMEOUT_MS = 45_000
 WORKSPACE_ENV = "AGENT_LS_E2E_FROM_WORKSPACE"  # set by the workspace's .vscode/settings.json: must be ignored
 RESTART_ENV = "AGENT_LS_E2E_RESTART"  # the driver adds it to the Machine settings (settings-restart)
-DRIVER_TIMEOUT_S = 300
+DRIVER_TIMEOUT_S = 390  # issue 44 added the layout-narrow step (~1 min: two themes, two widths)
 
 
 # ----------------------------------------------------------------------------- the model
