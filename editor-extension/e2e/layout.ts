@@ -155,13 +155,13 @@ export async function layoutStep(run: Run, needs: string[]): Promise<void> {
       settings.mcpServers[BROKEN] = { command: python, args: ['-c', `import sys; sys.stderr.write(${JSON.stringify(`${BROKEN_SAYS}\n`)}); sys.exit(4)`] } as { command: string };
       const mark = facts.mark();
       fs.writeFileSync(userFile, JSON.stringify(settings, null, 2));
+      // the servers view (folded) opens by itself on the failed server (no focus taken)
+      const revealed = await facts.waitFor(new RegExp(`^servers-view reveal .*server:${BROKEN}\\b`), T, mark);
+      s.note(`fact: ${revealed}`);
+      // then the workspace asks again (a settings reload waits for that answer: after the server failed)
       const ws = JSON.parse(fs.readFileSync(wsFile, 'utf8')) as Record<string, unknown>;
       ws['agent'] = { ...(ws['agent'] as Record<string, unknown> | undefined), bashTimeout: 33 };
       fs.writeFileSync(wsFile, JSON.stringify(ws, null, 2));
-
-      // the servers view opens by itself on the failed server (no focus taken)
-      const revealed = await facts.waitFor(new RegExp(`^servers-view reveal .*server:${BROKEN}\\b`), T, mark);
-      s.note(`fact: ${revealed}`);
       const pane = serversPane(page);
       const row = paneRow(page, pane, BROKEN);
       await row.waitFor({ state: 'visible', timeout: T });
@@ -250,5 +250,5 @@ export async function layoutStep(run: Run, needs: string[]): Promise<void> {
       await sideBarWidth(page, startWidth || 300).catch(() => undefined);
       await setTheme(run, 'Light 2026', 'vscode-light').catch(() => undefined);
     }
-  });
+  }, 150_000);
 }

@@ -28,7 +28,7 @@ import type { Frame, Page } from 'playwright-core';
 import { type Run, norm, until } from './harness.ts';
 import { axeChat, axeElement, describeViolations, withoutJoinedDescriptions } from './a11y.ts';
 import { chatFocus, chatFrames, focused, focusTrace, inViewport, promptTimes, tabTo, tid, timePrompt, traceFocus } from './chat.ts';
-import { paneRow, pickCodeAction, rowDescription, rowLabels, runCommand, serversPane, setTheme, sideBarWidth } from './workbench.ts';
+import { collapseServersView, paneRow, pickCodeAction, rowDescription, rowLabels, runCommand, serversPane, setTheme, sideBarWidth } from './workbench.ts';
 
 const LONG_SERVER = 'wslong';
 const LONG_ARGS = [
@@ -349,6 +349,7 @@ export async function uxSteps(run: Run, needs: string[]): Promise<void> {
     }
   } finally {
     if (userSettings !== undefined) fs.writeFileSync(run.cfg.userSettings, userSettings);
+    await collapseServersView(page).catch(() => undefined); // read: folded again (issue 44)
   }
   await trustAndApprovalStep(run, needs);
 

@@ -132,6 +132,13 @@ export function serversPane(page: Page): Locator {
   return page.locator('.pane', { has: page.locator('.pane-header', { hasText: /MCP Servers/i }) }).first();
 }
 
+/** Fold the MCP Servers view (a click on its header, as a user does), as it starts (issue 44:
+ * collapsed while nothing needs the user, so the chat gets the side bar's height). */
+export async function collapseServersView(page: Page): Promise<void> {
+  const header = serversPane(page).locator('.pane-header').first();
+  if ((await header.getAttribute('aria-expanded')) === 'true') await header.click();
+}
+
 /** A row of the servers view by its exact label (a server, a tool, a reason, a fix). */
 export function paneRow(page: Page, pane: Locator, label: string | RegExp): Locator {
   const name = typeof label === 'string' ? new RegExp(`^\\s*${escapeRe(label)}\\s*$`) : label;

@@ -378,7 +378,7 @@ export function revealWhenNeeded(
 ): vscode.Disposable {
   let seen = new Set<string>();
   const check = () => {
-    const now = attentionKeys(model.list);
+    const now = attentionKeys(model.list, model.workspaces);
     const fresh = newAttention(seen, now);
     seen = new Set(now);
     const row = fresh.length ? tree.row(fresh[0]) : undefined;

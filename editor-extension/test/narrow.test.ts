@@ -83,6 +83,10 @@ describe("the servers view opens only when something newly needs the user", () =
     ]);
     expect(keys).toEqual(["server:broken", "server:t", "server:s"]);
     expect(newAttention(new Set(["server:broken"]), keys)).toEqual(["server:t", "server:s"]);
+    // a folder's trust question waits in the chat's banner: its servers waiting for that answer do not open the view
+    const asked = attentionKeys([broken, { name: "t", state: "awaiting-trust", toolCount: 0 }], [restricted]);
+    expect(asked).toEqual(["server:broken"]);
+    expect(attentionKeys([{ name: "t", state: "awaiting-trust", toolCount: 0 }], [{ ...restricted, state: "declined" }])).toEqual(["server:t"]);
   });
 
   it("reveals (expands, no focus, no selection) the row that newly needs the user, once", async () => {
@@ -111,8 +115,10 @@ describe("the servers view opens only when something newly needs the user", () =
     m.update([healthy, broken], undefined, [restricted]);
     expect(reveals).toHaveLength(2);
     m.update([healthy, broken, { name: "t", state: "awaiting-trust", toolCount: 0 }], undefined, [restricted]);
+    expect(reveals).toHaveLength(2); // it waits for the folder's answer, asked in the chat
+    m.update([healthy, broken, { name: "t2", state: "awaiting-trust", toolCount: 0 }], undefined, []);
     expect(reveals).toHaveLength(3);
-    expect(reveals[2][0].kind === "server" && reveals[2][0].status.name).toBe("t");
+    expect(reveals[2][0].kind === "server" && reveals[2][0].status.name).toBe("t2");
   });
 
   it("package.json: the view starts collapsed; the chat can move to the secondary side bar", () => {
