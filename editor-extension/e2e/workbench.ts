@@ -106,8 +106,9 @@ export async function setTheme(run: Run, label: string, bodyClass: string): Prom
   const input = await quickInput(page, 'F1', '>Preferences: Color Theme', run.T);
   const rows = page.locator('.quick-input-list .monaco-list-row');
   await rows.filter({ has: page.locator('.label-name', { hasText: /^\s*Preferences: Color Theme/ }) }).first().click({ timeout: run.T });
-  // the theme picker replaces the command palette: wait for its list, then filter it
-  await rows.filter({ has: page.locator('.label-name', { hasText: /^\s*Light 2026\s*$/ }) }).first().waitFor({ state: 'attached', timeout: run.T });
+  // the theme picker replaces the command palette: wait for it (its list is virtualized and
+  // scrolled to the current theme: a given row may not be drawn), then filter it
+  await until('the colour theme picker', async () => (/Color Theme/i.test((await input.getAttribute('placeholder')) ?? '') ? true : undefined), run.T);
   await input.fill(label);
   const row = page
     .locator('.quick-input-list .monaco-list-row')
