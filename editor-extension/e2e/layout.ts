@@ -9,7 +9,8 @@
 // looks: no element overflows its box (scrollWidth <= clientWidth), nothing is cut with an
 // ellipsis, no word is broken inside (each word's line boxes, Range.getClientRects, lie on one line
 // unless the word alone is wider than its box), the banner's whole message is rendered, the open
-// trust card needs no scrolling inside and its buttons come after its server list (not over it).
+// trust card shows its command without scrolling and its buttons come after its server list (not
+// over it; a card taller than the chat scrolls, its height noted).
 // It also checks that the answered approval reads above its tool card (the transcript's order),
 // and that the servers view opened by itself when the server failed (the fact `servers-view reveal`).
 //
@@ -24,7 +25,7 @@ import * as path from 'node:path';
 import type { Frame, Locator, Page } from 'playwright-core';
 import { type Run, norm, until } from './harness.ts';
 import { tid } from './chat.ts';
-import { paneRow, rowLabels, serversPane, setTheme, sideBarWidth } from './workbench.ts';
+import { paneHeight, paneRow, rowLabels, serversPane, setTheme, sideBarWidth } from './workbench.ts';
 
 const BROKEN = 'narrowbroken';
 const BROKEN_SAYS = 'NARROW_API_KEY is not set: export it before starting the server';
@@ -109,14 +110,16 @@ async function paneLayout(page: Page, pane: Locator): Promise<Layout> {
   return page.evaluate(checkLayout, ['[data-layout-check="servers"] .pane-body .monaco-list-row']);
 }
 
-/** The open trust card: it needs no scrolling inside, and its buttons come after its server list. */
-async function cardLayout(f: Frame): Promise<string[]> {
+/** The open trust card (scrolled to its top, as it opens): its command is in view without
+ * scrolling, its buttons come after its server list (never over it). Also how much of it shows. */
+async function cardLayout(f: Frame): Promise<{ problems: string[]; shown: string }> {
   return f.evaluate(() => {
     const out: string[] = [];
     const details = document.querySelector<HTMLElement>('[data-testid="trust-details"]');
     const card = details?.querySelector<HTMLElement>('[data-testid="workspace-trust-prompt"]');
-    if (!details || !card) return ['no open workspace trust card'];
-    if (details.scrollHeight > details.clientHeight + 1) out.push(`the trust card scrolls inside: ${details.scrollHeight} px of content in ${details.clientHeight} px`);
+    if (!details || !card) return { problems: ['no open workspace trust card'], shown: '' };
+    details.scrollTop = 0;
+    const shown = `${details.clientHeight} of ${details.scrollHeight} px of the card in view (the chat ${document.querySelector('.chat')?.clientHeight ?? '?'} px)`;
     const buttons = card.querySelector('.buttons')?.getBoundingClientRect();
     const entries = Array.from(card.querySelectorAll('[data-testid="trust-entry"], [data-testid="workspace-settings"]')).map((e) => e.getBoundingClientRect());
     const lastBottom = Math.max(...entries.map((r) => r.bottom));
@@ -128,7 +131,7 @@ async function cardLayout(f: Frame): Promise<string[]> {
       const d = details.getBoundingClientRect();
       if (c.top < d.top - 0.5 || c.bottom > d.bottom + 0.5) out.push(`the command is not in view in the card (${Math.round(c.top)}..${Math.round(c.bottom)} in ${Math.round(d.top)}..${Math.round(d.bottom)})`);
     }
-    return out;
+    return { problems: out, shown };
   });
 }
 
@@ -166,6 +169,8 @@ export async function layoutStep(run: Run, needs: string[]): Promise<void> {
       const row = paneRow(page, pane, BROKEN);
       await row.waitFor({ state: 'visible', timeout: T });
       if ((await row.getAttribute('aria-expanded')) !== 'true') throw new Error(`the failed server "${BROKEN}" is not open on its reason`);
+      // (it opened at the size it had: the user drags it taller to read the failed server's rows)
+      s.note(`servers view: ${await paneHeight(page, pane, 460)} px after dragging its sash`);
       const rowsText = async () => rowLabels(pane);
       const said = `It said: “${BROKEN_SAYS}”`;
       await until('the reason and what the server said, wrapped over rows', async () => {
@@ -217,6 +222,8 @@ export async function layoutStep(run: Run, needs: string[]): Promise<void> {
           const at = `${theme} ${width} px`;
           // the servers view with the failed server (open by itself)
           await row.scrollIntoViewIfNeeded().catch(() => undefined);
+          // its last fix row in view too (the list scrolls: the folder's rows come first)
+          await paneRow(page, pane, 'Restart the server').scrollIntoViewIfNeeded().catch(() => undefined);
           check(`servers view (${at})`, await paneLayout(page, pane));
           await pane.screenshot({ path: shot(`layout-servers-${theme}-${want}.png`) });
           // the chat: collapse the servers view (read), open the trust card
@@ -228,9 +235,10 @@ export async function layoutStep(run: Run, needs: string[]): Promise<void> {
           const bannerText = norm(await f.locator(`${tid('restricted-banner')} .banner-text`).first().innerText());
           if (!/until you trust it\.?$/.test(bannerText)) problems.push(`${at}: the banner does not show its whole message: ${JSON.stringify(bannerText)}`);
           check(`chat (${at})`, await chatLayout(f, ['.top', tid('restricted-banner'), tid('trust-details')]));
-          problems.push(...(await cardLayout(f)).map((p) => `${at}: ${p}`));
+          const cardCheck = await cardLayout(f);
+          problems.push(...cardCheck.problems.map((p) => `${at}: ${p}`));
           const top = await f.locator('.top').boundingBox();
-          s.note(`${at}: header ${top ? Math.round(top.height) : '?'} px tall; banner ${JSON.stringify(bannerText.slice(0, 40))}…`);
+          s.note(`${at}: header ${top ? Math.round(top.height) : '?'} px tall; the card: ${cardCheck.shown}`);
           await sidebar.screenshot({ path: shot(`layout-${theme}-${want}.png`) });
           // close the card again, open the servers view again for the next width
           await f.locator(tid('banner-trust')).first().click();
