@@ -221,9 +221,9 @@ export async function layoutStep(run: Run, needs: string[]): Promise<void> {
           const width = await sideBarWidth(page, want);
           const at = `${theme} ${width} px`;
           // the servers view with the failed server (open by itself)
-          await row.scrollIntoViewIfNeeded().catch(() => undefined);
+          await row.scrollIntoViewIfNeeded({ timeout: 2_000 }).catch(() => undefined);
           // its last fix row in view too (the list scrolls: the folder's rows come first)
-          await paneRow(page, pane, 'Restart the server').scrollIntoViewIfNeeded().catch(() => undefined);
+          await paneRow(page, pane, 'Restart the server').scrollIntoViewIfNeeded({ timeout: 2_000 }).catch(() => undefined);
           check(`servers view (${at})`, await paneLayout(page, pane));
           await pane.screenshot({ path: shot(`layout-servers-${theme}-${want}.png`) });
           // the chat: collapse the servers view (read), open the trust card
