@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Regenerates the README's screenshots (docs/images/*.png) from the end-to-end test's artifacts:
-# the e2e (tests/extension/test_e2e.py, driver editor-extension/e2e/driver.ts + ux.ts) takes them
+# the e2e (tests/extension/test_e2e.py, driver editor-extension/e2e/driver.ts + ux.ts + layout.ts) takes them
 # in code-server at 1400x900 (cropped to the side bar: small PNGs), this copies them under stable
 # names.
 #
@@ -28,6 +28,9 @@ MAP=(
   "servers.png:ux-servers.png"              # the MCP Servers view
   "server-failed.png:ux-server-failed.png"  # a server that failed to start: its reason and fixes
   "review.png:*-review-accept.png"          # a file change waiting for review, with the diff editor
+  "narrow-dark.png:layout-dark-300.png"     # issue 44: the chat at a 300 px side bar (header, banner, open trust card)
+  "narrow-light.png:layout-light-300.png"   # the same, light theme
+  "narrow-servers.png:layout-servers-dark-300.png"  # a failed server at 300 px: reason and what it said, wrapped
 )
 
 mkdir -p "$OUT"

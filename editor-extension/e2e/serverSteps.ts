@@ -4,7 +4,7 @@
 import * as fs from 'node:fs';
 import { type Run, escape, escapeRe, norm, until } from './harness.ts';
 import { tid } from './chat.ts';
-import { runCommand, serversPane } from './workbench.ts';
+import { paneHeight, runCommand, serversPane } from './workbench.ts';
 
 /** servers-view and server-actions. */
 export async function serversSteps(run: Run): Promise<void> {
@@ -14,6 +14,10 @@ export async function serversSteps(run: Run): Promise<void> {
     await runCommand(page, 'Agent: Focus on MCP Servers View');
     const pane = serversPane(page);
     await pane.waitFor({ state: 'visible', timeout: T });
+    // issue 44: the view starts collapsed (the chat gets the height) and opens at its smallest: the
+    // user drags it to a third of the side bar to read the tool list, as it was before
+    const side = (await page.locator('.part.sidebar').first().boundingBox())?.height ?? 900;
+    s.note(`servers view: ${Math.round((await pane.boundingBox())?.height ?? 0)} px when opened; ${await paneHeight(page, pane, Math.round(side / 3))} px after dragging its sash`);
     const serverRow = pane
       .locator('.monaco-list-row')
       .filter({ has: page.locator('.label-name', { hasText: new RegExp(`^\\s*${sc.server}\\s*$`) }) })

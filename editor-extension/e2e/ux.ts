@@ -28,7 +28,7 @@ import type { Frame, Page } from 'playwright-core';
 import { type Run, norm, until } from './harness.ts';
 import { axeChat, axeElement, describeViolations, withoutJoinedDescriptions } from './a11y.ts';
 import { chatFocus, chatFrames, focused, focusTrace, inViewport, promptTimes, tabTo, tid, timePrompt, traceFocus } from './chat.ts';
-import { paneRow, pickCodeAction, rowDescription, runCommand, serversPane, setTheme, sideBarWidth } from './workbench.ts';
+import { collapseServersView, paneRow, pickCodeAction, rowDescription, rowLabels, runCommand, serversPane, setTheme, sideBarWidth } from './workbench.ts';
 
 const LONG_SERVER = 'wslong';
 const LONG_ARGS = [
@@ -288,11 +288,15 @@ export async function uxSteps(run: Run, needs: string[]): Promise<void> {
       const expanded = await until(`"${BROKEN_SERVER}" to open by itself`, async () => ((await row.getAttribute('aria-expanded')) === 'true' ? true : undefined), 10_000)
         .catch(() => false);
       if (!expanded) throw new Error(`the failed server "${BROKEN_SERVER}" stays collapsed: its reason is hidden (aria-expanded=${JSON.stringify(await row.getAttribute('aria-expanded'))})`);
-      const reason = pane.locator('.monaco-list-row').filter({ has: page.locator('.label-name', { hasText: new RegExp(`^\\s*(${BROKEN_REASONS.map((r) => r.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')).join('|')})\\s*$`) }) }).first();
+      // (issue 44: the sentence is wrapped over rows, between words; its first row starts it)
+      const reason = pane.locator('.monaco-list-row').filter({ has: page.locator('.label-name', { hasText: /^\s*The (server process|MCP handshake)\b/ }) }).first();
+      const shown = async () => (await rowLabels(pane)).join(' ');
       await reason.waitFor({ state: 'visible', timeout: T }).catch(async () => {
         throw new Error(`no reason row under "${BROKEN_SERVER}" (rows: ${JSON.stringify((await pane.locator('.monaco-list-row').allInnerTexts()).map(norm).slice(0, 10))})`);
       });
-      s.note(`reason: ${norm(await reason.innerText())}`);
+      const all = await shown();
+      if (!BROKEN_REASONS.some((r) => all.includes(r))) throw new Error(`the servers view does not read the reason (one of ${JSON.stringify(BROKEN_REASONS)}): ${JSON.stringify(all.slice(0, 400))}`);
+      s.note(`rows: ${all.slice(0, 300)}`);
       const paneBox = await pane.boundingBox();
       for (const label of [null, ...BROKEN_FIXES]) {
         const r = label === null ? reason : paneRow(page, pane, label);
@@ -345,6 +349,7 @@ export async function uxSteps(run: Run, needs: string[]): Promise<void> {
     }
   } finally {
     if (userSettings !== undefined) fs.writeFileSync(run.cfg.userSettings, userSettings);
+    await collapseServersView(page).catch(() => undefined); // read: folded again (issue 44)
   }
   await trustAndApprovalStep(run, needs);
 

@@ -107,8 +107,9 @@ export async function setTheme(run: Run, label: string, bodyClass: string): Prom
   const input = await quickInput(page, 'F1', '>Preferences: Color Theme', run.T);
   const rows = page.locator('.quick-input-list .monaco-list-row');
   await rows.filter({ has: page.locator('.label-name', { hasText: /^\s*Preferences: Color Theme/ }) }).first().click({ timeout: run.T });
-  // the theme picker replaces the command palette: wait for its list, then filter it
-  await rows.filter({ has: page.locator('.label-name', { hasText: /^\s*Light 2026\s*$/ }) }).first().waitFor({ state: 'attached', timeout: run.T });
+  // the theme picker replaces the command palette: wait for it (its list is virtualized and
+  // scrolled to the current theme: a given row may not be drawn), then filter it
+  await until('the colour theme picker', async () => (/Color Theme/i.test((await input.getAttribute('placeholder')) ?? '') ? true : undefined), run.T);
   await input.fill(label);
   const row = page
     .locator('.quick-input-list .monaco-list-row')
@@ -133,15 +134,57 @@ export function serversPane(page: Page): Locator {
   return page.locator('.pane', { has: page.locator('.pane-header', { hasText: /MCP Servers/i }) }).first();
 }
 
+/** Fold the MCP Servers view (a click on its header, as a user does), as it starts (issue 44:
+ * collapsed while nothing needs the user, so the chat gets the side bar's height). */
+export async function collapseServersView(page: Page): Promise<void> {
+  const header = serversPane(page).locator('.pane-header').first();
+  if ((await header.getAttribute('aria-expanded')) === 'true') await header.click();
+}
+
 /** A row of the servers view by its exact label (a server, a tool, a reason, a fix). */
 export function paneRow(page: Page, pane: Locator, label: string | RegExp): Locator {
   const name = typeof label === 'string' ? new RegExp(`^\\s*${escapeRe(label)}\\s*$`) : label;
   return pane.locator('.monaco-list-row').filter({ has: page.locator('.label-name', { hasText: name }) }).first();
 }
 
+/** The labels of a tree view's rows in the order they are drawn (the list keeps its row elements
+ * in no particular order: by their index), whitespace-normalized. */
+export async function rowLabels(pane: Locator): Promise<string[]> {
+  const rows = await pane.locator('.monaco-list-row').evaluateAll((els) =>
+    els
+      .map((el) => ({ i: Number(el.getAttribute('data-index') ?? '0'), text: el.querySelector('.label-name')?.textContent ?? '' }))
+      .sort((a, b) => a.i - b.i)
+      .map((r) => r.text),
+  );
+  return rows.map(norm);
+}
+
 /** A server row's description ("connected · 27 tools"), whitespace-normalized. */
 export async function rowDescription(row: Locator): Promise<string> {
   return norm((await row.locator('.label-description').allInnerTexts()).join(' '));
+}
+
+/** Drag the sash above a view of the side bar (between it and the view above) so that the view is
+ * `height` px tall, as a user does to read a longer list (the MCP Servers view opens at its
+ * smallest when it was collapsed); returns the height it got. */
+export async function paneHeight(page: Page, pane: Locator, height: number): Promise<number> {
+  const header = await pane.locator('.pane-header').first().boundingBox();
+  const box = await pane.boundingBox();
+  if (!header || !box) throw new Error('the view has no box');
+  // the sash lies on the border above the view's header
+  const sash = await page.evaluate((top) => {
+    const found = Array.from(document.querySelectorAll('.part.sidebar .monaco-sash.horizontal'))
+      .map((el) => el.getBoundingClientRect())
+      .find((r) => r.height > 0 && Math.abs(r.top + r.height / 2 - top) <= 4);
+    return found ? { x: found.left + found.width / 2, y: found.top + found.height / 2 } : null;
+  }, header.y);
+  if (!sash) throw new Error('no sash above the view');
+  await page.mouse.move(sash.x, sash.y);
+  await page.mouse.down();
+  await page.mouse.move(sash.x, sash.y - (height - box.height) / 2, { steps: 4 });
+  await page.mouse.move(sash.x, sash.y - (height - box.height), { steps: 4 });
+  await page.mouse.up();
+  return Math.round((await pane.boundingBox())?.height ?? 0);
 }
 
 /** Drag the sash between the side bar and the editor so that the side bar is `width` px wide

@@ -245,15 +245,19 @@ export function serverOwnMessage(s: Pick<P.ServerStatus, "error" | "stderrTail">
 
 /**
  * Issue 44: what in the servers view needs the user (a server that failed, waits for trust or for a
- * sign-in; a folder whose settings wait for a trust decision), as stable keys. The view starts
- * collapsed (the chat gets the height) and is revealed when a key appears that was not there before.
+ * sign-in), as stable keys. The view starts collapsed (the chat gets the height) and is revealed
+ * when a key appears that was not there before. A folder whose settings wait for a trust decision
+ * is not one, nor are its servers waiting for that answer: the question lives in the chat's banner
+ * (the view would take the card's height).
  */
-export function attentionKeys(servers: readonly P.ServerStatus[], workspaces: readonly P.WorkspaceStatusPayload[]): string[] {
+export function attentionKeys(servers: readonly P.ServerStatus[], workspaces: readonly P.WorkspaceStatusPayload[] = []): string[] {
   const keys: string[] = [];
-  for (const w of workspaces) if (w.state === "restricted") keys.push(`workspace:${w.folder}`);
+  // while a folder's trust question waits in the chat's banner, its servers wait for that answer
+  const askedInChat = workspaces.some((w) => w.state === "restricted");
   for (const s of servers) {
     // (a server on its way again keeps its last error: it needs the user once it failed again)
-    if ((serverNeedsAttention(s) && !serverStarting(s.state)) || s.state === "awaiting-trust") keys.push(`server:${s.name}`);
+    const failed = serverNeedsAttention(s) && !serverStarting(s.state) && s.state !== "awaiting-trust";
+    if (failed || (s.state === "awaiting-trust" && !askedInChat)) keys.push(`server:${s.name}`);
   }
   return keys;
 }

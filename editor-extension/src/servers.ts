@@ -367,7 +367,7 @@ function topKey(row: ServerNode & { kind: "workspace" | "server" }): string {
 /**
  * Issue 44: the servers view starts collapsed (package.json: the chat gets the side bar's height)
  * and opens by itself, on the row, when something newly needs the user: a server that fails, waits
- * for trust or for a sign-in, a folder whose settings wait for a trust decision (attentionKeys).
+ * for trust or for a sign-in (attentionKeys).
  * It neither takes the focus nor selects the row; the user collapses it again when done.
  */
 export function revealWhenNeeded(

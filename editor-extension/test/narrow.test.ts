@@ -3,8 +3,7 @@
  * - The MCP Servers view: its rows do not wrap (a workbench tree), so a sentence the user must read
  *   is laid out over rows between words; a failed server's reason quotes what the server said.
  * - The view starts collapsed and opens by itself (TreeView.reveal) only when something newly
- *   needs the user: a server that fails, waits for trust or for a sign-in, a folder waiting for a
- *   trust decision.
+ *   needs the user: a server that fails, waits for trust or for a sign-in.
  * - The chat can move to the secondary side bar (package.json's container and commands).
  * - A model name breaks after its "/", never inside a word.
  */
@@ -72,13 +71,22 @@ describe("the server's own message", () => {
 });
 
 describe("the servers view opens only when something newly needs the user", () => {
-  it("attentionKeys: failed, waiting for trust or sign-in, a folder waiting for a decision", () => {
-    const keys = attentionKeys(
-      [healthy, broken, { name: "t", state: "awaiting-trust", toolCount: 0 }, { name: "s", state: "needs-sign-in", toolCount: 0 }, { name: "st", state: "starting", toolCount: 0 }, { name: "d", state: "disabled", toolCount: 0 }],
-      [restricted, { ...restricted, folder: "/w/b", state: "declined" }, { ...restricted, folder: "/w/c", state: "trusted" }],
-    );
-    expect(keys).toEqual(["workspace:/w/ws", "server:broken", "server:t", "server:s"]);
-    expect(newAttention(new Set(["server:broken"]), keys)).toEqual(["workspace:/w/ws", "server:t", "server:s"]);
+  it("attentionKeys: failed, waiting for trust or sign-in (not starting, not disabled)", () => {
+    const keys = attentionKeys([
+      healthy,
+      broken,
+      { name: "t", state: "awaiting-trust", toolCount: 0 },
+      { name: "s", state: "needs-sign-in", toolCount: 0 },
+      { name: "st", state: "starting", toolCount: 0 },
+      { ...broken, name: "again", state: "restarting" },
+      { name: "d", state: "disabled", toolCount: 0 },
+    ]);
+    expect(keys).toEqual(["server:broken", "server:t", "server:s"]);
+    expect(newAttention(new Set(["server:broken"]), keys)).toEqual(["server:t", "server:s"]);
+    // a folder's trust question waits in the chat's banner: its servers waiting for that answer do not open the view
+    const asked = attentionKeys([broken, { name: "t", state: "awaiting-trust", toolCount: 0 }], [restricted]);
+    expect(asked).toEqual(["server:broken"]);
+    expect(attentionKeys([{ name: "t", state: "awaiting-trust", toolCount: 0 }], [{ ...restricted, state: "declined" }])).toEqual(["server:t"]);
   });
 
   it("reveals (expands, no focus, no selection) the row that newly needs the user, once", async () => {
@@ -103,9 +111,14 @@ describe("the servers view opens only when something newly needs the user", () =
     m.update([healthy, { ...broken, state: "connected", error: null }]); // fixed
     m.update([healthy, broken]); // fails again: revealed again
     expect(reveals).toHaveLength(2);
-    m.update([healthy, broken], undefined, [restricted]); // a folder now waits for a trust decision
+    // a folder waiting for a trust decision: its question is in the chat's banner, the view stays as it is
+    m.update([healthy, broken], undefined, [restricted]);
+    expect(reveals).toHaveLength(2);
+    m.update([healthy, broken, { name: "t", state: "awaiting-trust", toolCount: 0 }], undefined, [restricted]);
+    expect(reveals).toHaveLength(2); // it waits for the folder's answer, asked in the chat
+    m.update([healthy, broken, { name: "t2", state: "awaiting-trust", toolCount: 0 }], undefined, []);
     expect(reveals).toHaveLength(3);
-    expect(reveals[2][0].kind).toBe("workspace");
+    expect(reveals[2][0].kind === "server" && reveals[2][0].status.name).toBe("t2");
   });
 
   it("package.json: the view starts collapsed; the chat can move to the secondary side bar", () => {

@@ -95,7 +95,7 @@ LATE_MISSING = "tool_search did not find the late server's tool:"
 STEP_TIMEOUT_MS = 45_000
 WORKSPACE_ENV = "AGENT_LS_E2E_FROM_WORKSPACE"  # set by the workspace's .vscode/settings.json: must be ignored
 RESTART_ENV = "AGENT_LS_E2E_RESTART"  # the driver adds it to the Machine settings (settings-restart)
-DRIVER_TIMEOUT_S = 300
+DRIVER_TIMEOUT_S = 390  # issue 44 added the layout-narrow step (~1 min: two themes, two widths)
 
 
 # ----------------------------------------------------------------------------- the model

@@ -74,7 +74,7 @@ from tests.extension.e2e_scenario import (
 )
 from tests.llm.scripted_server import ScriptedLLM, respond
 
-pytestmark = [pytest.mark.e2e, pytest.mark.timeout(420)]
+pytestmark = [pytest.mark.e2e, pytest.mark.timeout(510)]
 
 
 # --------------------------------------------------------------------------------- tests
