@@ -229,6 +229,12 @@ class AcpSession:
             await self.send(update_agent_message_text(event.text))
         elif isinstance(event, ev.ThinkingDelta):
             await self.send(update_agent_thought_text(event.text))
+        elif isinstance(event, ev.ToolCallStarted) and event.call_id in self.call_args:
+            # found once its MCP server had started: the card gets its title and kind
+            tool = self.session.registry.get(event.name)
+            spec = tool.spec if tool is not None else None
+            await self.send(update_tool_call(event.call_id, title=U.tool_title(event.name, event.arguments, spec),
+                                             kind=U.tool_kind(event.name, spec)))
         elif isinstance(event, ev.ToolCallStarted):
             tool = self.session.registry.get(event.name)
             spec = tool.spec if tool is not None else None

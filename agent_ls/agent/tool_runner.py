@@ -4,7 +4,8 @@ The agent's turns (:meth:`agent_ls.agent.session.Session.prompt`) and the calls 
 for the user directly (the editor's ``mcp/callTool`` and tool code actions) run each call through
 :meth:`ToolRunner.run`, which goes:
 
-1. ``tool_call_started`` to the sink;
+1. ``tool_call_started`` to the sink (again, with its server, when the tool was not known yet
+   and was found once its MCP server had started: :attr:`ToolRunner.resolve`);
 2. ``approval_requested`` when the permission gate will ask the user, then the gate's check; its
    question (:class:`agent_ls.agent.permissions.ApprovalRequest`) carries the call's id and its
    session, so a front end ties it to the right card however many calls ask at once;
@@ -139,8 +140,9 @@ class ToolRunner:
         try:
             if tool is None and self.resolve is not None:
                 tool = await self.resolve(call.name)
-                if tool is not None:
+                if tool is not None:  # found late: the start again, now with its server and own name
                     server, display = tool.spec.server, tool.spec.display_name
+                    await emit(sink, ToolCallStarted(call.id, call.name, args, server, display))
             if tool is None:
                 result = ToolResult.error(self.missing(call.name) if self.missing is not None
                                           else f"there is no tool named {call.name!r}")

@@ -84,6 +84,8 @@ async def cmd_chat(args: argparse.Namespace) -> int:
         if session.plan:  # a resumed session's plan, as it was left
             print(plan_checklist(session.plan), file=sys.stderr, flush=True)
 
+        started: set[str] = set()
+
         def sink(event: Event) -> None:
             if isinstance(event, ev.TextDelta):
                 print(event.text, end="", flush=True)
@@ -92,8 +94,11 @@ async def cmd_chat(args: argparse.Namespace) -> int:
             elif isinstance(event, (ev.ToolCallStarted, ev.ToolCallFinished)) and event.name == UPDATE_PLAN and not (
                     isinstance(event, ev.ToolCallFinished) and event.is_error):
                 pass  # the checklist says it
-            elif isinstance(event, ev.ToolCallStarted):
+            elif isinstance(event, ev.ToolCallStarted) and event.call_id not in started:
+                started.add(event.call_id)  # (started again when found once its server started: one line)
                 print(f"\n{tool_line(event.name, event.arguments)}", file=sys.stderr, flush=True)
+            elif isinstance(event, ev.ToolCallStarted):
+                pass
             elif isinstance(event, ev.ToolCallProgress):
                 print(f"[tool {visible(event.name)}: {visible(event.message)}]", file=sys.stderr, flush=True)
             elif isinstance(event, ev.ToolCallFinished):

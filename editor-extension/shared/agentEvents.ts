@@ -81,6 +81,10 @@ export function applyEvent(state: ChatState, sessionId: string | null, event: Ag
       // the plan tool's calls update the checklist (a failed one gets its card when it ends)
       if (event.name === PLAN_TOOL) return { ...state, streamingId: null };
       const wire: Wire<ToolCallStartedEvent> = event;
+      // started again once a tool not known at first was found (its MCP server started): the same card
+      if (state.items.some(isTool(event.callId))) {
+        return updateItem(state, isTool(event.callId), () => ({ server: event.server ?? null, displayName: event.displayName ?? null }));
+      }
       const [id, nextId] = newId(state, "t");
       const item: ToolItem = {
         kind: "tool",

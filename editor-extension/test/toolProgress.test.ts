@@ -21,6 +21,16 @@ describe("tool_call_progress", () => {
     expect(q("tool-card")!.getAttribute("data-status")).toBe("done");
   });
 
+  it("keeps one card when the call starts again once its server has started, now naming the server", () => {
+    ev({ type: "tool_call_started", callId: "c2", name: "mcp__slow__add", arguments: { a: 2, b: 3 }, server: null });
+    ev({ type: "tool_call_progress", callId: "c2", name: "mcp__slow__add", message: "waiting for the MCP server 'slow' to start (at most its connectTimeout)" });
+    ev({ type: "tool_call_started", callId: "c2", name: "mcp__slow__add", arguments: { a: 2, b: 3 }, server: "slow", displayName: "add" });
+    const cards = document.querySelectorAll('[data-testid="tool-card"]');
+    expect(cards.length).toBe(1);
+    expect(cards[0].getAttribute("data-server")).toBe("slow");
+    expect(cards[0].querySelector("summary")!.textContent).toContain("add · slow");
+  });
+
   it("ignores progress for a call it has no card for", () => {
     ev({ type: "tool_call_progress", callId: "nope", name: "tool_search", message: "waiting" });
     expect(q("tool-card")).toBeNull();

@@ -165,3 +165,19 @@ async def test_before_the_host_exists_a_search_starts_it_and_waits_for_the_serve
     done = await search(registry, "add two numbers", sink)
     assert wanted and sink.progress(), sink.types()
     assert not done.is_error and "mcp__k__" in done.content, done.content
+
+
+async def test_a_call_of_a_tool_of_a_starting_server_starts_its_card_then_names_its_server(host: HostEnv) -> None:
+    """The model calls ``mcp__k__echo`` while ``k`` starts: the call starts at once (its card),
+    shows the wait, then starts again with its server and own name once found, and runs."""
+    gate = host.root / "gate"
+    m = await host.manager({"k": gated(gate)}, wait=0)
+    registry = ToolRegistry([], m)
+    sink = Events(gate)
+    runner = ToolRunner(None, resolve=registry.resolve, missing=registry.missing)
+    out = await asyncio.wait_for(runner.run(ToolCall("c3", "mcp__k__echo", {"text": "hi"}),
+                                            registry.get("mcp__k__echo"), sink), GUARD)
+    assert sink.types() == ["tool_call_started", "tool_call_progress", "tool_call_started", "tool_call_finished"]
+    first, again = (e for e in sink.events if e.type == "tool_call_started")
+    assert (first.server, again.server, again.display_name) == (None, "k", "echo")  # type: ignore[union-attr]
+    assert not out.result.is_error and out.result.content == "hi"
