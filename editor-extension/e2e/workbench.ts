@@ -167,18 +167,23 @@ export async function rowDescription(row: Locator): Promise<string> {
 /** Drag the sash above a view of the side bar (between it and the view above) so that the view is
  * `height` px tall, as a user does to read a longer list (the MCP Servers view opens at its
  * smallest when it was collapsed); returns the height it got. */
-export async function paneHeight(page: Page, pane: Locator, height: number): Promise<number> {
-  const header = await pane.locator('.pane-header').first().boundingBox();
-  const box = await pane.boundingBox();
-  if (!header || !box) throw new Error('the view has no box');
-  // the sash lies on the border above the view's header
-  const sash = await page.evaluate((top) => {
-    const found = Array.from(document.querySelectorAll('.part.sidebar .monaco-sash.horizontal'))
-      .map((el) => el.getBoundingClientRect())
-      .find((r) => r.height > 0 && Math.abs(r.top + r.height / 2 - top) <= 4);
-    return found ? { x: found.left + found.width / 2, y: found.top + found.height / 2 } : null;
-  }, header.y);
-  if (!sash) throw new Error('no sash above the view');
+export async function paneHeight(page: Page, pane: Locator, height: number, timeoutMs = 10_000): Promise<number> {
+  // the sash lies on the border above the view's header; a view that just opened (revealed, or
+  // expanded) is still being laid out: look until its header and a sash line up
+  const found = await until('the sash above the view', async () => {
+    const header = await pane.locator('.pane-header').first().boundingBox();
+    const box = await pane.boundingBox();
+    if (!header || !box) return undefined;
+    const sash = await page.evaluate((top) => {
+      const hit = Array.from(document.querySelectorAll('.part.sidebar .monaco-sash.horizontal'))
+        .map((el) => el.getBoundingClientRect())
+        .find((r) => r.height > 0 && Math.abs(r.top + r.height / 2 - top) <= 4);
+      return hit ? { x: hit.left + hit.width / 2, y: hit.top + hit.height / 2 } : null;
+    }, header.y);
+    return sash ? { sash, box } : undefined;
+  }, timeoutMs).catch(() => undefined);
+  if (!found) throw new Error('no sash above the view');
+  const { sash, box } = found;
   await page.mouse.move(sash.x, sash.y);
   await page.mouse.down();
   await page.mouse.move(sash.x, sash.y - (height - box.height) / 2, { steps: 4 });
