@@ -162,6 +162,8 @@ class MCPManager(SignIns, TrustDecisions):
             if name not in wanted or wanted[name].oauth is None:
                 self._auth.pop(name)
         self._first_start.difference_update(to_close)
+        log.debug("MCP servers applied: closing %s, starting %s, kept %s", sorted(c.name for c in to_close),
+                  sorted(c.name for c in to_start), sorted(n for n in self._conns if n not in {c.name for c in to_start}))
         if to_close:
             await asyncio.gather(*(c.close() for c in to_close), return_exceptions=True)
         for conn in to_start:
@@ -267,6 +269,7 @@ class MCPManager(SignIns, TrustDecisions):
         waits = [c.wait_settled(min(timeout, c.config.connect_timeout + CONNECT_SLACK))
                  for c in conns if c.settling and not c.from_catalogue]
         if waits:
+            log.debug("waiting for MCP servers %s", sorted(c.name for c in conns if c.settling and not c.from_catalogue))
             await asyncio.gather(*waits)
 
     async def close(self) -> None:
