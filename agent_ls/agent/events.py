@@ -223,3 +223,30 @@ def to_dict(event: Event) -> dict[str, Any]:
         return head + "".join(p.title() for p in rest)
 
     return {camel(k): v for k, v in attrs.asdict(event, recurse=True).items()}
+
+
+def compaction_text(done: Any) -> str:
+    """What a compaction (a ``ContextCompacted`` event, or None: nothing done) did, in a sentence
+    for the chat, the terminal and ACP."""
+    if done is None:
+        return "Nothing to compact yet."
+    if done.reason == "notice":
+        return f"Note: {done.note}."
+    kept = ""
+    if done.handles:
+        more = ", ..." if len(done.handles) > 8 else ""
+        kept = f" (kept whole as {', '.join(done.handles[:8])}{more}: read_output reads them)"
+    window = done.context_window or 1
+    text = (f"Compacted the conversation: {done.cleared} tool result(s) cleared, {done.summarized} message(s) "
+            f"summarized{kept}; context {round(100 * done.tokens_before / window)}% -> "
+            f"{round(100 * done.tokens_after / window)}% of {done.context_window} tokens.")
+    return text + (f" Note: {done.note}." if done.note else "")
+
+
+def context_meter(usage: Any) -> str:
+    """The context meter of a ``UsageReport`` in words, for the terminal: ``"15% of context (4800 of
+    32000 tokens, reported by the provider)"`` (or ``estimated``)."""
+    window = usage.context_window or 1
+    source = {"provider": ", reported by the provider", "estimate": ", estimated"}.get(usage.context_source, "")
+    return (f"{round(100 * usage.context_tokens / window)}% of context "
+            f"({usage.context_tokens} of {usage.context_window} tokens{source})")

@@ -43,7 +43,7 @@ from agent_ls.agent.plan import PlanEntry, current_plan_listener, plan_from_json
 from agent_ls.agent.prompt import FrozenPrompt, dynamic_text, system_messages, tool_definitions
 from agent_ls.agent.store import SessionStore, ToolRun
 from agent_ls.agent.titles import title_in_background
-from agent_ls.agent.tool_runner import CANCELLED_RESULT, Gate, ToolCall, ToolRunner
+from agent_ls.agent.tool_runner import CANCELLED_RESULT, Gate, ToolCall, ToolObserver, ToolRunner
 from agent_ls.agent.tool_runner import emit as _emit
 from agent_ls.agent.tools.output_store import DEFAULT_PAGE_CHARS, READ_OUTPUT, OutputStore, ReadOutputTool
 from agent_ls.agent.tools.registry import ToolRegistry
@@ -106,12 +106,15 @@ class Session:
         context_window: int | None = None,
         compact_at: float | None = None,
         compact_llm: LLMConfig | None = None,
+        tool_observers: Sequence[ToolObserver] = (),
     ) -> None:
         """``outputs``: where oversized tool output is kept (default: the store of the
         registry's ``read_output`` tool, see :meth:`_page`). ``context_window``, ``compact_at``
         and ``compact_llm``: ``agent.contextWindow``, ``agent.compactAt`` and the model of
         ``agent.compactModel`` (:mod:`agent_ls.agent.context`)."""
         self.llm = llm
+        self.tool_observers = tuple(tool_observers)
+        """Told around each tool call that runs (:class:`agent_ls.agent.tool_runner.ToolObserver`)."""
         self.title_llm = title_llm
         """The model that titles the session after its first turn (:mod:`agent_ls.agent.titles`)."""
         self.changes = changes
@@ -445,7 +448,8 @@ class Session:
         """The tool runner of this session's calls: its gate, its output store's pages, the context
         of its file and plan tools and its run records (:mod:`agent_ls.agent.tool_runner`)."""
         return ToolRunner(self.gate, self.session_id, shape=self._shape, record=self._record_run,
-                          scope=self._call_scope, resolve=self.registry.resolve, missing=self.registry.missing)
+                          scope=self._call_scope, resolve=self.registry.resolve, missing=self.registry.missing,
+                          observers=self.tool_observers)
 
     async def _run_one(self, runner: ToolRunner, call: ToolCallAcc, sink: EventSink | None) -> ToolResult:
         run = ToolCall(call.id, call.name, _parse_arguments(call.arguments))

@@ -100,6 +100,16 @@ CallScope = Callable[[ToolCall, EventSink | None], contextlib.AbstractContextMan
 """The context the tool runs in (the session's :data:`agent_ls.agent.editor.changes.current_call`...)."""
 
 
+class ToolObserver(Protocol):
+    """Told around each call that the gate let run (the conversation service's observer point:
+    checkpoints, hooks and subagents attach here). An observer that raises is logged; the call
+    goes on."""
+
+    async def before_call(self, session_id: str | None, call: ToolCall, tool: Tool) -> None: ...
+
+    async def after_call(self, session_id: str | None, call: ToolCall, tool: Tool, result: ToolResult) -> None: ...
+
+
 def capped(max_chars: int) -> Shaper:
     """A shaper that cuts the text to ``max_chars`` with a clear marker (a direct call's result
     is shown, not paged)."""
@@ -128,6 +138,8 @@ class ToolRunner:
     (the wait is the call's progress), or None."""
     missing: Callable[[str], str] | None = None
     """Why there is no tool of that name (the error result; default: there is no such tool)."""
+    observers: tuple[ToolObserver, ...] = ()
+    """Told before and after each call that runs (:class:`ToolObserver`)."""
 
     async def run(self, call: ToolCall, tool: Tool | None, sink: EventSink | None = None) -> ToolOutcome:
         started = time.perf_counter()
@@ -155,7 +167,9 @@ class ToolRunner:
                 allowed, reason = (True, "") if gate is None else await gate.check(
                     tool.spec, args, call_id=call.id, session_id=self.session_id)
                 if allowed:
+                    await self._observe("before_call", call, tool)
                     result = await self._call(tool, call, args, sink)
+                    await self._observe("after_call", call, tool, result)
                 else:
                     denied = True
                     result = ToolResult.error(reason or "the call was denied")
@@ -192,6 +206,15 @@ class ToolRunner:
         except Exception as e:  # a tool bug must not end the turn (nor the editor's request)
             log.exception("tool %s raised", call.name)
             return ToolResult.error(f"{call.name} failed: {type(e).__name__}: {e}")
+
+    async def _observe(self, point: str, *args: Any) -> None:
+        for observer in self.observers:
+            try:
+                await getattr(observer, point)(self.session_id, *args)
+            except asyncio.CancelledError:
+                raise
+            except Exception:  # an observer must not break the call
+                log.exception("tool observer %s failed", point)
 
     async def _record(self, run: ToolRun) -> None:
         if self.record is not None:

@@ -28,6 +28,7 @@ from agent_ls.config.settings import LoadedSettings
 from agent_ls.config.state import HostState
 from agent_ls.core import naming
 from agent_ls.core.redact import add_secrets, install_log_redaction
+from agent_ls.core.tasks import BackgroundTasks
 from agent_ls.core.tools import ToolResult
 from agent_ls.mcp.adapter import MCPTool, make_spec
 from agent_ls.mcp.catalogue import CatalogueStore
@@ -109,7 +110,7 @@ class MCPManager(SignIns, TrustDecisions):
         self._refresh_lock = asyncio.Lock()
         self._tools_key: tuple[Any, ...] | None = None
         self._tools: list[MCPTool] = []
-        self._background: set[asyncio.Task[Any]] = set()
+        self._background = BackgroundTasks("MCP host", log)
         self._closed = False
         self._overrides: dict[str, bool] = {}
         self._applied = False
@@ -215,9 +216,7 @@ class MCPManager(SignIns, TrustDecisions):
 
     async def wait_ready(self, timeout: float | None = None) -> None:
         """Wait (bounded) for pending trust answers and every started server's first attempt."""
-        if self._background:
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(asyncio.gather(*self._background, return_exceptions=True), timeout)
+        await self._background.wait(timeout)
         waits = [c.wait_ready() for c in self._conns.values() if c.state in (State.STARTING, State.RESTARTING)]
         if waits:
             with contextlib.suppress(TimeoutError):
@@ -274,7 +273,8 @@ class MCPManager(SignIns, TrustDecisions):
 
     async def close(self) -> None:
         self._closed = True
-        for t in [*self._background, *self._sign_ins.values()]:
+        self._background.cancel()
+        for t in self._sign_ins.values():
             t.cancel()
         await asyncio.gather(*(c.close() for c in self._conns.values()), return_exceptions=True)
 
@@ -474,6 +474,4 @@ class MCPManager(SignIns, TrustDecisions):
                 log.exception("status listener failed")
 
     def _spawn(self, coro: Any) -> None:
-        task = asyncio.ensure_future(coro)
-        self._background.add(task)
-        task.add_done_callback(self._background.discard)
+        self._background.spawn(coro, getattr(coro, "__qualname__", "task"))

@@ -43,6 +43,7 @@ from agent_ls.core.tools import Tool
 from agent_ls.runtime.pending import PendingHost
 
 if TYPE_CHECKING:
+    from agent_ls.agent.tool_runner import ToolObserver
     from agent_ls.mcp.manager import MCPManager
     from agent_ls.runtime.questions import Questions
 
@@ -105,13 +106,15 @@ async def build_session(
     store: SessionStore | None = None,
     session_id: str | None = None,
     session_allowed: Iterable[str] = (),
+    tool_observers: Sequence[ToolObserver] = (),
 ) -> Session:
     """A session on ``roots`` with ``llm``: a new one in ``store``, or the stored ``session_id``
     (its history loaded and repaired in a worker thread, never on the event loop).
 
     ``agent``: the settings (:func:`agent_ls.agent.config.agent_settings`); ``manager``: the MCP
     host (None: built-in tools only; a :class:`PendingHost` while it has not started yet); ``session_allowed``: tools the user already allowed for
-    the session (a session rebuilt after the settings changed keeps those answers).
+    the session (a session rebuilt after the settings changed keeps those answers);
+    ``tool_observers``: told around each tool call (:class:`~agent_ls.agent.tool_runner.ToolObserver`).
     """
     registry = tool_registry(agent, roots, manager, front)
     gate = permission_gate(agent, front.questions, roots)
@@ -120,4 +123,5 @@ async def build_session(
         lambda: Session(llm=llm, registry=registry, gate=gate, roots=list(roots), store=store,
                         session_id=session_id, max_steps=agent.max_steps, extra_instructions=agent.instructions,
                         title_llm=agent.title_llm(), context_window=agent.context_window,
-                        compact_at=agent.compact_at, compact_llm=agent.compact_llm()))
+                        compact_at=agent.compact_at, compact_llm=agent.compact_llm(),
+                        tool_observers=tool_observers))

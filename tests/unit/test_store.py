@@ -292,7 +292,7 @@ def mode(path: Path) -> int:
 
 def test_new_store_is_private_with_its_wal_and_shm(tmp_path: Path, loose_umask: None, monkeypatch):
     from agent_ls.agent import store as store_mod
-    from agent_ls.server.display import DisplayStore
+    from agent_ls.runtime.display import DisplayStore
 
     data = tmp_path / "data"
     ws = tmp_path / "ws"
@@ -327,7 +327,7 @@ def test_new_store_is_private_with_its_wal_and_shm(tmp_path: Path, loose_umask: 
 
 
 def test_existing_loose_folder_db_wal_and_shm_are_tightened(tmp_path: Path, loose_umask: None):
-    from agent_ls.server.display import DisplayStore
+    from agent_ls.runtime.display import DisplayStore
 
     folder = tmp_path / "sessions"
     folder.mkdir(mode=0o755)

@@ -25,7 +25,7 @@ from typing import Any
 
 from agent_ls.agent.private_db import make_private_db
 
-log = logging.getLogger("agent_ls.server")
+log = logging.getLogger("agent_ls.runtime")
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS message_display (

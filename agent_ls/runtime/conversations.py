@@ -1,0 +1,587 @@
+"""What a conversation is, once for every front end: :class:`Conversations`.
+
+The language server's chat, ``agent-ls acp`` and ``agent-ls chat`` each hold one service per
+workspace store and only translate: they parse their input, call it, and shape the answer. It
+owns:
+
+- the session store of the folder (open, list, create, delete, rename; titles from the first
+  message as the user typed it);
+- the model: the settings' choices, the session's own choice kept in the store
+  (:meth:`Conversations.set_model`, also within a running turn), and the one "no model"
+  message (:data:`NO_MODEL`);
+- the live sessions (:class:`~agent_ls.agent.session.Session`, assembled by
+  :func:`agent_ls.runtime.sessions.build_session`), rebuilt after a settings or trust change
+  with the "allow for this session" answers kept (:meth:`Conversations.settings_changed`);
+- one turn at a time per session: a second prompt while one runs is refused with
+  :class:`Busy`, everywhere; :meth:`Conversations.cancel` ends the running turn whoever started
+  it; ``/compact`` is a turn of its own;
+- notes for the next prompt (the user reverted a change), how a message is shown when that is
+  not the text the model got, and the transcript a front end replays on resume
+  (:meth:`Conversations.transcript`);
+- the observer points: :class:`TurnObserver` around each turn, and
+  :class:`~agent_ls.agent.tool_runner.ToolObserver` around each tool call of every session it
+  builds. Checkpoints, hooks and subagents attach there (docs/architecture.md).
+
+Errors a user can act on are :class:`ConversationError`; each front end maps them to its
+protocol's error once.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Awaitable, Callable, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Protocol
+
+import attrs
+
+from agent_ls.core.tasks import BackgroundTasks
+
+if TYPE_CHECKING:
+    from agent_ls.agent.config import AgentSettings
+    from agent_ls.agent.editor.changes import ChangeStore
+    from agent_ls.agent.events import EventSink
+    from agent_ls.agent.permissions import PermissionGate
+    from agent_ls.agent.plan import PlanEntry
+    from agent_ls.agent.session import Session, TurnResult
+    from agent_ls.agent.store import SessionInfo, SessionStore
+    from agent_ls.agent.tool_runner import ToolObserver
+    from agent_ls.mcp.manager import MCPManager
+    from agent_ls.runtime.display import DisplayStore
+    from agent_ls.runtime.pending import PendingHost
+    from agent_ls.runtime.sessions import FrontEnd
+
+log = logging.getLogger("agent_ls.runtime")
+
+COMPACT_COMMAND = "/compact"
+"""The built-in command every front end offers: compact the conversation now."""
+
+NO_MODEL = ("no model is configured: set \"model\" in the agent-ls user settings or the workspace's "
+            ".agent-ls/settings.json (a workspace's model applies once you trust the folder), or the "
+            "AGENT_LS_MODEL environment variable (any litellm model string, e.g. anthropic/claude-sonnet-4-5, "
+            "or ollama/qwen3 with \"apiBase\": \"http://127.0.0.1:11434\")")
+"""What every front end says when there is no model to use."""
+
+
+class ConversationError(Exception):
+    """A request the service cannot carry out, said so the user can act on it."""
+
+
+class NoModel(ConversationError):
+    def __init__(self) -> None:
+        super().__init__(NO_MODEL)
+
+
+class UnknownSession(ConversationError):
+    def __init__(self, session_id: str, where: str = "") -> None:
+        super().__init__(f"no session {session_id!r}{where}")
+        self.session_id = session_id
+
+
+class Busy(ConversationError):
+    """The session is answering a prompt: one turn at a time."""
+
+    def __init__(self, session_id: str, what: str = "") -> None:
+        super().__init__(f"session {session_id} is already answering a prompt{what}")
+        self.session_id = session_id
+
+
+class BadChoice(ConversationError):
+    """A model that is not one of the settings' choices."""
+
+
+@attrs.frozen
+class ModelChoice:
+    """The models a session may use: the settings' choices, its current one and the default."""
+
+    models: list[str]
+    current: str | None
+    default: str | None
+    session_id: str | None = None
+
+
+@attrs.frozen
+class Transcript:
+    """A stored session as a front end replays it: the history (user messages with how they
+    were shown, ``display``; tool results with how they ran, ``run``), the file changes and the
+    plan. What could not be read is left out and logged: the history is what matters."""
+
+    session_id: str
+    messages: list[dict[str, Any]]
+    changes: list[dict[str, Any]]
+    plan: tuple[PlanEntry, ...]
+
+
+@attrs.frozen
+class TurnInfo:
+    """One turn as observers see it."""
+
+    session_id: str
+    text: str
+    """What the model gets (attachments rendered, notes said); ``/compact`` for a compaction."""
+    compact: bool = False
+
+
+class TurnObserver(Protocol):
+    """Told around each turn of every conversation of the service (checkpoints, hooks,
+    subagents). An observer that raises is logged; the turn goes on."""
+
+    async def before_turn(self, turn: TurnInfo) -> None: ...
+
+    async def after_turn(self, turn: TurnInfo, result: TurnResult | None) -> None:
+        """``result``: None when the turn was cancelled."""
+        ...
+
+
+@attrs.define
+class _Live:
+    """What the service keeps of a conversation between requests."""
+
+    session: Session | None = None
+    front: FrontEnd | None = None
+    stale: bool = False
+    """Built on settings that have changed since: rebuilt at its next use."""
+    allowed: set[str] = attrs.field(factory=set)
+    """What the user allowed "for the session" (the gate adds to it; a rebuilt session keeps it)."""
+    lock: asyncio.Lock = attrs.field(factory=asyncio.Lock)
+    turn: asyncio.Task[Any] | None = None
+    notes: list[str] = attrs.field(factory=list)
+
+
+SessionHost = Callable[[], Awaitable["MCPManager | PendingHost | None"]]
+
+
+class Conversations:
+    """Every conversation of one workspace store (see the module docstring).
+
+    ``folders``: the workspace roots (the first one's store; the current directory without
+    any); ``settings``: the agent's settings now; ``host``: the MCP host a session gets (the
+    manager, a :class:`~agent_ls.runtime.pending.PendingHost` while it starts, or None);
+    ``front``: what the front end gives a session it builds (:class:`FrontEnd`), unless
+    :meth:`open` is given one; ``prepare``: awaited before each turn (the model library's load,
+    with the front end's progress); ``store``: an open store (default: the first folder's, opened
+    when first needed).
+    """
+
+    def __init__(self, *, folders: Callable[[], Sequence[Path]], settings: Callable[[], AgentSettings],
+                 host: SessionHost, front: Callable[[], FrontEnd] | None = None,
+                 prepare: Callable[[], Awaitable[None]] | None = None, store: SessionStore | None = None,
+                 tasks: BackgroundTasks | None = None) -> None:
+        self._folders = folders
+        self._settings = settings
+        self._host = host
+        self._front = front
+        self._prepare = prepare
+        self._store = store
+        self._display: DisplayStore | None = None
+        self._live: dict[str, _Live] = {}
+        self.tasks = tasks if tasks is not None else BackgroundTasks("conversations", log)
+        self.turn_observers: list[TurnObserver] = []
+        self.tool_observers: list[ToolObserver] = []
+        self._direct_gate: PermissionGate | None = None
+
+    # the store ---------------------------------------------------------------------------------
+    def roots(self) -> list[Path]:
+        return list(self._folders()) or [Path.cwd()]
+
+    async def store(self) -> SessionStore:
+        """The session store of the first workspace folder (opened off the event loop)."""
+        if self._store is None:
+            # lazy: sqlite3 and platformdirs, +24 modules, ~15 ms at start-up
+            from agent_ls.agent.store import SessionStore
+            from agent_ls.config.paths import user_data_dir
+
+            self._store = await asyncio.to_thread(SessionStore.for_workspace, user_data_dir(), self.roots()[0])
+        return self._store
+
+    async def _call(self, fn: Callable[..., Any], *args: Any) -> Any:
+        return await asyncio.to_thread(fn, *args)
+
+    async def sessions(self) -> list[SessionInfo]:
+        """The stored sessions, newest first."""
+        store = await self.store()
+        infos: list[SessionInfo] = await self._call(store.list_sessions)
+        return infos
+
+    async def info(self, session_id: str) -> SessionInfo:
+        store = await self.store()
+        found: SessionInfo | None = await self._call(store.get_session, session_id)
+        if found is None:
+            raise UnknownSession(session_id)
+        return found
+
+    async def create(self, title: str | None = None) -> SessionInfo:
+        """A new stored session (with the default model when one is configured)."""
+        store = await self.store()
+        llm = self._settings().llm_config()
+        info: SessionInfo = await self._call(store.create_session, title, llm.model if llm else None)
+        return info
+
+    async def latest(self) -> str | None:
+        """The most recently used session's id (None: there is none)."""
+        found = await self.sessions()
+        return found[0].id if found else None
+
+    async def delete(self, session_id: str) -> bool:
+        """Delete a stored session (refused while it answers a prompt)."""
+        if self.busy(session_id):
+            raise Busy(session_id, "; cancel it first")
+        store = await self.store()
+        self._live.pop(session_id, None)
+        deleted: bool = await self._call(store.delete_session, session_id)
+        return deleted
+
+    async def rename(self, session_id: str, title: str | None) -> None:
+        store = await self.store()
+        try:
+            await self._call(store.rename, session_id, title)
+        except KeyError:
+            raise UnknownSession(session_id) from None
+
+    async def title(self, session_id: str, typed: str) -> None:
+        """Title a session from its first user message as the user typed it; a later message
+        never renames it (the title model may improve it after the first turn)."""
+        if not typed.strip():
+            return  # the store titles it from the message itself
+        try:
+            store = await self.store()
+            await self._call(store.title_if_unset, session_id, typed)
+        except Exception as e:  # the title is cosmetic
+            log.warning("could not title session %s: %s", session_id, e)
+
+    def pending_title(self, session_id: str) -> asyncio.Task[None] | None:
+        """The title model's call for ``session_id`` while it runs."""
+        # lazy: +2 modules, ~7 ms at start-up
+        from agent_ls.agent.titles import pending_title
+
+        return pending_title(session_id)
+
+    async def changes(self) -> ChangeStore:
+        """The agent's file changes, in the session database."""
+        # lazy: sqlite3 and difflib, +10 modules, ~20 ms at start-up
+        from agent_ls.agent.editor.changes import ChangeStore
+
+        store = await self.store()
+        changes: ChangeStore = await self._call(ChangeStore.for_path, store.path)
+        return changes
+
+    async def _display_store(self) -> DisplayStore:
+        store = await self.store()
+        if self._display is None:
+            from agent_ls.runtime.display import DisplayStore
+
+            self._display = await self._call(DisplayStore, store.path)
+        return self._display
+
+    async def remember_display(self, session_id: str, sent: str, display: dict[str, Any]) -> None:
+        """How the chat shows the user message ``sent`` (the text typed, attachment chips):
+        returned with it by :meth:`transcript`, never sent to the model."""
+        try:
+            store = await self._display_store()
+            await self._call(store.put, session_id, sent, display)
+        except Exception as e:  # the chat still works; a resume would show the model-facing text
+            log.warning("could not store how session %s shows a message: %s", session_id, e)
+
+    def note(self, session_id: str, note: str) -> None:
+        """Something the model must hear at the start of the next prompt (the user reverted one
+        of its changes in the editor)."""
+        self._entry(session_id).notes.append(note)
+
+    # the model ---------------------------------------------------------------------------------
+    def choice(self, chosen: str | None, session_id: str | None = None) -> ModelChoice:
+        agent = self._settings()
+        return ModelChoice(models=list(agent.model_choices()), current=agent.session_model(chosen),
+                           default=agent.model, session_id=session_id)
+
+    async def models(self, session_id: str | None = None) -> ModelChoice:
+        """The settings' models and the one ``session_id`` uses (its own choice, else the default)."""
+        chosen = (await self.info(session_id)).model if session_id is not None else None
+        return self.choice(chosen, session_id)
+
+    async def set_model(self, session_id: str, name: str) -> ModelChoice:
+        """The model for the next request of ``session_id`` (also within a running turn), kept
+        with it in the store."""
+        agent = self._settings()
+        try:
+            model = agent.check_model_choice(name)
+        except ValueError as e:
+            raise BadChoice(str(e)) from None
+        store = await self.store()
+        try:
+            await self._call(store.set_model, session_id, model)
+        except KeyError:
+            raise UnknownSession(session_id) from None
+        live = self._live.get(session_id)
+        llm = agent.llm_config(model)
+        if live is not None and live.session is not None and llm is not None:
+            live.session.llm = llm
+        log.info("session %s: model %s", session_id, model)
+        return self.choice(model, session_id)
+
+    # live sessions -----------------------------------------------------------------------------
+    def _entry(self, session_id: str) -> _Live:
+        return self._live.setdefault(session_id, _Live())
+
+    def live(self, session_id: str) -> Session | None:
+        """The session as built now (None: not built in this process, or no model)."""
+        live = self._live.get(session_id)
+        return live.session if live is not None else None
+
+    async def open(self, session_id: str | None = None, model: str | None = None, *, front: FrontEnd | None = None,
+                   required: bool = True) -> Session | None:
+        """The session ``session_id`` (a new one for None) ready for a turn: the live one, or
+        built on the current settings (its history from the store) when it is not live, its
+        settings changed or ``model`` names a model for it. ``front``: what this front end
+        gives the session (kept for rebuilds). Without a model: :class:`NoModel`, or None when
+        not ``required`` (the conversation exists; a trust decision may bring its model)."""
+        if session_id is not None:
+            live = self._live.get(session_id)
+            if (live is not None and live.session is not None and not live.stale and model is None
+                    and (front is None or front is live.front)):
+                return live.session
+        store = await self.store()
+        info = None
+        if session_id is not None:
+            info = await self._call(store.get_session, session_id)
+            if info is None:
+                raise UnknownSession(session_id)
+        agent = self._settings()
+        for problem in agent.problems:
+            log.debug("settings: %s", problem)
+        # the model the request names, else the session's own choice, else the default
+        llm = agent.llm_config(model or agent.session_model(info.model if info else None))
+        if llm is None:
+            if required:
+                raise NoModel()
+            if session_id is None:
+                session_id = (await self.create()).id
+            entry = self._entry(session_id)
+            if front is not None:
+                entry.front = front
+            return None
+        host = await self._host()
+        # lazy: the session layer, +81 modules (sqlite3, wcmatch, re2), ~160 ms at start-up
+        from agent_ls.agent.permissions import PermissionGate
+        from agent_ls.runtime.sessions import FrontEnd, build_session
+
+        previous = self._live.get(session_id) if session_id is not None else None
+        front = front or (previous.front if previous is not None else None) or (
+            self._front() if self._front is not None else FrontEnd())
+        allowed = previous.allowed if previous is not None else set()
+        session = await build_session(agent, llm, roots=self.roots(), front=front, manager=host, store=store,
+                                      session_id=session_id, session_allowed=allowed,
+                                      tool_observers=self.tool_observers)
+        entry = self._entry(session.session_id)
+        entry.session, entry.front, entry.stale = session, front, False
+        if isinstance(session.gate, PermissionGate):
+            entry.allowed = session.gate.session_allowed  # the gate adds to it
+        return session
+
+    def settings_changed(self) -> None:
+        """The settings or a trust decision changed: each session is rebuilt at its next use
+        (model, rules and instructions as they are now; "allow for this session" kept), direct
+        calls get a new gate."""
+        for live in self._live.values():
+            live.stale = True
+        self._direct_gate = None
+
+    def direct_gate(self) -> PermissionGate:
+        """The gate of calls the user makes directly (``mcp/callTool``, tool actions): one for all
+        of them, so "allow for session" lasts until the settings change."""
+        if self._direct_gate is None:
+            # lazy: the session layer, +81 modules (sqlite3, wcmatch, re2), ~160 ms at start-up
+            from agent_ls.runtime.sessions import FrontEnd, permission_gate
+
+            front = self._front() if self._front is not None else FrontEnd()
+            self._direct_gate = permission_gate(self._settings(), front.questions)
+        return self._direct_gate
+
+    # turns ------------------------------------------------------------------------------------
+    def busy(self, session_id: str) -> bool:
+        """The session is answering a prompt."""
+        live = self._live.get(session_id)
+        return live is not None and live.lock.locked()
+
+    async def prompt(self, session: Session, text: str, sink: EventSink | None = None) -> TurnResult:
+        """One turn of ``session`` (from :meth:`open`): ``/compact`` compacts; otherwise the
+        notes for the next prompt go first, then the turn. Refused with :class:`Busy` while
+        another turn of the session runs; :meth:`cancel` ends it."""
+        compact = text.strip() == COMPACT_COMMAND
+        live = self._entry(session.session_id)
+        if live.lock.locked():
+            raise Busy(session.session_id)
+        async with live.lock:
+            task = asyncio.current_task()
+            live.turn = task
+            try:
+                if self._prepare is not None:
+                    await self._prepare()
+                if not compact and live.notes:
+                    text = f"[From the editor: {'; '.join(live.notes)}.]\n\n{text}"
+                    live.notes.clear()
+                turn = TurnInfo(session.session_id, text, compact)
+                await self._observe("before_turn", turn)
+                result: TurnResult | None = None
+                try:
+                    result = await (self._compact(session, sink) if compact else session.prompt(text, sink))
+                finally:
+                    await asyncio.shield(self._observe("after_turn", turn, result))
+                return result
+            finally:
+                if live.turn is task:
+                    live.turn = None
+
+    async def _compact(self, session: Session, sink: EventSink | None) -> TurnResult:
+        """``/compact``: a turn whose answer is what the compaction did (``stop_reason``
+        ``"compacted"``, or ``"error"`` with the error)."""
+        # lazy: +2 modules, ~8 ms at start-up
+        from agent_ls.agent.events import TurnError, UsageReport, compaction_text
+        from agent_ls.agent.session import TurnResult
+        from agent_ls.agent.tool_runner import emit
+
+        errors: list[TurnError] = []
+        usage: list[UsageReport] = []
+
+        async def keep(event: Any) -> None:
+            if isinstance(event, TurnError):
+                errors.append(event)
+            elif isinstance(event, UsageReport):
+                usage.append(event)
+            await emit(sink, event)
+
+        done = await session.compact(keep)
+        total = usage[-1] if usage else UsageReport()
+        if errors:
+            return TurnResult("error", errors[0].message, total, 0, errors[0])
+        return TurnResult("compacted", compaction_text(done), total, 0)
+
+    def start(self, session: Session, text: str, sink: EventSink | None = None, *,
+              before: Callable[[], Awaitable[None]] | None = None) -> asyncio.Task[Any]:
+        """:meth:`prompt` in the background (code actions): refused now, not later, when the
+        session is busy. ``before``: awaited inside the turn first."""
+        if self.busy(session.session_id):
+            raise Busy(session.session_id)
+
+        async def run() -> TurnResult:
+            if before is not None:
+                await before()
+            return await self.prompt(session, text, sink)
+
+        return self.tasks.spawn(run(), f"turn in {session.session_id}")
+
+    def turn_running(self, session_id: str) -> asyncio.Task[Any] | None:
+        live = self._live.get(session_id)
+        return live.turn if live is not None and live.turn is not None and not live.turn.done() else None
+
+    async def cancel(self, session_id: str, timeout: float = 30.0) -> bool:
+        """Cancel the running turn of ``session_id`` (whoever started it) and wait until it has
+        ended: its ``turn_finished`` (``cancelled``) is sent before this returns. False when the
+        session runs no turn."""
+        task = self.turn_running(session_id)
+        if task is None or task is asyncio.current_task():
+            return False
+        task.cancel()
+        done, _ = await asyncio.wait({task}, timeout=timeout)
+        if not done:
+            log.warning("the turn of session %s did not end within %.0f s of its cancellation", session_id, timeout)
+        return True
+
+    async def _observe(self, point: str, *args: Any) -> None:
+        for observer in self.turn_observers:
+            try:
+                await getattr(observer, point)(*args)
+            except asyncio.CancelledError:
+                raise
+            except Exception:  # an observer must not break the turn
+                log.exception("turn observer %s failed", point)
+
+    # resume ------------------------------------------------------------------------------------
+    async def transcript(self, session_id: str) -> Transcript:
+        """The stored session as a front end replays it (:class:`Transcript`)."""
+        store = await self.store()
+        if await self._call(store.get_session, session_id) is None:
+            raise UnknownSession(session_id)
+        live = self.live(session_id)
+        messages: list[dict[str, Any]] = (list(live.history) if live is not None
+                                          else await self._call(store.load_messages, session_id))
+        try:
+            display = await self._display_store()
+            messages = await self._call(display.annotate, session_id, messages)
+        except Exception as e:  # the history itself is what matters
+            log.warning("could not read how session %s shows its messages: %s", session_id, e)
+        try:
+            messages = with_tool_runs(messages, await self._call(store.tool_runs, session_id))
+        except Exception as e:
+            log.warning("could not read how the tools of session %s ran: %s", session_id, e)
+        changes: list[dict[str, Any]] = []
+        try:
+            change_store = await self.changes()
+            changes = await self._call(change_store.list, session_id)
+        except Exception as e:  # the history itself is what matters
+            log.warning("could not read the file changes of session %s: %s", session_id, e)
+        plan: tuple[PlanEntry, ...] = ()
+        try:
+            if live is not None:
+                plan = live.plan
+            else:
+                # lazy: ~2 ms at start-up
+                from agent_ls.agent.plan import plan_from_json
+
+                plan = plan_from_json(await self._call(store.load_plan, session_id))
+        except Exception as e:  # the history itself is what matters
+            log.warning("could not read the plan of session %s: %s", session_id, e)
+        return Transcript(session_id, messages, changes, plan)
+
+    def output(self, session_id: str, handle: str) -> Any:
+        """A tool's whole output kept in ``session_id``'s output store (``read_output``'s handle)."""
+        session = self.live(session_id)
+        outputs = getattr(session, "outputs", None)
+        if outputs is None:
+            raise ConversationError(
+                f"the outputs of session {session_id!r} are not kept any more: stored output lives in memory "
+                "only, and agent-ls restarted (or the session was deleted)")
+        found = outputs.get(handle)
+        if isinstance(found, str):
+            raise ConversationError(found)
+        return found
+
+    # shutdown ----------------------------------------------------------------------------------
+    async def close(self) -> None:
+        """Cancel the running turns and background work; close the stores."""
+        await self.tasks.close()
+        for live in self._live.values():
+            if live.turn is not None and not live.turn.done():
+                live.turn.cancel()
+        self._live.clear()
+        if self._display is not None:
+            self._display.close()
+            self._display = None
+        if self._store is not None:
+            self._store.close()
+            self._store = None
+
+    def close_now(self) -> None:
+        """Close the stores without waiting (the language server's shutdown)."""
+        self.tasks.cancel()
+        if self._display is not None:
+            self._display.close()
+            self._display = None
+        if self._store is not None:
+            self._store.close()
+            self._store = None
+
+
+def with_tool_runs(messages: list[dict[str, Any]], runs: dict[str, Any]) -> list[dict[str, Any]]:
+    """The tool results of a resumed history with ``run``: ``{server, displayName, durationMs,
+    isError, denied}`` (how the call ran, for the chat's tool cards; copies, never sent to the model)."""
+    if not runs:
+        return messages
+    out = []
+    for m in messages:
+        run = runs.get(m.get("tool_call_id") or "") if m.get("role") == "tool" else None
+        if run is not None:
+            m = {**m, "run": {"server": run.server, "displayName": run.display_name, "durationMs": run.duration_ms,
+                              "isError": run.is_error, "denied": run.denied}}
+        out.append(m)
+    return out
