@@ -44,7 +44,8 @@ if TYPE_CHECKING:
     from agent_ls.agent.events import EventSink
     from agent_ls.agent.permissions import PermissionGate
     from agent_ls.agent.plan import PlanEntry
-    from agent_ls.agent.session import Session, TurnResult
+    from agent_ls.agent.session import Session
+    from agent_ls.agent.session import TurnResult as TurnResult
     from agent_ls.agent.store import SessionInfo, SessionStore
     from agent_ls.agent.tool_runner import ToolObserver
     from agent_ls.mcp.manager import MCPManager
@@ -211,11 +212,11 @@ class Conversations:
             raise UnknownSession(session_id)
         return found
 
-    async def create(self, title: str | None = None) -> SessionInfo:
-        """A new stored session (with the default model when one is configured)."""
+    async def create(self, title: str | None = None, model: str | None = None) -> SessionInfo:
+        """A new stored session (``model``: its own choice; None: the settings' default, whatever
+        it is when a turn starts)."""
         store = await self.store()
-        llm = self._settings().llm_config()
-        info: SessionInfo = await self._call(store.create_session, title, llm.model if llm else None)
+        info: SessionInfo = await self._call(store.create_session, title, model)
         return info
 
     async def latest(self) -> str | None:
@@ -340,6 +341,7 @@ class Conversations:
             if (live is not None and live.session is not None and not live.stale and model is None
                     and (front is None or front is live.front)):
                 return live.session
+        host = await self._host()  # (the language server's: the settings are loaded first)
         store = await self.store()
         info = None
         if session_id is not None:
@@ -360,7 +362,6 @@ class Conversations:
             if front is not None:
                 entry.front = front
             return None
-        host = await self._host()
         # lazy: the session layer, +81 modules (sqlite3, wcmatch, re2), ~160 ms at start-up
         from agent_ls.agent.permissions import PermissionGate
         from agent_ls.runtime.sessions import FrontEnd, build_session

@@ -22,16 +22,12 @@ keeps its sessions.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-import attrs
-
 from agent_ls.agent.builtin_tools import builtin_tools
 from agent_ls.agent.config import AgentSettings
-from agent_ls.agent.editor.editor_files import EditorFiles
-from agent_ls.agent.editor.intelligence import EditorIntelligence
 from agent_ls.agent.llm import LLMConfig
 from agent_ls.agent.permissions import PermissionGate, PermissionRules
 from agent_ls.agent.session import Session
@@ -39,34 +35,13 @@ from agent_ls.agent.skills_tool import SkillSource
 from agent_ls.agent.store import SessionStore
 from agent_ls.agent.tools.registry import ToolRegistry
 from agent_ls.agent.workspace import Workspace
-from agent_ls.core.tools import Tool
+from agent_ls.runtime.front import FrontEnd
 from agent_ls.runtime.pending import PendingHost
 
 if TYPE_CHECKING:
     from agent_ls.agent.tool_runner import ToolObserver
     from agent_ls.mcp.manager import MCPManager
     from agent_ls.runtime.questions import Questions
-
-ToolWrapper = Callable[[list[Tool], Workspace], list[Tool]]
-
-
-@attrs.frozen
-class FrontEnd:
-    """What the front end running a session gives it."""
-
-    questions: Questions | None = None
-    """The front end's questions (the language server's ``LspQuestions``, ACP's ``SessionHost``,
-    the terminal's ``TerminalQuestions``): the gate asks ``questions.approve`` about a call the
-    rules leave to the user (None: nobody to ask, such calls are refused)."""
-    editor: EditorFiles | None = None
-    """The editor's buffers and edits, for the file tools (None: files on the disk only)."""
-    intelligence: EditorIntelligence | None = None
-    """The editor's language intelligence: the ``diagnostics``, ``definition``, ``references`` and
-    ``symbols`` tools, and problems after each edit (None: no such tools)."""
-    wrap_tools: ToolWrapper | None = None
-    """Given the built-in tools and their workspace, the tools the session gets (ACP wraps the file
-    tools so that the file a call names is fetched from the client first)."""
-
 
 def permission_gate(agent: AgentSettings, questions: Questions | None,
                     roots: Sequence[Path] = ()) -> PermissionGate:

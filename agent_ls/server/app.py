@@ -14,10 +14,14 @@ import functools
 import logging
 import os
 
+from agent_ls.runtime.conversations import Conversations
+from agent_ls.runtime.front import FrontEnd
 from agent_ls.server.editor_questions import LspQuestions
 from agent_ls.server.handlers import chat, code_actions, lifecycle, mcp_methods, models, sessions, trust
+from agent_ls.server.host import session_host
 from agent_ls.server.protocol.methods import INVALID_PARAMS, REQUEST_CANCELLED, REQUEST_FAILED
 from agent_ls.server.server import AgentLanguageServer, LspLogHandler
+from agent_ls.server.warmup import load_llm_with_progress
 from agent_ls.server.workspaces import workspaces_payload
 
 
@@ -38,6 +42,7 @@ def register(server: AgentLanguageServer) -> None:
     logging.getLogger("pygls.protocol.json_rpc").addFilter(_expected_errors)
 
     server.runtime.questions = LspQuestions(server)
+    server.conversations = lsp_conversations(server)
     server.status.workspaces = functools.partial(workspaces_payload, server)
     lifecycle.register(server)
     mcp_methods.register(server)
@@ -46,6 +51,24 @@ def register(server: AgentLanguageServer) -> None:
     models.register(server)
     code_actions.register(server)
     trust.register(server)
+
+
+def lsp_conversations(server: AgentLanguageServer) -> Conversations:
+    """The chat's conversations: sessions on the workspace folders with the editor's files,
+    language intelligence and questions, the MCP host as it starts, the model library loaded with
+    the editor's progress."""
+
+    def front() -> FrontEnd:
+        # lazy: the editor's file and intelligence adapters (sqlite3, difflib), ~40 ms at start-up
+        from agent_ls.server.editor.editor_files import LspEditorFiles
+        from agent_ls.server.editor.intelligence import lsp_intelligence
+
+        return FrontEnd(questions=server.runtime.questions, editor=LspEditorFiles(server),
+                        intelligence=lsp_intelligence(server))
+
+    return Conversations(folders=server.folders, settings=server.runtime.agent_settings,
+                         host=lambda: session_host(server), front=front,
+                         prepare=lambda: load_llm_with_progress(server), tasks=server.tasks)
 
 
 def _expected_errors(record: logging.LogRecord) -> bool:

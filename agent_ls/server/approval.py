@@ -79,10 +79,5 @@ def agent_settings_now(ls: AgentLanguageServer) -> AgentSettings:
 
 def direct_gate(ls: AgentLanguageServer) -> PermissionGate:
     """One gate for direct calls, so "allow for session" lasts until the settings change; it asks
-    the editor through the language server's questions (``ls.runtime.questions``)."""
-    if ls.chats.direct_gate is None:
-        # lazy: the session layer, +81 modules (sqlite3, wcmatch, re2), ~160 ms at start-up
-        from agent_ls.runtime.sessions import permission_gate
-
-        ls.chats.direct_gate = permission_gate(agent_settings_now(ls), ls.runtime.questions)
-    return ls.chats.direct_gate
+    the editor through the language server's questions."""
+    return ls.conversations.direct_gate()

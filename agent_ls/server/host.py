@@ -47,13 +47,12 @@ SHUTDOWN_LIMIT = 20.0
 
 async def shutdown_host(ls: AgentLanguageServer) -> None:
     """Stop every background task, every MCP server and the session store."""
-    for t in list(ls.tasks):
-        t.cancel()
+    ls.tasks.cancel()
     ls.status.preview = None
     # Bounded: the editor waits for the answer to `shutdown` (each server gets its own grace
     # inside; whatever is still there afterwards is killed below).
     await ls.runtime.close(SHUTDOWN_LIMIT)
-    ls.chats.close()
+    ls.conversations.close_now()
     kill_children()
 
 

@@ -49,7 +49,7 @@ async def reload_settings(ls: AgentLanguageServer) -> None:
             ls.show(lsp.MessageType.Error, f"agent-ls: {file} is not valid JSON; the last valid configuration "
                                            "stays in force until it is fixed (see the diagnostics)")
         publish_config_diagnostics(ls)
-        ls.chats.settings_changed()  # new sessions and direct calls pick up model and permission changes
+        ls.conversations.settings_changed()  # new sessions and direct calls pick up model and permission changes
         ls.status.notify_soon()  # the workspaces' trust may have changed with no server changing
         log.info("settings reloaded: %d servers, %d problems", len(new.servers), len(new.diagnostics))
         ask_pending_workspaces(ls)

@@ -29,14 +29,17 @@ from pygls.uris import to_fs_path
 
 from agent_ls import __version__
 from agent_ls.core.process import ExitWatchdog, kill_children
+from agent_ls.core.tasks import BackgroundTasks
+from agent_ls.runtime.conversations import BadChoice, ConversationError, Conversations
 from agent_ls.runtime.host import RuntimeHost
-from agent_ls.server.chats import ChatSessions
 from agent_ls.server.protocol.codec import (
     InvalidParams,
     RawNotification,
     RawRequest,
     RawResponse,
     RequestFailed,
+    dump,
+    parse,
 )
 from agent_ls.server.protocol.methods import (
     CLIENT_NOTIFICATIONS,
@@ -50,9 +53,8 @@ from agent_ls.server.status import StatusNotices
 if TYPE_CHECKING:
     import cattrs
 
-    pass
-
 T = TypeVar("T")
+P = TypeVar("P")
 
 log = logging.getLogger("agent_ls.server")
 
@@ -217,9 +219,12 @@ class AgentLanguageServer(LanguageServer):
                                     lambda text: self.show(lsp.MessageType.Warning, text))
         """The MCP status shown to the editor: the preview while the host loads,
         ``mcp/statusChanged`` (:mod:`.status`)."""
-        self.chats = ChatSessions(self.folders)
-        """Sessions, stores, locks, turn tasks, session grants (:mod:`.chats`)."""
-        self.tasks: set[asyncio.Task[Any]] = set()
+        self.conversations: Conversations = Conversations(folders=self.folders, settings=self.runtime.agent_settings,
+                                                          host=_no_host)
+        """The chat's conversations (:class:`agent_ls.runtime.conversations.Conversations`), wired to
+        the editor's files, questions and the MCP host by :mod:`.app`."""
+        self.tasks = BackgroundTasks("language server", log, level=logging.ERROR)
+        """Every background task of the server (cancelled together at shutdown)."""
         self.host_lock = asyncio.Lock()
         self.host_wanted = asyncio.Event()
         """Something needs the MCP host now: its start stops waiting for the model library
@@ -247,18 +252,9 @@ class AgentLanguageServer(LanguageServer):
             kill_children()
 
     # helpers ------------------------------------------------------------------------
-    def run_task(self, coro: Awaitable[Any], name: str) -> asyncio.Task[Any]:
-        """Start a background task; keep a strong reference and log its failure."""
-        task = asyncio.ensure_future(coro)
-        self.tasks.add(task)
-
-        def done(t: asyncio.Task[Any]) -> None:
-            self.tasks.discard(t)
-            if not t.cancelled() and t.exception() is not None:
-                log.error("background task %s failed: %r", name, t.exception())
-
-        task.add_done_callback(done)
-        return task
+    def run_task(self, coro: Awaitable[T], name: str) -> asyncio.Task[T]:
+        """Start a background task (:attr:`tasks`: kept, its failure logged, cancelled at shutdown)."""
+        return self.tasks.spawn(coro, name)
 
     def folders(self) -> list[Path]:
         out: list[Path] = []
@@ -315,7 +311,32 @@ async def in_daemon_thread(fn: Callable[[], T]) -> T:
     return await done
 
 
+async def _no_host() -> None:
+    return None
+
+
 Handler = Callable[..., Awaitable[Any]]
+
+
+def request(server: AgentLanguageServer, method: str, params: type[P]) -> Callable[
+        [Callable[[AgentLanguageServer, P], Awaitable[Any]]], Callable[[AgentLanguageServer, P], Awaitable[Any]]]:
+    """Register a typed handler of the custom request ``method``: its raw params are structured
+    into ``params`` (a bad shape is ``InvalidParams``), the handler returns a payload class
+    instance (sent camelCase: :func:`agent_ls.server.protocol.codec.dump`), and the project's
+    errors are mapped as :func:`guarded` maps them. The handler stays callable as written (tests,
+    other handlers)."""
+
+    def register(fn: Callable[[AgentLanguageServer, P], Awaitable[Any]]) -> Callable[
+            [AgentLanguageServer, P], Awaitable[Any]]:
+        @server.feature(method)
+        @guarded
+        @functools.wraps(fn)
+        async def handler(ls: AgentLanguageServer, raw: Any) -> Any:
+            return dump(await fn(ls, parse(params, raw)))
+
+        return fn
+
+    return register
 
 
 def guarded(fn: Handler) -> Handler:
@@ -328,9 +349,9 @@ def guarded(fn: Handler) -> Handler:
             return await fn(*args, **kwargs)
         except JsonRpcException:
             raise
-        except InvalidParams as e:
+        except (InvalidParams, BadChoice) as e:
             raise JsonRpcInvalidParams(str(e)) from None
-        except RequestFailed as e:
+        except (RequestFailed, ConversationError) as e:
             raise JsonRpcException(str(e), code=REQUEST_FAILED) from None
         except asyncio.CancelledError:
             raise

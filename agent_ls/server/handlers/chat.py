@@ -8,16 +8,15 @@ consistent, and the client gets the ``RequestCancelled`` error.
 
 from __future__ import annotations
 
-import asyncio
 import logging
 from typing import TYPE_CHECKING, Any
 
 import attrs
 from pygls.uris import to_fs_path
 
-from agent_ls.server.handlers.sessions import get_session
+from agent_ls.runtime.conversations import COMPACT_COMMAND, Busy
 from agent_ls.server.host import ensure_manager
-from agent_ls.server.protocol.codec import RequestFailed, dump, parse, snake_to_camel_dict
+from agent_ls.server.protocol.codec import RequestFailed, dump, snake_to_camel_dict
 from agent_ls.server.protocol.commands import AskResult
 from agent_ls.server.protocol.methods import CANCEL, EVENT, PROMPT
 from agent_ls.server.protocol.prompt import (
@@ -29,14 +28,13 @@ from agent_ls.server.protocol.prompt import (
     PromptResult,
 )
 from agent_ls.server.protocol.sessions import DisplayAttachment, MessageDisplay
-from agent_ls.server.server import AgentLanguageServer, guarded
-from agent_ls.server.warmup import load_llm_with_progress
+from agent_ls.server.server import AgentLanguageServer, request
 
 if TYPE_CHECKING:
     from collections.abc import Callable
 
     from agent_ls.agent.events import Event
-    from agent_ls.agent.session import Session
+    from agent_ls.runtime.conversations import TurnResult
 
 log = logging.getLogger("agent_ls.server")
 
@@ -49,27 +47,6 @@ def message_display(params: PromptParams, sent: str) -> MessageDisplay | None:
     return MessageDisplay(text=shown, attachments=[
         DisplayAttachment(kind=a.kind, uri=a.uri, server=a.server, range=a.range, language_id=a.language_id)
         for a in params.attachments])
-
-
-async def remember_display(ls: AgentLanguageServer, session_id: str, sent: str, display: MessageDisplay) -> None:
-    try:
-        store = await ls.chats.ensure_display_store()
-        await asyncio.to_thread(store.put, session_id, sent, dump(display))
-    except Exception as e:  # the chat still works; a resume would show the model-facing text
-        log.warning("could not store how session %s shows a message: %s", session_id, e)
-
-
-async def title_session(ls: AgentLanguageServer, session_id: str, params: PromptParams) -> None:
-    """A session is titled from its first user message as the user typed it (not the text the
-    model gets, with attachments rendered into it); a later message never renames it."""
-    typed = params.display_text if params.display_text is not None else params.text
-    if not typed.strip():
-        return  # the store titles it from the message itself
-    try:
-        store = await ls.chats.ensure_store()
-        await asyncio.to_thread(store.title_if_unset, session_id, typed)
-    except Exception as e:  # the title is cosmetic
-        log.warning("could not title session %s: %s", session_id, e)
 
 
 async def render_attachments(ls: AgentLanguageServer, attachments: list[Attachment]) -> str:
@@ -125,121 +102,64 @@ def notify_event(ls: AgentLanguageServer, session_id: str | None, event: Event) 
     ls.protocol.notify(EVENT, dump(EventParams(session_id=session_id, event=event_payload(event))))
 
 
-def event_sink(ls: AgentLanguageServer, session: Session) -> Callable[[Event], None]:
+def event_sink(ls: AgentLanguageServer, session_id: str) -> Callable[[Event], None]:
     def sink(event: Event) -> None:
-        notify_event(ls, session.session_id, event)
+        notify_event(ls, session_id, event)
 
     return sink
 
 
-async def prompt(ls: AgentLanguageServer, params: PromptParams) -> dict[str, Any]:
-    log.debug("prompt: received (session %s)", params.session_id)
-    session = await get_session(ls, params.session_id, params.model)
-    log.debug("prompt: session %s ready", session.session_id)
-    # lazy: ~7 ms at start-up
-    from agent_ls.agent.context import COMPACT_COMMAND
-
-    if params.text.strip() == COMPACT_COMMAND and not params.attachments:
-        return await compact(ls, session)
-    lock = ls.chats.lock(session.session_id)
-    if lock.locked():
-        raise RequestFailed(f"session {session.session_id} is already answering a prompt")
-    async with lock:
-        task = asyncio.current_task()
-        if task is not None:
-            ls.chats.turn_tasks[session.session_id] = task
-        try:
-            await load_llm_with_progress(ls)
-            log.debug("prompt: litellm ready, the turn starts")
-            text = params.text
-            if params.attachments:
-                context = await render_attachments(ls, params.attachments)
-                text = f"{context}\n\n{text}"
-            if notes := ls.chats.change_notes.pop(session.session_id, None):
-                text = f"[From the editor: {'; '.join(notes)}.]\n\n{text}"
-            display = message_display(params, text)
-            if display is not None:
-                await remember_display(ls, session.session_id, text, display)
-            await title_session(ls, session.session_id, params)
-            result = await session.prompt(text, event_sink(ls, session))
-        finally:
-            if ls.chats.turn_tasks.get(session.session_id) is task:
-                del ls.chats.turn_tasks[session.session_id]
-    return dump(PromptResult(
-        session_id=session.session_id, stop_reason=result.stop_reason, text=result.text,
+def prompt_result(session_id: str, result: TurnResult) -> PromptResult:
+    return PromptResult(
+        session_id=session_id, stop_reason=result.stop_reason, text=result.text,
         usage=snake_to_camel_dict(attrs.asdict(result.usage, filter=lambda a, v: a.name != "type")),
         error={"kind": result.error.kind, "message": result.error.message} if result.error else None,
-    ))
+    )
 
 
-async def compact(ls: AgentLanguageServer, session: Any) -> dict[str, Any]:
-    """``/compact`` over LSP: compact the session now (see docs/protocol.md, agent/prompt)."""
-    # lazy: +2 modules, ~8 ms at start-up
-    from agent_ls.agent.events import TurnError, UsageReport
-
-    lock = ls.chats.lock(session.session_id)
-    if lock.locked():
-        raise RequestFailed(f"session {session.session_id} is already answering a prompt")
-    errors: list[TurnError] = []
-    usage: list[UsageReport] = []
-    sink = event_sink(ls, session)
-
-    def keep(event: Event) -> None:
-        if isinstance(event, TurnError):
-            errors.append(event)
-        elif isinstance(event, UsageReport):
-            usage.append(event)
-        sink(event)
-
-    async with lock:
-        await load_llm_with_progress(ls)
-        done = await session.compact(keep)
-    # lazy: ~7 ms at start-up
-    from agent_ls.agent.context import compaction_text
-
-    total = usage[-1] if usage else UsageReport()
-    return dump(PromptResult(
-        session_id=session.session_id, stop_reason="error" if errors else "compacted",
-        text=errors[0].message if errors else compaction_text(done),
-        usage=snake_to_camel_dict(attrs.asdict(total, filter=lambda a, v: a.name != "type")),
-        error={"kind": errors[0].kind, "message": errors[0].message} if errors else None,
-    ))
+async def model_text(ls: AgentLanguageServer, params: PromptParams) -> str:
+    """What the model gets: the attachments rendered before the typed text."""
+    if not params.attachments:
+        return params.text
+    return f"{await render_attachments(ls, params.attachments)}\n\n{params.text}"
 
 
-async def cancel_turn(ls: AgentLanguageServer, session_id: str, timeout: float = 30.0) -> bool:
-    """Cancel the running turn of ``session_id``, whoever started it (an ``agent/prompt``
-    request, or a code action's background turn), and wait until it has ended: its
-    ``turn_finished`` event (``stopReason: "cancelled"``) is sent before this returns.
-    False when the session runs no turn."""
-    task = ls.chats.turn_tasks.get(session_id)
-    if task is None or task.done() or task is asyncio.current_task():
-        return False
-    task.cancel()
-    done, _ = await asyncio.wait({task}, timeout=timeout)
-    if not done:
-        log.warning("the turn of session %s did not end within %.0f s of its cancellation", session_id, timeout)
-    return True
+async def prompt(ls: AgentLanguageServer, params: PromptParams) -> PromptResult:
+    """``agent/prompt``: one turn of the session (``/compact`` compacts), through the runtime's
+    conversations; events stream as ``agent/event`` notifications."""
+    log.debug("prompt: received (session %s)", params.session_id)
+    conversations = ls.conversations
+    session = await conversations.open(params.session_id, params.model)
+    assert session is not None  # required: NoModel otherwise
+    log.debug("prompt: session %s ready", session.session_id)
+    if conversations.busy(session.session_id):
+        raise Busy(session.session_id)
+    text = await model_text(ls, params)
+    if text.strip() != COMPACT_COMMAND:
+        display = message_display(params, text)
+        if display is not None:
+            await conversations.remember_display(session.session_id, text, dump(display))
+        await conversations.title(session.session_id, params.display_text if params.display_text is not None
+                                  else params.text)
+    result = await conversations.prompt(session, text, event_sink(ls, session.session_id))
+    return prompt_result(session.session_id, result)
 
 
 async def start_prompt(ls: AgentLanguageServer, text: str, session_id: str | None,
                        attachments: list[Attachment]) -> AskResult:
     """Start a turn in the background (code actions): events stream as for ``agent/prompt``."""
-    session = await get_session(ls, session_id, None)
-    if ls.chats.busy(session.session_id):  # said now, not logged later by the background task
-        raise RequestFailed(f"session {session.session_id} is already answering a prompt")
+    session = await ls.conversations.open(session_id)
+    assert session is not None
+    if ls.conversations.busy(session.session_id):  # said now, not logged later by the background task
+        raise Busy(session.session_id)
     params = PromptParams(text=text, session_id=session.session_id, attachments=attachments)
     ls.run_task(prompt(ls, params), f"turn in {session.session_id}")
     return AskResult(session_id=session.session_id, started=True, text=text)
 
 
 def register(server: AgentLanguageServer) -> None:
-    @server.feature(PROMPT)
-    @guarded
-    async def prompt_handler(ls: AgentLanguageServer, raw: Any) -> Any:
-        return await prompt(ls, parse(PromptParams, raw))
+    request(server, PROMPT, PromptParams)(prompt)
 
-    @server.feature(CANCEL)
-    @guarded
-    async def cancel_handler(ls: AgentLanguageServer, raw: Any) -> Any:
-        p = parse(CancelParams, raw)
-        return dump(CancelResult(cancelled=await cancel_turn(ls, p.session_id)))
+    @request(server, CANCEL, CancelParams)
+    async def cancel(ls: AgentLanguageServer, p: CancelParams) -> CancelResult:
+        return CancelResult(cancelled=await ls.conversations.cancel(p.session_id))
