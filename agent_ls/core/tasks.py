@@ -10,8 +10,10 @@ cancelled task is not a failure.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
-from collections.abc import Awaitable, Iterator
+import threading
+from collections.abc import Awaitable, Callable, Iterator
 from typing import Any, TypeVar
 
 T = TypeVar("T")
@@ -74,3 +76,25 @@ class BackgroundTasks:
         self.closed = True
         self.cancel()
         await self.wait(timeout)
+
+
+async def in_daemon_thread(fn: Callable[[], T]) -> T:
+    """``fn()`` in a daemon thread: an import that is still running when the editor shuts the
+    server down must not hold the process (``asyncio.to_thread``'s workers are joined at exit)."""
+    loop = asyncio.get_running_loop()
+    done: asyncio.Future[T] = loop.create_future()
+
+    def settle(ok: bool, value: Any) -> None:
+        if not done.done():
+            (done.set_result if ok else done.set_exception)(value)
+
+    def run() -> None:
+        try:
+            result: tuple[bool, Any] = (True, fn())
+        except BaseException as e:  # noqa: BLE001 - handed to the awaiting task
+            result = (False, e)
+        with contextlib.suppress(RuntimeError):  # the loop is gone: nobody waits any more
+            loop.call_soon_threadsafe(settle, *result)
+
+    threading.Thread(target=run, name="agent-ls import", daemon=True).start()
+    return await done

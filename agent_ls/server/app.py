@@ -18,10 +18,9 @@ from agent_ls.runtime.conversations import Conversations
 from agent_ls.runtime.front import FrontEnd
 from agent_ls.server.editor_questions import LspQuestions
 from agent_ls.server.handlers import chat, code_actions, lifecycle, mcp_methods, models, sessions, trust
-from agent_ls.server.host import session_host
+from agent_ls.server.host import EditorHostListener
 from agent_ls.server.protocol.methods import INVALID_PARAMS, REQUEST_CANCELLED, REQUEST_FAILED
 from agent_ls.server.server import AgentLanguageServer, LspLogHandler
-from agent_ls.server.warmup import load_llm_with_progress
 from agent_ls.server.workspaces import workspaces_payload
 
 
@@ -42,7 +41,9 @@ def register(server: AgentLanguageServer) -> None:
     logging.getLogger("pygls.protocol.json_rpc").addFilter(_expected_errors)
 
     server.runtime.questions = LspQuestions(server)
+    server.lifecycle.listener = EditorHostListener(server)
     server.conversations = lsp_conversations(server)
+    server.lifecycle.reloaded.append(server.conversations.settings_changed)
     server.status.workspaces = functools.partial(workspaces_payload, server)
     lifecycle.register(server)
     mcp_methods.register(server)
@@ -67,8 +68,9 @@ def lsp_conversations(server: AgentLanguageServer) -> Conversations:
                         intelligence=lsp_intelligence(server))
 
     return Conversations(folders=server.folders, settings=server.runtime.agent_settings,
-                         host=lambda: session_host(server), front=front,
-                         prepare=lambda: load_llm_with_progress(server), tasks=server.tasks)
+                         host=server.lifecycle.session_host, front=front,
+                         prepare=lambda: server.lifecycle.models.ready(server.lifecycle.listener.progress),
+                         tasks=server.tasks)
 
 
 def _expected_errors(record: logging.LogRecord) -> bool:

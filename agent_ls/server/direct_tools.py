@@ -14,7 +14,6 @@ from typing import TYPE_CHECKING, Any
 import attrs
 
 from agent_ls.server.approval import direct_gate
-from agent_ls.server.host import ensure_manager
 from agent_ls.server.protocol.codec import RequestFailed, snake_to_camel_dict
 from agent_ls.server.protocol.mcp import ToolResultPayload
 
@@ -42,7 +41,7 @@ async def call_tool_direct(ls: AgentLanguageServer, server: str, tool: str,
     from agent_ls.agent.tool_runner import ToolCall, ToolRunner, capped
     from agent_ls.mcp.manager import ToolUnavailable
 
-    manager = await ensure_manager(ls)
+    manager = await ls.lifecycle.ensure_manager()
     try:
         found = await manager.resolve_tool(server, tool)
     except ToolUnavailable as e:

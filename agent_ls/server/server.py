@@ -10,10 +10,8 @@ of exceptions to JSON-RPC errors (:func:`guarded`). The features are registered 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import functools
 import logging
-import threading
 import uuid
 from collections.abc import Awaitable, Callable
 from pathlib import Path
@@ -32,6 +30,7 @@ from agent_ls.core.process import ExitWatchdog, kill_children
 from agent_ls.core.tasks import BackgroundTasks
 from agent_ls.runtime.conversations import BadChoice, ConversationError, Conversations
 from agent_ls.runtime.host import RuntimeHost
+from agent_ls.runtime.lifecycle import HostLifecycle, HostUnavailable, LogListener
 from agent_ls.server.protocol.codec import (
     InvalidParams,
     RawNotification,
@@ -171,10 +170,9 @@ def lenient_converter() -> cattrs.Converter:
 
 @attrs.define
 class TrustPrompts:
-    """The trust questions open now (``ls.trust_prompts``)."""
+    """The trust questions open now (``ls.trust_prompts``; the workspace questions are the
+    lifecycle's: :attr:`agent_ls.runtime.lifecycle.HostLifecycle.workspace_prompts`)."""
 
-    workspaces: dict[Path, tuple[str, asyncio.Task[Any]]] = attrs.field(factory=dict)
-    """Pending ``agent/trustWorkspace`` prompts: folder -> (digest asked about, task)."""
     unsupported: set[str] = attrs.field(factory=set)
     """The questions (``agent/trustWorkspace``, ``mcp/trustServer``) the client answered with
     method-not-found: it is asked with ``window/showMessageRequest`` instead."""
@@ -215,30 +213,25 @@ class AgentLanguageServer(LanguageServer):
         self.runtime = RuntimeHost(self.folders)
         """Settings, trust and the MCP manager; its questions go to the editor
         (:class:`agent_ls.server.editor_questions.LspQuestions`, set by :mod:`.app`)."""
+        self.tasks = BackgroundTasks("language server", log, level=logging.ERROR)
+        """Every background task of the server (cancelled together at shutdown)."""
+        self.lifecycle = HostLifecycle(self.runtime, LogListener(), self.tasks)
+        """The host's start, reloads and stop (:class:`agent_ls.runtime.lifecycle.HostLifecycle`);
+        its listener tells the editor (:class:`agent_ls.server.host.EditorHostListener`, set by :mod:`.app`)."""
         self.status = StatusNotices(self.runtime, self.protocol.notify,
-                                    lambda text: self.show(lsp.MessageType.Warning, text))
+                                    lambda text: self.show(lsp.MessageType.Warning, text),
+                                    lambda: self.lifecycle.preview)
         """The MCP status shown to the editor: the preview while the host loads,
         ``mcp/statusChanged`` (:mod:`.status`)."""
         self.conversations: Conversations = Conversations(folders=self.folders, settings=self.runtime.agent_settings,
                                                           host=_no_host)
         """The chat's conversations (:class:`agent_ls.runtime.conversations.Conversations`), wired to
         the editor's files, questions and the MCP host by :mod:`.app`."""
-        self.tasks = BackgroundTasks("language server", log, level=logging.ERROR)
-        """Every background task of the server (cancelled together at shutdown)."""
-        self.host_lock = asyncio.Lock()
-        self.host_wanted = asyncio.Event()
-        """Something needs the MCP host now: its start stops waiting for the model library
-        (:func:`agent_ls.server.host.start_host`)."""
-        self.warm_up_task: asyncio.Task[None] | None = None
-        """The model library's warm-up while it runs (:mod:`.warmup`)."""
-        self.host_started = asyncio.Event()
-        """The host's start has ended (started, or failed to)."""
-        self.reload_lock = asyncio.Lock()
         self.config_diagnostics: dict[str, list[lsp.Diagnostic]] = {}
         self._request_counter = 0
         self.modules_at_initialize: dict[str, bool] = {}
         self.trust_prompts = TrustPrompts()
-        """The workspace and server trust questions now open (asked by :mod:`.workspaces` and :mod:`.reload`)."""
+        """The server trust questions now open, and the questions the editor does not know."""
         self.shutdown_requested = False
         """``shutdown`` came: the exit code is 0 (the LSP specification's rule)."""
         self.exit_watchdog = ExitWatchdog()
@@ -289,28 +282,6 @@ class AgentLanguageServer(LanguageServer):
         self.window_show_message(lsp.ShowMessageParams(type=kind, message=message))
 
 
-async def in_daemon_thread(fn: Callable[[], T]) -> T:
-    """``fn()`` in a daemon thread: an import that is still running when the editor shuts the
-    server down must not hold the process (``asyncio.to_thread``'s workers are joined at exit)."""
-    loop = asyncio.get_running_loop()
-    done: asyncio.Future[T] = loop.create_future()
-
-    def settle(ok: bool, value: Any) -> None:
-        if not done.done():
-            (done.set_result if ok else done.set_exception)(value)
-
-    def run() -> None:
-        try:
-            result: tuple[bool, Any] = (True, fn())
-        except BaseException as e:  # noqa: BLE001 - handed to the awaiting task
-            result = (False, e)
-        with contextlib.suppress(RuntimeError):  # the loop is gone: nobody waits any more
-            loop.call_soon_threadsafe(settle, *result)
-
-    threading.Thread(target=run, name="agent-ls import", daemon=True).start()
-    return await done
-
-
 async def _no_host() -> None:
     return None
 
@@ -351,7 +322,7 @@ def guarded(fn: Handler) -> Handler:
             raise
         except (InvalidParams, BadChoice) as e:
             raise JsonRpcInvalidParams(str(e)) from None
-        except (RequestFailed, ConversationError) as e:
+        except (RequestFailed, ConversationError, HostUnavailable) as e:
             raise JsonRpcException(str(e), code=REQUEST_FAILED) from None
         except asyncio.CancelledError:
             raise

@@ -42,29 +42,26 @@ class StatusNotices:
     ``mcp/statusChanged`` notifications, a failure shown once (``show``, ``window/showMessage``).
     ``workspaces``: the workspaces' trust payloads (set by :mod:`agent_ls.server.app`)."""
 
-    def __init__(self, runtime: RuntimeHost, notify: Callable[[str, Any], None], show: Callable[[str], None]) -> None:
+    def __init__(self, runtime: RuntimeHost, notify: Callable[[str, Any], None], show: Callable[[str], None],
+                 preview: Callable[[], list[ServerStatus] | None]) -> None:
         self.runtime = runtime
         self._notify = notify
         self._show = show
+        self._preview = preview
+        """The status the host will have, shown while it loads (the lifecycle's preview)."""
         self.workspaces: Callable[[], list[WorkspaceStatusPayload]] = list
-        self.preview: list[ServerStatus] | None = None
-        """The status the host will have, shown while it loads (:mod:`agent_ls.mcp.preview`)."""
-        self.preview_ready = asyncio.Event()
-        """Set once the preview was computed (or could not be)."""
-        self.answered = asyncio.Event()
-        """Set once an ``mcp/status`` was answered from the preview."""
         self._pending = False
         self._last_states: dict[str, str] = {}
 
     def notify_soon(self) -> None:
         """Coalesce status changes into one ``mcp/statusChanged`` per 50 ms."""
-        if self._pending or (self.runtime.manager is None and self.preview is None):
+        if self._pending or (self.runtime.manager is None and self._preview() is None):
             return
         self._pending = True
 
         def send() -> None:
             self._pending = False
-            source = self.runtime.manager if self.runtime.manager is not None else self.preview
+            source = self.runtime.manager if self.runtime.manager is not None else self._preview()
             if source is not None:
                 servers = status_payload(source)
                 self._notify(MCP_STATUS_CHANGED, dump(StatusChangedParams(servers=servers,

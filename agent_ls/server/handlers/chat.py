@@ -15,7 +15,6 @@ import attrs
 from pygls.uris import to_fs_path
 
 from agent_ls.runtime.conversations import COMPACT_COMMAND, Busy
-from agent_ls.server.host import ensure_manager
 from agent_ls.server.protocol.codec import RequestFailed, dump, snake_to_camel_dict
 from agent_ls.server.protocol.commands import AskResult
 from agent_ls.server.protocol.methods import CANCEL, EVENT, PROMPT
@@ -66,7 +65,7 @@ async def render_attachments(ls: AgentLanguageServer, attachments: list[Attachme
             parts.append(f"File {to_fs_path(a.uri) or a.uri}:\n```{a.language_id or ''}\n{text}\n```")
         else:
             assert a.uri is not None and a.server is not None
-            manager = await ensure_manager(ls)
+            manager = await ls.lifecycle.ensure_manager()
             if a.server not in manager.server_names():
                 raise RequestFailed(f"no MCP server named {a.server!r} is configured")
             result = await manager.read_resource(a.server, a.uri)

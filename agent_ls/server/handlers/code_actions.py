@@ -44,7 +44,6 @@ from agent_ls.agent.tools.arguments import SelectionDoesNotFit, typed_text
 from agent_ls.server.direct_tools import call_tool_direct
 from agent_ls.server.handlers.chat import notify_event, start_prompt
 from agent_ls.server.handlers.mcp_methods import prompt_message
-from agent_ls.server.host import ensure_manager, host_starting, settings_loaded
 from agent_ls.server.protocol.codec import InvalidParams, RequestFailed, dump
 from agent_ls.server.protocol.commands import ActionArgs, action_args
 from agent_ls.server.protocol.methods import CMD_ASK, CMD_RUN_MCP_PROMPT, CMD_RUN_TOOL_ACTION
@@ -243,10 +242,10 @@ def register(server: AgentLanguageServer) -> None:
             # its start waits for the model library (server/host.py model_first) the actions
             # are answered without them rather than starting the host at once: the editor asks
             # again as the cursor moves.
-            await settings_loaded(ls)
-            if host_starting(ls) is None:
+            await ls.lifecycle.settings_loaded()
+            if ls.lifecycle.host_starting() is None:
                 try:
-                    await ensure_manager(ls)
+                    await ls.lifecycle.ensure_manager()
                 except RequestFailed:  # shut down meanwhile
                     return None
         return code_actions_for(ls, params)
@@ -264,7 +263,7 @@ def register(server: AgentLanguageServer) -> None:
         a = action_args(args)
         if not (a.server and a.name and a.argument):
             raise InvalidParams("invalid params: server, name and argument are required")
-        manager = await ensure_manager(ls)
+        manager = await ls.lifecycle.ensure_manager()
         if a.server not in manager.server_names():
             raise RequestFailed(f"no MCP server named {a.server!r} is configured")
         result = await manager.get_prompt(a.server, a.name, {a.argument: a.text})

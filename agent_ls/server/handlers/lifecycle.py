@@ -24,11 +24,10 @@ from agent_ls.server.config_files import (
     publish_config_diagnostics,
     watch_settings_files,
 )
-from agent_ls.server.host import shutdown_host, start_host
+from agent_ls.server.host import shutdown_host
 from agent_ls.server.protocol.codec import NoParams, dump, parse
 from agent_ls.server.protocol.methods import SERVER_INFO
 from agent_ls.server.protocol.sessions import ServerInfoResult
-from agent_ls.server.reload import decisions_changed, reload_settings
 from agent_ls.server.server import AgentLanguageServer, guarded
 from agent_ls.server.workspaces import editor_trust_from
 
@@ -63,7 +62,7 @@ def _register_lifecycle(server: AgentLanguageServer) -> None:
     async def folders_changed(ls: AgentLanguageServer, params: lsp.DidChangeWorkspaceFoldersParams) -> None:
         # pygls has already applied the change to ls.workspace.folders.
         log.info("workspace folders: %s", ", ".join(map(str, ls.folders())) or "(none)")
-        await reload_settings(ls)
+        await ls.lifecycle.reload()
 
     @server.feature(lsp.SHUTDOWN)
     async def shutdown(ls: AgentLanguageServer, params: Any) -> None:
@@ -91,7 +90,7 @@ def _register_lifecycle(server: AgentLanguageServer) -> None:
 def after_initialize(ls: AgentLanguageServer) -> None:
     """Run once the ``initialize`` result has been written (pygls writes it when the handler returns)."""
     preload.start()
-    ls.run_task(start_host(ls), "start MCP host")
+    ls.run_task(ls.lifecycle.start(), "start MCP host")
 
 
 def _imported(name: str) -> bool:
@@ -105,14 +104,14 @@ def _register_settings(server: AgentLanguageServer) -> None:
     async def watched(ls: AgentLanguageServer, params: lsp.DidChangeWatchedFilesParams) -> None:
         paths = [to_fs_path(c.uri) for c in params.changes]
         if any(is_settings_file(p) for p in paths):
-            await reload_settings(ls)
+            await ls.lifecycle.reload()
         elif any(is_host_state(p) for p in paths):
-            await decisions_changed(ls)
+            await ls.lifecycle.decisions_changed()
 
     @server.feature(lsp.TEXT_DOCUMENT_DID_SAVE)
     async def did_save(ls: AgentLanguageServer, params: lsp.DidSaveTextDocumentParams) -> None:
         if is_settings_file(to_fs_path(params.text_document.uri)):
-            await reload_settings(ls)
+            await ls.lifecycle.reload()
 
     @server.feature(lsp.TEXT_DOCUMENT_DID_OPEN)
     async def did_open(ls: AgentLanguageServer, params: lsp.DidOpenTextDocumentParams) -> None:

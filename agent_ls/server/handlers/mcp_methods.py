@@ -10,7 +10,6 @@ import logging
 from typing import TYPE_CHECKING, Any
 
 from agent_ls.server.direct_tools import call_tool_direct
-from agent_ls.server.host import ensure_manager, host_starting, settings_loaded, start_host
 from agent_ls.server.protocol.codec import NoParams, RequestFailed, dump, parse
 from agent_ls.server.protocol.mcp import (
     CallToolParams,
@@ -87,20 +86,20 @@ def register(server: AgentLanguageServer) -> None:  # noqa: C901 - one registrat
     async def mcp_status(ls: AgentLanguageServer, raw: Any) -> Any:
         parse(NoParams, raw)
         if ls.runtime.manager is None:  # the host is loading: answer with what it will report
-            if not ls.host_lock.locked():
-                ls.run_task(start_host(ls), "start MCP host")
-            await ls.status.preview_ready.wait()  # settings and the kept catalogues: milliseconds
-            if ls.runtime.manager is None and ls.status.preview is not None:
+            if not ls.lifecycle.lock.locked():
+                ls.run_task(ls.lifecycle.start(), "start MCP host")
+            await ls.lifecycle.preview_ready.wait()  # settings and the kept catalogues: milliseconds
+            if ls.runtime.manager is None and ls.lifecycle.preview is not None:
                 # set once this answer is on its way (pygls writes it when the handler returns)
-                asyncio.get_running_loop().call_soon(ls.status.answered.set)
-                return status_result(ls.status.preview, ls.runtime, workspaces_payload(ls))
-        return status_result(await ensure_manager(ls), ls.runtime, workspaces_payload(ls))
+                asyncio.get_running_loop().call_soon(ls.lifecycle.status_answered.set)
+                return status_result(ls.lifecycle.preview, ls.runtime, workspaces_payload(ls))
+        return status_result(await ls.lifecycle.ensure_manager(), ls.runtime, workspaces_payload(ls))
 
     @server.feature(MCP_RESTART)
     @guarded
     async def mcp_restart(ls: AgentLanguageServer, raw: Any) -> Any:
         p = parse(ServerParams, raw)
-        manager = await ensure_manager(ls)
+        manager = await ls.lifecycle.ensure_manager()
         if p.server is not None:
             _configured(manager, p.server)
         await manager.restart(p.server)
@@ -111,7 +110,7 @@ def register(server: AgentLanguageServer) -> None:  # noqa: C901 - one registrat
     @guarded
     async def mcp_set_enabled(ls: AgentLanguageServer, raw: Any) -> Any:
         p = parse(SetEnabledParams, raw)
-        manager = await ensure_manager(ls)
+        manager = await ls.lifecycle.ensure_manager()
         _configured(manager, p.server)
         await manager.set_enabled(p.server, p.enabled)
         await manager.wait_ready(60)
@@ -121,7 +120,7 @@ def register(server: AgentLanguageServer) -> None:  # noqa: C901 - one registrat
     @guarded
     async def mcp_trust(ls: AgentLanguageServer, raw: Any) -> Any:
         p = parse(TrustParams, raw)
-        manager = await ensure_manager(ls)
+        manager = await ls.lifecycle.ensure_manager()
         _known(manager, p.server)
         conn = manager.connection(p.server)
         if conn is None or not conn.config.needs_trust:
@@ -135,7 +134,7 @@ def register(server: AgentLanguageServer) -> None:  # noqa: C901 - one registrat
 
     async def auth_action(ls: AgentLanguageServer, raw: Any, sign_in: bool) -> Any:
         p = parse(SignInParams, raw)
-        manager = await ensure_manager(ls)
+        manager = await ls.lifecycle.ensure_manager()
         _known(manager, p.server)
         try:
             status = await (manager.sign_in(p.server) if sign_in else manager.sign_out(p.server))
@@ -157,7 +156,7 @@ def register(server: AgentLanguageServer) -> None:  # noqa: C901 - one registrat
     @guarded
     async def resources_list(ls: AgentLanguageServer, raw: Any) -> Any:
         p = parse(ResourcesListParams, raw)
-        manager = await ensure_manager(ls)
+        manager = await ls.lifecycle.ensure_manager()
         if p.server is not None:
             _known(manager, p.server)
         await manager.refresh_if_dirty()
@@ -173,7 +172,7 @@ def register(server: AgentLanguageServer) -> None:  # noqa: C901 - one registrat
     @guarded
     async def resources_read(ls: AgentLanguageServer, raw: Any) -> Any:
         p = parse(ReadResourceParams, raw)
-        manager = await ensure_manager(ls)
+        manager = await ls.lifecycle.ensure_manager()
         _connected(manager, p.server)
         result = await manager.read_resource(p.server, p.uri)
         contents = [c.model_dump(mode="json", by_alias=True, exclude_none=True) for c in result.contents]
@@ -183,13 +182,13 @@ def register(server: AgentLanguageServer) -> None:  # noqa: C901 - one registrat
     @guarded
     async def prompts_list(ls: AgentLanguageServer, raw: Any) -> Any:
         p = parse(PromptsListParams, raw)
-        await settings_loaded(ls)
-        preview = host_starting(ls)
+        await ls.lifecycle.settings_loaded()
+        preview = ls.lifecycle.host_starting()
         if p.server is None and preview is not None and not any(s.prompt_count for s in preview):
             # The editor lists prompts as soon as it connects: with none kept there is nothing to
             # list before the servers start, and it lists again when their status changes.
             return dump(PromptsListResult(prompts=[]))
-        manager = await ensure_manager(ls)
+        manager = await ls.lifecycle.ensure_manager()
         if p.server is not None:
             _known(manager, p.server)
         await manager.refresh_if_dirty()
@@ -202,7 +201,7 @@ def register(server: AgentLanguageServer) -> None:  # noqa: C901 - one registrat
     @guarded
     async def prompts_get(ls: AgentLanguageServer, raw: Any) -> Any:
         p = parse(GetPromptParams, raw)
-        manager = await ensure_manager(ls)
+        manager = await ls.lifecycle.ensure_manager()
         _connected(manager, p.server)
         result = await manager.get_prompt(p.server, p.name, p.arguments)
         return dump(GetPromptResult(description=result.description,

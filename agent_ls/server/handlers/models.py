@@ -7,7 +7,6 @@ model config option and the terminal's ``/model``).
 from __future__ import annotations
 
 from agent_ls.runtime.conversations import ModelChoice
-from agent_ls.server.host import settings_loaded
 from agent_ls.server.protocol.methods import MODELS, SET_MODEL
 from agent_ls.server.protocol.sessions import ModelsParams, ModelsResult, SetModelParams
 from agent_ls.server.server import AgentLanguageServer, request
@@ -21,10 +20,10 @@ def models_result(choice: ModelChoice) -> ModelsResult:
 def register(server: AgentLanguageServer) -> None:
     @request(server, MODELS, ModelsParams)
     async def models(ls: AgentLanguageServer, p: ModelsParams) -> ModelsResult:
-        await settings_loaded(ls)
+        await ls.lifecycle.settings_loaded()
         return models_result(await ls.conversations.models(p.session_id))
 
     @request(server, SET_MODEL, SetModelParams)
     async def set_model(ls: AgentLanguageServer, p: SetModelParams) -> ModelsResult:
-        await settings_loaded(ls)
+        await ls.lifecycle.settings_loaded()
         return models_result(await ls.conversations.set_model(p.session_id, p.model))

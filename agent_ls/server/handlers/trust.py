@@ -29,7 +29,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from agent_ls.server.editor_questions import ask_server_trust
-from agent_ls.server.host import ensure_manager
 from agent_ls.server.protocol.codec import InvalidParams, RequestFailed, parse
 from agent_ls.server.protocol.commands import trust_workspace_args
 from agent_ls.server.protocol.methods import (
@@ -41,7 +40,6 @@ from agent_ls.server.protocol.questions import (
     EditorTrustParams,
     SetWorkspaceTrustParams,
 )
-from agent_ls.server.reload import reload_settings
 from agent_ls.server.server import AgentLanguageServer, guarded
 from agent_ls.server.status import status_result
 from agent_ls.server.workspaces import decide, record, workspaces_payload
@@ -64,13 +62,13 @@ def register(server: AgentLanguageServer) -> None:
             return
         ls.runtime.editor_trusted = p.trusted
         log.info("the editor %s this workspace", "trusts" if p.trusted else "no longer trusts")
-        await reload_settings(ls)
+        await ls.lifecycle.reload()
 
     @server.feature(SET_WORKSPACE_TRUST)
     @guarded
     async def set_workspace_trust(ls: AgentLanguageServer, raw: Any) -> Any:
         p = parse(SetWorkspaceTrustParams, raw)
-        manager = await ensure_manager(ls)
+        manager = await ls.lifecycle.ensure_manager()
         settings = ls.runtime.settings
         infos = dict(settings.workspaces) if settings is not None else {}
         if p.folder is not None:
@@ -84,11 +82,9 @@ def register(server: AgentLanguageServer) -> None:
             raise RequestFailed("the editor has not trusted this workspace: trust it in the editor first "
                                 "(VS Code: Manage Workspace Trust)")
         for folder in infos:
-            pending = ls.trust_prompts.workspaces.pop(folder, None)
-            if pending is not None:
-                pending[1].cancel()
+            ls.lifecycle.withdraw_workspace_prompt(folder)
         await record(ls, [i.request for i in infos.values()], p.trusted)
-        await reload_settings(ls)
+        await ls.lifecycle.reload()
         await manager.wait_ready(60)
         return status_result(manager, ls.runtime, workspaces_payload(ls))
 
@@ -104,7 +100,7 @@ def register(server: AgentLanguageServer) -> None:
 
         chosen = trust_workspace_args(args)
         wanted = chosen.folder if chosen is not None else None
-        manager = await ensure_manager(ls)
+        manager = await ls.lifecycle.ensure_manager()
         if not ls.runtime.editor_trusted:
             raise RequestFailed("the editor has not trusted this workspace: trust it in the editor first")
 
@@ -120,15 +116,13 @@ def register(server: AgentLanguageServer) -> None:
                                 "no workspace folder waits for trust, nor a workspace MCP server")
         decided = []
         for info in infos:
-            pending = ls.trust_prompts.workspaces.pop(info.request.folder, None)
-            if pending is not None:
-                pending[1].cancel()
+            ls.lifecycle.withdraw_workspace_prompt(info.request.folder)
             trusted = await decide(ls, info)
             if trusted is not None:
                 await record(ls, [info.request], trusted)
             decided.append({"folder": str(info.request.folder), "trusted": trusted})
         if any(d["trusted"] is not None for d in decided):
-            await reload_settings(ls)
+            await ls.lifecycle.reload()
         asked = []
         for cfg in _waiting_servers(ls, manager, matches):  # the folders just trusted started theirs
             answer = await ask_server_trust(ls, cfg)

@@ -1,0 +1,378 @@
+"""The host's life, once for every front end (:class:`HostLifecycle`): start it (the settings, a
+preview of the status, the trust questions of pending folders, the model library's warm-up, then
+the MCP SDK and the servers), reload it when the settings or a trust decision change (the last
+valid configuration kept), follow decisions made in another window, and stop it.
+
+The front end supplies a small listener (:class:`HostListener`), as it supplies
+:class:`~agent_ls.runtime.questions.Questions`: the status changed, the settings were read (their
+diagnostics), progress, open a URL, show an error. The language server's listener notifies the
+editor (``mcp/statusChanged``, diagnostics, work-done progress, ``window/showDocument``); ACP and
+the terminal log.
+
+The order of the start (issue 30 item 2): when a model is configured and ``model_first`` is on,
+the model library loads before the MCP SDK's import and the servers' start (they compete for the
+same cores, and a prompt sent meanwhile waits for the model library), for
+:data:`MODEL_FIRST_LIMIT` seconds at most, or until something needs the host
+(:meth:`HostLifecycle.want`). A session built meanwhile gets a
+:class:`~agent_ls.runtime.pending.PendingHost` (:meth:`HostLifecycle.session_host`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import os
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Protocol
+
+from agent_ls.core.imports import import_quietly
+from agent_ls.core.tasks import BackgroundTasks, in_daemon_thread
+from agent_ls.runtime.host import RuntimeHost, log_diagnostics, settle_trust
+from agent_ls.runtime.model_library import ModelLibrary, Progress
+from agent_ls.runtime.pending import PendingHost
+
+if TYPE_CHECKING:
+    from agent_ls.config.settings import LoadedSettings
+    from agent_ls.config.state import HostState
+    from agent_ls.config.trust import WorkspaceTrustInfo
+    from agent_ls.mcp.manager import MCPManager
+    from agent_ls.mcp.status import ServerStatus
+
+log = logging.getLogger("agent_ls.runtime")
+
+MODEL_FIRST_LIMIT = 3.0
+"""Seconds the MCP host's start waits at most for the model library (``AGENT_LS_MODEL_FIRST_LIMIT``
+seconds if set)."""
+
+SHUTDOWN_LIMIT = 20.0
+"""Seconds a shutdown waits for the MCP servers to stop before the caller kills what is left."""
+
+
+class HostUnavailable(Exception):
+    """The host is shut down (or never started and cannot be now)."""
+
+
+class HostListener(Protocol):
+    """What the front end is told about the host (each method returns at once; none raises)."""
+
+    def status_changed(self) -> None:
+        """The servers' status, or a workspace's trust, changed."""
+        ...
+
+    def settings_read(self, settings: LoadedSettings, broken: Sequence[Path]) -> None:
+        """The settings were (re)read: their diagnostics; ``broken``: files that stopped parsing
+        (their last valid configuration stays in force)."""
+        ...
+
+    async def progress(self, kind: str, title: str, message: str | None = None) -> Progress | None:
+        """Begin a progress indicator (None: the front end shows none)."""
+        ...
+
+    async def open_url(self, server: str, url: str) -> None:
+        """An MCP server's sign-in page."""
+        ...
+
+    def show_error(self, text: str) -> None:
+        """A problem the user must see now."""
+        ...
+
+
+class LogListener:
+    """A front end that shows the host's events in the log only (ACP, the terminal)."""
+
+    def status_changed(self) -> None:
+        pass
+
+    def settings_read(self, settings: LoadedSettings, broken: Sequence[Path]) -> None:
+        log_diagnostics(settings)
+        for file in broken:
+            log.error("%s is not valid JSON; the last valid configuration stays in force until it is fixed", file)
+
+    async def progress(self, kind: str, title: str, message: str | None = None) -> Progress | None:
+        return None
+
+    async def open_url(self, server: str, url: str) -> None:
+        log.warning("open this URL to sign in to the MCP server %s: %s", server, url)
+
+    def show_error(self, text: str) -> None:
+        log.error("%s", text)
+
+
+def model_first_limit() -> float:
+    try:
+        return float(os.environ.get("AGENT_LS_MODEL_FIRST_LIMIT", MODEL_FIRST_LIMIT))
+    except ValueError:
+        return MODEL_FIRST_LIMIT
+
+
+class HostLifecycle:
+    """Start, reload and stop the :class:`~agent_ls.runtime.host.RuntimeHost` of a front end
+    (see the module docstring). ``tasks``: the front end's background tasks (the host's are
+    among them, cancelled with them); ``model_first``: load the model library before the MCP
+    host when a model is configured."""
+
+    def __init__(self, runtime: RuntimeHost, listener: HostListener, tasks: BackgroundTasks, *,
+                 model_first: bool = True) -> None:
+        self.runtime = runtime
+        self.listener = listener
+        self.tasks = tasks
+        self.models = ModelLibrary(runtime.agent_settings, tasks)
+        self.model_first = model_first
+        self.reloaded: list[Callable[[], None]] = []
+        """Called after each reload (the conversations rebuild their sessions)."""
+        self.lock = asyncio.Lock()
+        self.wanted = asyncio.Event()
+        """Something needs the MCP host now: its start stops waiting for the model library."""
+        self.started = asyncio.Event()
+        """The host's start has ended (started, or failed to)."""
+        self.reload_lock = asyncio.Lock()
+        self.preview: list[ServerStatus] | None = None
+        """The status the host will report, while it loads (:mod:`agent_ls.mcp.preview`)."""
+        self.preview_ready = asyncio.Event()
+        """Set once the preview was computed (or could not be)."""
+        self.status_answered = asyncio.Event()
+        """Set by the front end once it answered a status request from the preview: the MCP SDK's
+        import (which holds the interpreter for long stretches) waits a moment for it."""
+        self.workspace_prompts: dict[Path, tuple[str, asyncio.Task[Any]]] = {}
+        """Pending workspace trust questions: folder -> (digest asked about, task)."""
+
+    # the manager ---------------------------------------------------------------------------------
+    @property
+    def manager(self) -> MCPManager | None:
+        return self.runtime.manager
+
+    def want(self) -> None:
+        """Something needs the host now (its start need not wait for the model library)."""
+        self.wanted.set()
+
+    async def ensure_manager(self) -> MCPManager:
+        """The MCP manager, once the host has started (started now if nothing has yet)."""
+        if self.runtime.manager is None:
+            self.wanted.set()
+            await self.start()
+        if self.runtime.manager is None:
+            raise HostUnavailable("the MCP host is shut down")
+        return self.runtime.manager
+
+    @property
+    def starting(self) -> bool:
+        """The host's start is under way and has not ended yet."""
+        return self.runtime.manager is None and self.lock.locked() and not self.started.is_set()
+
+    def host_starting(self) -> list[ServerStatus] | None:
+        """The preview while the host starts and nothing has asked for it (its start may wait for
+        the model library); None once it runs, or when something waits for it anyway."""
+        return self.preview if self.starting and not self.wanted.is_set() else None
+
+    async def session_host(self) -> MCPManager | PendingHost:
+        """The MCP host for a session being built: the manager, or while the host is still
+        starting, a :class:`PendingHost` that forwards to it once it has started (a prompt sent
+        right after the editor opened does not wait for the MCP SDK's import)."""
+        await self.settings_loaded()
+        if self.starting:
+            # lazy: +1 module (the status names, no MCP SDK)
+            from agent_ls.mcp.status import State
+
+            preview = self.preview or []
+            return PendingHost(lambda: self.runtime.manager, self.started, self.wanted.set,
+                               starting=[s.name for s in preview if s.state == State.STARTING],
+                               kept=any(s.state == State.STARTING and s.tools for s in preview))
+        return await self.ensure_manager()
+
+    async def settings_loaded(self) -> None:
+        """Wait until the settings are loaded (the start's first step: milliseconds), starting the
+        host if nothing has yet."""
+        if self.runtime.settings is None:
+            if self.runtime.manager is None and not self.lock.locked():
+                self.tasks.spawn(self.start(), "start MCP host")
+            await self.preview_ready.wait()
+
+    # start -----------------------------------------------------------------------------------------
+    async def start(self) -> None:
+        """Load the settings and start every MCP server in the background (once)."""
+        async with self.lock:
+            if self.runtime.manager is not None:
+                return
+            try:
+                await self._start()
+            finally:
+                self.started.set()
+
+    async def _start(self) -> None:
+        try:
+            log.debug("MCP host: loading the settings")
+            settings = await self.runtime.load()
+            # Until the host is loaded, the status is what it will report: every server, and the
+            # tools kept from each one's last connection.
+            self.preview = await asyncio.to_thread(preview, settings, self.runtime.state)
+        finally:
+            self.preview_ready.set()
+        self.listener.status_changed()
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(self.status_answered.wait(), 0.1)
+        self.listener.settings_read(settings, ())
+        self.ask_pending_workspaces()  # the questions need no host: asked now, not after the model library
+        await self._model_first()
+        log.debug("MCP host: starting (model library loaded, or the host is wanted)")
+        # The MCP SDK takes a while to import: in a daemon thread (an import still running at
+        # shutdown does not hold the process), so the front end's requests keep being answered.
+        manager = await self.runtime.start_manager(
+            import_host=lambda: in_daemon_thread(lambda: import_quietly("agent_ls.mcp.host")),
+            on_change=self.listener.status_changed)
+        log.debug("MCP host: the SDK imported, the manager started")
+        self.preview = None
+        manager.set_auth_opener(self.listener.open_url)
+        await self.runtime.apply()
+        self.models.prewarm()  # unless the model came first: the servers start in their own processes meanwhile
+        self.tasks.spawn(self._connect_progress(manager), "MCP connect progress")
+
+    async def _model_first(self) -> None:
+        """When a model is configured, load the model library before the MCP host starts, for
+        :data:`MODEL_FIRST_LIMIT` seconds at most, or until the host is wanted. A workspace that
+        asks to be trusted was asked before this wait."""
+        if not self.model_first or self.wanted.is_set() or (warming := self.models.prewarm()) is None:
+            return
+        wanted = asyncio.ensure_future(self.wanted.wait())
+        try:
+            await asyncio.wait({warming, wanted}, timeout=model_first_limit(), return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            wanted.cancel()
+
+    async def _connect_progress(self, manager: MCPManager) -> None:
+        """Progress while servers connect; one log line per server outcome."""
+        names = manager.server_names()
+        progress = await self.listener.progress("mcp", "Connecting MCP servers", f"{len(names)} servers")
+        done: set[str] = set()
+        waiting = {"starting", "restarting"}
+
+        def report() -> None:
+            states = {s.name: (s.state, s.error) for s in manager.status()}
+            finished = {n for n, (st, _) in states.items() if st not in waiting}
+            for n in sorted(finished - done):
+                done.add(n)
+                st, err = states[n]
+                if err and st == "failed":
+                    log.warning("MCP server %s: %s [%s] %s", n, st, err.get("phase"), err.get("message"))
+                else:
+                    log.info("MCP server %s: %s", n, st)
+                if progress is not None:
+                    progress.report(f"{n}: {st}", int(100 * len(done) / max(1, len(states))))
+
+        try:
+            for _ in range(1200):
+                report()
+                if all(s.state not in waiting for s in manager.status()):
+                    break
+                await asyncio.sleep(0.1)
+            report()
+        finally:
+            if progress is not None:
+                connected = sum(1 for s in manager.status() if s.state == "connected")
+                progress.end(f"{connected}/{len(manager.server_names())} connected")
+
+    # reload ----------------------------------------------------------------------------------------
+    async def reload(self) -> None:
+        """Re-read every scope and reconfigure live (unchanged servers keep running); the last
+        valid configuration stays in force while a file does not parse."""
+        if self.runtime.manager is None:
+            if not self.lock.locked():
+                return  # no host yet and none starting: it reads the files when it starts
+            self.wanted.set()  # a decision or a changed file: its start need not wait for the model library
+            async with self.lock:  # starting: reload once it is up, so a change made meanwhile counts
+                pass
+            if self.runtime.manager is None:
+                return
+        async with self.reload_lock:
+            if self.runtime.manager is None:
+                return
+            new, broken = await self.runtime.reread()
+            for file in broken:
+                self.listener.show_error(f"agent-ls: {file} is not valid JSON; the last valid configuration "
+                                         "stays in force until it is fixed (see the diagnostics)")
+            self.listener.settings_read(new, broken)
+            for reloaded in self.reloaded:  # new sessions and direct calls pick up model and permission changes
+                reloaded()
+            self.listener.status_changed()  # the workspaces' trust may have changed with no server changing
+            log.info("settings reloaded: %d servers, %d problems", len(new.servers), len(new.diagnostics))
+            self.ask_pending_workspaces()
+
+    async def decisions_changed(self) -> None:
+        """The remembered decisions changed (another window, or the terminal, decided): a folder
+        whose trust state differs now reloads the settings; servers that waited for a decision
+        another process made start (or stay stopped) without a reload."""
+        if self.runtime.settings is None or self.runtime.manager is None:
+            return
+        fresh = await asyncio.to_thread(self.runtime.read_settings)
+        before = {f: i.state for f, i in self.runtime.settings.workspaces.items()}
+        if {f: i.state for f, i in fresh.workspaces.items()} != before:
+            log.info("workspace trust changed in another process: reloading the settings")
+            await self.reload()
+            return
+        await self.runtime.manager.recheck_trust()
+
+    # workspace trust -------------------------------------------------------------------------------
+    def ask_pending_workspaces(self) -> None:
+        """Ask (through the questions) about every folder that needs a decision now, one question
+        per folder and digest; withdraw questions that no longer match what the folder asks for."""
+        settings = self.runtime.settings
+        if settings is None:
+            return
+        for folder, (digest, task) in list(self.workspace_prompts.items()):
+            info = settings.workspaces.get(folder)
+            if info is None or not info.asks or info.request.digest != digest:
+                task.cancel()
+                self.workspace_prompts.pop(folder, None)
+        for folder, info in settings.workspaces.items():
+            if not info.asks or folder in self.workspace_prompts:
+                continue
+            log.info("workspace %s asks for trust: %s", folder, info.message)
+            task = self.tasks.spawn(self._ask_workspace(info), f"trust prompt for {folder}")
+            self.workspace_prompts[folder] = (info.request.digest, task)
+
+    def withdraw_workspace_prompt(self, folder: Path) -> None:
+        """The user decided about ``folder`` another way: its open question goes."""
+        pending = self.workspace_prompts.pop(folder, None)
+        if pending is not None:
+            pending[1].cancel()
+
+    async def _ask_workspace(self, info: WorkspaceTrustInfo) -> None:
+        folder = info.request.folder
+        try:
+            decided = await settle_trust(self.runtime, info)
+        except asyncio.CancelledError:
+            raise
+        except Exception as e:
+            log.info("no trust decision for %s (%s); it stays restricted. Trust it with the "
+                     "agent-ls.trustWorkspace command, the agent/setWorkspaceTrust request or "
+                     "`agent-ls trust --workspace %s`", folder, e, folder)
+            return
+        finally:
+            current = self.workspace_prompts.get(folder)
+            if current is not None and current[0] == info.request.digest:
+                self.workspace_prompts.pop(folder, None)
+        if decided:
+            await self.reload()
+
+    # stop ------------------------------------------------------------------------------------------
+    async def shutdown(self, limit: float = SHUTDOWN_LIMIT) -> None:
+        """Cancel the background tasks and stop every MCP server (waiting at most ``limit``
+        seconds; the caller ends what is left)."""
+        self.tasks.cancel()
+        self.preview = None
+        await self.runtime.close(limit)
+
+
+def preview(settings: LoadedSettings, state: HostState) -> list[ServerStatus] | None:
+    """The status the host will report once loaded (None when it cannot be told)."""
+    # lazy: platformdirs, tempfile, bz2, lzma: +14 modules, ~17 ms at start-up
+    from agent_ls.config.paths import catalogue_path
+    from agent_ls.mcp.catalogue import CatalogueStore
+    from agent_ls.mcp.preview import preview_status
+
+    try:
+        return preview_status(settings, state, CatalogueStore(catalogue_path()))
+    except Exception as e:  # noqa: BLE001 - only a head start: the host reports the truth anyway
+        log.info("no early MCP status: %s", e)
+        return None
