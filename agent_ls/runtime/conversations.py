@@ -404,10 +404,15 @@ class Conversations:
         live = self._live.get(session_id)
         return live is not None and live.lock.locked()
 
-    async def prompt(self, session: Session, text: str, sink: EventSink | None = None) -> TurnResult:
+    async def prompt(self, session: Session, text: str, sink: EventSink | None = None, *, typed: str | None = None,
+                     display: dict[str, Any] | None = None) -> TurnResult:
         """One turn of ``session`` (from :meth:`open`): ``/compact`` compacts; otherwise the
         notes for the next prompt go first, then the turn. Refused with :class:`Busy` while
-        another turn of the session runs; :meth:`cancel` ends it."""
+        another turn of the session runs; :meth:`cancel` ends it.
+
+        ``typed``: what the user typed (the session's title comes from the first; default:
+        ``text``); ``display``: how the chat shows the message, kept with it when the text the
+        model gets differs from ``typed`` (attachments rendered in, notes said first)."""
         compact = text.strip() == COMPACT_COMMAND
         live = self._entry(session.session_id)
         if live.lock.locked():
@@ -418,9 +423,15 @@ class Conversations:
             try:
                 if self._prepare is not None:
                     await self._prepare()
-                if not compact and live.notes:
-                    text = f"[From the editor: {'; '.join(live.notes)}.]\n\n{text}"
-                    live.notes.clear()
+                log.debug("prompt: litellm ready, the turn starts")
+                if not compact:
+                    if live.notes:
+                        text = f"[From the editor: {'; '.join(live.notes)}.]\n\n{text}"
+                        live.notes.clear()
+                    shown = typed if typed is not None else text
+                    if display is not None and text != shown:
+                        await self.remember_display(session.session_id, text, display)
+                    await self.title(session.session_id, shown)
                 turn = TurnInfo(session.session_id, text, compact)
                 await self._observe("before_turn", turn)
                 result: TurnResult | None = None

@@ -28,13 +28,13 @@ def status_payload(source: MCPManager | list[ServerStatus]) -> list[ServerStatus
 
 
 def status_result(manager: MCPManager | list[ServerStatus], runtime: RuntimeHost,
-                  workspaces: list[WorkspaceStatusPayload]) -> Any:
-    """The ``mcp/status`` result (JSON) of the manager, or of the preview while it loads."""
+                  workspaces: list[WorkspaceStatusPayload]) -> StatusResult:
+    """The ``mcp/status`` result of the manager, or of the preview while it loads."""
     diags = [str(d) for d in (runtime.settings.diagnostics if runtime.settings else [])]
     state = runtime.loaded_state
     if state is not None and state.problem:
         diags.append(state.problem)
-    return dump(StatusResult(servers=status_payload(manager), diagnostics=diags, workspaces=workspaces))
+    return StatusResult(servers=status_payload(manager), diagnostics=diags, workspaces=workspaces)
 
 
 class StatusNotices:

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 import attrs
 from pygls.uris import to_fs_path
 
-from agent_ls.runtime.conversations import COMPACT_COMMAND, Busy
+from agent_ls.runtime.conversations import Busy
 from agent_ls.server.protocol.codec import RequestFailed, dump, snake_to_camel_dict
 from agent_ls.server.protocol.commands import AskResult
 from agent_ls.server.protocol.methods import CANCEL, EVENT, PROMPT
@@ -38,11 +38,9 @@ if TYPE_CHECKING:
 log = logging.getLogger("agent_ls.server")
 
 
-def message_display(params: PromptParams, sent: str) -> MessageDisplay | None:
-    """How the chat shows this prompt's user message, when that is not the text sent."""
+def message_display(params: PromptParams) -> MessageDisplay:
+    """How the chat shows this prompt's user message (kept when that is not the text sent)."""
     shown = params.display_text if params.display_text is not None else params.text
-    if not params.attachments and shown == sent:
-        return None
     return MessageDisplay(text=shown, attachments=[
         DisplayAttachment(kind=a.kind, uri=a.uri, server=a.server, range=a.range, language_id=a.language_id)
         for a in params.attachments])
@@ -134,13 +132,9 @@ async def prompt(ls: AgentLanguageServer, params: PromptParams) -> PromptResult:
     if conversations.busy(session.session_id):
         raise Busy(session.session_id)
     text = await model_text(ls, params)
-    if text.strip() != COMPACT_COMMAND:
-        display = message_display(params, text)
-        if display is not None:
-            await conversations.remember_display(session.session_id, text, dump(display))
-        await conversations.title(session.session_id, params.display_text if params.display_text is not None
-                                  else params.text)
-    result = await conversations.prompt(session, text, event_sink(ls, session.session_id))
+    shown = params.display_text if params.display_text is not None else params.text
+    result = await conversations.prompt(session, text, event_sink(ls, session.session_id), typed=shown,
+                                        display=dump(message_display(params)))
     return prompt_result(session.session_id, result)
 
 

@@ -25,10 +25,10 @@ from agent_ls.server.config_files import (
     watch_settings_files,
 )
 from agent_ls.server.host import shutdown_host
-from agent_ls.server.protocol.codec import NoParams, dump, parse
+from agent_ls.server.protocol.codec import NoParams
 from agent_ls.server.protocol.methods import SERVER_INFO
 from agent_ls.server.protocol.sessions import ServerInfoResult
-from agent_ls.server.server import AgentLanguageServer, guarded
+from agent_ls.server.server import AgentLanguageServer, request
 from agent_ls.server.workspaces import editor_trust_from
 
 log = logging.getLogger("agent_ls.server")
@@ -75,16 +75,14 @@ def _register_lifecycle(server: AgentLanguageServer) -> None:
         # watchdog ends it (process_exit).
         ls.exit_watchdog.arm(0 if ls.shutdown_requested else 1)
 
-    @server.feature(SERVER_INFO)
-    @guarded
-    async def server_info(ls: AgentLanguageServer, raw: Any) -> Any:
-        parse(NoParams, raw)
-        return dump(ServerInfoResult(
+    @request(server, SERVER_INFO, NoParams)
+    async def server_info(ls: AgentLanguageServer, _: NoParams) -> ServerInfoResult:
+        return ServerInfoResult(
             name="agent-ls", version=__version__, pid=os.getpid(), python=sys.version.split()[0],
             loaded_modules={m: _imported(m) for m in HEAVY_MODULES},
             loaded_at_initialize=dict(ls.modules_at_initialize),
             workspace_folders=[str(f) for f in ls.folders()],
-        ))
+        )
 
 
 def after_initialize(ls: AgentLanguageServer) -> None:

@@ -7,10 +7,10 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from agent_ls.server.direct_tools import call_tool_direct
-from agent_ls.server.protocol.codec import NoParams, RequestFailed, dump, parse
+from agent_ls.server.protocol.codec import NoParams, RequestFailed
 from agent_ls.server.protocol.mcp import (
     CallToolParams,
     GetPromptParams,
@@ -29,6 +29,8 @@ from agent_ls.server.protocol.mcp import (
     ServerStatusPayload,
     SetEnabledParams,
     SignInParams,
+    StatusResult,
+    ToolResultPayload,
     TrustParams,
 )
 from agent_ls.server.protocol.methods import (
@@ -44,7 +46,7 @@ from agent_ls.server.protocol.methods import (
     MCP_STATUS,
     MCP_TRUST,
 )
-from agent_ls.server.server import AgentLanguageServer, guarded
+from agent_ls.server.server import AgentLanguageServer, request
 from agent_ls.server.status import status_payload, status_result
 from agent_ls.server.workspaces import workspaces_payload
 
@@ -81,10 +83,8 @@ def _connected(manager: MCPManager, server: str) -> None:
 
 
 def register(server: AgentLanguageServer) -> None:  # noqa: C901 - one registration list
-    @server.feature(MCP_STATUS)
-    @guarded
-    async def mcp_status(ls: AgentLanguageServer, raw: Any) -> Any:
-        parse(NoParams, raw)
+    @request(server, MCP_STATUS, NoParams)
+    async def mcp_status(ls: AgentLanguageServer, _: NoParams) -> StatusResult:
         if ls.runtime.manager is None:  # the host is loading: answer with what it will report
             if not ls.lifecycle.lock.locked():
                 ls.run_task(ls.lifecycle.start(), "start MCP host")
@@ -95,10 +95,8 @@ def register(server: AgentLanguageServer) -> None:  # noqa: C901 - one registrat
                 return status_result(ls.lifecycle.preview, ls.runtime, workspaces_payload(ls))
         return status_result(await ls.lifecycle.ensure_manager(), ls.runtime, workspaces_payload(ls))
 
-    @server.feature(MCP_RESTART)
-    @guarded
-    async def mcp_restart(ls: AgentLanguageServer, raw: Any) -> Any:
-        p = parse(ServerParams, raw)
+    @request(server, MCP_RESTART, ServerParams)
+    async def mcp_restart(ls: AgentLanguageServer, p: ServerParams) -> StatusResult:
         manager = await ls.lifecycle.ensure_manager()
         if p.server is not None:
             _configured(manager, p.server)
@@ -106,20 +104,16 @@ def register(server: AgentLanguageServer) -> None:  # noqa: C901 - one registrat
         await manager.wait_ready(60)
         return status_result(manager, ls.runtime, workspaces_payload(ls))
 
-    @server.feature(MCP_SET_ENABLED)
-    @guarded
-    async def mcp_set_enabled(ls: AgentLanguageServer, raw: Any) -> Any:
-        p = parse(SetEnabledParams, raw)
+    @request(server, MCP_SET_ENABLED, SetEnabledParams)
+    async def mcp_set_enabled(ls: AgentLanguageServer, p: SetEnabledParams) -> StatusResult:
         manager = await ls.lifecycle.ensure_manager()
         _configured(manager, p.server)
         await manager.set_enabled(p.server, p.enabled)
         await manager.wait_ready(60)
         return status_result(manager, ls.runtime, workspaces_payload(ls))
 
-    @server.feature(MCP_TRUST)
-    @guarded
-    async def mcp_trust(ls: AgentLanguageServer, raw: Any) -> Any:
-        p = parse(TrustParams, raw)
+    @request(server, MCP_TRUST, TrustParams)
+    async def mcp_trust(ls: AgentLanguageServer, p: TrustParams) -> StatusResult:
         manager = await ls.lifecycle.ensure_manager()
         _known(manager, p.server)
         conn = manager.connection(p.server)
@@ -132,30 +126,25 @@ def register(server: AgentLanguageServer) -> None:  # noqa: C901 - one registrat
         await manager.wait_ready(60)
         return status_result(manager, ls.runtime, workspaces_payload(ls))
 
-    async def auth_action(ls: AgentLanguageServer, raw: Any, sign_in: bool) -> Any:
-        p = parse(SignInParams, raw)
+    async def auth_action(ls: AgentLanguageServer, p: SignInParams, sign_in: bool) -> ServerStatusPayload:
         manager = await ls.lifecycle.ensure_manager()
         _known(manager, p.server)
         try:
             status = await (manager.sign_in(p.server) if sign_in else manager.sign_out(p.server))
         except ValueError as e:
             raise RequestFailed(str(e)) from None
-        return dump(_one_status(manager, status.name))
+        return _one_status(manager, status.name)
 
-    @server.feature(MCP_SIGN_IN)
-    @guarded
-    async def mcp_sign_in(ls: AgentLanguageServer, raw: Any) -> Any:
-        return await auth_action(ls, raw, sign_in=True)
+    @request(server, MCP_SIGN_IN, SignInParams)
+    async def mcp_sign_in(ls: AgentLanguageServer, p: SignInParams) -> ServerStatusPayload:
+        return await auth_action(ls, p, sign_in=True)
 
-    @server.feature(MCP_SIGN_OUT)
-    @guarded
-    async def mcp_sign_out(ls: AgentLanguageServer, raw: Any) -> Any:
-        return await auth_action(ls, raw, sign_in=False)
+    @request(server, MCP_SIGN_OUT, SignInParams)
+    async def mcp_sign_out(ls: AgentLanguageServer, p: SignInParams) -> ServerStatusPayload:
+        return await auth_action(ls, p, sign_in=False)
 
-    @server.feature(MCP_RESOURCES_LIST)
-    @guarded
-    async def resources_list(ls: AgentLanguageServer, raw: Any) -> Any:
-        p = parse(ResourcesListParams, raw)
+    @request(server, MCP_RESOURCES_LIST, ResourcesListParams)
+    async def resources_list(ls: AgentLanguageServer, p: ResourcesListParams) -> ResourcesListResult:
         manager = await ls.lifecycle.ensure_manager()
         if p.server is not None:
             _known(manager, p.server)
@@ -166,28 +155,24 @@ def register(server: AgentLanguageServer) -> None:  # noqa: C901 - one registrat
         templates = [{"server": s, "uriTemplate": str(t.uri_template), "name": t.name, "mimeType": t.mime_type,
                       "description": t.description}
                      for s, t in manager.resource_templates() if p.server in (None, s)]
-        return dump(ResourcesListResult(resources=resources, templates=templates))
+        return ResourcesListResult(resources=resources, templates=templates)
 
-    @server.feature(MCP_RESOURCES_READ)
-    @guarded
-    async def resources_read(ls: AgentLanguageServer, raw: Any) -> Any:
-        p = parse(ReadResourceParams, raw)
+    @request(server, MCP_RESOURCES_READ, ReadResourceParams)
+    async def resources_read(ls: AgentLanguageServer, p: ReadResourceParams) -> ReadResourceResult:
         manager = await ls.lifecycle.ensure_manager()
         _connected(manager, p.server)
         result = await manager.read_resource(p.server, p.uri)
         contents = [c.model_dump(mode="json", by_alias=True, exclude_none=True) for c in result.contents]
-        return dump(ReadResourceResult(contents=contents))
+        return ReadResourceResult(contents=contents)
 
-    @server.feature(MCP_PROMPTS_LIST)
-    @guarded
-    async def prompts_list(ls: AgentLanguageServer, raw: Any) -> Any:
-        p = parse(PromptsListParams, raw)
+    @request(server, MCP_PROMPTS_LIST, PromptsListParams)
+    async def prompts_list(ls: AgentLanguageServer, p: PromptsListParams) -> PromptsListResult:
         await ls.lifecycle.settings_loaded()
         preview = ls.lifecycle.host_starting()
         if p.server is None and preview is not None and not any(s.prompt_count for s in preview):
             # The editor lists prompts as soon as it connects: with none kept there is nothing to
             # list before the servers start, and it lists again when their status changes.
-            return dump(PromptsListResult(prompts=[]))
+            return PromptsListResult(prompts=[])
         manager = await ls.lifecycle.ensure_manager()
         if p.server is not None:
             _known(manager, p.server)
@@ -195,23 +180,19 @@ def register(server: AgentLanguageServer) -> None:  # noqa: C901 - one registrat
         prompts = [PromptPayload(server=s, name=pr.name, description=pr.description, arguments=[
             PromptArgumentPayload(name=a.name, description=a.description, required=bool(a.required))
             for a in (pr.arguments or [])]) for s, pr in manager.prompts() if p.server in (None, s)]
-        return dump(PromptsListResult(prompts=prompts))
+        return PromptsListResult(prompts=prompts)
 
-    @server.feature(MCP_PROMPTS_GET)
-    @guarded
-    async def prompts_get(ls: AgentLanguageServer, raw: Any) -> Any:
-        p = parse(GetPromptParams, raw)
+    @request(server, MCP_PROMPTS_GET, GetPromptParams)
+    async def prompts_get(ls: AgentLanguageServer, p: GetPromptParams) -> GetPromptResult:
         manager = await ls.lifecycle.ensure_manager()
         _connected(manager, p.server)
         result = await manager.get_prompt(p.server, p.name, p.arguments)
-        return dump(GetPromptResult(description=result.description,
-                                    messages=[prompt_message(m) for m in result.messages]))
+        return GetPromptResult(description=result.description,
+                               messages=[prompt_message(m) for m in result.messages])
 
-    @server.feature(MCP_CALL_TOOL)
-    @guarded
-    async def call_tool(ls: AgentLanguageServer, raw: Any) -> Any:
-        p = parse(CallToolParams, raw)
-        return dump(await call_tool_direct(ls, p.server, p.tool, p.arguments))
+    @request(server, MCP_CALL_TOOL, CallToolParams)
+    async def call_tool(ls: AgentLanguageServer, p: CallToolParams) -> ToolResultPayload:
+        return await call_tool_direct(ls, p.server, p.tool, p.arguments)
 
 
 def prompt_message(m: types.PromptMessage) -> PromptMessagePayload:

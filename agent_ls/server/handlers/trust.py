@@ -5,7 +5,7 @@ decision from a command (``agent/setWorkspaceTrust``).
   then ``agent/editorTrust``); while it does not, every folder is ``editor-restricted`` and
   nothing is asked.
 - A folder whose settings files ask for something that needs trust is asked about once per
-  digest (``agent/trustWorkspace``, :mod:`.reload`); the answer is remembered
+  digest (``agent/trustWorkspace``, :class:`agent_ls.runtime.lifecycle.HostLifecycle`); the answer is remembered
   (:mod:`agent_ls.config.state`) and the settings reload with it. A newer digest withdraws an
   older, unanswered prompt.
 - ``agent/setWorkspaceTrust`` trusts or restricts folders from a command.
@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING, Any
 from agent_ls.server.editor_questions import ask_server_trust
 from agent_ls.server.protocol.codec import InvalidParams, RequestFailed, parse
 from agent_ls.server.protocol.commands import trust_workspace_args
+from agent_ls.server.protocol.mcp import StatusResult
 from agent_ls.server.protocol.methods import (
     CMD_TRUST_WORKSPACE,
     EDITOR_TRUST,
@@ -40,7 +41,7 @@ from agent_ls.server.protocol.questions import (
     EditorTrustParams,
     SetWorkspaceTrustParams,
 )
-from agent_ls.server.server import AgentLanguageServer, guarded
+from agent_ls.server.server import AgentLanguageServer, guarded, request
 from agent_ls.server.status import status_result
 from agent_ls.server.workspaces import decide, record, workspaces_payload
 
@@ -64,10 +65,8 @@ def register(server: AgentLanguageServer) -> None:
         log.info("the editor %s this workspace", "trusts" if p.trusted else "no longer trusts")
         await ls.lifecycle.reload()
 
-    @server.feature(SET_WORKSPACE_TRUST)
-    @guarded
-    async def set_workspace_trust(ls: AgentLanguageServer, raw: Any) -> Any:
-        p = parse(SetWorkspaceTrustParams, raw)
+    @request(server, SET_WORKSPACE_TRUST, SetWorkspaceTrustParams)
+    async def set_workspace_trust(ls: AgentLanguageServer, p: SetWorkspaceTrustParams) -> StatusResult:
         manager = await ls.lifecycle.ensure_manager()
         settings = ls.runtime.settings
         infos = dict(settings.workspaces) if settings is not None else {}
