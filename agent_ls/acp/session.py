@@ -32,11 +32,12 @@ from agent_ls.acp.files import AcpEditorFiles, with_editor_files
 from agent_ls.acp.host import SessionHost, TrustQuestion
 from agent_ls.acp.terminal import with_terminal
 from agent_ls.agent import events as ev
-from agent_ls.agent.context import COMPACT_COMMAND, compaction_text
+from agent_ls.agent.events import compaction_text
 from agent_ls.agent.permissions import ApprovalAnswer, ApprovalRequest, SessionScope
 from agent_ls.agent.plan import plan_from_json
 from agent_ls.config.paths import user_data_dir
 from agent_ls.core.visible import visible
+from agent_ls.runtime.conversations import COMPACT_COMMAND
 
 log = logging.getLogger("agent_ls.acp")
 

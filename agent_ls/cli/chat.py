@@ -16,8 +16,7 @@ import attrs
 
 from agent_ls.agent import events as ev
 from agent_ls.agent.config import agent_settings
-from agent_ls.agent.context import COMPACT_COMMAND, compaction_text, context_meter
-from agent_ls.agent.events import Event
+from agent_ls.agent.events import Event, compaction_text, context_meter
 from agent_ls.agent.plan import UPDATE_PLAN
 from agent_ls.agent.sampling import Sampler
 from agent_ls.agent.store import SessionStore
@@ -32,6 +31,7 @@ from agent_ls.cli.common import (
 from agent_ls.cli.host import settle, start
 from agent_ls.config.paths import user_data_dir
 from agent_ls.core.visible import visible
+from agent_ls.runtime.conversations import COMPACT_COMMAND
 from agent_ls.runtime.sessions import FrontEnd, build_session
 
 if TYPE_CHECKING:
