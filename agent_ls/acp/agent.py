@@ -6,16 +6,17 @@ model's keys come from the settings or the environment; some clients call it reg
 ``session/set_config_option`` (the model).
 Anything else (``session/set_mode``: the agent has no modes; the unstable methods) is "method
 not found".
+Each session is a conversation of its folder's :class:`~agent_ls.runtime.conversations.Conversations`
+(:mod:`agent_ls.acp.session`): the methods translate.
 Errors are the protocol's: invalid params for a malformed request or an unknown session,
-internal error (with the message) for a turn that failed.
+invalid request for a prompt while the session answers one, internal error (with the message)
+for a turn that failed or no model.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
-import sys
-import threading
 from datetime import UTC, datetime
 from importlib.metadata import version
 from pathlib import Path
@@ -42,8 +43,9 @@ from acp.schema import (
 
 from agent_ls.acp.host import HostPool
 from agent_ls.acp.session import AcpSession
-from agent_ls.config.paths import user_data_dir
 from agent_ls.core.process import ExitWatchdog
+from agent_ls.runtime import model_library
+from agent_ls.runtime.stored import stored_sessions
 
 log = logging.getLogger("agent_ls.acp")
 
@@ -97,7 +99,6 @@ class AgentLsAcp:
         self.client_capabilities = ClientCapabilities()
         self.sessions: dict[str, AcpSession] = {}
         self.hosts = HostPool()
-        self._llm_prewarmed = False
 
     def on_connect(self, conn: Any) -> None:
         self.conn = conn
@@ -138,24 +139,13 @@ class AgentLsAcp:
             await session.close()
             raise
         self.sessions[session.id] = session
-        self._prewarm_llm()
+        model_library.load_in_background()  # the first prompt does not wait for litellm's import
         return session
-
-    def _prewarm_llm(self) -> None:
-        """Import litellm (seconds) in the background once a session exists, so that the first
-        prompt does not wait for it. A daemon thread: an editor that quits meanwhile is not kept
-        waiting for the import to finish."""
-        if not self._llm_prewarmed and "litellm" not in sys.modules:
-            # lazy: +1 module, ~4 ms at the ACP start-up (litellm itself: seconds, in a thread)
-            from agent_ls.agent.llm import get_litellm
-
-            self._llm_prewarmed = True
-            threading.Thread(target=get_litellm, name="import litellm", daemon=True).start()
 
     async def new_session(self, cwd: str, mcp_servers: list[Any] | None = None, **kwargs: Any) -> NewSessionResponse:
         session = await self._open(cwd, mcp_servers, None)
         session.spawn(session.publish_commands(wait=COMMANDS_WAIT_SECONDS), "available commands")
-        options = session.options_sent = session.config_options()
+        options = session.options_sent = await session.config_options()
         return NewSessionResponse(session_id=session.id, config_options=options)
 
     async def load_session(self, cwd: str, session_id: str, mcp_servers: list[Any] | None = None,
@@ -167,33 +157,13 @@ class AgentLsAcp:
         await session.replay_history()
         await session.publish_title()
         session.spawn(session.publish_commands(wait=COMMANDS_WAIT_SECONDS), "available commands")
-        options = session.options_sent = session.config_options()
+        options = session.options_sent = await session.config_options()
         return LoadSessionResponse(config_options=options)
 
     async def list_sessions(self, cwd: str | None = None, cursor: str | None = None,
                             **kwargs: Any) -> ListSessionsResponse:
         """The stored sessions of ``cwd``, or of every folder without it (newest first)."""
-        # lazy: +2 modules, ~5 ms at the ACP start-up
-        from agent_ls.agent.store import SessionStore, all_workspace_stores
-
-        folder = _folder(cwd) if cwd is not None else None
-
-        def read() -> list[tuple[Path, Any]]:
-            if folder is not None:
-                with SessionStore.for_workspace(user_data_dir(), folder) as store:
-                    return [(folder, i) for i in store.list_sessions()]
-            out: list[tuple[Path, Any]] = []
-            for path in all_workspace_stores(user_data_dir()):
-                try:
-                    with SessionStore(path) as store:
-                        root = store.workspace_root()
-                        if root is not None:  # a store of an older version: its folder is unknown
-                            out += [(root, i) for i in store.list_sessions()]
-                except Exception as e:  # one unreadable store must not hide the others
-                    log.warning("session/list: %s skipped: %s", path, e)
-            return sorted(out, key=lambda x: -x[1].updated)
-
-        found = await asyncio.to_thread(read)
+        found = await stored_sessions(_folder(cwd) if cwd is not None else None)
         return ListSessionsResponse(sessions=[
             SessionInfo(session_id=i.id, cwd=str(root), title=i.title,
                         updated_at=datetime.fromtimestamp(i.updated, UTC).isoformat())
@@ -213,17 +183,13 @@ class AgentLsAcp:
 
     async def prompt(self, session_id: str, prompt: list[Any], **kwargs: Any) -> PromptResponse:
         session = self._session(session_id)
-        if session.turn is not None and not session.turn.done():
-            raise RequestError.invalid_request({"sessionId": session_id,
-                                                "details": "this session is already answering a prompt"})
-        session.cancel_requested = False
-        task = asyncio.ensure_future(session.run_turn(render_prompt(prompt)))
-        session.turn = task
+        task = asyncio.ensure_future(session.run_turn(render_prompt(prompt)))  # a second one: invalid request
         try:
             stop_reason = await task
         except asyncio.CancelledError:
-            if session.cancel_requested and task.done():
-                return PromptResponse(stop_reason="cancelled")
+            current = asyncio.current_task()
+            if task.cancelled() and not (current is not None and current.cancelling()):
+                return PromptResponse(stop_reason="cancelled")  # session/cancel ended the turn
             raise
         return PromptResponse(stop_reason=stop_reason)  # type: ignore[arg-type]
 
@@ -232,10 +198,7 @@ class AgentLsAcp:
         if session is None:
             log.info("session/cancel for an unknown session %r", session_id)
             return
-        task = session.turn
-        if task is not None and not task.done():
-            session.cancel_requested = True
-            task.cancel()
+        await session.conversations.cancel(session_id)
 
     async def shutdown(self) -> None:
         sessions, self.sessions = list(self.sessions.values()), {}

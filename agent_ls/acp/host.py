@@ -29,12 +29,15 @@ import attrs
 from agent_ls.agent.permissions import ApprovalAnswer
 from agent_ls.config.entries import ConfigSource, Scope, ServerConfig
 from agent_ls.config.settings import LoadedSettings
+from agent_ls.runtime import model_library
+from agent_ls.runtime.conversations import Conversations
 from agent_ls.runtime.host import RuntimeHost, log_diagnostics
 from agent_ls.runtime.questions import NoQuestions, TrustAnswer
 
 if TYPE_CHECKING:
     import mcp_types as types
 
+    from agent_ls.agent.config import AgentSettings
     from agent_ls.agent.permissions import ApprovalAnswer, ApprovalHandler, ApprovalRequest, SessionScope
     from agent_ls.agent.sampling import SamplingRequest
     from agent_ls.config.state import HostState
@@ -116,6 +119,19 @@ class SessionHost:
         """Keys of server questions whose answer the manager still awaits."""
         self.askers: list[Asker] = []
         """The sessions using this host, newest last (they ask the user for sampling consent)."""
+        self.conversations = Conversations(folders=lambda: [folder], settings=self.agent_settings,
+                                           host=self._mcp_host, prepare=model_library.load)
+        """The conversations of the folder (its session store); each session opens its own with
+        its :class:`~agent_ls.runtime.sessions.FrontEnd` (the client's files and terminal)."""
+
+    def agent_settings(self) -> AgentSettings:
+        # lazy: +3 modules, ~12 ms at the ACP start-up
+        from agent_ls.agent.config import agent_settings
+
+        return agent_settings(self.settings)
+
+    async def _mcp_host(self) -> MCPManager | None:
+        return self.manager
 
     @property
     def settings(self) -> LoadedSettings:
@@ -156,10 +172,14 @@ class SessionHost:
         keeps its last valid version, as in the language server."""
         new, _ = await self.runtime.reread()
         log_diagnostics(new)
+        self.conversations.settings_changed()  # the sessions are rebuilt on the folder's settings now
         self._queue_workspace_question()
 
     async def close(self) -> None:
-        await self.runtime.close()
+        try:
+            await self.conversations.close()
+        finally:
+            await self.runtime.close()
 
     # Questions -------------------------------------------------------------------------------------
     def _asker(self, session_id: str | None = None) -> Asker | None:

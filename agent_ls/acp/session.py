@@ -1,10 +1,11 @@
-"""One ACP session: the agent's :class:`~agent_ls.agent.session.Session` on the session's folder,
-its MCP host, approvals through ``session/request_permission`` and events as ``session/update``.
+"""One ACP session: a conversation of its folder (:class:`~agent_ls.runtime.conversations.Conversations`,
+one per :class:`~agent_ls.acp.host.SessionHost`), its MCP host, approvals through
+``session/request_permission`` and events as ``session/update``.
 
-Built like ``agent-ls chat`` and the language server's chat build theirs
-(:func:`agent_ls.runtime.sessions.build_session`): the settings of the folder, the built-in tools
-confined to the folder, the MCP manager's tools, the permission gate and the per-workspace
-session store.
+The service builds the agent's session as it does for ``agent-ls chat`` and the language server
+(the settings of the folder, the built-in tools confined to the folder, the MCP manager's tools,
+the permission gate, the per-workspace session store) and owns the turn slot, cancel,
+``/compact``, the model choice and the transcript; this module translates them into ACP.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ import asyncio
 import logging
 import secrets
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from acp import RequestError
 from acp.helpers import (
@@ -32,17 +33,26 @@ from agent_ls.acp.files import AcpEditorFiles, with_editor_files
 from agent_ls.acp.host import SessionHost, TrustQuestion
 from agent_ls.acp.terminal import with_terminal
 from agent_ls.agent import events as ev
-from agent_ls.agent.context import COMPACT_COMMAND, compaction_text
+from agent_ls.agent.events import compaction_text
 from agent_ls.agent.permissions import ApprovalAnswer, ApprovalRequest, SessionScope
-from agent_ls.agent.plan import plan_from_json
-from agent_ls.config.paths import user_data_dir
+from agent_ls.core.tasks import BackgroundTasks
 from agent_ls.core.visible import visible
+from agent_ls.runtime.conversations import (
+    COMPACT_COMMAND,
+    BadChoice,
+    Busy,
+    ConversationError,
+    Conversations,
+    UnknownSession,
+)
+
+if TYPE_CHECKING:
+    from collections.abc import Coroutine
+
+    from agent_ls.runtime.sessions import FrontEnd
 
 log = logging.getLogger("agent_ls.acp")
 
-NO_MODEL = ("no model is configured: set \"model\" in the agent-ls user settings or the workspace's "
-            ".agent-ls/settings.json (a workspace's model applies once you trust the folder), or the "
-            "AGENT_LS_MODEL environment variable (any litellm model, e.g. anthropic/claude-sonnet-4-5)")
 STOP_REASONS = {"end": "end_turn", "max_steps": "max_turn_requests", "cancelled": "cancelled"}
 
 
@@ -95,19 +105,21 @@ class AcpApprover:
 
 
 class AcpSession:
+    """One ACP session: a conversation of its folder's :class:`Conversations` (the host's),
+    opened with this session's :class:`FrontEnd`; the turn slot, cancel, ``/compact``, the model
+    and the transcript are the service's, translated here into ACP."""
+
     def __init__(self, conn: Any, folder: Path, host: SessionHost, client_fs: tuple[bool, bool],
                  terminal: bool = False) -> None:
         self.conn = conn
         self.folder = folder
         self.host = host
+        self.conversations: Conversations = host.conversations
         self.id = ""
         self.files = AcpEditorFiles(conn, "", can_read=client_fs[0], can_write=client_fs[1])
         self.approver = AcpApprover(self)
         host.askers.append(self)
-        self.session: Any = None
-        self.store: Any = None
-        self.turn: asyncio.Task[str] | None = None
-        self.cancel_requested = False
+        self.front: FrontEnd | None = None
         self.call_args: dict[str, dict[str, Any]] = {}
         self.previews: dict[str, U.Preview] = {}
         """The whole-file change of each running file tool call (its diff)."""
@@ -119,87 +131,70 @@ class AcpSession:
         """Why the client's terminal is not used any more (it refused or did not answer)."""
         self.commands: dict[str, tuple[str, Any]] = {}
         self._commands_sent: list[str] | None = None
-        self.tasks: set[asyncio.Task[Any]] = set()
-        self.chosen_model: str | None = None
-        """The model the session chose (``session/set_config_option``), kept in its store."""
+        self.tasks = BackgroundTasks("ACP session", log)
         self._title_sent: str | None = None
         self.options_sent: Any = None
 
+    @property
+    def session(self) -> Any:
+        """The agent's session as built now (None: no model yet)."""
+        return self.conversations.live(self.id)
+
     # building --------------------------------------------------------------------------------
     async def build(self, session_id: str | None) -> None:
-        """Open the store and the session (a stored one when ``session_id`` is given).
+        """Open the conversation (a stored one when ``session_id`` is given, else a new one).
 
         Without a model in the settings the session still exists (its id is the store's):
         the folder may set the model once the user trusts it, which is asked at the first
         prompt; the prompt fails with the reason if there is still none then.
         """
-        # lazy: +3 modules, ~12 ms at the ACP start-up
-        from agent_ls.agent.config import agent_settings
-        from agent_ls.agent.store import SessionStore
-
-        self.store = await asyncio.to_thread(SessionStore.for_workspace, user_data_dir(), self.folder)
-        if session_id is not None:
-            info = await asyncio.to_thread(self.store.get_session, session_id)
-            if info is None:
-                raise RequestError.invalid_params({"sessionId": session_id,
-                                                   "details": f"no stored session {session_id!r} for {self.folder}"})
-            self.chosen_model = info.model
-        else:
-            llm = agent_settings(self.host.settings).llm_config()
-            info = await asyncio.to_thread(self.store.create_session, None, llm.model if llm else None)
-            session_id = info.id
+        try:
+            if session_id is None:
+                session_id = (await self.conversations.create()).id
+            else:
+                await self.conversations.info(session_id)
+        except UnknownSession as e:
+            raise RequestError.invalid_params({"sessionId": session_id,
+                                               "details": f"no stored session {session_id!r} for {self.folder}"}
+                                              ) from e
         self.id = session_id
         self.files.session_id = session_id
-        await self.make_session(required=False)
+        self.front = self._front_end()
+        await self.open(required=False)
 
-    async def make_session(self, *, required: bool) -> None:
-        """(Re)build the agent's session on the current settings (after a trust decision the
-        folder's model, rules and instructions may apply); the history comes from the store,
-        "allow for session" answers carry over."""
-        # lazy: agent.config +3 modules (~12 ms), the session layer (re2) +24 modules (~50 ms) at the ACP start-up
-        from agent_ls.agent.config import agent_settings
-        from agent_ls.runtime.sessions import FrontEnd, build_session
+    def _front_end(self) -> FrontEnd:
+        """What this session gives its agent session: approvals through the host (asked by the
+        session whose call it is), the client's files and, when it offers one, its terminal."""
+        # lazy: the session layer (re2) +24 modules, ~50 ms at the ACP start-up
+        from agent_ls.runtime.sessions import FrontEnd
 
-        agent = agent_settings(self.host.settings)
-        for problem in agent.problems:
-            log.warning("settings: %s", problem)
-        llm = agent.llm_config(agent.session_model(self.chosen_model))
-        if llm is None:
-            if required:
-                raise RequestError(-32603, NO_MODEL)
-            return
         files = self.files
 
         def wrap(tools: list[Any], workspace: Any) -> list[Any]:
             tools = with_editor_files(tools, files, workspace)
             return with_terminal(tools, self) if self.terminal else tools
 
-        front = FrontEnd(questions=self.host, editor=files if (files.can_read or files.can_write) else None,
-                         wrap_tools=wrap)
-        allowed = self.session.gate.session_allowed if self.session is not None else ()
-        self.session = await build_session(agent, llm, roots=[self.folder], front=front, manager=self.host.manager,
-                                           store=self.store, session_id=self.id, session_allowed=allowed)
+        return FrontEnd(questions=self.host, editor=files if (files.can_read or files.can_write) else None,
+                        wrap_tools=wrap)
 
-    def spawn(self, coro: Any, what: str) -> None:
-        task = asyncio.ensure_future(coro)
-        self.tasks.add(task)
+    async def open(self, *, required: bool) -> Any:
+        """The agent's session on the current settings (rebuilt after a trust decision, with
+        "allow for session" answers kept); without a model: None, or -32603 saying what to set
+        when ``required``."""
+        try:
+            return await self.conversations.open(self.id, front=self.front, required=required)
+        except ConversationError as e:
+            raise request_error(e) from None
 
-        def done(t: asyncio.Task[Any]) -> None:
-            self.tasks.discard(t)
-            if not t.cancelled() and t.exception() is not None:
-                log.warning("%s failed: %s", what, t.exception())
-
-        task.add_done_callback(done)
+    def spawn(self, coro: Coroutine[Any, Any, Any], what: str) -> None:
+        self.tasks.spawn(coro, what)
 
     async def close(self) -> None:
         if self in self.host.askers:
             self.host.askers.remove(self)
-        if self.turn is not None and not self.turn.done():
-            self.turn.cancel()
-        for t in list(self.tasks):
-            t.cancel()
-        if self.store is not None:
-            self.store.close()
+        await self.tasks.close()
+        if self.id:
+            await self.conversations.release(self.id)
 
     # updates ---------------------------------------------------------------------------------
     async def send(self, update: Any) -> None:
@@ -209,20 +204,14 @@ class AcpSession:
             log.info("session/update not sent: %s", e)
 
     async def replay_history(self) -> None:
-        if self.session is not None:
-            messages = self.session.history
-            specs = {t.spec.name: t.spec for t in self.session.registry.visible()}
-        else:
-            messages = await asyncio.to_thread(self.store.load_messages, self.id)
-            specs = {}
-        for update in U.history_updates(messages, self.folder, specs):
+        """The stored conversation as updates (``session/load``), then its plan."""
+        transcript = await self.conversations.transcript(self.id)
+        session = self.session
+        specs = {t.spec.name: t.spec for t in session.registry.visible()} if session is not None else {}
+        for update in U.history_updates(transcript.messages, self.folder, specs):
             await self.send(update)
-        if self.session is not None:
-            plan = self.session.plan
-        else:
-            plan = plan_from_json(await asyncio.to_thread(self.store.load_plan, self.id))
-        if plan:  # the stored plan, as the client last saw it
-            await self.send(U.plan_update(plan))
+        if transcript.plan:  # the stored plan, as the client last saw it
+            await self.send(U.plan_update(transcript.plan))
 
     async def sink(self, event: Any) -> None:
         if isinstance(event, ev.TextDelta):
@@ -272,47 +261,35 @@ class AcpSession:
         return U.edit_preview(name, args, path, before)
 
     # model choice (session config options) ------------------------------------------------------
-    def config_options(self) -> list[Any] | None:
+    async def config_options(self) -> list[Any] | None:
         """The session's config options: the model, a select over the settings' ``model`` and
         ``models`` (None when no model is configured)."""
-        # lazy: +3 modules, ~12 ms at the ACP start-up
-        from agent_ls.agent.config import agent_settings
-
-        agent = agent_settings(self.host.settings)
-        return U.model_options(agent.model_choices(), agent.model, agent.session_model(self.chosen_model))
+        choice = await self.conversations.models(self.id)
+        return U.model_options(tuple(choice.models), choice.default, choice.current)
 
     async def set_config_option(self, config_id: str, value: Any) -> list[Any]:
         """Apply ``session/set_config_option``: the model for the next request of this session,
         kept with it in the store. Unknown options and values are invalid params."""
-        # lazy: +3 modules, ~12 ms at the ACP start-up
-        from agent_ls.agent.config import agent_settings
-
         if config_id != U.MODEL_OPTION:
             raise RequestError.invalid_params({"configId": config_id,
                                                "details": f"unknown config option {config_id!r} (there is "
                                                           f"{U.MODEL_OPTION!r})"})
-        agent = agent_settings(self.host.settings)
         if not isinstance(value, str):
             raise RequestError.invalid_params({"configId": config_id, "value": value,
                                                "details": "the model option takes a model name (a string)"})
         try:
-            model = agent.check_model_choice(value)
-        except ValueError as e:
+            choice = await self.conversations.set_model(self.id, value)
+        except BadChoice as e:
             raise RequestError.invalid_params({"configId": config_id, "value": value, "details": str(e)}) from None
-        self.chosen_model = model
-        await asyncio.to_thread(self.store.set_model, self.id, model)
-        if self.session is not None:
-            llm = agent.llm_config(model)
-            if llm is not None:
-                self.session.llm = llm  # the next model request uses it (also within a running turn)
-        log.info("session %s: model %s", self.id, model)
-        options = self.config_options() or []
+        except ConversationError as e:
+            raise request_error(e) from None
+        options = U.model_options(tuple(choice.models), choice.default, choice.current) or []
         self.options_sent = options
         return options
 
     async def publish_options(self) -> None:
         """``config_option_update`` when the choices changed (the folder's settings after trust)."""
-        options = self.config_options()
+        options = await self.config_options()
         if options != self.options_sent:
             self.options_sent = options
             await self.send(U.options_update(options or []))
@@ -321,8 +298,11 @@ class AcpSession:
     async def publish_title(self) -> None:
         """``session_info_update`` with the stored title when it is new to the client (the
         first-message title, later the title model's: :mod:`agent_ls.agent.titles`)."""
-        info = await asyncio.to_thread(self.store.get_session, self.id)
-        if info is None or not info.title or info.title == self._title_sent:
+        try:
+            info = await self.conversations.info(self.id)
+        except UnknownSession:
+            return
+        if not info.title or info.title == self._title_sent:
             return
         self._title_sent = info.title
         await self.send(U.info_update(info.title, info.updated))
@@ -330,11 +310,8 @@ class AcpSession:
     async def publish_titles(self) -> None:
         """The title now (before the prompt's answer), and the title model's once its
         background call ends."""
-        # lazy: +2 modules, ~7 ms at the ACP start-up
-        from agent_ls.agent.titles import pending_title
-
         await self.publish_title()
-        pending = pending_title(self.id)
+        pending = self.conversations.pending_title(self.id)
         if pending is not None:
 
             async def later() -> None:
@@ -369,7 +346,7 @@ class AcpSession:
     # MCP sampling consent ------------------------------------------------------------------------
     @property
     def busy(self) -> bool:
-        return self.turn is not None and not self.turn.done()
+        return self.conversations.busy(self.id)
 
     async def ask_sampling(self, request: Any) -> str:
         """``allow_once`` / ``allow_session`` / ``deny`` for a server's sampling request."""
@@ -457,28 +434,45 @@ class AcpSession:
 
     # the turn ------------------------------------------------------------------------------------
     async def run_turn(self, text: str) -> str:
-        # lazy: +1 module, ~4 ms at the ACP start-up
-        from agent_ls.agent.llm import get_litellm
-
-        if await self.host.ask_pending(self.ask_trust):
-            await self.make_session(required=False)  # the folder's settings may apply now
-            await self.publish_commands()
-            await self.publish_options()
-        if self.session is None:
-            await self.make_session(required=True)
-        await asyncio.to_thread(get_litellm)  # seconds on first use: never on the event loop
-        if text.strip() == COMPACT_COMMAND:
-            done = await self.session.compact(self.sink)
-            await self.send(update_agent_message_text(compaction_text(done)))
-            return "end_turn"
-        text = await self.expand_command(text)
-        result = await self.session.prompt(text, self.sink)
-        await self.publish_titles()
+        """One ``session/prompt`` in the session's turn slot: the trust questions queued for the
+        folder first (the folder's settings may apply now), then the turn (``/compact``, an MCP
+        prompt's command expanded, or the text). A second prompt meanwhile is refused."""
+        try:
+            async with self.conversations.turn_slot(self.id):
+                if await self.host.ask_pending(self.ask_trust):
+                    await self.open(required=False)  # the folder's settings may apply now
+                    await self.publish_commands()
+                    await self.publish_options()
+                session = await self.open(required=True)
+                compact = text.strip() == COMPACT_COMMAND
+                if not compact:
+                    text = await self.expand_command(text)
+                result = await self.conversations.prompt(session, text, self.sink)
+        except ConversationError as e:
+            raise request_error(e) from None
         if result.error is not None:
             await self.send(update_agent_message_text(f"\n\n[error: {result.error.message}]"))
             raise RequestError(-32603, result.error.message, {"kind": result.error.kind})
+        if compact:
+            await self.send(update_agent_message_text(result.text))
+            return "end_turn"
+        await self.publish_titles()
         self.spawn(self.publish_commands(), "available commands")
         return STOP_REASONS.get(result.stop_reason, "end_turn")
+
+
+def request_error(e: ConversationError) -> RequestError:
+    """The service's refusal as ACP's error: a session answering a prompt is an invalid
+    request, an unknown session or model invalid params, anything else (no model) an internal
+    error with the message."""
+    if isinstance(e, Busy):
+        return RequestError.invalid_request({"sessionId": e.session_id,
+                                             "details": "this session is already answering a prompt"})
+    if isinstance(e, UnknownSession):
+        return RequestError.invalid_params({"sessionId": e.session_id, "details": f"unknown session {e.session_id!r}"})
+    if isinstance(e, BadChoice):
+        return RequestError.invalid_params({"details": str(e)})
+    return RequestError(-32603, str(e))
 
 
 _TRUST_ANSWERS = {

@@ -1,6 +1,7 @@
-"""``agent-ls chat``: the agent in the terminal (one-shot or interactive), on the session the
-editor's chat uses (:func:`agent_ls.runtime.sessions.build_session`); approvals and MCP sampling
-consent are asked on the terminal."""
+"""``agent-ls chat``: the agent in the terminal (one-shot or interactive), a conversation of the
+service the editor's chat and ACP use (:class:`~agent_ls.runtime.conversations.Conversations`:
+sessions, the model and ``/model``, ``/compact``, the turn and its cancel on Ctrl+C); approvals
+and MCP sampling consent are asked on the terminal."""
 
 from __future__ import annotations
 
@@ -16,11 +17,9 @@ import attrs
 
 from agent_ls.agent import events as ev
 from agent_ls.agent.config import agent_settings
-from agent_ls.agent.context import COMPACT_COMMAND, compaction_text, context_meter
-from agent_ls.agent.events import Event
+from agent_ls.agent.events import Event, compaction_text, context_meter
 from agent_ls.agent.plan import UPDATE_PLAN
 from agent_ls.agent.sampling import Sampler
-from agent_ls.agent.store import SessionStore
 from agent_ls.cli.common import (
     EXIT_FAIL,
     EXIT_OK,
@@ -30,150 +29,167 @@ from agent_ls.cli.common import (
     workspace_folders,
 )
 from agent_ls.cli.host import settle, start
-from agent_ls.config.paths import user_data_dir
 from agent_ls.core.visible import visible
-from agent_ls.runtime.sessions import FrontEnd, build_session
+from agent_ls.runtime.conversations import NO_MODEL, ConversationError, Conversations
+from agent_ls.runtime.sessions import FrontEnd
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
     from agent_ls.agent.config import AgentSettings
     from agent_ls.agent.plan import PlanEntry
-    from agent_ls.agent.session import Session
     from agent_ls.mcp.manager import MCPManager
+    from agent_ls.runtime.conversations import Session  # the session the service hands out
     from agent_ls.runtime.questions import Questions
 
 
 async def cmd_chat(args: argparse.Namespace) -> int:
-    """A terminal chat on the same session code the editor uses."""
+    """A terminal chat on the conversation service the editor's chat and ACP use."""
     folders = workspace_folders(args)
     host, settings = await settle(args)
     agent = agent_settings(settings)
     print_diagnostics(settings)  # every problem of the settings files at its place, as `agent-ls mcp status`
-    store = SessionStore.for_workspace(user_data_dir(), folders[0])
-    if args.list_sessions:
-        for info in store.list_sessions():
-            print(f"{info.id}  {info.message_count:>4} messages  {info.title or ''}")
-        return EXIT_OK
-    if args.delete_session:
-        if not store.delete_session(args.delete_session):
-            print(f"error: no session {args.delete_session!r} in this workspace", file=sys.stderr)
-            return EXIT_USAGE
-        print(f"Deleted session {args.delete_session}")
-        return EXIT_OK
-    session_id = args.resume
-    if args.continue_last:
-        sessions = store.list_sessions()
-        session_id = sessions[0].id if sessions else None
-    stored = store.get_session(session_id) if session_id else None
-    # --model, else the resumed session's choice (/model, the editor's picker), else the default.
-    llm = agent.llm_config(args.model or agent.session_model(stored.model if stored else None))
-    if llm is None:
-        print("error: no model is configured. Pass --model, set AGENT_LS_MODEL, or put \"model\" in "
-              "settings.json (any litellm model, e.g. anthropic/claude-sonnet-4-5, or ollama/qwen3 with "
-              "\"apiBase\": \"http://127.0.0.1:11434\").", file=sys.stderr)
-        return EXIT_USAGE
+    managers: list[MCPManager] = []
 
-    manager = await start(host, args)
-    _attach_terminal_sampling(manager, host.questions, agent, llm.model)
+    async def mcp_host() -> MCPManager | None:
+        return managers[0] if managers else None
+
+    # approvals are asked on the terminal (TerminalQuestions, the host's questions)
+    conversations = Conversations(folders=lambda: folders, settings=lambda: agent, host=mcp_host,
+                                  front=lambda: FrontEnd(questions=host.questions))
     try:
-        # approvals are asked on the terminal (TerminalQuestions, the host's questions)
-        session = await build_session(agent, llm, roots=folders, front=FrontEnd(questions=host.questions),
-                                      manager=manager, store=store, session_id=session_id)
-        print(f"[session {session.session_id}, model {llm.model}]", file=sys.stderr)
-        if session.plan:  # a resumed session's plan, as it was left
-            print(plan_checklist(session.plan), file=sys.stderr, flush=True)
-
-        started: set[str] = set()
-
-        def sink(event: Event) -> None:
-            if isinstance(event, ev.TextDelta):
-                print(event.text, end="", flush=True)
-            elif isinstance(event, ev.PlanUpdated):
-                print(f"\n{plan_checklist(event.entries)}", file=sys.stderr, flush=True)
-            elif isinstance(event, (ev.ToolCallStarted, ev.ToolCallFinished)) and event.name == UPDATE_PLAN and not (
-                    isinstance(event, ev.ToolCallFinished) and event.is_error):
-                pass  # the checklist says it
-            elif isinstance(event, ev.ToolCallStarted) and event.call_id not in started:
-                started.add(event.call_id)  # (started again when found once its server started: one line)
-                print(f"\n{tool_line(event.name, event.arguments)}", file=sys.stderr, flush=True)
-            elif isinstance(event, ev.ToolCallStarted):
-                pass
-            elif isinstance(event, ev.ToolCallProgress):
-                print(f"[tool {visible(event.name)}: {visible(event.message)}]", file=sys.stderr, flush=True)
-            elif isinstance(event, ev.ToolCallFinished):
-                first = (event.content.strip().splitlines() or [""])[0]
-                print(f"[tool {'error' if event.is_error else 'ok'}] {clip(first, RESULT_LINE_CHARS)}",
-                      file=sys.stderr, flush=True)
-            elif isinstance(event, ev.TurnError):
-                print(f"\n[error] {event.message}", file=sys.stderr, flush=True)
-            elif isinstance(event, ev.ContextCompacted):
-                print(f"\n[{compaction_text(event)}]", file=sys.stderr, flush=True)
-            elif isinstance(event, ev.TurnFinished):
-                u = event.usage
-                context = f", {context_meter(u)}" if u.context_window else ""
-                print(f"\n[{event.stop_reason}; tokens in {u.input_tokens}, out {u.output_tokens}, "
-                      f"cache read {u.cache_read_tokens}{context}]", file=sys.stderr, flush=True)
-
-        async def compact() -> str:
-            done = await session.compact(sink)  # the sink prints what it did
-            if done is None:
-                print(f"[{compaction_text(None)}]", file=sys.stderr, flush=True)
-            return "end"
-
-        async def one(prompt: str) -> str:
-            loop = asyncio.get_running_loop()
-            if prompt.strip() == COMPACT_COMMAND:
-                return await compact()
-            task = asyncio.ensure_future(session.prompt(prompt, sink))
-            loop.add_signal_handler(signal.SIGINT, task.cancel)
-            try:
-                result = await task
-                return result.stop_reason
-            except asyncio.CancelledError:
-                print("\n[cancelled]", file=sys.stderr)
-                return "cancelled"
-            finally:
-                loop.remove_signal_handler(signal.SIGINT)
-
-        if args.prompt:
-            reason = await one(" ".join(args.prompt))
-            return EXIT_OK if reason == "end" else EXIT_FAIL
-        while True:
-            line = await read_line("\n> ")
-            if line is None or line.strip() in ("/exit", "/quit"):
-                return EXIT_OK
-            if line.strip() == "/model" or line.strip().startswith("/model "):
-                print(model_command(agent, store, session, line.strip()[len("/model"):].strip()))
-            elif line.strip():
-                await one(line)
+        if args.list_sessions:
+            for info in await conversations.sessions():
+                print(f"{info.id}  {info.message_count:>4} messages  {info.title or ''}")
+            return EXIT_OK
+        if args.delete_session:
+            if not await conversations.delete(args.delete_session):
+                print(f"error: no session {args.delete_session!r} in this workspace", file=sys.stderr)
+                return EXIT_USAGE
+            print(f"Deleted session {args.delete_session}")
+            return EXIT_OK
+        session_id = await conversations.latest() if args.continue_last else args.resume
+        # --model, else the resumed session's choice (/model, the editor's picker), else the default.
+        model = args.model or (await conversations.models(session_id)).current
+        if model is None:
+            print(f"error: {NO_MODEL}; or pass --model", file=sys.stderr)
+            return EXIT_USAGE
+        managers.append(await start(host, args))
+        _attach_terminal_sampling(managers[0], host.questions, agent, model)
+        session = await conversations.open(session_id, args.model)
+        assert session is not None  # required: NoModel otherwise
+        return await _chat(args, conversations, session)
+    except ConversationError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return EXIT_USAGE
     finally:
-        await manager.close()
-        store.close()
+        await conversations.close()
+        if managers:
+            await managers[0].close()
 
 
-def model_command(agent: AgentSettings, store: SessionStore, session: Session, name: str) -> str:
-    """``/model``: the models the settings offer, the session's current one marked; ``/model
-    NAME``: that one for the session's next requests, kept in its store (as the editor's picker,
-    ``agent/setModel``)."""
-    current = session.llm.model
+async def _chat(args: argparse.Namespace, conversations: Conversations, session: Session) -> int:
+    """The one-shot prompt of ``args``, or prompts read from the terminal until ``/exit``."""
+    session_id = session.session_id
+    print(f"[session {session_id}, model {session.llm.model}]", file=sys.stderr)
+    if session.plan:  # a resumed session's plan, as it was left
+        print(plan_checklist(session.plan), file=sys.stderr, flush=True)
+    printer = TerminalPrinter()
+
+    async def one(prompt: str) -> str:
+        loop = asyncio.get_running_loop()
+        task = asyncio.ensure_future(conversations.prompt(session, prompt, printer))
+
+        def interrupt() -> None:  # Ctrl+C: the turn ends (the service cancels it), the chat goes on
+            if conversations.turn_running(session_id) is None:
+                task.cancel()  # not started yet
+            else:
+                conversations.tasks.spawn(conversations.cancel(session_id), "cancel the turn")
+
+        loop.add_signal_handler(signal.SIGINT, interrupt)
+        printer.compacted = False
+        try:
+            result = await task
+        except asyncio.CancelledError:
+            print("\n[cancelled]", file=sys.stderr)
+            return "cancelled"
+        finally:
+            loop.remove_signal_handler(signal.SIGINT)
+        if result.stop_reason == "compacted" and not printer.compacted:
+            print(f"[{result.text}]", file=sys.stderr, flush=True)  # nothing to compact: say so
+        return result.stop_reason
+
+    if args.prompt:
+        reason = await one(" ".join(args.prompt))
+        return EXIT_OK if reason in ("end", "compacted") else EXIT_FAIL
+    while True:
+        line = await read_line("\n> ")
+        if line is None or line.strip() in ("/exit", "/quit"):
+            return EXIT_OK
+        if line.strip() == "/model" or line.strip().startswith("/model "):
+            print(await model_command(conversations, session_id, session.llm.model,
+                                      line.strip()[len("/model"):].strip()))
+        elif line.strip():
+            await one(line)
+
+
+class TerminalPrinter:
+    """A turn's events on the terminal: the answer on stdout, the rest (tools, plan, usage,
+    errors) on stderr, every text from the model or a tool escaped."""
+
+    def __init__(self) -> None:
+        self.started: set[str] = set()
+        self.compacted = False
+        """A compaction was printed (``/compact`` that did nothing says so itself)."""
+
+    def __call__(self, event: Event) -> None:
+        if isinstance(event, ev.TextDelta):
+            print(event.text, end="", flush=True)
+        elif isinstance(event, ev.PlanUpdated):
+            print(f"\n{plan_checklist(event.entries)}", file=sys.stderr, flush=True)
+        elif isinstance(event, (ev.ToolCallStarted, ev.ToolCallFinished)) and event.name == UPDATE_PLAN and not (
+                isinstance(event, ev.ToolCallFinished) and event.is_error):
+            pass  # the checklist says it
+        elif isinstance(event, ev.ToolCallStarted) and event.call_id not in self.started:
+            self.started.add(event.call_id)  # (started again when found once its server started: one line)
+            print(f"\n{tool_line(event.name, event.arguments)}", file=sys.stderr, flush=True)
+        elif isinstance(event, ev.ToolCallStarted):
+            pass
+        elif isinstance(event, ev.ToolCallProgress):
+            print(f"[tool {visible(event.name)}: {visible(event.message)}]", file=sys.stderr, flush=True)
+        elif isinstance(event, ev.ToolCallFinished):
+            first = (event.content.strip().splitlines() or [""])[0]
+            print(f"[tool {'error' if event.is_error else 'ok'}] {clip(first, RESULT_LINE_CHARS)}",
+                  file=sys.stderr, flush=True)
+        elif isinstance(event, ev.TurnError):
+            print(f"\n[error] {event.message}", file=sys.stderr, flush=True)
+        elif isinstance(event, ev.ContextCompacted):
+            self.compacted = True
+            print(f"\n[{compaction_text(event)}]", file=sys.stderr, flush=True)
+        elif isinstance(event, ev.TurnFinished):
+            u = event.usage
+            context = f", {context_meter(u)}" if u.context_window else ""
+            print(f"\n[{event.stop_reason}; tokens in {u.input_tokens}, out {u.output_tokens}, "
+                  f"cache read {u.cache_read_tokens}{context}]", file=sys.stderr, flush=True)
+
+
+async def model_command(conversations: Conversations, session_id: str, current: str, name: str) -> str:
+    """``/model``: the models the settings offer, the session's current one (``current``)
+    marked; ``/model NAME``: that one for the session's next requests, kept in its store (as the
+    editor's picker, ``agent/setModel``)."""
     if not name:
-        choices = agent.model_choices()
-        lines = [f"{'*' if m == current else ' '} {m}{'  (default)' if m == agent.model else ''}" for m in choices]
-        if current not in choices:
+        choice = await conversations.models(session_id)
+        lines = [f"{'*' if m == current else ' '} {m}{'  (default)' if m == choice.default else ''}"
+                 for m in choice.models]
+        if current not in choice.models:
             lines.insert(0, f"* {current}  (--model)")
-        hint = "/model NAME picks one" if len(choices) > 1 else 'list more in "models" in the settings'
+        hint = "/model NAME picks one" if len(choice.models) > 1 else 'list more in "models" in the settings'
         return "\n".join([*lines, f"({hint})"])
     try:
-        model = agent.check_model_choice(name)
-    except ValueError as e:
+        picked = await conversations.set_model(session_id, name)
+    except ConversationError as e:
         return f"error: {e}"
-    llm = agent.llm_config(model)
-    if llm is None:
-        return f"error: no settings for the model {model!r}"
-    store.set_model(session.session_id, model)
-    session.llm = llm
-    return f"[model {model}]"
+    return f"[model {picked.current}]"
 
 
 TOOL_LINE_CHARS = 200

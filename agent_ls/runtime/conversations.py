@@ -29,8 +29,9 @@ protocol's error once.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -415,31 +416,44 @@ class Conversations:
         model gets differs from ``typed`` (attachments rendered in, notes said first)."""
         compact = text.strip() == COMPACT_COMMAND
         live = self._entry(session.session_id)
+        async with self.turn_slot(session.session_id):
+            if self._prepare is not None:
+                await self._prepare()
+            log.debug("prompt: litellm ready, the turn starts")
+            if not compact:
+                if live.notes:
+                    text = f"[From the editor: {'; '.join(live.notes)}.]\n\n{text}"
+                    live.notes.clear()
+                shown = typed if typed is not None else text
+                if display is not None and text != shown:
+                    await self.remember_display(session.session_id, text, display)
+                await self.title(session.session_id, shown)
+            turn = TurnInfo(session.session_id, text, compact)
+            await self._observe("before_turn", turn)
+            result: TurnResult | None = None
+            try:
+                result = await (self._compact(session, sink) if compact else session.prompt(text, sink))
+            finally:
+                await asyncio.shield(self._observe("after_turn", turn, result))
+            return result
+
+    @contextlib.asynccontextmanager
+    async def turn_slot(self, session_id: str) -> AsyncIterator[None]:
+        """Hold the turn slot of ``session_id`` for a front end's whole turn, when it does work
+        of its own around :meth:`prompt` (ACP asks its trust questions and expands an MCP prompt
+        first): refused with :class:`Busy` while another task holds it; :meth:`prompt` in the
+        task that holds it goes ahead, and :meth:`cancel` cancels that task."""
+        live = self._entry(session_id)
+        task = asyncio.current_task()
+        if live.lock.locked() and live.turn is task:
+            yield  # the holder's own prompt
+            return
         if live.lock.locked():
-            raise Busy(session.session_id)
+            raise Busy(session_id)
         async with live.lock:
-            task = asyncio.current_task()
             live.turn = task
             try:
-                if self._prepare is not None:
-                    await self._prepare()
-                log.debug("prompt: litellm ready, the turn starts")
-                if not compact:
-                    if live.notes:
-                        text = f"[From the editor: {'; '.join(live.notes)}.]\n\n{text}"
-                        live.notes.clear()
-                    shown = typed if typed is not None else text
-                    if display is not None and text != shown:
-                        await self.remember_display(session.session_id, text, display)
-                    await self.title(session.session_id, shown)
-                turn = TurnInfo(session.session_id, text, compact)
-                await self._observe("before_turn", turn)
-                result: TurnResult | None = None
-                try:
-                    result = await (self._compact(session, sink) if compact else session.prompt(text, sink))
-                finally:
-                    await asyncio.shield(self._observe("after_turn", turn, result))
-                return result
+                yield
             finally:
                 if live.turn is task:
                     live.turn = None
@@ -557,6 +571,13 @@ class Conversations:
         if isinstance(found, str):
             raise ConversationError(found)
         return found
+
+    async def release(self, session_id: str) -> None:
+        """The front end is done with ``session_id`` (ACP loads it again for a reconnecting
+        client): its running turn is cancelled and what the service keeps of it live (the built
+        session, "allow for this session" answers, notes) is dropped; the store keeps it."""
+        await self.cancel(session_id)
+        self._live.pop(session_id, None)
 
     # shutdown ----------------------------------------------------------------------------------
     async def close(self) -> None:

@@ -15,6 +15,7 @@ import importlib
 import logging
 import os
 import sys
+import threading
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Protocol
 
@@ -38,7 +39,24 @@ ProgressStarter = Callable[[str, str, str | None], Awaitable["Progress | None"]]
 """``(kind, title, message)`` -> a begun progress, or None (the front end shows none)."""
 
 
-async def load_llm() -> None:
+_started = False
+
+
+def load_in_background() -> None:
+    """Start importing litellm in a daemon thread (once per process), so that the first prompt
+    does not wait for it (ACP, once a session exists); a front end that quits meanwhile is not
+    kept waiting for the import."""
+    global _started
+    if _started or "litellm" in sys.modules:
+        return
+    # lazy: +1 module, ~4 ms at start-up (litellm itself: seconds, in the thread)
+    from agent_ls.agent.llm import get_litellm
+
+    _started = True
+    threading.Thread(target=get_litellm, name="import litellm", daemon=True).start()
+
+
+async def load() -> None:
     """litellm, imported in a daemon thread (never on the event loop: requests, including
     cancellations, keep being answered meanwhile; a quitting editor is not held by it)."""
     # lazy: ~4 ms at start-up (litellm itself is imported later still)
@@ -75,12 +93,12 @@ class ModelLibrary:
         return None
 
     async def _warm_up(self) -> None:
-        def load() -> None:
+        def sessions() -> None:
             importlib.import_module("agent_ls.runtime.sessions")  # the session, the tools, the registry
 
         log.debug("warm-up: started")
-        await load_llm()
-        await in_daemon_thread(load)
+        await load()
+        await in_daemon_thread(sessions)
         log.debug("warm-up: the session modules imported")
         config = self._settings().llm_config(None)
         if config is not None:  # litellm's first call builds the provider's client: now, not at the first prompt
@@ -106,7 +124,7 @@ class ModelLibrary:
             if warming is not None:
                 with contextlib.suppress(Exception):  # a failed warm-up: the turn loads what it needs itself
                     await asyncio.shield(warming)  # (a cancelled turn leaves the warm-up running)
-            await load_llm()
+            await load()
         finally:
             if shown is not None:
                 shown.end()
