@@ -17,7 +17,6 @@ from agent_ls.server.protocol.methods import APPROVE
 from agent_ls.server.protocol.questions import ApprovalScope, ApproveParams, ApproveResult
 
 if TYPE_CHECKING:
-    from agent_ls.agent.config import AgentSettings
     from agent_ls.agent.permissions import ApprovalAnswer, ApprovalRequest, PermissionGate, SessionScope
     from agent_ls.core.tools import ToolSpec
     from agent_ls.server.server import AgentLanguageServer
@@ -71,10 +70,6 @@ class EditorApprover:
             chosen = request.scope(result.scope)
             return chosen if chosen is not None else ApprovalAnswer.ALLOW_ONCE
         return answer
-
-
-def agent_settings_now(ls: AgentLanguageServer) -> AgentSettings:
-    return ls.runtime.agent_settings()
 
 
 def direct_gate(ls: AgentLanguageServer) -> PermissionGate:
