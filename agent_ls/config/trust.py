@@ -5,7 +5,9 @@ A workspace folder is untrusted input: a cloned repository's ``.agent-ls/setting
 user trusts the folder, nothing in them may run code, receive a secret, redirect the model or
 loosen a permission. What they may do untrusted is an allowlist (:data:`ALWAYS`): ask and deny
 rules (which only tighten), extra instructions, tool deferral and retries. Everything else
-needs trust, each key with the reason shown to the user (:func:`split_settings`).
+needs trust, each key with the reason shown to the user (:func:`split_settings`); each hook
+(of ``.agent-ls/settings.json`` and ``.claude/settings.json``) is an item of its own, its
+command shown in full (:func:`hook_trust_items`).
 
 One decision per folder (like VS Code's restricted mode), bound to the digest of what the
 folder asks for besides its MCP servers (:attr:`WorkspaceRequest.digest`): when those settings
