@@ -101,6 +101,8 @@ def read_run(hook: HookSpec, result: ProcessResult) -> HookRun:
     code = result.exit_code
     if code == 2:
         reason = _cut(result.stderr) or f"{who} exited with code 2 and no message on stderr"
+        if result.stderr_dropped:
+            reason += f" [{result.stderr_dropped} more bytes of stderr dropped]"
         if event in _BLOCKABLE:
             return HookRun(hook, result, blocked=True, message=reason)
         return HookRun(hook, result, notice=f"{who} exited with code 2 (this event cannot be blocked): {reason}")
