@@ -164,3 +164,12 @@ def test_the_files_that_define_hooks_are_protected(tmp_path: Path, path: str) ->
     verdict = PermissionGate(PermissionRules(allow=("write_file",)), None, [tmp_path]).evaluate(
         spec, {"path": path, "content": "{}"})
     assert verdict.decision is Decision.ASK and verdict.sensitive
+
+
+def test_agent_settings_carry_the_hooks_in_effect(tmp_path: Path) -> None:
+    from agent_ls.agent.config import agent_settings
+
+    loaded = load(tmp_path, [], user={"hooks": {"PreToolUse": [group("./check.sh", "Bash")]}})
+    hooks = agent_settings(loaded, environ={}).hooks
+    assert [(h.event, h.command) for h in hooks] == [("PreToolUse", "./check.sh")]
+    assert hooks_for(hooks, [tmp_path]) is not None and hooks_for((), [tmp_path]) is None
