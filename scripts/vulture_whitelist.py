@@ -90,3 +90,5 @@ _.session_start
 _.user_prompt_submit
 _.pre_compact
 _.session_end
+_.start_context  # agent/hooks/turns.py: for the runtime's conversation service (tests/agent/test_hooks.py)
+_.prompt_with_hooks

@@ -237,3 +237,57 @@ async def test_stop_block_with_a_reason_and_matchers(ws: Path) -> None:
     assert received(ws, "stop")["stop_hook_active"] is False
     assert (await hooks.session_start("startup")).runs == ()  # matcher "resume" does not match
     assert (await hooks.pre_compact("auto")).runs == () and (await hooks.pre_compact("manual")).blocked
+
+
+# -- a turn with its conversation hooks (agent_ls.agent.hooks.turns) -------------------------------
+
+
+def _user_messages(llm: ScriptedLLM) -> list[str]:
+    return [m["content"] for m in llm.requests[-1].body["messages"] if m["role"] == "user"]
+
+
+async def test_user_prompt_submit_context_reaches_the_models_request(llm: ScriptedLLM, ws: Path) -> None:
+    from agent_ls.agent.hooks.turns import prompt_with_hooks
+
+    ctx = script(ws, "ctx", 'echo "ticket ABC-123 is about the parser"')
+    llm.script(text("ok"))
+    session = make_session(llm, ws)
+    turn_ = await prompt_with_hooks(session, Hooks([hook("UserPromptSubmit", ctx)], ws, session.session_id), "fix it")
+    assert turn_.result is not None and turn_.result.text == "ok"
+    assert "ticket ABC-123 is about the parser" in _user_messages(llm)[-1]
+    assert received(ws, "ctx")["prompt"] == "fix it"
+
+
+async def test_a_blocked_prompt_never_reaches_the_model(llm: ScriptedLLM, ws: Path) -> None:
+    from agent_ls.agent.hooks.turns import prompt_with_hooks
+
+    session = make_session(llm, ws)
+    block = script(ws, "block", 'echo "no secrets in prompts" >&2; exit 2')
+    turn_ = await prompt_with_hooks(session, Hooks([hook("UserPromptSubmit", block)], ws), "my key is sk-123")
+    assert turn_.result is None and turn_.blocked is not None and turn_.blocked.message == "no secrets in prompts"
+    assert llm.requests == [] and session.history == []
+
+
+async def test_a_stop_hook_sends_the_model_back_a_bounded_number_of_times(llm: ScriptedLLM, ws: Path) -> None:
+    from agent_ls.agent.hooks.turns import MAX_STOP_CONTINUES, prompt_with_hooks
+
+    stop = script(ws, "stop", """echo '{"decision": "block", "reason": "run the tests first"}'""")
+    llm.script(*(text(f"answer {i}") for i in range(MAX_STOP_CONTINUES + 1)))
+    session = make_session(llm, ws)
+    turn_ = await prompt_with_hooks(session, Hooks([hook("Stop", stop)], ws), "go")
+    assert turn_.result is not None and turn_.result.text == f"answer {MAX_STOP_CONTINUES}"
+    assert len(llm.requests) == MAX_STOP_CONTINUES + 1 and _user_messages(llm)[-1] == "run the tests first"
+    assert received(ws, "stop")["stop_hook_active"] is True
+
+
+async def test_session_start_context_is_in_every_request(llm: ScriptedLLM, ws: Path) -> None:
+    from agent_ls.agent.hooks.turns import start_context
+
+    start = script(ws, "start", 'echo "this repository uses tabs"')
+    session = make_session(llm, ws)
+    await start_context(session, Hooks([hook("SessionStart", start, "startup")], ws))
+    llm.script(text("a"), text("b"))
+    await session.prompt("one")
+    await session.prompt("two")
+    for request in llm.requests:
+        assert "this repository uses tabs" in json.dumps(request.body["messages"][:2])
