@@ -291,3 +291,23 @@ async def test_session_start_context_is_in_every_request(llm: ScriptedLLM, ws: P
     await session.prompt("two")
     for request in llm.requests:
         assert "this repository uses tabs" in json.dumps(request.body["messages"][:2])
+
+
+@pytest.mark.parametrize(("event", "blocks"), [("SessionStart", False), ("SessionEnd", False), ("Stop", True)])
+async def test_continue_false_blocks_only_what_can_be_blocked(ws: Path, event: str, blocks: bool) -> None:
+    halt = script(ws, "halt", """echo '{"continue": false, "stopReason": "maintenance window"}'""")
+    outcome = await Hooks([hook(event, halt)], ws).run(event, {})
+    assert outcome.blocked is blocks
+    assert "maintenance window" in (outcome.message if blocks else outcome.notices[0])
+
+
+async def test_several_hooks_deny_beats_ask_beats_allow(ws: Path) -> None:
+    allow = script(ws, "allow", """echo '{"decision": "approve"}'""")
+    ask = script(ws, "ask", """echo '{"hookSpecificOutput": {"permissionDecision": "ask"}}'""")
+    deny = script(ws, "deny", """echo '{"decision": "block", "reason": "frozen"}'""")
+    two = await Hooks([hook("PreToolUse", allow), hook("PreToolUse", ask)], ws).pre_tool_use("bash", {}, "c")
+    assert two.decision == "ask"
+    three = await Hooks([hook("PreToolUse", c) for c in (allow, ask, deny)], ws).pre_tool_use("bash", {}, "c")
+    assert three.decision == "deny" and three.reason == "frozen"
+    same = await Hooks([hook("PreToolUse", allow), hook("PreToolUse", allow, "Bash")], ws).pre_tool_use("bash", {}, "c")
+    assert len(same.runs) == 1  # the same command once

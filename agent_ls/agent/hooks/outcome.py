@@ -144,6 +144,9 @@ def _read_object(hook: HookSpec, result: ProcessResult, data: dict[str, Any], wh
     context = _text(specific.get("additionalContext")) or _text(data.get("additionalContext"))
     if data.get("continue") is False:
         reason = _text(data.get("stopReason")) or f"{who} said not to continue"
+        if hook.event not in _BLOCKABLE:
+            return HookRun(hook, result, context=context,
+                           notice="\n".join([*notices, f"{reason} (this event cannot be blocked)"]))
         return HookRun(hook, result, blocked=True, message=reason, context=context, notice="\n".join(notices))
     raw = specific.get("permissionDecision", data.get("decision"))
     reason = _text(specific.get("permissionDecisionReason")) or _text(data.get("reason"))
