@@ -311,3 +311,12 @@ async def test_several_hooks_deny_beats_ask_beats_allow(ws: Path) -> None:
     assert three.decision == "deny" and three.reason == "frozen"
     same = await Hooks([hook("PreToolUse", allow), hook("PreToolUse", allow, "Bash")], ws).pre_tool_use("bash", {}, "c")
     assert len(same.runs) == 1  # the same command once
+
+
+async def test_a_background_child_holding_the_output_does_not_hold_the_call(ws: Path) -> None:
+    """The hook exits at once but leaves a child with its stdout open: the hook's run ends within
+    a second (the child is killed with the hook's process group), far before its timeout."""
+    started = time.perf_counter()
+    outcome = await Hooks([hook("Stop", "sleep 20 & echo started", timeout=30)], ws).stop()
+    assert time.perf_counter() - started < 5
+    assert outcome.runs[0].process.exit_code == 0 and not outcome.runs[0].process.timed_out

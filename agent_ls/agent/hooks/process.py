@@ -130,12 +130,19 @@ async def run_hook_process(command: str, stdin: bytes, *, cwd: Path, env: dict[s
 
     writer = asyncio.create_task(feed())
     timed_out = False
+    # proc.wait() notices the exit at once, but may also wait for the pipes (which a background
+    # child can hold open); the poll notices it within milliseconds either way: the first wins
+    exited = [asyncio.ensure_future(proc.wait()), asyncio.ensure_future(_wait_exit(proc))]
     try:
         try:
-            await asyncio.wait_for(_wait_exit(proc), timeout)
-        except TimeoutError:
-            timed_out = True
-            _kill_group(proc)
+            done, _ = await asyncio.wait(exited, timeout=timeout, return_when=asyncio.FIRST_COMPLETED)
+            if not done:
+                timed_out = True
+                _kill_group(proc)
+        finally:
+            for task in exited:
+                task.cancel()
+            await asyncio.gather(*exited, return_exceptions=True)
         done, _ = await asyncio.wait(readers, timeout=_DRAIN_SECONDS)
         if len(done) < len(readers):  # a background child still holds the output open
             _kill_group(proc)
