@@ -140,8 +140,8 @@ async def run_hook_process(command: str, stdin: bytes, *, cwd: Path, env: dict[s
                 timed_out = True
                 _kill_group(proc)
         finally:
-            for task in exited:
-                task.cancel()
+            for waiter in exited:
+                waiter.cancel()
             await asyncio.gather(*exited, return_exceptions=True)
         done, _ = await asyncio.wait(readers, timeout=_DRAIN_SECONDS)
         if len(done) < len(readers):  # a background child still holds the output open
