@@ -135,8 +135,8 @@ async def run_hook_process(command: str, stdin: bytes, *, cwd: Path, env: dict[s
     exited = [asyncio.ensure_future(proc.wait()), asyncio.ensure_future(_wait_exit(proc))]
     try:
         try:
-            done, _ = await asyncio.wait(exited, timeout=timeout, return_when=asyncio.FIRST_COMPLETED)
-            if not done:
+            finished, _ = await asyncio.wait(exited, timeout=timeout, return_when=asyncio.FIRST_COMPLETED)
+            if not finished:
                 timed_out = True
                 _kill_group(proc)
         finally:
