@@ -29,6 +29,7 @@ import attrs
 from agent_ls.agent.llm import LLMConfig
 from agent_ls.agent.tools.output_store import DEFAULT_PAGE_CHARS, DEFAULT_STORE_CHARS, OutputStore
 from agent_ls.config.globs import first_match
+from agent_ls.config.hooks import HookSpec
 from agent_ls.config.sections import AgentSection, Permissions, SamplingSection
 from agent_ls.config.settings import LoadedSettings
 
@@ -156,6 +157,9 @@ class AgentSettings:
     the title is the first message itself)."""
     models: tuple[str, ...] = ()
     """The ``models`` setting: more models a session may use besides :attr:`model`."""
+    hooks: tuple[HookSpec, ...] = ()
+    """The hooks in effect (:attr:`agent_ls.config.settings.LoadedSettings.hooks`: a folder's only
+    once trusted); a session runs them through :func:`agent_ls.agent.hooks.hooks_for`."""
 
     def model_choices(self) -> tuple[str, ...]:
         """The models a session may use: :attr:`model` (the default) first, then ``models``,
@@ -235,7 +239,7 @@ def agent_settings(settings: LoadedSettings, environ: Mapping[str, str] | None =
     if kw.get("output_store_chars", DEFAULT_STORE_CHARS) < page:
         kw["output_store_chars"] = page  # a warning at the value says so (config.settings._check_output_sizes)
     perms = sections.permissions or Permissions()
-    return AgentSettings(model=model, api_base=api_base, models=sections.models or (),
+    return AgentSettings(model=model, api_base=api_base, models=sections.models or (), hooks=tuple(settings.hooks),
                          allow=perms.allow or (), ask=perms.ask or (),
                          deny=perms.deny or (), problems=tuple(problems),
                          sampling=_sampling_settings(agent.sampling), **kw)

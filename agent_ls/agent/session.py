@@ -38,6 +38,7 @@ from agent_ls.agent.events import (
     UsageReport,
 )
 from agent_ls.agent.history import repair_history, restore_loaded_tools
+from agent_ls.agent.hooks import Hooks
 from agent_ls.agent.llm import LLMConfig, LLMError, ToolCallAcc, check_credentials, stream_completion
 from agent_ls.agent.plan import PlanEntry, current_plan_listener, plan_from_json, plan_to_json
 from agent_ls.agent.prompt import FrozenPrompt, dynamic_text, system_messages, tool_definitions
@@ -77,6 +78,8 @@ class Session:
     """A conversation with the agent, persisted message by message."""
 
     compactor: Compactor
+    hooks: Hooks | None = None
+    """The tool hooks its calls run through (set by whoever builds the session: :mod:`agent_ls.agent.hooks`)."""
 
     @property
     def llm(self) -> LLMConfig:
@@ -449,7 +452,7 @@ class Session:
         of its file and plan tools and its run records (:mod:`agent_ls.agent.tool_runner`)."""
         return ToolRunner(self.gate, self.session_id, shape=self._shape, record=self._record_run,
                           scope=self._call_scope, resolve=self.registry.resolve, missing=self.registry.missing,
-                          observers=self.tool_observers)
+                          observers=self.tool_observers, hooks=self.hooks)
 
     async def _run_one(self, runner: ToolRunner, call: ToolCallAcc, sink: EventSink | None) -> ToolResult:
         run = ToolCall(call.id, call.name, _parse_arguments(call.arguments))

@@ -15,6 +15,14 @@ for the user directly (the editor's ``mcp/callTool`` and tool code actions) run 
    a direct call caps it);
 5. ``tool_call_finished`` with the duration (also when the call is cancelled, with the
    cancellation as its result) and the run record (:data:`Recorder`).
+
+With :attr:`ToolRunner.hooks` (:mod:`agent_ls.agent.hooks`), the ``PreToolUse`` hooks run before
+step 2 (exit 2 or a ``deny`` decision: the call is not run and the model gets the hook's reason;
+``allow`` skips the question but never a deny rule, an ask rule or a protected path; ``ask``
+asks), the ``PermissionRequest`` hooks when the gate is about to ask (they may answer in the
+user's place, within the same limits), and ``PostToolUse`` / ``PostToolUseFailure`` after step
+3 (what they add, or block with, goes to the model with the result). Each hook run is a progress
+line of its call (``[hook] PreToolUse `./check.sh` blocked (12 ms): ...``).
 """
 
 from __future__ import annotations
@@ -25,7 +33,7 @@ import inspect
 import logging
 import time
 from collections.abc import Awaitable, Callable
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 import attrs
 
@@ -38,8 +46,12 @@ from agent_ls.agent.events import (
     ToolCallStarted,
     tool_progress,
 )
+from agent_ls.agent.hooks.gating import ask_for_hook, hook_may_allow, verdict_of
 from agent_ls.agent.store import ToolRun
 from agent_ls.core.tools import Tool, ToolResult, cap_text
+
+if TYPE_CHECKING:
+    from agent_ls.agent.hooks import HookOutcome, HookRun, Hooks, Report
 
 log = logging.getLogger(__name__)
 
@@ -138,6 +150,8 @@ class ToolRunner:
     (the wait is the call's progress), or None."""
     missing: Callable[[str], str] | None = None
     """Why there is no tool of that name (the error result; default: there is no such tool)."""
+    hooks: Hooks | None = None
+    """The tool hooks to run around each call (None: none configured)."""
     observers: tuple[ToolObserver, ...] = ()
     """Told before and after each call that runs (:class:`ToolObserver`)."""
 
@@ -161,18 +175,7 @@ class ToolRunner:
             elif isinstance(call.arguments, str):
                 result = ToolResult.error(f"{call.name}: {call.arguments}")
             else:
-                gate = self.gate
-                if gate is not None and (why := gate.approval_reason(tool.spec, args)) is not None:
-                    await emit(sink, ApprovalRequested(call.id, call.name, args, why))
-                allowed, reason = (True, "") if gate is None else await gate.check(
-                    tool.spec, args, call_id=call.id, session_id=self.session_id)
-                if allowed:
-                    await self._observe("before_call", call, tool)
-                    result = await self._call(tool, call, args, sink)
-                    await self._observe("after_call", call, tool, result)
-                else:
-                    denied = True
-                    result = ToolResult.error(reason or "the call was denied")
+                result, denied = await self._gated(tool, call, args, sink)
         except asyncio.CancelledError:
             # cancelled while waiting for approval or while the tool ran: the UI still gets the end,
             # and a resumed session's card still says who ran it, how long and how it ended
@@ -195,6 +198,72 @@ class ToolRunner:
                                           attachments, output_handle=handle))
         await self._record(ToolRun(call.id, call.name, server, display, round(duration_ms, 1), result.is_error, denied))
         return ToolOutcome(result, denied, duration_ms, handle)
+
+    async def _gated(self, tool: Tool, call: ToolCall, args: dict[str, Any],
+                     sink: EventSink | None) -> tuple[ToolResult, bool]:
+        """The call through its hooks and the gate: the result, and whether it was refused."""
+        hooks = self.hooks
+        report = self._hook_report(call, sink)
+        pre: HookOutcome | None = None
+        context: list[str] = []
+        if hooks is not None and hooks.has("PreToolUse"):
+            pre = await hooks.pre_tool_use(call.name, args, call.id, report=report)
+            context.append(pre.context)
+            if pre.decision == "deny":
+                why = pre.reason or "it gave no reason"
+                return ToolResult.error(f"This call was not run: a PreToolUse hook blocked it: {why}"), True
+        allowed, reason = await self._permit(tool, call, args, sink, pre, report)
+        if not allowed:
+            return ToolResult.error(reason or "the call was denied"), True
+        await self._observe("before_call", call, tool)
+        result = await self._call(tool, call, args, sink)
+        await self._observe("after_call", call, tool, result)
+        if hooks is not None:
+            if result.is_error:
+                post = await hooks.post_tool_use_failure(call.name, args, call.id, result.content, report=report)
+            else:
+                response = {"content": result.content, "is_error": False}
+                post = await hooks.post_tool_use(call.name, args, call.id, response, report=report)
+            context.append(post.context)
+            if post.blocked:
+                context.append(f"A {post.event} hook says: {post.message}")
+        extra = "\n".join(c for c in context if c)
+        if extra:
+            result = attrs.evolve(result, content=f"{result.content}\n\n[from the hooks]\n{extra}")
+        return result, False
+
+    async def _permit(self, tool: Tool, call: ToolCall, args: dict[str, Any], sink: EventSink | None,
+                      pre: HookOutcome | None, report: Report) -> tuple[bool, str]:
+        """Whether the call may run: the gate, within what the hooks decided (module docstring)."""
+        gate, spec = self.gate, tool.spec
+        if gate is None:
+            return True, ""
+        decision = pre.decision if pre is not None else None
+        if decision == "allow" and hook_may_allow(gate, spec, args):
+            return True, "allowed by a PreToolUse hook"
+        if decision == "ask" and verdict_of(gate, spec, args) is not None:
+            asks = f"a PreToolUse hook asks first: {pre.reason if pre is not None and pre.reason else 'no reason given'}"
+            await emit(sink, ApprovalRequested(call.id, call.name, args, asks))
+            return await ask_for_hook(gate, spec, args, asks, call_id=call.id, session_id=self.session_id)
+        why = gate.approval_reason(spec, args)
+        if why is not None and self.hooks is not None and self.hooks.has("PermissionRequest"):
+            asked = await self.hooks.permission_request(call.name, args, call.id, why, report=report)
+            if asked.decision == "deny":
+                return False, f"This call was not run: a PermissionRequest hook denied it: {asked.reason or 'no reason'}"
+            if asked.decision == "allow" and hook_may_allow(gate, spec, args):
+                return True, "allowed by a PermissionRequest hook"
+        if why is not None:
+            await emit(sink, ApprovalRequested(call.id, call.name, args, why))
+        return await gate.check(spec, args, call_id=call.id, session_id=self.session_id)
+
+    @staticmethod
+    def _hook_report(call: ToolCall, sink: EventSink | None) -> Report:
+        """Each hook run of a call: a progress line of its card."""
+
+        async def report(run: HookRun) -> None:
+            await emit(sink, ToolCallProgress(call.id, call.name, run.line()))
+
+        return report
 
     async def _call(self, tool: Tool, call: ToolCall, args: dict[str, Any], sink: EventSink | None) -> ToolResult:
         scope = self.scope(call, sink) if self.scope is not None else contextlib.nullcontext()

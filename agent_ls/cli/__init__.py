@@ -9,6 +9,7 @@ the same host code.
                                             lookup, the phase that failed, stderr tail
     agent-ls mcp trust SERVER [--deny]      remember the trust decision for a workspace server
     agent-ls trust [--revoke | --show]      what the workspace's settings ask for; trust it
+    agent-ls hooks list [--json]            the hooks in effect and where each comes from
     agent-ls mcp login SERVER               sign in to an OAuth server (opens the browser or
                                             prints the URL; waits for the redirect)
     agent-ls mcp logout SERVER              forget its tokens and client registration
@@ -55,6 +56,7 @@ cmd_doctor = _command("doctor", "cmd_doctor")
 cmd_chat = _command("chat", "cmd_chat")
 cmd_trust_workspace = _command("workspace_trust", "cmd_trust_workspace")
 cmd_demo = _command("demo", "cmd_demo")
+cmd_hooks_list = _command("hooks_commands", "cmd_hooks_list")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -128,6 +130,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--revoke", action="store_true", help="restrict the workspace again")
     p.add_argument("--show", action="store_true", help="only show what it asks for and its state")
     p.set_defaults(func=cmd_trust_workspace)
+
+    p = sub.add_parser("hooks", help="the hooks in effect").add_subparsers(dest="hooks_command", required=True) \
+        .add_parser("list", help="the hooks in effect and where each comes from")
+    p.add_argument("--workspace", "-w", action="append", help="workspace folder (repeatable)")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_hooks_list)
 
     sub.add_parser("serve", help="serve the language server on stdio (the default)")
     sub.add_parser("acp", help="serve the Agent Client Protocol on stdio (Zed, JetBrains, Neovim, Emacs)")

@@ -147,8 +147,8 @@ class Sections:
 SECTION_KEYS: dict[str, str] = {json_key(f.name): f.name for f in attrs.fields(Sections)}
 """Settings key -> attribute of :class:`Sections`."""
 
-KNOWN_TOP_LEVEL: frozenset[str] = frozenset({*SECTION_KEYS, "mcpServers", "$schema"})
-"""Every top-level key of an agent-ls settings file."""
+KNOWN_TOP_LEVEL: frozenset[str] = frozenset({*SECTION_KEYS, "mcpServers", "$schema", "hooks"})
+"""Every top-level key of an agent-ls settings file (``hooks``: :mod:`agent_ls.config.hooks`)."""
 
 
 def _sampling_hook(value: Any, t: Any) -> SamplingSection:

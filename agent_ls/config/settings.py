@@ -8,6 +8,10 @@ Scopes, lowest precedence first (a later scope replaces an earlier entry of the 
    ``.mcp.json`` (``mcpServers``);
 3. per workspace folder, ``.agent-ls/settings.json`` (``mcpServers``).
 
+Hooks (:mod:`agent_ls.config.hooks`) come from the user file, each folder's
+``.agent-ls/settings.json`` and its ``.claude/settings.json`` (only its ``hooks`` key), all
+together; a folder's only once it is trusted.
+
 With several workspace folders, the first folder wins over later ones at the same scope.
 A broken file or entry produces diagnostics and never stops the other entries.
 """
@@ -31,6 +35,7 @@ from agent_ls.config.entries import (
     parse_entry,
 )
 from agent_ls.config.expand import ExpansionContext
+from agent_ls.config.hooks import HookSpec, parse_hooks
 from agent_ls.config.paths import user_settings_path
 from agent_ls.config.sections import KNOWN_TOP_LEVEL, FileSections, Sections, merge_sections, read_sections
 from agent_ls.config.structure import DEFAULT_OUTPUT_PAGE_CHARS
@@ -40,6 +45,7 @@ from agent_ls.config.trust import (
     TrustPolicy,
     WorkspaceRequest,
     WorkspaceTrustInfo,
+    hook_trust_items,
     split_settings,
 )
 from agent_ls.core.files import NotRegularFile, read_regular_file
@@ -50,6 +56,9 @@ WORKSPACE_FILES: tuple[tuple[Scope, str, str], ...] = (
     (Scope.MCP_JSON, ".mcp.json", "mcpServers"),
     (Scope.WORKSPACE, ".agent-ls/settings.json", "mcpServers"),
 )
+
+CLAUDE_SETTINGS = ".claude/settings.json"
+"""Claude Code's project settings: agent-ls reads only its ``hooks``."""
 
 MAX_SETTINGS_BYTES = 1024 * 1024
 """Settings files larger than this are refused with a diagnostic (a settings file is a few KB)."""
@@ -73,6 +82,9 @@ class LoadedSettings:
     :meth:`merged_sections` combines; an invalid section counts as absent)."""
     workspaces: dict[Path, WorkspaceTrustInfo] = attrs.field(factory=dict)
     """The trust state of each workspace folder, in folder order."""
+    hooks: list[HookSpec] = attrs.field(factory=list)
+    """Every hook in effect: the trusted folders' (``.agent-ls/settings.json``, then
+    ``.claude/settings.json``, in folder order), then the user's."""
 
     def diagnostics_for(self, file: Path) -> list[ConfigDiagnostic]:
         return [d for d in self.diagnostics if d.file == file]
@@ -152,7 +164,27 @@ def _read_folder(folder: Path, loaded: LoadedSettings) -> tuple[list[_FileRead],
         servers = root.get(key)
         if isinstance(servers, dict):
             entries += [EntryView.from_raw(n, e, file) for n, e in servers.items() if isinstance(n, str) and n.strip()]
+    claude = folder / CLAUDE_SETTINGS
+    loaded.files.append(claude)
+    doc = _read_file(claude, loaded.diagnostics)
+    if doc is not None and isinstance(doc.value, dict):
+        items += hook_trust_items(doc.value.get("hooks"), claude)
+        reads.append(_FileRead(Scope.WORKSPACE, claude, "hooks", doc))
     return reads, WorkspaceRequest(folder, tuple(items), tuple(entries))
+
+
+def _claude_hooks(read: _FileRead, folder: Path, trust: WorkspaceTrustInfo, loaded: LoadedSettings) -> None:
+    """The hooks of a folder's ``.claude/settings.json`` (its other keys are Claude Code's own)."""
+    assert read.doc is not None and isinstance(read.doc.value, dict)
+    problems = Problems(read.file, read.doc)
+    value = read.doc.value.get("hooks")
+    if trust.trusted:
+        loaded.hooks += parse_hooks(value, read.file, scope="claude", folder=folder, problems=problems)
+    else:
+        for item in hook_trust_items(value, read.file):
+            problems.add(item.path, f"ignored until you trust this workspace: {item.why}", severity="information",
+                         key=True)
+    loaded.diagnostics.extend(problems.items)
 
 
 def _servers_in(
@@ -188,6 +220,9 @@ def _servers_in(
                 problems.add(item.path, f"ignored until you trust this workspace: {item.why}",
                              severity="information", key=True)
         loaded.sections.append(read_sections(root, layer, read.scope, problems))
+        loaded.hooks += parse_hooks(layer.get("hooks"), file, scope=read.scope.value,
+                                    folder=workspace_folder if trust is not None else None,
+                                    problems=problems)
         for k, v in layer.items():
             if k != key and k in KNOWN_TOP_LEVEL:
                 loaded.other.setdefault(k, v)
@@ -238,6 +273,9 @@ def load_settings(
         for read in reads:
             if read.doc is not None:
                 docs[read.file] = read.doc
+            if read.key == "hooks":
+                _claude_hooks(read, folder, info, loaded)
+                continue
             entries = _servers_in(read, folder, ctx, loaded, agent_settings_file=read.scope is Scope.WORKSPACE,
                                   trust=info)
             # An untrusted folder's entries rank below the user scope: a user server of the same

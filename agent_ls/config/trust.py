@@ -5,7 +5,9 @@ A workspace folder is untrusted input: a cloned repository's ``.agent-ls/setting
 user trusts the folder, nothing in them may run code, receive a secret, redirect the model or
 loosen a permission. What they may do untrusted is an allowlist (:data:`ALWAYS`): ask and deny
 rules (which only tighten), extra instructions, tool deferral and retries. Everything else
-needs trust, each key with the reason shown to the user (:func:`split_settings`).
+needs trust, each key with the reason shown to the user (:func:`split_settings`); each hook
+(of ``.agent-ls/settings.json`` and ``.claude/settings.json``) is an item of its own, its
+command shown in full (:func:`hook_trust_items`).
 
 One decision per folder (like VS Code's restricted mode), bound to the digest of what the
 folder asks for besides its MCP servers (:attr:`WorkspaceRequest.digest`): when those settings
@@ -31,6 +33,7 @@ import attrs
 
 from agent_ls.config import jsonc
 from agent_ls.config.expand import variables_in
+from agent_ls.config.hooks import parse_hooks
 from agent_ls.config.oauth_config import OAUTH_SECRET_KEYS, WORKSPACE_REFUSED
 
 if TYPE_CHECKING:
@@ -71,6 +74,7 @@ WHY: dict[str, str] = {
     "agent.contextWindow": "it changes how much of the conversation reaches the model per request",
     "agent.compactAt": "it changes how much of the conversation reaches the model per request",
     "mcp": "it changes how much of each MCP tool result is kept (and reaches the model)",
+    "hooks": "a hook runs this command on your machine",
     "agent": "it changes how the agent runs",
 }
 """Why each setting needs trust (the prompt and the diagnostics say it)."""
@@ -283,6 +287,9 @@ def split_settings(root: Mapping[str, Any], source: Path) -> tuple[dict[str, Any
     for key, value in root.items():
         if key == "mcpServers":
             continue
+        if key == "hooks":
+            items += hook_trust_items(value, source)
+            continue
         if key in _TOP_LEVEL_NEEDS_TRUST:
             if value is not None:
                 items.append(TrustItem(source, (key,), value, WHY[key]))
@@ -303,6 +310,14 @@ def split_settings(root: Mapping[str, Any], source: Path) -> tuple[dict[str, Any
         else:
             allowed[key] = value  # $schema, unknown keys (warned about, and ignored, elsewhere), bad shapes
     return allowed, items
+
+
+def hook_trust_items(value: Any, source: Path) -> list[TrustItem]:
+    """One item per hook a workspace file's ``hooks`` defines (event, matcher, command, timeout):
+    each is code from the repository, listed in full in the trust prompt; adding or changing one
+    changes :attr:`WorkspaceRequest.digest`, so the folder is restricted again and asks. A
+    ``hooks`` value that defines no usable hook needs no trust (nothing of it runs)."""
+    return [TrustItem(source, h.path, h.trust_value(), WHY["hooks"]) for h in parse_hooks(value, source)]
 
 
 def _sampling_off(value: Any) -> bool:

@@ -12,7 +12,7 @@ from agent_ls.core.visible import command_line, visible
 
 if TYPE_CHECKING:
     from agent_ls.config.state import HostState
-    from agent_ls.config.trust import EntryView, WorkspaceTrustInfo
+    from agent_ls.config.trust import EntryView, TrustItem, WorkspaceTrustInfo
 
 OAUTH_NOTES = {
     "grant": "how it gets tokens",
@@ -56,6 +56,20 @@ def entry_lines(view: EntryView, changes: Sequence[str], indent: str = "    ") -
     return lines
 
 
+def hook_lines(items: Sequence[TrustItem], indent: str = "    ") -> list[str]:
+    """Each hook of a workspace file (:func:`agent_ls.config.trust.hook_trust_items`): its event,
+    matcher and timeout, then its command in full on its own line, hidden characters escaped."""
+    lines = []
+    for item in items:
+        value = item.value if isinstance(item.value, dict) else {}
+        matcher = value.get("matcher")
+        when = str(value.get("event")) + (f" matching {visible(str(matcher))}" if matcher not in (None, "", "*") else "")
+        lines.append(f"{indent}{when} (timeout {value.get('timeout', 60):g} s) from {visible(str(item.source))} "
+                     f"{visible(item.key)}")
+        lines.append(f"{indent}  runs: {visible(str(value.get('command')))}")
+    return lines
+
+
 def describe(info: WorkspaceTrustInfo, state: HostState | None) -> str:
     """What a folder's settings files ask for that needs trust, for the terminal."""
     request = info.request
@@ -65,9 +79,14 @@ def describe(info: WorkspaceTrustInfo, state: HostState | None) -> str:
         for view in request.servers:
             before = state.last_trusted_entry(request.folder, view.name) if state is not None else None
             lines += entry_lines(view, view.changes_since(before))
-    if request.settings:
+    hooks = [i for i in request.settings if i.path[:1] == ("hooks",)]
+    if hooks:
+        lines.append("  Hooks it runs (commands from this folder, run on your machine):")
+        lines += hook_lines(hooks)
+    others = [i for i in request.settings if i.path[:1] != ("hooks",)]
+    if others:
         lines.append("  Settings that need trust:")
-        for item in request.settings:
+        for item in others:
             lines.append(f"    {visible(item.key)} = {visible(item.value_text)}  ({visible(item.source.name)}: {item.why})")
     changes = info.changes()
     if changes:

@@ -77,8 +77,8 @@ def test_files_lists_every_candidate_file_for_watching(tmp_path: Path) -> None:
     a, b = ws(tmp_path, "a"), ws(tmp_path, "b")
     loaded = load(tmp_path, [a, b])
     expected = {
-        a / ".vscode" / "mcp.json", a / ".mcp.json", a / ".agent-ls" / "settings.json",
-        b / ".vscode" / "mcp.json", b / ".mcp.json", b / ".agent-ls" / "settings.json",
+        a / ".vscode" / "mcp.json", a / ".mcp.json", a / ".agent-ls" / "settings.json", a / ".claude" / "settings.json",
+        b / ".vscode" / "mcp.json", b / ".mcp.json", b / ".agent-ls" / "settings.json", b / ".claude" / "settings.json",
         tmp_path / "user-config" / "settings.json",
     }
     assert set(loaded.files) == expected

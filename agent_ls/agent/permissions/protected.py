@@ -26,6 +26,8 @@ _DIRS = {
     ".vscode": "VS Code runs tasks and launch configurations from .vscode and reads MCP servers from "
                ".vscode/mcp.json (a change re-restricts workspace trust)",
     ".agent-ls": "it holds this workspace's agent-ls settings (a change re-restricts workspace trust)",
+    ".claude": "it holds Claude Code's settings, whose hooks agent-ls runs as commands (a change re-restricts "
+               "workspace trust)",
     ".husky": "it holds git hooks, which run on commit and push",
     ".githooks": "it holds git hooks, which run on commit and push",
 }

@@ -1,0 +1,160 @@
+"""One hook command run as a process: JSON on stdin, bounded output, a timeout, cancel.
+
+The command runs with ``bash -c`` in the workspace folder, in its own process group (a timeout
+or a cancel kills everything it started), with the ``bash`` tool's scrubbed environment
+(:func:`agent_ls.agent.builtin_tools.shell.shell_environment`: no provider keys, tokens or
+registered secrets) plus ``AGENT_LS_WORKSPACE`` / ``CLAUDE_PROJECT_DIR`` (the folder) and
+``AGENT_LS_HOOK_EVENT``. Its argv goes through :func:`sandboxed_argv` first, the seam of the OS
+sandbox. stdout and stderr are each kept up to :data:`MAX_OUTPUT_BYTES`; the rest is read and
+counted, never kept (a hook that prints 10 MB costs no memory).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import signal
+import time
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+
+import attrs
+
+from agent_ls.agent.builtin_tools.shell import shell_environment
+from agent_ls.core.process_secrets import environment
+
+MAX_OUTPUT_BYTES = 256 * 1024
+"""What is kept of a hook's stdout, and of its stderr (the rest is counted and dropped)."""
+_DRAIN_SECONDS = 0.5
+"""After the hook exits, how long to wait for the end of its output (a background child may hold it)."""
+
+
+def sandboxed_argv(argv: Sequence[str], *, cwd: Path) -> list[str]:
+    """The argv that runs ``argv`` inside the OS sandbox, in ``cwd``.
+
+    The seam for the sandbox (the same wrapper ``bash`` and stdio MCP servers go through): a
+    placeholder that returns ``argv`` unchanged until the sandbox's one wrapping function exists;
+    then this calls it (or is replaced by it).
+    """
+    return list(argv)
+
+
+@attrs.frozen
+class ProcessResult:
+    """How one hook process ended."""
+
+    exit_code: int | None
+    """None: it did not start, or was killed at its timeout."""
+    stdout: str
+    stderr: str
+    duration_ms: float
+    timed_out: bool = False
+    start_error: str | None = None
+    """Why it could not be started (errno text), or None."""
+    stdout_dropped: int = 0
+    """Bytes of stdout beyond :data:`MAX_OUTPUT_BYTES` (read and dropped)."""
+    stderr_dropped: int = 0
+
+
+class _Bounded:
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        self.kept = bytearray()
+        self.dropped = 0
+
+    async def pump(self, stream: asyncio.StreamReader) -> None:
+        while chunk := await stream.read(65536):
+            room = self.limit - len(self.kept)
+            if room > 0:
+                self.kept += chunk[:room]
+            self.dropped += max(0, len(chunk) - max(room, 0))
+
+    def text(self) -> str:
+        return self.kept.decode("utf-8", errors="replace")
+
+
+def _kill_group(proc: asyncio.subprocess.Process) -> None:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(proc.pid, signal.SIGKILL)
+    if proc.returncode is None:
+        with contextlib.suppress(ProcessLookupError):
+            proc.kill()
+
+
+async def _wait_exit(proc: asyncio.subprocess.Process) -> int:
+    # Process.wait() also waits for the pipes, which a background child can hold open forever.
+    delay = 0.0005  # a quick hook (``true``) exits within a few milliseconds: look often at first
+    while proc.returncode is None:
+        await asyncio.sleep(delay)
+        delay = min(delay * 1.5, 0.02)
+    return proc.returncode
+
+
+def hook_environment(folder: Path, event: str, passthrough: Iterable[str] = ()) -> dict[str, str]:
+    """The environment of a hook: ``bash``'s scrubbed one, plus where and why it runs."""
+    env = shell_environment(environment(), passthrough)
+    env.update({"AGENT_LS_WORKSPACE": str(folder), "CLAUDE_PROJECT_DIR": str(folder),
+                "AGENT_LS_HOOK_EVENT": event, "PAGER": "cat", "GIT_PAGER": "cat", "GIT_TERMINAL_PROMPT": "0"})
+    return env
+
+
+async def run_hook_process(command: str, stdin: bytes, *, cwd: Path, env: dict[str, str],
+                           timeout: float) -> ProcessResult:
+    """Run ``bash -c command`` with ``stdin``; kill its process group at ``timeout`` or when the
+    awaiting task is cancelled (the cancel is raised again once it is dead)."""
+    started = time.perf_counter()
+    argv = sandboxed_argv(["bash", "-c", command], cwd=cwd)
+    spawn = asyncio.ensure_future(asyncio.create_subprocess_exec(
+        *argv, cwd=cwd, env=env, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE, start_new_session=True))
+    try:
+        proc = await asyncio.shield(spawn)
+    except asyncio.CancelledError:
+        with contextlib.suppress(BaseException):
+            _kill_group(await spawn)
+        raise
+    except OSError as e:
+        return ProcessResult(None, "", "", (time.perf_counter() - started) * 1e3, start_error=str(e))
+    assert proc.stdin is not None and proc.stdout is not None and proc.stderr is not None
+    out, err = _Bounded(MAX_OUTPUT_BYTES), _Bounded(MAX_OUTPUT_BYTES)
+    readers = [asyncio.create_task(out.pump(proc.stdout)), asyncio.create_task(err.pump(proc.stderr))]
+
+    async def feed() -> None:
+        assert proc.stdin is not None
+        with contextlib.suppress(BrokenPipeError, ConnectionResetError):  # a hook need not read its input
+            proc.stdin.write(stdin)
+            await proc.stdin.drain()
+        with contextlib.suppress(BrokenPipeError, ConnectionResetError, OSError):
+            proc.stdin.close()
+
+    writer = asyncio.create_task(feed())
+    timed_out = False
+    # proc.wait() notices the exit at once, but may also wait for the pipes (which a background
+    # child can hold open); the poll notices it within milliseconds either way: the first wins
+    exited = [asyncio.ensure_future(proc.wait()), asyncio.ensure_future(_wait_exit(proc))]
+    try:
+        try:
+            finished, _ = await asyncio.wait(exited, timeout=timeout, return_when=asyncio.FIRST_COMPLETED)
+            if not finished:
+                timed_out = True
+                _kill_group(proc)
+        finally:
+            for waiter in exited:
+                waiter.cancel()
+            await asyncio.gather(*exited, return_exceptions=True)
+        done, _ = await asyncio.wait(readers, timeout=_DRAIN_SECONDS)
+        if len(done) < len(readers):  # a background child still holds the output open
+            _kill_group(proc)
+            await asyncio.wait(readers, timeout=_DRAIN_SECONDS)
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(_wait_exit(proc), 5)
+    except BaseException:
+        _kill_group(proc)
+        raise
+    finally:
+        for task in (*readers, writer):
+            task.cancel()
+        await asyncio.gather(*readers, writer, return_exceptions=True)
+    return ProcessResult(None if timed_out else proc.returncode, out.text(), err.text(),
+                         (time.perf_counter() - started) * 1e3, timed_out, None, out.dropped, err.dropped)
