@@ -48,7 +48,7 @@ if TYPE_CHECKING:
     from agent_ls.agent.session import Session
     from agent_ls.agent.session import TurnResult as TurnResult
     from agent_ls.agent.store import SessionInfo, SessionStore
-    from agent_ls.agent.tool_runner import ToolObserver
+    from agent_ls.agent.tool_runner import Shaper, ToolObserver, ToolRunner
     from agent_ls.mcp.manager import MCPManager
     from agent_ls.runtime.display import DisplayStore
     from agent_ls.runtime.pending import PendingHost
@@ -375,7 +375,13 @@ class Conversations:
                                       session_id=session_id, session_allowed=allowed,
                                       tool_observers=self.tool_observers)
         entry = self._entry(session.session_id)
+        first = entry.session is None
         entry.session, entry.front, entry.stale = session, front, False
+        if first and session.hooks is not None:
+            # lazy: the hook runner, only when hooks are configured
+            from agent_ls.agent.hooks.turns import start_context
+
+            await start_context(session, session.hooks, "resume" if session_id is not None else "startup")
         if isinstance(session.gate, PermissionGate):
             entry.allowed = session.gate.session_allowed  # the gate adds to it
         return session
@@ -398,6 +404,17 @@ class Conversations:
             front = self._front() if self._front is not None else FrontEnd()
             self._direct_gate = permission_gate(self._settings(), front.questions)
         return self._direct_gate
+
+    def direct_runner(self, shape: Shaper | None = None) -> ToolRunner:
+        """The tool runner of the user's direct calls: the direct gate, the settings' tool hooks,
+        the observers (``shape``: how the result is cut for its reader)."""
+        # lazy: sqlite3 (+10 modules, ~20 ms)
+        from agent_ls.agent.hooks import hooks_for
+        from agent_ls.agent.tool_runner import ToolRunner
+
+        agent = self._settings()
+        return ToolRunner(self.direct_gate(), shape=shape, observers=tuple(self.tool_observers),
+                          hooks=hooks_for(agent.hooks, self.roots(), "", agent.shell_env_passthrough))
 
     # turns ------------------------------------------------------------------------------------
     def busy(self, session_id: str) -> bool:
@@ -432,10 +449,51 @@ class Conversations:
             await self._observe("before_turn", turn)
             result: TurnResult | None = None
             try:
-                result = await (self._compact(session, sink) if compact else session.prompt(text, sink))
+                result = await (self._compact(session, sink) if compact else self._turn(session, text, sink))
             finally:
                 await asyncio.shield(self._observe("after_turn", turn, result))
             return result
+
+    async def _turn(self, session: Session, text: str, sink: EventSink | None) -> TurnResult:
+        """The turn, with the conversation hooks when the settings have any: ``UserPromptSubmit``
+        before the prompt goes (it may block it or add context), ``Stop`` when the model ends
+        (it may send it back to work); each hook run is said in the chat as a notice."""
+        hooks = session.hooks
+        if hooks is None:
+            return await session.prompt(text, sink)
+        # lazy: the hook runner, only when hooks are configured
+        from agent_ls.agent.hooks.turns import prompt_with_hooks
+
+        turned = await prompt_with_hooks(session, hooks, text, sink, report=self._hook_report(sink))
+        if turned.blocked is not None:
+            return await self._blocked(sink, turned.blocked.message or "a UserPromptSubmit hook blocked the prompt")
+        assert turned.result is not None
+        return turned.result  # type: ignore[return-value]  # the session's own TurnResult
+
+    @staticmethod
+    def _hook_report(sink: EventSink | None) -> Callable[[Any], Awaitable[None]]:
+        """Each hook run as a notice in the chat (the terminal prints it, ACP says it)."""
+        # lazy: +2 modules, ~8 ms at start-up
+        from agent_ls.agent.events import ContextCompacted
+        from agent_ls.agent.tool_runner import emit
+
+        async def report(run: Any) -> None:
+            await emit(sink, ContextCompacted("notice", 0, 0, (), 0, 0, 0, f"[hook] {run.line()}"))
+
+        return report
+
+    @staticmethod
+    async def _blocked(sink: EventSink | None, message: str) -> TurnResult:
+        """A turn a hook stopped before it began: said as the turn's error."""
+        # lazy: +2 modules, ~8 ms at start-up
+        from agent_ls.agent.events import TurnError, TurnFinished, UsageReport
+        from agent_ls.agent.session import TurnResult
+        from agent_ls.agent.tool_runner import emit
+
+        error = TurnError("hook_blocked", message)
+        await emit(sink, error)
+        await emit(sink, TurnFinished("error", UsageReport(), 0, ""))
+        return TurnResult("error", "", UsageReport(), 0, error)
 
     @contextlib.asynccontextmanager
     async def turn_slot(self, session_id: str) -> AsyncIterator[None]:
@@ -476,6 +534,10 @@ class Conversations:
                 usage.append(event)
             await emit(sink, event)
 
+        if session.hooks is not None:
+            pre = await session.hooks.pre_compact("manual", report=self._hook_report(sink))
+            if pre.blocked:
+                return await self._blocked(sink, pre.message)
         done = await session.compact(keep)
         total = usage[-1] if usage else UsageReport()
         if errors:
@@ -581,7 +643,13 @@ class Conversations:
 
     # shutdown ----------------------------------------------------------------------------------
     async def close(self) -> None:
-        """Cancel the running turns and background work; close the stores."""
+        """Cancel the running turns and background work (``SessionEnd`` hooks run, bounded);
+        close the stores."""
+        ends = [live.session.hooks.session_end("other") for live in self._live.values()
+                if live.session is not None and live.session.hooks is not None]
+        if ends:
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(asyncio.gather(*ends, return_exceptions=True), 10)
         await self.tasks.close()
         for live in self._live.values():
             if live.turn is not None and not live.turn.done():

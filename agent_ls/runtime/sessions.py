@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING
 
 from agent_ls.agent.builtin_tools import builtin_tools
 from agent_ls.agent.config import AgentSettings
+from agent_ls.agent.hooks import hooks_for
 from agent_ls.agent.llm import LLMConfig
 from agent_ls.agent.permissions import PermissionGate, PermissionRules
 from agent_ls.agent.session import Session
@@ -94,9 +95,11 @@ async def build_session(
     registry = tool_registry(agent, roots, manager, front)
     gate = permission_gate(agent, front.questions, roots)
     gate.session_allowed |= set(session_allowed)
-    return await asyncio.to_thread(
+    session = await asyncio.to_thread(
         lambda: Session(llm=llm, registry=registry, gate=gate, roots=list(roots), store=store,
                         session_id=session_id, max_steps=agent.max_steps, extra_instructions=agent.instructions,
                         title_llm=agent.title_llm(), context_window=agent.context_window,
                         compact_at=agent.compact_at, compact_llm=agent.compact_llm(),
                         tool_observers=tool_observers))
+    session.hooks = hooks_for(agent.hooks, roots, session.session_id, agent.shell_env_passthrough)
+    return session

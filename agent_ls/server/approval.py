@@ -17,7 +17,7 @@ from agent_ls.server.protocol.methods import APPROVE
 from agent_ls.server.protocol.questions import ApprovalScope, ApproveParams, ApproveResult
 
 if TYPE_CHECKING:
-    from agent_ls.agent.permissions import ApprovalAnswer, ApprovalRequest, PermissionGate, SessionScope
+    from agent_ls.agent.permissions import ApprovalAnswer, ApprovalRequest, SessionScope
     from agent_ls.core.tools import ToolSpec
     from agent_ls.server.server import AgentLanguageServer
 
@@ -70,9 +70,3 @@ class EditorApprover:
             chosen = request.scope(result.scope)
             return chosen if chosen is not None else ApprovalAnswer.ALLOW_ONCE
         return answer
-
-
-def direct_gate(ls: AgentLanguageServer) -> PermissionGate:
-    """One gate for direct calls, so "allow for session" lasts until the settings change; it asks
-    the editor through the language server's questions."""
-    return ls.conversations.direct_gate()

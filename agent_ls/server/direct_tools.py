@@ -13,7 +13,6 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
-from agent_ls.server.approval import direct_gate
 from agent_ls.server.protocol.codec import RequestFailed, snake_to_camel_dict
 from agent_ls.server.protocol.mcp import ToolResultPayload
 
@@ -38,7 +37,7 @@ async def call_tool_direct(ls: AgentLanguageServer, server: str, tool: str,
     tool call of the agent would be.
     """
     # lazy: sqlite3 (+10 modules, ~20 ms); the manager: the MCP SDK, +599 modules, ~0.9 s
-    from agent_ls.agent.tool_runner import ToolCall, ToolRunner, capped
+    from agent_ls.agent.tool_runner import ToolCall, capped
     from agent_ls.mcp.manager import ToolUnavailable
 
     manager = await ls.lifecycle.ensure_manager()
@@ -53,7 +52,7 @@ async def call_tool_direct(ls: AgentLanguageServer, server: str, tool: str,
         msg_id = ls.protocol.msg_id
         call_id = f"direct-{msg_id if msg_id is not None else secrets.token_hex(4)}"
     call = ToolCall(call_id, spec.name, arguments)
-    runner = ToolRunner(direct_gate(ls), shape=capped(DIRECT_RESULT_CHARS))
+    runner = ls.conversations.direct_runner(capped(DIRECT_RESULT_CHARS))
     outcome = await runner.run(call, found, sink)
     payload = result_payload(outcome.result)
     payload.denied = outcome.denied

@@ -245,3 +245,55 @@ async def test_the_transcript_of_a_resumed_session_has_its_plan(setup: Setup, ll
             await again.transcript("no-such-session")
     finally:
         await again.close()
+
+
+# the conversation hooks, run by the service for every front end (issue 43 through issue 39) ---------
+def _hook_script(ws: Path, name: str, body: str) -> str:
+    path = ws / f"{name}.sh"
+    path.write_text(f"#!/bin/sh\ncat > {ws / (name + '.json')}\n{body}\n")
+    path.chmod(0o755)
+    return str(path)
+
+
+async def test_the_service_runs_the_conversation_hooks(setup: Setup, llm: ScriptedLLM) -> None:
+    """SessionStart at the first open, UserPromptSubmit before the prompt (its context reaches
+    the model), each run said in the chat; a blocking UserPromptSubmit stops the prompt before
+    the model, as the turn's error; PreCompact can stop /compact."""
+    import json
+
+    from agent_ls.config.hooks import HookSpec
+
+    ws = setup.ws
+    start = _hook_script(ws, "start", 'echo "this repository uses tabs"')
+    submit = _hook_script(ws, "submit", 'echo "ticket ABC-123"')
+    setup.agent = AgentSettings(model="openai/scripted", api_base=llm.openai_base, max_retries=0, hooks=(
+        HookSpec("SessionStart", start, None, 30.0), HookSpec("UserPromptSubmit", submit, None, 30.0)))
+    service = setup.service()
+    session = await service.open()
+    assert session is not None
+    events: list[Any] = []
+    llm.script(text("ok"))
+    result = await service.prompt(session, "fix the parser", events.append)
+    assert result.text == "ok"
+    sent = json.dumps(llm.requests[-1].body["messages"])
+    assert "this repository uses tabs" in sent and "ticket ABC-123" in sent
+    notes = [e.note for e in events if isinstance(e, ev.ContextCompacted)]
+    assert any("[hook]" in n and "UserPromptSubmit" in n for n in notes), notes
+
+    block = _hook_script(ws, "block", 'echo "no secrets in prompts" >&2; exit 2')
+    compact = _hook_script(ws, "compact", 'echo "not now" >&2; exit 2')
+    setup.agent = AgentSettings(model="openai/scripted", api_base=llm.openai_base, max_retries=0, hooks=(
+        HookSpec("UserPromptSubmit", block, None, 30.0), HookSpec("PreCompact", compact, None, 30.0)))
+    service.settings_changed()
+    session = await service.open(session.session_id)
+    assert session is not None
+    asked = len(llm.requests)
+    events.clear()
+    result = await service.prompt(session, "my key is sk-123", events.append)
+    assert result.stop_reason == "error" and result.error is not None
+    assert result.error.kind == "hook_blocked" and "no secrets in prompts" in result.error.message
+    assert len(llm.requests) == asked  # never sent
+    assert any(isinstance(e, ev.TurnFinished) and e.stop_reason == "error" for e in events)
+    result = await service.prompt(session, "/compact")
+    assert result.stop_reason == "error" and result.error is not None and "not now" in result.error.message
+    await service.close()
