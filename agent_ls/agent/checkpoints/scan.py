@@ -1,0 +1,293 @@
+"""Snapshots of workspace folders into the object store, fast when little changed.
+
+A snapshot walks each folder (symbolic links are kept as links, never followed), skips what
+``.gitignore`` files ignore (every one in the tree, deeper ones overriding, as git reads them)
+plus ``.git`` and ``node_modules`` everywhere, and keeps each file's bytes unless it is larger
+than the size limit or past the file limit (those are listed as not kept).
+
+Two caches make the next snapshot cheap, as git's index does: a file whose ``lstat`` (size,
+times, inode, mode) is unchanged keeps its digest without being read, and a directory whose
+``lstat`` and ignore rules are unchanged keeps its listing without being listed or matched
+against the ignore rules again. An entry written within :data:`RACY_NS` of the snapshot's
+start is not trusted (the file system's clock is coarse: a write in the same tick leaves the
+times unchanged), so it is read again next time.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import stat
+import time
+from pathlib import Path
+
+import attrs
+import pathspec
+
+from agent_ls.agent.checkpoints.objects import (
+    DIR,
+    FILE,
+    LINK,
+    NOT_KEPT,
+    WORK_PREFIX,
+    Entry,
+    ObjectStore,
+    Tree,
+    digest_of,
+)
+
+RACY_NS = 100_000_000
+"""A file or folder changed less than this before a snapshot started is read again next time."""
+
+ALWAYS_EXCLUDED = (".git", "node_modules")
+"""Names never snapshotted, at any depth (the user's repository and installed packages)."""
+
+
+@attrs.frozen
+class Limits:
+    """How much checkpoints keep."""
+
+    max_file_bytes: int = 8 * 1024 * 1024
+    """A larger file is not copied (listed as not kept)."""
+    max_files: int = 100_000
+    """Files kept per snapshot; the rest are listed as not kept."""
+    session_checkpoints: int = 100
+    """Checkpoints kept per session (the oldest are dropped, with a note)."""
+    session_bytes: int = 512 * 1024 * 1024
+    """Bytes a session's checkpoints may add to the store (the oldest are dropped, with a note)."""
+    total_bytes: int = 2 * 1024 * 1024 * 1024
+    """Bytes of the whole store, every workspace together (the oldest checkpoints are dropped)."""
+    excluded: tuple[str, ...] = ALWAYS_EXCLUDED
+
+
+@attrs.frozen
+class NotKept:
+    """A file a snapshot saw but did not copy, and why."""
+
+    path: str
+    reason: str
+
+
+@attrs.define
+class Snapshot:
+    trees: tuple[str | None, ...]
+    """The root tree of each workspace folder (None: nothing kept in it)."""
+    not_kept: list[NotKept]
+    added_bytes: int
+    """Bytes this snapshot added to the object store."""
+
+
+_StatKey = tuple[int, int, int, int, int]
+
+
+def _key(st: os.stat_result) -> _StatKey:
+    return (st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino, st.st_mode)
+
+
+@attrs.define
+class _File:
+    key: _StatKey
+    entry: Entry
+    trusted: bool
+
+
+@attrs.define
+class _Dir:
+    key: tuple[object, ...]
+    names: list[str]
+    """The names kept after the ignore rules."""
+    trusted: bool
+    tree: Tree | None = None
+    digest: str | None = None
+
+
+_Rules = tuple[tuple[str, pathspec.GitIgnoreSpec], ...]
+
+
+class Scanner:
+    """Snapshots of ``roots`` into ``objects``; keeps its caches between snapshots."""
+
+    def __init__(self, roots: list[Path], objects: ObjectStore, limits: Limits,
+                 skip: tuple[str, ...] = ()) -> None:
+        self.roots = roots
+        self.objects = objects
+        self.limits = limits
+        self.skip = {os.path.realpath(p) for p in skip}
+        """Folders never snapshotted (the data directory, when it lies in a workspace)."""
+        self._files: dict[str, _File] = {}
+        self._dirs: dict[str, _Dir] = {}
+        self._ignores: dict[str, tuple[_StatKey, pathspec.GitIgnoreSpec]] = {}
+
+    def forget(self) -> None:
+        """Drop the caches (after objects were collected: a cached digest may be gone)."""
+        self._files.clear()
+        self._dirs.clear()
+
+    def snapshot(self) -> Snapshot:
+        state = _Walk(time.time_ns() - RACY_NS)
+        trees: list[str | None] = []
+        for root in self.roots:
+            try:
+                st = os.stat(root)
+            except OSError:
+                trees.append(None)
+                continue
+            trees.append(self._walk(state, str(root), "", (), (), st))
+        return Snapshot(tuple(trees), state.not_kept, state.added)
+
+    # ---------------------------------------------------------------- internals
+
+    def _ignore_spec(self, path: str, st: os.stat_result) -> pathspec.GitIgnoreSpec:
+        cached = self._ignores.get(path)
+        if cached is not None and cached[0] == _key(st):
+            return cached[1]
+        try:
+            with open(path, encoding="utf-8", errors="replace") as f:
+                spec = pathspec.GitIgnoreSpec.from_lines(f.read().splitlines())
+        except OSError:
+            spec = pathspec.GitIgnoreSpec.from_lines([])
+        self._ignores[path] = (_key(st), spec)
+        return spec
+
+    def _ignored(self, rules: _Rules, rel: str, is_dir: bool) -> bool:
+        result: bool | None = None
+        for base, spec in rules:
+            sub = rel[len(base):] if base else rel
+            check = spec.check_file(f"{sub}/" if is_dir else sub)
+            if check.include is not None:
+                result = check.include
+        return bool(result)
+
+    def _listing(self, path: str, rel: str, rules: _Rules, rules_key: tuple[object, ...],
+                 st: os.stat_result, since: int) -> _Dir:
+        key = (st.st_mtime_ns, st.st_ctime_ns, st.st_ino, rules_key)
+        cached = self._dirs.get(path)
+        if cached is not None and cached.trusted and cached.key == key:
+            return cached
+        names: list[str] = []
+        try:
+            entries = sorted(os.scandir(path), key=lambda e: e.name)
+        except OSError:
+            entries = []
+        for e in entries:
+            if e.name in self.limits.excluded or e.name.startswith(WORK_PREFIX):
+                continue
+            try:
+                if e.is_symlink():
+                    kind = "l"
+                elif e.is_dir(follow_symlinks=False):
+                    kind = "d"
+                elif e.is_file(follow_symlinks=False):
+                    kind = "f"
+                else:
+                    kind = "o"
+            except OSError:
+                continue
+            if kind == "d" and os.path.join(path, e.name) in self.skip:
+                continue
+            if rules and self._ignored(rules, f"{rel}{e.name}", kind == "d"):
+                continue
+            names.append(e.name)
+        listing = _Dir(key, names, max(st.st_mtime_ns, st.st_ctime_ns) < since)
+        if cached is not None:
+            listing.tree, listing.digest = cached.tree, cached.digest
+        self._dirs[path] = listing
+        return listing
+
+    def _walk(self, state: _Walk, path: str, rel: str, rules: _Rules, rules_key: tuple[object, ...],
+              st: os.stat_result) -> str | None:
+        ignore_file = os.path.join(path, ".gitignore")
+        try:
+            ist = os.lstat(ignore_file)
+        except OSError:
+            ist = None
+        if ist is not None and stat.S_ISREG(ist.st_mode):
+            rules = (*rules, (rel, self._ignore_spec(ignore_file, ist)))
+            rules_key = (*rules_key, (rel, _key(ist)))
+        listing = self._listing(path, rel, rules, rules_key, st, state.since)
+        tree: Tree = {}
+        for name in listing.names:
+            child = os.path.join(path, name)
+            try:
+                cst = os.lstat(child)
+            except OSError:
+                continue  # gone since it was listed
+            if stat.S_ISDIR(cst.st_mode):
+                digest = self._walk(state, child, f"{rel}{name}/", rules, rules_key, cst)
+                if digest is not None:
+                    tree[name] = Entry(DIR, 0, digest)
+                continue
+            entry = self._file(state, child, f"{rel}{name}", cst)
+            if entry is not None:
+                tree[name] = entry
+        if not tree:
+            return None
+        if listing.tree == tree and listing.digest is not None:
+            return listing.digest
+        digest, added = self.objects.put_tree(tree)
+        state.added += added
+        listing.tree, listing.digest = tree, digest
+        return digest
+
+    def _file(self, state: _Walk, path: str, rel: str, st: os.stat_result) -> Entry | None:
+        if not (stat.S_ISREG(st.st_mode) or stat.S_ISLNK(st.st_mode)):
+            state.not_kept.append(NotKept(rel, "not a regular file"))
+            return None
+        state.files += 1
+        key = _key(st)
+        cached = self._files.get(path)
+        if cached is not None and cached.trusted and cached.key == key:
+            if cached.entry.kind == NOT_KEPT:
+                state.not_kept.append(NotKept(rel, _reason(cached.entry, self.limits)))
+            return cached.entry
+        entry = self._read(state, path, rel, st)
+        self._files[path] = _File(key, entry, max(st.st_mtime_ns, st.st_ctime_ns) < state.since)
+        return entry
+
+    def _read(self, state: _Walk, path: str, rel: str, st: os.stat_result) -> Entry:
+        not_kept = Entry(NOT_KEPT, stat.S_IMODE(st.st_mode), f"{st.st_size}:{st.st_mtime_ns}", st.st_size)
+        if stat.S_ISLNK(st.st_mode):
+            try:
+                target = os.fsencode(os.readlink(path))
+            except OSError as exc:
+                state.not_kept.append(NotKept(rel, f"unreadable link: {exc.strerror}"))
+                return not_kept
+            digest, added = self.objects.put(target)
+            state.added += added
+            return Entry(LINK, 0, digest, len(target))
+        if st.st_size > self.limits.max_file_bytes:
+            state.not_kept.append(NotKept(rel, _reason(not_kept, self.limits)))
+            return not_kept
+        if state.files > self.limits.max_files:
+            state.not_kept.append(NotKept(rel, f"past the file limit ({self.limits.max_files} files)"))
+            return attrs.evolve(not_kept, digest=f"limit:{not_kept.digest}")
+        try:
+            fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+            with os.fdopen(fd, "rb") as f:
+                data = f.read(self.limits.max_file_bytes + 1)
+        except OSError as exc:
+            reason = "permission denied" if exc.errno == errno.EACCES else (exc.strerror or str(exc))
+            state.not_kept.append(NotKept(rel, f"unreadable: {reason}"))
+            return attrs.evolve(not_kept, digest=f"unreadable:{not_kept.digest}")
+        if len(data) > self.limits.max_file_bytes:
+            state.not_kept.append(NotKept(rel, _reason(not_kept, self.limits)))
+            return not_kept
+        digest, added = self.objects.put(data, digest_of(data))
+        state.added += added
+        return Entry(FILE, stat.S_IMODE(st.st_mode), digest, len(data))
+
+
+def _reason(entry: Entry, limits: Limits) -> str:
+    if entry.digest.startswith("limit:"):
+        return f"past the file limit ({limits.max_files} files)"
+    if entry.digest.startswith("unreadable:"):
+        return "unreadable"
+    return f"larger than {limits.max_file_bytes} bytes"
+
+
+@attrs.define
+class _Walk:
+    since: int
+    not_kept: list[NotKept] = attrs.Factory(list)
+    added: int = 0
+    files: int = 0
