@@ -341,15 +341,17 @@ class Checkpoints:
                 out[os.path.join(root, rel)] = pair
         return out
 
-    def _lookup(self, trees: Trees, path: str) -> Entry | None:
+    def _lookup(self, trees: Trees, path: str, *, folders: bool = False) -> Entry | None:
+        """The file (or, with ``folders``, also folder) entry at the absolute ``path``."""
         for root, tree in zip(self.roots, trees, strict=True):
             if path.startswith(f"{root}{os.sep}"):
-                return self.objects.lookup(tree, os.path.relpath(path, root).replace(os.sep, "/"))
+                entry = self.objects.lookup(tree, os.path.relpath(path, root).replace(os.sep, "/"))
+                return entry if entry is None or folders or not entry.is_dir else None
         return None
 
     def _dir_in(self, trees: Trees) -> Callable[[str], bool]:
         def check(path: str) -> bool:
-            entry = self._lookup(trees, path)
+            entry = self._lookup(trees, path, folders=True)
             return entry is not None and entry.is_dir
 
         return check
