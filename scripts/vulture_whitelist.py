@@ -84,3 +84,6 @@ _.writable  # io protocol: cli/terminal.SafeText says it can be written to
 _.log_errors
 _.case_sensitive
 _.never_nl
+
+# sqlite3 reads Connection.row_factory (agent_ls/agent/checkpoints/engine.py).
+_.row_factory

@@ -158,9 +158,6 @@ class RewindPlan:
     _now: tuple[str | None, ...] = attrs.field(default=(), repr=False, alias="now")
     _rewind_id: int | None = attrs.field(default=None, repr=False, alias="rewind_id")
 
-    def by_action(self, action: str) -> list[str]:
-        return [a.path for a in self.actions if a.action == action]
-
 
 @attrs.frozen
 class RewindResult:
