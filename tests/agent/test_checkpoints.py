@@ -401,3 +401,45 @@ def test_two_folders_and_a_nothing_changed_checkpoint(tmp_path: Path, ws: Path) 
         cps.finish(cp)
         cps.rewind(cps.plan_rewind(cp.id))
         assert (second / "b.txt").read_text() == "b\n" and (ws / "notes.md").read_text() == "# notes\n"
+
+
+def test_the_watched_snapshot_always_equals_a_full_walk(tmp_path: Path) -> None:
+    """After each of many random shell changes (files and folders created, changed, chmodded,
+    deleted, renamed, a folder replaced by another, .gitignore edited), the snapshot that only
+    looks where the kernel saw changes has the same trees as a new scanner walking everything."""
+    from agent_ls.agent.checkpoints.objects import ObjectStore
+    from agent_ls.agent.checkpoints.scan import Scanner
+
+    ws = tmp_path / "w"
+    ws.mkdir()
+    objects = ObjectStore(tmp_path / "objects")
+    watched = Scanner([ws], objects, Limits())
+    if not watched.watch.active:
+        pytest.skip("no inotify on this platform: every snapshot walks everything")
+    rng = __import__("random").Random(40)
+    dirs = ["", "a", "a/b", "a/b/c", "d", "d/e"]
+    for d in dirs:
+        (ws / d).mkdir(parents=True, exist_ok=True)
+        for i in range(3):
+            (ws / d / f"f{i}.txt").write_text(f"{d}{i}")
+    ops = [
+        lambda d: (ws / d / f"f{rng.randint(0, 4)}.txt").write_text(str(rng.random())),
+        lambda d: sh(ws, f"rm -f '{d or '.'}/f{rng.randint(0, 4)}.txt'"),
+        lambda d: sh(ws, f"chmod {rng.choice(['600', '755'])} '{d or '.'}'/f*.txt 2>/dev/null || true"),
+        lambda d: sh(ws, f"mv '{d or '.'}/f1.txt' '{d or '.'}/moved{rng.randint(0, 9)}.txt' 2>/dev/null || true"),
+        lambda d: sh(ws, f"mkdir -p '{d or '.'}/new{rng.randint(0, 2)}/deep' && echo x > '{d or '.'}/new0/deep/x'"
+                         " 2>/dev/null || true"),
+        lambda d: sh(ws, f"rm -rf '{d or '.'}/new0' && mkdir -p tmpdir && echo y > tmpdir/y && "
+                         f"mv tmpdir '{d or '.'}/new0' 2>/dev/null || true"),
+        lambda d: (ws / d / ".gitignore").write_text(rng.choice(["*.txt\n", "moved*\n", "", "new0/\n"])),
+        lambda d: sh(ws, "mv a a_renamed && mv a_renamed a 2>/dev/null || true"),
+    ]
+    watched.snapshot()
+    for step in range(120):
+        rng.choice(ops)(rng.choice([d for d in dirs if (ws / d).is_dir()]))
+        got = watched.snapshot().trees
+        full = Scanner([ws], objects, Limits())
+        fresh = full.snapshot().trees
+        full.close()
+        assert got == fresh, f"step {step}: the watched snapshot missed a change"
+    watched.close()

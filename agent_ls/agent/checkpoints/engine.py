@@ -209,6 +209,7 @@ class Checkpoints:
 
     def close(self) -> None:
         with self._lock:
+            self.scanner.close()
             self._conn.close()
 
     def __enter__(self) -> Checkpoints:

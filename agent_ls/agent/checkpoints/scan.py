@@ -35,9 +35,12 @@ from agent_ls.agent.checkpoints.objects import (
     Tree,
     digest_of,
 )
+from agent_ls.agent.checkpoints.watch import FolderWatch
 
 RACY_NS = 100_000_000
 """A file or folder changed less than this before a snapshot started is read again next time."""
+
+_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 
 ALWAYS_EXCLUDED = (".git", "node_modules")
 """Names never snapshotted, at any depth (the user's repository and installed packages)."""
@@ -99,6 +102,10 @@ class _Dir:
     trusted: bool
     tree: Tree | None = None
     digest: str | None = None
+    sub_not_kept: list[NotKept] = attrs.Factory(list)
+    """What the folder's subtree did not keep, at its last walk."""
+    sub_files: int = 0
+    """Files in the folder's subtree, at its last walk."""
 
 
 _Rules = tuple[tuple[str, pathspec.GitIgnoreSpec], ...]
@@ -117,14 +124,30 @@ class Scanner:
         self._files: dict[str, _File] = {}
         self._dirs: dict[str, _Dir] = {}
         self._ignores: dict[str, tuple[_StatKey, pathspec.GitIgnoreSpec]] = {}
+        self._last: Snapshot | None = None
+        self.watch = FolderWatch()
 
     def forget(self) -> None:
         """Drop the caches (after objects were collected: a cached digest may be gone)."""
         self._files.clear()
         self._dirs.clear()
+        self._last = None
+        self.watch.complete = False
 
     def snapshot(self) -> Snapshot:
         state = _Walk(time.time_ns() - RACY_NS)
+        changes = self.watch.changed()
+        if changes is not None:
+            for subtree in changes.subtrees:
+                self._invalidate(subtree)
+            state.touched = set()
+            state.dirty = changes.folders | changes.subtrees
+            for folder in changes.folders | changes.subtrees:
+                while folder not in state.touched and len(folder) > 1:
+                    state.touched.add(folder)
+                    folder = os.path.dirname(folder)
+            if not state.touched and self._last is not None:
+                return Snapshot(self._last.trees, list(self._last.not_kept), 0)  # the kernel saw no change
         trees: list[str | None] = []
         for root in self.roots:
             try:
@@ -133,7 +156,18 @@ class Scanner:
                 trees.append(None)
                 continue
             trees.append(self._walk(state, str(root), "", (), (), st))
-        return Snapshot(tuple(trees), state.not_kept, state.added)
+        self._last = Snapshot(tuple(trees), state.not_kept, state.added)
+        return Snapshot(tuple(trees), list(state.not_kept), state.added)
+
+    def close(self) -> None:
+        self.watch.close()
+
+    def _invalidate(self, folder: str) -> None:
+        """Forget what is cached for ``folder`` and everything under it."""
+        prefix = f"{folder}/"
+        for cache in (self._dirs, self._files):
+            for path in [p for p in cache if p == folder or p.startswith(prefix)]:
+                del cache[path]
 
     # ---------------------------------------------------------------- internals
 
@@ -158,7 +192,7 @@ class Scanner:
                 result = check.include
         return bool(result)
 
-    def _listing(self, path: str, rel: str, rules: _Rules, rules_key: tuple[object, ...],
+    def _listing(self, path: str, fd: int, rel: str, rules: _Rules, rules_key: tuple[object, ...],
                  st: os.stat_result, since: int) -> _Dir:
         key = (st.st_mtime_ns, st.st_ctime_ns, st.st_ino, rules_key)
         cached = self._dirs.get(path)
@@ -166,26 +200,19 @@ class Scanner:
             return cached
         names: list[str] = []
         try:
-            entries = sorted(os.scandir(path), key=lambda e: e.name)
+            entries = sorted(os.scandir(fd), key=lambda e: e.name)
         except OSError:
             entries = []
         for e in entries:
             if e.name in self.limits.excluded or e.name.startswith(WORK_PREFIX):
                 continue
             try:
-                if e.is_symlink():
-                    kind = "l"
-                elif e.is_dir(follow_symlinks=False):
-                    kind = "d"
-                elif e.is_file(follow_symlinks=False):
-                    kind = "f"
-                else:
-                    kind = "o"
+                is_dir = e.is_dir(follow_symlinks=False)
             except OSError:
                 continue
-            if kind == "d" and os.path.join(path, e.name) in self.skip:
+            if is_dir and f"{path}/{e.name}" in self.skip:
                 continue
-            if rules and self._ignored(rules, f"{rel}{e.name}", kind == "d"):
+            if rules and self._ignored(rules, f"{rel}{e.name}", is_dir):
                 continue
             names.append(e.name)
         listing = _Dir(key, names, max(st.st_mtime_ns, st.st_ctime_ns) < since)
@@ -196,31 +223,83 @@ class Scanner:
 
     def _walk(self, state: _Walk, path: str, rel: str, rules: _Rules, rules_key: tuple[object, ...],
               st: os.stat_result) -> str | None:
-        ignore_file = os.path.join(path, ".gitignore")
+        if state.touched is not None and path not in state.touched:
+            cached = self._dirs.get(path)
+            if cached is not None and cached.digest is not None:  # the kernel saw no change under it
+                state.not_kept.extend(cached.sub_not_kept)
+                state.files += cached.sub_files
+                return cached.digest
+        self.watch.watch(path)  # before it is read: a later change is reported
+        # Names are looked up relative to the folder's descriptor (one path component each, not
+        # the whole path again): the scan is mostly lstat calls, and this halves their cost.
         try:
-            ist = os.lstat(ignore_file)
+            fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY | _NOFOLLOW)
+        except OSError:
+            return None
+        try:
+            return self._walk_fd(state, fd, path, rel, rules, rules_key, st)
+        finally:
+            os.close(fd)
+
+    def _walk_fd(self, state: _Walk, fd: int, path: str, rel: str, rules: _Rules, rules_key: tuple[object, ...],
+                 st: os.stat_result) -> str | None:
+        try:
+            ist = os.lstat(".gitignore", dir_fd=fd)
         except OSError:
             ist = None
         if ist is not None and stat.S_ISREG(ist.st_mode):
-            rules = (*rules, (rel, self._ignore_spec(ignore_file, ist)))
+            rules = (*rules, (rel, self._ignore_spec(f"{path}/.gitignore", ist)))
             rules_key = (*rules_key, (rel, _key(ist)))
-        listing = self._listing(path, rel, rules, rules_key, st, state.since)
+        listing = self._listing(path, fd, rel, rules, rules_key, st, state.since)
+        first_not_kept, first_files = len(state.not_kept), state.files
         tree: Tree = {}
+        files = self._files
+        lstat = os.lstat
+        isdir = stat.S_ISDIR
+        # a folder only on the way to a changed one: its own names and files are as they were
+        touched = state.touched if state.touched is not None else set()
+        same = (state.touched is not None and path not in state.dirty and listing.tree is not None
+                and listing.trusted)
         for name in listing.names:
-            child = os.path.join(path, name)
+            if same:
+                assert listing.tree is not None
+                child = f"{path}/{name}"
+                previous = listing.tree.get(name)
+                if child not in touched:
+                    if previous is not None:
+                        tree[name] = previous
+                        if not previous.is_dir:
+                            state.files += 1
+                            if previous.kind == NOT_KEPT:
+                                state.not_kept.append(NotKept(f"{rel}{name}", _reason(previous, self.limits)))
+                        else:
+                            sub = self._dirs.get(child)
+                            state.files += sub.sub_files if sub else 0
+                            state.not_kept.extend(sub.sub_not_kept if sub else ())
+                    continue
             try:
-                cst = os.lstat(child)
+                cst = lstat(name, dir_fd=fd)
             except OSError:
                 continue  # gone since it was listed
-            if stat.S_ISDIR(cst.st_mode):
+            child = f"{path}/{name}"
+            if isdir(cst.st_mode):
                 digest = self._walk(state, child, f"{rel}{name}/", rules, rules_key, cst)
                 if digest is not None:
                     tree[name] = Entry(DIR, 0, digest)
                 continue
+            cached = files.get(child)
+            if (cached is not None and cached.trusted and cached.entry.kind != NOT_KEPT
+                    and cached.key == (cst.st_size, cst.st_mtime_ns, cst.st_ctime_ns, cst.st_ino, cst.st_mode)):
+                state.files += 1
+                tree[name] = cached.entry  # unchanged: not read again
+                continue
             entry = self._file(state, child, f"{rel}{name}", cst)
             if entry is not None:
                 tree[name] = entry
+        listing.sub_not_kept = state.not_kept[first_not_kept:]
+        listing.sub_files = state.files - first_files
         if not tree:
+            listing.tree, listing.digest = {}, None
             return None
         if listing.tree == tree and listing.digest is not None:
             return listing.digest
@@ -288,6 +367,10 @@ def _reason(entry: Entry, limits: Limits) -> str:
 @attrs.define
 class _Walk:
     since: int
+    touched: set[str] | None = None
+    """The folders the kernel saw change and the folders above them (None: walk everything)."""
+    dirty: set[str] = attrs.Factory(set)
+    """The folders the kernel saw change."""
     not_kept: list[NotKept] = attrs.Factory(list)
     added: int = 0
     files: int = 0
