@@ -443,3 +443,18 @@ def test_the_watched_snapshot_always_equals_a_full_walk(tmp_path: Path) -> None:
         full.close()
         assert got == fresh, f"step {step}: the watched snapshot missed a change"
     watched.close()
+
+
+def test_a_folder_replaced_by_a_link_to_outside_is_never_written_through(tmp_path: Path, ws: Path,
+                                                                         cps: Checkpoints) -> None:
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    cp = cps.begin("s1", 0, "p")
+    (ws / "src" / "app.py").unlink()  # the agent deletes a file
+    cps.finish(cp)
+    shutil.rmtree(ws / "src")  # then the folder becomes a link to somewhere else
+    os.symlink(outside, ws / "src")
+    plan = cps.plan_rewind(cp.id)
+    with pytest.raises(RewindError, match=r"src is a symbolic link now.*nothing was changed"):
+        cps.rewind(plan)
+    assert list(outside.iterdir()) == []

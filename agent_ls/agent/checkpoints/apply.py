@@ -89,6 +89,10 @@ def apply_changes(changes: list[Change], objects: ObjectStore, roots: list[Path]
     folders_to_remove: list[str] = []
     # 1. check
     for c in sorted(changes, key=lambda c: c.path):
+        link = _linked_parent(c.path, roots)
+        if link is not None:
+            raise RewindError(f"{link} is a symbolic link now, so {c.path} is not inside the workspace folder; "
+                              "nothing was changed")
         try:
             now = current_entry(c.path)
             if now == "dir":
@@ -177,6 +181,25 @@ def apply_changes(changes: list[Change], objects: ObjectStore, roots: list[Path]
     for folder in work.values():
         shutil.rmtree(folder, ignore_errors=True)
     _prune_empty_parents(sorted(removed, reverse=True), roots, dir_in_target)
+
+
+def _linked_parent(path: str, roots: list[Path]) -> str | None:
+    """The first folder between ``path``'s workspace folder and ``path`` that is a symbolic link
+    (writing through it would reach outside the workspace), or None."""
+    root = next((str(r) for r in roots if path.startswith(f"{r}{os.sep}")), None)
+    if root is None:
+        return path
+    current = root
+    for part in os.path.relpath(os.path.dirname(path), root).split(os.sep):
+        if part in ("", "."):
+            continue
+        current = os.path.join(current, part)
+        try:
+            if stat.S_ISLNK(os.lstat(current).st_mode):
+                return current
+        except OSError:
+            return None  # missing from here on: the rewind makes real folders
+    return None
 
 
 def _describe(exc: BaseException) -> str:
