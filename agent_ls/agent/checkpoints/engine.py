@@ -240,6 +240,14 @@ class Checkpoints:
 
     # ------------------------------------------------------------------ taking
 
+    def warm(self) -> None:
+        """Snapshot the workspace without a checkpoint: keeps the files the first checkpoint
+        would copy (seconds on a large workspace, once per workspace) and starts the kernel
+        watch, so the next :meth:`begin` costs what a later one does. Call it in the
+        background when a session opens."""
+        with self._lock:
+            self._snapshot()
+
     def begin(self, session_id: str, prompt_index: int, prompt_text: str) -> Checkpoint:
         """Before a prompt's turn: snapshot the workspace. A rewound checkpoint of the session
         can no longer be redone after this."""
