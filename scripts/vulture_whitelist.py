@@ -87,3 +87,7 @@ _.never_nl
 
 # sqlite3 reads Connection.row_factory (agent_ls/agent/checkpoints/engine.py).
 _.row_factory
+
+# Checkpoints.warm (agent_ls/agent/checkpoints/engine.py): the runtime's conversation service
+# (issue 39) calls it when a session opens; drop this line once it does.
+_.warm
