@@ -458,3 +458,21 @@ def test_a_folder_replaced_by_a_link_to_outside_is_never_written_through(tmp_pat
     with pytest.raises(RewindError, match=r"src is a symbolic link now.*nothing was changed"):
         cps.rewind(plan)
     assert list(outside.iterdir()) == []
+
+
+def test_the_walk_by_path_equals_the_walk_by_folder_descriptor(tmp_path: Path, ws: Path,
+                                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    """Where names cannot be looked up relative to an open folder (Windows), whole paths are used."""
+    from agent_ls.agent.checkpoints import scan
+    from agent_ls.agent.checkpoints.objects import ObjectStore
+
+    (ws / ".gitignore").write_text("*.log\n")
+    (ws / "src" / "x.log").write_text("ignored")
+    objects = ObjectStore(tmp_path / "objects")
+    by_fd = scan.Scanner([ws], objects, Limits())
+    expected = by_fd.snapshot().trees
+    by_fd.close()
+    monkeypatch.setattr(scan, "_BY_FD", False)
+    by_path = scan.Scanner([ws], objects, Limits())
+    assert by_path.snapshot().trees == expected
+    by_path.close()

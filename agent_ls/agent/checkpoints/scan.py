@@ -41,6 +41,8 @@ RACY_NS = 100_000_000
 """A file or folder changed less than this before a snapshot started is read again next time."""
 
 _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
+_BY_FD = hasattr(os, "O_DIRECTORY") and os.lstat in os.supports_dir_fd and os.scandir in os.supports_fd
+"""Names are looked up relative to an open folder (POSIX); elsewhere by their whole path."""
 
 ALWAYS_EXCLUDED = (".git", "node_modules")
 """Names never snapshotted, at any depth (the user's repository and installed packages)."""
@@ -200,7 +202,7 @@ class Scanner:
             return cached
         names: list[str] = []
         try:
-            entries = sorted(os.scandir(fd), key=lambda e: e.name)
+            entries = sorted(os.scandir(fd if fd >= 0 else path), key=lambda e: e.name)
         except OSError:
             entries = []
         for e in entries:
@@ -232,6 +234,8 @@ class Scanner:
         self.watch.watch(path)  # before it is read: a later change is reported
         # Names are looked up relative to the folder's descriptor (one path component each, not
         # the whole path again): the scan is mostly lstat calls, and this halves their cost.
+        if not _BY_FD:
+            return self._walk_fd(state, -1, path, rel, rules, rules_key, st)
         try:
             fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY | _NOFOLLOW)
         except OSError:
@@ -244,7 +248,7 @@ class Scanner:
     def _walk_fd(self, state: _Walk, fd: int, path: str, rel: str, rules: _Rules, rules_key: tuple[object, ...],
                  st: os.stat_result) -> str | None:
         try:
-            ist = os.lstat(".gitignore", dir_fd=fd)
+            ist = os.lstat(".gitignore", dir_fd=fd) if fd >= 0 else os.lstat(f"{path}/.gitignore")
         except OSError:
             ist = None
         if ist is not None and stat.S_ISREG(ist.st_mode):
@@ -278,7 +282,7 @@ class Scanner:
                             state.not_kept.extend(sub.sub_not_kept if sub else ())
                     continue
             try:
-                cst = lstat(name, dir_fd=fd)
+                cst = lstat(name, dir_fd=fd) if fd >= 0 else lstat(f"{path}/{name}")
             except OSError:
                 continue  # gone since it was listed
             child = f"{path}/{name}"
