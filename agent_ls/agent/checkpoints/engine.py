@@ -38,7 +38,7 @@ import attrs
 from agent_ls.agent.checkpoints.apply import Change, RewindError, apply_changes
 from agent_ls.agent.checkpoints.objects import NOT_KEPT, Entry, ObjectStore
 from agent_ls.agent.checkpoints.scan import Limits, NotKept, Scanner, Snapshot
-from agent_ls.agent.private_db import PRIVATE_DIR_MODE, make_private_db
+from agent_ls.agent.private_db import make_private_db
 
 if TYPE_CHECKING:
     from agent_ls.agent.store import SessionStore
@@ -184,10 +184,7 @@ class Checkpoints:
         self.limits = limits or Limits()
         self.workspace = _workspace_key(self.roots)
         make_private_db(folder / "checkpoints.sqlite3")
-        objects_dir = folder / "objects"
-        if not objects_dir.is_dir():
-            objects_dir.mkdir(mode=PRIVATE_DIR_MODE, exist_ok=True)
-        self.objects = ObjectStore(objects_dir)
+        self.objects = ObjectStore(folder / "objects.sqlite3")
         self.scanner = Scanner(self.roots, self.objects, self.limits, skip=(str(folder), *skip))
         self._lock = threading.RLock()
         self._conn = sqlite3.connect(folder / "checkpoints.sqlite3", timeout=10.0, check_same_thread=False,
@@ -210,6 +207,7 @@ class Checkpoints:
     def close(self) -> None:
         with self._lock:
             self.scanner.close()
+            self.objects.close()
             self._conn.close()
 
     def __enter__(self) -> Checkpoints:

@@ -1,26 +1,31 @@
 """The content-addressed object store behind checkpoints: blobs (a file's bytes) and trees (one
-directory's entries), each kept once under the SHA-256 of its content, zlib-compressed, in
-``<data_dir>/checkpoints/objects/<2 hex>/<62 hex>`` (files 0600, folders 0700).
+directory's entries), each kept once under the SHA-256 of its content, zlib-compressed, in one
+SQLite file (``<data_dir>/checkpoints/objects.sqlite3``, 0600 in a 0700 folder).
 
 A snapshot of a workspace folder is the hash of its root tree. Trees of unchanged directories
 keep their hash from one snapshot to the next, so a checkpoint after a turn that changed ten
 files adds ten blobs and the trees on their paths, and two snapshots are compared by walking
 only the subtrees whose hashes differ (:meth:`ObjectStore.diff`).
+
+One database rather than a file per object: the first snapshot of a workspace writes every kept
+file at once, and ten thousand small files cost ten thousand creations and renames (about four
+times the whole snapshot on a slow file system), where one transaction costs one commit.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
-import os
-import secrets
+import sqlite3
+import threading
 import zlib
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import attrs
 
-from agent_ls.agent.private_db import PRIVATE_DIR_MODE, PRIVATE_FILE_MODE
+from agent_ls.agent.private_db import make_private_db
 
 FILE = "f"
 LINK = "l"
@@ -61,53 +66,73 @@ def digest_of(data: bytes) -> str:
 
 
 class ObjectStore:
-    """Blobs and trees under ``folder``; safe to share between processes (each object is
-    written to a temporary name and renamed into place)."""
+    """Blobs and trees in the SQLite file ``path``; safe to share between processes (SQLite's
+    locking). Writes between :meth:`batch` enter and exit are one transaction."""
 
-    def __init__(self, folder: Path) -> None:
-        self.folder = folder
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        make_private_db(path)
+        self._lock = threading.RLock()
+        self._conn = sqlite3.connect(path, timeout=30.0, check_same_thread=False, isolation_level=None)
+        self._conn.execute("PRAGMA auto_vacuum=INCREMENTAL")  # (a new file only) collect() gives space back
+        self._conn.execute("PRAGMA journal_mode=WAL")
+        self._conn.execute("PRAGMA synchronous=NORMAL")
+        self._conn.execute("CREATE TABLE IF NOT EXISTS objects (digest TEXT PRIMARY KEY, data BLOB NOT NULL)"
+                           " WITHOUT ROWID")
+        self._depth = 0
         self._trees: dict[str, Tree] = {}
         """Trees read or written by this process (a tree never changes under its hash)."""
         self._known: set[str] = set()
 
-    def _path(self, digest: str) -> Path:
-        return self.folder / digest[:2] / digest[2:]
+    def close(self) -> None:
+        with self._lock:
+            self._conn.close()
+
+    @contextmanager
+    def batch(self) -> Iterator[None]:
+        """Make the writes inside one transaction (committed on exit, also on error: every
+        object written is whole and correct on its own)."""
+        with self._lock:
+            if self._depth == 0:
+                self._conn.execute("BEGIN IMMEDIATE")
+            self._depth += 1
+            try:
+                yield
+            finally:
+                self._depth -= 1
+                if self._depth == 0:
+                    self._conn.execute("COMMIT")
 
     def has(self, digest: str) -> bool:
         if digest in self._known:
             return True
-        if self._path(digest).exists():
+        with self._lock:
+            found = self._conn.execute("SELECT 1 FROM objects WHERE digest = ?", (digest,)).fetchone() is not None
+        if found:
             self._known.add(digest)
-            return True
-        return False
+        return found
 
     def put(self, data: bytes, digest: str | None = None) -> tuple[str, int]:
-        """Keep ``data``; returns its digest and the bytes this added on disk (0: already kept)."""
+        """Keep ``data``; returns its digest and the bytes this added (0: already kept)."""
         digest = digest or digest_of(data)
         if self.has(digest):
             return digest, 0
-        path = self._path(digest)
-        if not path.parent.is_dir():
-            path.parent.mkdir(mode=PRIVATE_DIR_MODE, parents=True, exist_ok=True)
         packed = zlib.compress(data, 1)
-        tmp = path.with_name(f".{path.name}.{secrets.token_hex(4)}")
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, PRIVATE_FILE_MODE)
-        try:
-            with os.fdopen(fd, "wb") as f:
-                f.write(packed)
-            os.replace(tmp, path)
-        except BaseException:
-            tmp.unlink(missing_ok=True)
-            raise
+        with self._lock:
+            self._conn.execute("INSERT OR IGNORE INTO objects (digest, data) VALUES (?, ?)", (digest, packed))
         self._known.add(digest)
         return digest, len(packed)
 
     def get(self, digest: str) -> bytes:
         """The bytes kept under ``digest``, checked against it."""
+        with self._lock:
+            row = self._conn.execute("SELECT data FROM objects WHERE digest = ?", (digest,)).fetchone()
         try:
-            data = zlib.decompress(self._path(digest).read_bytes())
-        except (OSError, zlib.error) as exc:
-            raise ObjectMissing(f"object {digest[:12]} is missing or damaged") from exc
+            if row is None:
+                raise ObjectMissing(f"object {digest[:12]} is missing")
+            data = zlib.decompress(row[0])
+        except zlib.error as exc:
+            raise ObjectMissing(f"object {digest[:12]} is damaged") from exc
         if digest_of(data) != digest:
             raise ObjectMissing(f"object {digest[:12]} is damaged")
         return data
@@ -196,28 +221,22 @@ class ObjectStore:
         return seen
 
     def collect(self, keep: set[str]) -> tuple[int, int]:
-        """Delete every object not in ``keep``; returns (objects deleted, bytes left on disk)."""
-        deleted = 0
-        left = 0
-        try:
-            shards = list(os.scandir(self.folder))
-        except FileNotFoundError:
-            return 0, 0
-        for shard in shards:
-            if not shard.is_dir(follow_symlinks=False):
-                continue
-            for obj in os.scandir(shard.path):
-                digest = shard.name + obj.name
-                if digest in keep:
-                    left += obj.stat(follow_symlinks=False).st_size
-                    continue
-                if obj.name.startswith("."):
-                    continue  # an object another process is writing
-                try:
-                    os.unlink(obj.path)
-                    deleted += 1
-                except FileNotFoundError:
-                    pass
+        """Delete every object not in ``keep``; returns (objects deleted, bytes left)."""
+        with self._lock:
+            c = self._conn
+            c.execute("BEGIN IMMEDIATE")
+            try:
+                c.execute("CREATE TEMP TABLE IF NOT EXISTS keep (digest TEXT PRIMARY KEY) WITHOUT ROWID")
+                c.execute("DELETE FROM keep")
+                c.executemany("INSERT OR IGNORE INTO keep (digest) VALUES (?)", ((d,) for d in keep))
+                deleted = c.execute("DELETE FROM objects WHERE digest NOT IN (SELECT digest FROM keep)").rowcount
+                (left,) = c.execute("SELECT COALESCE(SUM(length(data)), 0) FROM objects").fetchone()
+                c.execute("DELETE FROM keep")
+            except BaseException:
+                c.execute("ROLLBACK")
+                raise
+            c.execute("COMMIT")
+            c.execute("PRAGMA incremental_vacuum")
         self._known &= keep
         self._trees = {k: v for k, v in self._trees.items() if k in keep}
-        return deleted, left
+        return int(deleted), int(left)

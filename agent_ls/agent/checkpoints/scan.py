@@ -151,13 +151,14 @@ class Scanner:
             if not state.touched and self._last is not None:
                 return Snapshot(self._last.trees, list(self._last.not_kept), 0)  # the kernel saw no change
         trees: list[str | None] = []
-        for root in self.roots:
-            try:
-                st = os.stat(root)
-            except OSError:
-                trees.append(None)
-                continue
-            trees.append(self._walk(state, str(root), "", (), (), st))
+        with self.objects.batch():
+            for root in self.roots:
+                try:
+                    st = os.stat(root)
+                except OSError:
+                    trees.append(None)
+                    continue
+                trees.append(self._walk(state, str(root), "", (), (), st))
         self._last = Snapshot(tuple(trees), state.not_kept, state.added)
         return Snapshot(tuple(trees), list(state.not_kept), state.added)
 
