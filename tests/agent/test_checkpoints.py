@@ -474,3 +474,28 @@ def test_the_walk_by_path_equals_the_walk_by_folder_descriptor(tmp_path: Path, w
     by_path = scan.Scanner([ws], objects, Limits())
     assert by_path.snapshot().trees == expected
     by_path.close()
+
+
+def test_a_folder_that_became_a_file(ws: Path, cps: Checkpoints) -> None:
+    before = tree_state(ws)
+    cp = cps.begin("s1", 0, "p")
+    sh(ws, "rm -r src && echo 'now a file' > src")
+    cps.finish(cp)
+    plan = cps.plan_rewind(cp.id)
+    assert {os.path.relpath(a.path, ws): a.action for a in plan.actions} == {
+        "src": DELETE, "src/app.py": RECREATE, "src/util.py": RECREATE}
+    cps.rewind(plan)
+    assert tree_state(ws) == before
+
+
+def test_past_the_file_limit_files_are_listed_not_kept(tmp_path: Path, ws: Path) -> None:
+    for i in range(20):
+        (ws / f"many{i:02}.txt").write_text(str(i))
+    with Checkpoints.for_workspace(tmp_path / "data", [ws], Limits(max_files=10)) as cps:
+        cp = cps.begin("s1", 0, "p")
+        assert len(cp.not_kept) == 20 + 6 - 10 and {n.reason for n in cp.not_kept} == {
+            "past the file limit (10 files)"}
+        (ws / "many19.txt").write_text("changed")
+        cp = cps.finish(cp)
+        plan = cps.plan_rewind(cp.id)
+        assert [(os.path.relpath(a.path, ws), a.action) for a in plan.actions] == [("many19.txt", UNRESTORABLE)]
