@@ -15,6 +15,7 @@ import subprocess
 import sys
 import tempfile
 import textwrap
+import time
 from pathlib import Path
 
 import pytest
@@ -499,3 +500,34 @@ def test_past_the_file_limit_files_are_listed_not_kept(tmp_path: Path, ws: Path)
         cp = cps.finish(cp)
         plan = cps.plan_rewind(cp.id)
         assert [(os.path.relpath(a.path, ws), a.action) for a in plan.actions] == [("many19.txt", UNRESTORABLE)]
+
+
+def test_a_new_process_reads_only_the_files_that_changed(tmp_path: Path, ws: Path,
+                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    """The file cache is kept in the data directory (0600): the next Checkpoints (a new process,
+    the CLI) reads only files whose lstat changed, and a damaged cache only costs a full read."""
+    from agent_ls.agent.checkpoints import scan
+
+    time.sleep(0.15)  # older than the racy window: every entry may be trusted
+    with Checkpoints.for_workspace(tmp_path / "data", [ws]) as first:
+        first.finish(first.begin("s1", 0, "p"))
+    read: list[str] = []
+    original = scan.Scanner._read
+
+    def counting(self: scan.Scanner, state: object, path: str, rel: str, st: os.stat_result) -> object:
+        read.append(rel)
+        return original(self, state, path, rel, st)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(scan.Scanner, "_read", counting)
+    (ws / "notes.md").write_text("changed while no process watched\n")
+    with Checkpoints.for_workspace(tmp_path / "data", [ws]) as second:
+        cp = second.begin("s1", 1, "q")
+        assert read == ["notes.md"]
+        cp = second.finish(cp)
+        cache = next((tmp_path / "data" / "checkpoints").glob("files-*.cache"))
+        assert stat.S_IMODE(cache.stat().st_mode) == 0o600
+    cache.write_bytes(b"\x00garbage")
+    read.clear()
+    with Checkpoints.for_workspace(tmp_path / "data", [ws]) as third:
+        third.begin("s1", 2, "r")
+        assert len(read) == len(tree_state(ws))

@@ -185,7 +185,8 @@ class Checkpoints:
         self.workspace = _workspace_key(self.roots)
         make_private_db(folder / "checkpoints.sqlite3")
         self.objects = ObjectStore(folder / "objects.sqlite3")
-        self.scanner = Scanner(self.roots, self.objects, self.limits, skip=(str(folder), *skip))
+        self.scanner = Scanner(self.roots, self.objects, self.limits, skip=(str(folder), *skip),
+                               index=folder / f"files-{self.workspace}.cache")
         self._lock = threading.RLock()
         self._conn = sqlite3.connect(folder / "checkpoints.sqlite3", timeout=10.0, check_same_thread=False,
                                      isolation_level=None)

@@ -123,6 +123,12 @@ class ObjectStore:
         self._known.add(digest)
         return digest, len(packed)
 
+    def present(self, digests: set[str]) -> set[str]:
+        """Those of ``digests`` the store holds."""
+        with self._lock:
+            held = {str(r[0]) for r in self._conn.execute("SELECT digest FROM objects")}
+        return digests & held
+
     def get(self, digest: str) -> bytes:
         """The bytes kept under ``digest``, checked against it."""
         with self._lock:

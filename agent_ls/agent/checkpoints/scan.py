@@ -15,7 +15,10 @@ times unchanged), so it is read again next time.
 
 from __future__ import annotations
 
+import contextlib
 import errno
+import logging
+import marshal
 import os
 import stat
 import time
@@ -37,12 +40,18 @@ from agent_ls.agent.checkpoints.objects import (
 )
 from agent_ls.agent.checkpoints.watch import FolderWatch
 
+log = logging.getLogger(__name__)
+
 RACY_NS = 100_000_000
 """A file or folder changed less than this before a snapshot started is read again next time."""
 
 _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 _BY_FD = hasattr(os, "O_DIRECTORY") and os.lstat in os.supports_dir_fd and os.scandir in os.supports_fd
 """Names are looked up relative to an open folder (POSIX); elsewhere by their whole path."""
+
+INDEX_SAVE_AFTER = 1000
+"""A snapshot that read this many files saves the file cache at once (others at close)."""
+_INDEX_VERSION = 1
 
 ALWAYS_EXCLUDED = (".git", "node_modules")
 """Names never snapshotted, at any depth (the user's repository and installed packages)."""
@@ -117,7 +126,7 @@ class Scanner:
     """Snapshots of ``roots`` into ``objects``; keeps its caches between snapshots."""
 
     def __init__(self, roots: list[Path], objects: ObjectStore, limits: Limits,
-                 skip: tuple[str, ...] = ()) -> None:
+                 skip: tuple[str, ...] = (), index: Path | None = None) -> None:
         self.roots = roots
         self.objects = objects
         self.limits = limits
@@ -128,6 +137,11 @@ class Scanner:
         self._ignores: dict[str, tuple[_StatKey, pathspec.GitIgnoreSpec]] = {}
         self._last: Snapshot | None = None
         self.watch = FolderWatch()
+        self.index = index
+        """Where the file cache is kept between processes (None: not kept)."""
+        self._unsaved = 0
+        """Files read since the file cache was last saved."""
+        self._load_index()
 
     def forget(self) -> None:
         """Drop the caches (after objects were collected: a cached digest may be gone)."""
@@ -160,10 +174,52 @@ class Scanner:
                     continue
                 trees.append(self._walk(state, str(root), "", (), (), st))
         self._last = Snapshot(tuple(trees), state.not_kept, state.added)
+        if self._unsaved >= INDEX_SAVE_AFTER:
+            self.save_index()  # (a smaller change is kept at close)
         return Snapshot(tuple(trees), list(state.not_kept), state.added)
 
     def close(self) -> None:
+        self.save_index()
         self.watch.close()
+
+    # The file cache is kept between processes (a new process, the CLI, a restarted server would
+    # otherwise read every file again): as git's index, keyed by each file's lstat (size, times,
+    # inode, mode: a change of content changes the ctime, which no program can set back). Only
+    # trusted entries are kept, and only those whose object is still in the store.
+
+    def _load_index(self) -> None:
+        if self.index is None:
+            return
+        try:
+            with open(self.index, "rb") as f:
+                data = marshal.load(f)
+            if not isinstance(data, dict) or data.get("version") != _INDEX_VERSION:
+                return
+            entries = data["files"]
+            present = self.objects.present({row[3] for row in entries.values()})
+            for path, (key, kind, digest_mode, digest, size) in entries.items():
+                if digest in present:
+                    self._files[path] = _File(tuple(key), Entry(kind, digest_mode, digest, size), True)
+        except (OSError, EOFError, ValueError, TypeError, KeyError) as exc:
+            log.info("checkpoint file cache not used (%s): every file is read again", exc)
+
+    def save_index(self) -> None:
+        """Keep the file cache for the next process (when files were read since the last save)."""
+        if self.index is None or not self._unsaved:
+            return
+        files = {path: (f.key, f.entry.kind, f.entry.mode, f.entry.digest, f.entry.size)
+                 for path, f in self._files.items() if f.trusted and f.entry.kind in (FILE, LINK)}
+        tmp = self.index.with_name(f".{self.index.name}.{os.getpid()}")
+        try:
+            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+            with os.fdopen(fd, "wb") as f:
+                marshal.dump({"version": _INDEX_VERSION, "files": files}, f)
+            os.replace(tmp, self.index)
+            self._unsaved = 0
+        except OSError as exc:
+            log.info("could not keep the checkpoint file cache: %s", exc)
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
 
     def _invalidate(self, folder: str) -> None:
         """Forget what is cached for ``folder`` and everything under it."""
@@ -326,6 +382,7 @@ class Scanner:
             return cached.entry
         entry = self._read(state, path, rel, st)
         self._files[path] = _File(key, entry, max(st.st_mtime_ns, st.st_ctime_ns) < state.since)
+        self._unsaved += 1
         return entry
 
     def _read(self, state: _Walk, path: str, rel: str, st: os.stat_result) -> Entry:
