@@ -531,3 +531,19 @@ def test_a_new_process_reads_only_the_files_that_changed(tmp_path: Path, ws: Pat
     with Checkpoints.for_workspace(tmp_path / "data", [ws]) as third:
         third.begin("s1", 2, "r")
         assert len(read) == len(tree_state(ws))
+
+
+def test_what_a_turn_did_inside_git_is_not_rewound(ws: Path, cps: Checkpoints) -> None:
+    """The agent's `git add` wrote the user's index: a rewind restores the files, never .git."""
+    if GIT is None:
+        pytest.skip("git is not installed")
+    git(ws, "init", "-q")
+    before_files = tree_state(ws)
+    cp = cps.begin("s1", 0, "stage it")
+    sh(ws, "echo new > staged.txt && git add staged.txt")
+    after_turn_git = git_dir_state(ws)
+    cp = cps.finish(cp)
+    assert [os.path.relpath(p, ws) for p in cp.changed] == ["staged.txt"]  # nothing under .git
+    cps.rewind(cps.plan_rewind(cp.id))
+    assert tree_state(ws) == before_files
+    assert git_dir_state(ws) == after_turn_git
