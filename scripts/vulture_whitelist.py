@@ -84,11 +84,6 @@ _.writable  # io protocol: cli/terminal.SafeText says it can be written to
 _.log_errors
 _.case_sensitive
 _.never_nl
-# The conversation events of agent/hooks/hooks.Hooks: tested at the agent level (tests/agent/test_hooks.py),
-# called by the runtime's conversation service once it exists (issue 39 / 43)
-_.session_start
-_.user_prompt_submit
-_.pre_compact
-_.session_end
-_.start_context  # agent/hooks/turns.py: for the runtime's conversation service (tests/agent/test_hooks.py)
-_.prompt_with_hooks
+
+# sqlite3 reads Connection.row_factory (agent_ls/agent/checkpoints/engine.py).
+_.row_factory

@@ -91,9 +91,18 @@ CREATE TABLE IF NOT EXISTS plans (
     session_id TEXT PRIMARY KEY REFERENCES sessions(id) ON DELETE CASCADE,
     json       TEXT NOT NULL
 ) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS rewound_messages (
+    session_id TEXT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
+    batch      INTEGER NOT NULL,
+    seq        INTEGER NOT NULL,
+    role       TEXT NOT NULL,
+    json       TEXT NOT NULL,
+    created    REAL NOT NULL,
+    PRIMARY KEY (session_id, seq)
+) WITHOUT ROWID;
 """
-# outputs, output_marks, compactions (issue 26) and plans (issue 27) are only added: a store written by this
-# version still opens in the previous one, so the schema version stays 1.
+# outputs, output_marks, compactions (issue 26), plans (issue 27) and rewound_messages (issue 40) are only
+# added: a store written by this version still opens in the previous one, so the schema version stays 1.
 
 DEFAULT_OUTPUTS_TOTAL_CHARS = 200_000_000
 """Characters of tool output the session database keeps over all sessions (oldest evicted first)."""
@@ -284,7 +293,8 @@ class SessionStore:
         with self._write() as conn:
             cur = conn.execute(
                 "DELETE FROM sessions WHERE id = ? AND NOT EXISTS"
-                " (SELECT 1 FROM messages m WHERE m.session_id = sessions.id)",
+                " (SELECT 1 FROM messages m WHERE m.session_id = sessions.id) AND NOT EXISTS"
+                " (SELECT 1 FROM rewound_messages r WHERE r.session_id = sessions.id)",
                 (session_id,),
             )
             return cur.rowcount > 0
@@ -361,12 +371,50 @@ class SessionStore:
                 "INSERT INTO messages (session_id, seq, role, json, created) VALUES (?, ?, ?, ?, ?)",
                 (session_id, seq, role, data, now),
             )
+            # the conversation moved on: what a rewind took away can no longer be put back
+            conn.execute("DELETE FROM rewound_messages WHERE session_id = ?", (session_id,))
             conn.execute("UPDATE sessions SET updated = MAX(updated, ?) WHERE id = ?", (now, session_id))
             content = message.get("content")
             if role == "user" and isinstance(content, str) and (title := session_title(content)):
                 # titled from the first user message (a front end may have titled it already)
                 conn.execute("UPDATE sessions SET title = ? WHERE id = ? AND title IS NULL", (title, session_id))
         return int(seq)
+
+    # ------------------------------------------------------- conversation rewind (issue 40)
+
+    def truncate_at_prompt(self, session_id: str, prompt_index: int) -> int | None:
+        """Take the session's history back to just before its user message number
+        ``prompt_index`` (0: the first): that message and every later one are moved aside, kept
+        as one batch until a new message is stored (:meth:`restore_truncated` puts them back).
+        Returns the batch's number, None when the session has no such message. Raises
+        ``KeyError`` for an unknown session."""
+        with self._write() as conn:
+            self._require(conn, session_id)
+            row = conn.execute(
+                "SELECT seq FROM messages WHERE session_id = ? AND role = 'user' ORDER BY seq LIMIT 1 OFFSET ?",
+                (session_id, max(prompt_index, 0))).fetchone()
+            if row is None:
+                return None
+            (batch,) = conn.execute("SELECT COALESCE(MAX(batch), 0) + 1 FROM rewound_messages WHERE session_id = ?",
+                                    (session_id,)).fetchone()
+            conn.execute(
+                "INSERT INTO rewound_messages (session_id, batch, seq, role, json, created)"
+                " SELECT session_id, ?, seq, role, json, created FROM messages WHERE session_id = ? AND seq >= ?",
+                (batch, session_id, row[0]))
+            conn.execute("DELETE FROM messages WHERE session_id = ? AND seq >= ?", (session_id, row[0]))
+            conn.execute("UPDATE sessions SET updated = MAX(updated, ?) WHERE id = ?", (time.time(), session_id))
+        return int(batch)
+
+    def restore_truncated(self, session_id: str, batch: int) -> int:
+        """Put back the messages :meth:`truncate_at_prompt` moved aside as ``batch`` (a redo);
+        returns how many (0: the batch is gone, because a message was stored since)."""
+        with self._write() as conn:
+            cur = conn.execute(
+                "INSERT INTO messages (session_id, seq, role, json, created)"
+                " SELECT session_id, seq, role, json, created FROM rewound_messages WHERE session_id = ? AND batch = ?",
+                (session_id, batch))
+            conn.execute("DELETE FROM rewound_messages WHERE session_id = ? AND batch = ?", (session_id, batch))
+            return int(cur.rowcount)
 
     # ------------------------------------------------------- compactions (issue 26)
 

@@ -15,6 +15,10 @@ the same host code.
     agent-ls mcp logout SERVER              forget its tokens and client registration
     agent-ls chat [--model M] [PROMPT]      chat with the agent (one-shot or interactive)
     agent-ls demo                           the first-run demo on the workspace in demo/
+    agent-ls checkpoints list [--session ID] [--json]
+                                            the checkpoints taken before each prompt
+    agent-ls checkpoints restore CHECKPOINT [--code|--conversation|--both] [--yes]
+                                            rewind files and/or the conversation (shows each file first)
     agent-ls acp                            serve the Agent Client Protocol on stdio (Zed, Neovim...)
 
 Every command takes ``--workspace DIR`` (repeatable; default: the current directory). A folder
@@ -136,6 +140,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--workspace", "-w", action="append", help="workspace folder (repeatable)")
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_hooks_list)
+    importlib.import_module("agent_ls.cli.checkpoints").add_commands(sub)  # `checkpoints list|restore|redo`
 
     sub.add_parser("serve", help="serve the language server on stdio (the default)")
     sub.add_parser("acp", help="serve the Agent Client Protocol on stdio (Zed, JetBrains, Neovim, Emacs)")
