@@ -120,7 +120,8 @@ class SessionHost:
         self.askers: list[Asker] = []
         """The sessions using this host, newest last (they ask the user for sampling consent)."""
         self.conversations = Conversations(folders=lambda: [folder], settings=self.agent_settings,
-                                           host=self._mcp_host, prepare=model_library.load)
+                                           host=self._mcp_host, prepare=model_library.load,
+                                           checkpoints=True)
         """The conversations of the folder (its session store); each session opens its own with
         its :class:`~agent_ls.runtime.sessions.FrontEnd` (the client's files and terminal)."""
 

@@ -56,7 +56,7 @@ async def cmd_chat(args: argparse.Namespace) -> int:
 
     # approvals are asked on the terminal (TerminalQuestions, the host's questions)
     conversations = Conversations(folders=lambda: folders, settings=lambda: agent, host=mcp_host,
-                                  front=lambda: FrontEnd(questions=host.questions))
+                                  front=lambda: FrontEnd(questions=host.questions), checkpoints=True)
     try:
         if args.list_sessions:
             for info in await conversations.sessions():

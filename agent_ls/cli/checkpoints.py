@@ -71,10 +71,10 @@ def add_commands(sub: Any) -> None:
 
 
 def _open(args: argparse.Namespace) -> Checkpoints:
-    from agent_ls.agent.checkpoints import Checkpoints  # lazy: not for `serve`
-    from agent_ls.config.paths import user_data_dir
+    # lazy: the engine, not for `serve`
+    from agent_ls.runtime.checkpointing import open_checkpoints
 
-    return Checkpoints.for_workspace(user_data_dir(), workspace_folders(args))
+    return open_checkpoints(workspace_folders(args))
 
 
 def _shown(path: str, roots: list[Path]) -> str:
@@ -139,8 +139,7 @@ async def _confirm(args: argparse.Namespace, question: str) -> bool:
 
 async def cmd_restore(args: argparse.Namespace) -> int:
     from agent_ls.agent.checkpoints import CheckpointError, RewindError
-    from agent_ls.agent.store import SessionStore
-    from agent_ls.config.paths import user_data_dir
+    from agent_ls.runtime.checkpointing import open_session_store
 
     code = args.mode in ("code", "both")
     conversation = args.mode in ("conversation", "both")
@@ -159,7 +158,7 @@ async def cmd_restore(args: argparse.Namespace) -> int:
                   "for a redo)")
         if not await _confirm(args, "Restore?"):
             return EXIT_FAIL
-        store = SessionStore.for_workspace(user_data_dir(), cps.roots[0]) if conversation else None
+        store = open_session_store(cps.roots[0]) if conversation else None
         try:
             result = cps.rewind(plan, code=code, conversation=conversation, store=store, overwrite=args.overwrite)
         except (RewindError, CheckpointError) as exc:
@@ -177,8 +176,7 @@ async def cmd_restore(args: argparse.Namespace) -> int:
 
 async def cmd_redo(args: argparse.Namespace) -> int:
     from agent_ls.agent.checkpoints import CheckpointError, RewindError
-    from agent_ls.agent.store import SessionStore
-    from agent_ls.config.paths import user_data_dir
+    from agent_ls.runtime.checkpointing import open_session_store
 
     with _open(args) as cps:
         try:
@@ -190,7 +188,7 @@ async def cmd_redo(args: argparse.Namespace) -> int:
         _print_plan(plan, cps.roots, True)
         if not await _confirm(args, "Redo?"):
             return EXIT_FAIL
-        with SessionStore.for_workspace(user_data_dir(), cps.roots[0]) as store:
+        with open_session_store(cps.roots[0]) as store:
             try:
                 result = cps.redo(plan, store=store, overwrite=args.overwrite)
             except (RewindError, CheckpointError) as exc:

@@ -40,6 +40,7 @@ import attrs
 from agent_ls.core.tasks import BackgroundTasks
 
 if TYPE_CHECKING:
+    from agent_ls.agent.checkpoints import Checkpoint, RewindPlan, RewindResult
     from agent_ls.agent.config import AgentSettings
     from agent_ls.agent.editor.changes import ChangeStore
     from agent_ls.agent.events import EventSink
@@ -50,6 +51,7 @@ if TYPE_CHECKING:
     from agent_ls.agent.store import SessionInfo, SessionStore
     from agent_ls.agent.tool_runner import Shaper, ToolObserver, ToolRunner
     from agent_ls.mcp.manager import MCPManager
+    from agent_ls.runtime.checkpointing import TurnCheckpoints
     from agent_ls.runtime.display import DisplayStore
     from agent_ls.runtime.pending import PendingHost
     from agent_ls.runtime.sessions import FrontEnd
@@ -123,6 +125,8 @@ class TurnInfo:
     text: str
     """What the model gets (attachments rendered, notes said); ``/compact`` for a compaction."""
     compact: bool = False
+    index: int = 0
+    """The prompt's index in the session (0: its first user message)."""
 
 
 class TurnObserver(Protocol):
@@ -169,7 +173,7 @@ class Conversations:
     def __init__(self, *, folders: Callable[[], Sequence[Path]], settings: Callable[[], AgentSettings],
                  host: SessionHost, front: Callable[[], FrontEnd] | None = None,
                  prepare: Callable[[], Awaitable[None]] | None = None, store: SessionStore | None = None,
-                 tasks: BackgroundTasks | None = None) -> None:
+                 tasks: BackgroundTasks | None = None, checkpoints: bool = False) -> None:
         self._folders = folders
         self._settings = settings
         self._host = host
@@ -182,6 +186,14 @@ class Conversations:
         self.turn_observers: list[TurnObserver] = []
         self.tool_observers: list[ToolObserver] = []
         self._direct_gate: PermissionGate | None = None
+        self.checkpoints: TurnCheckpoints | None = None
+        """A checkpoint before each turn, rewind and redo (``checkpoints``: on)."""
+        if checkpoints:
+            from agent_ls.runtime.checkpointing import TurnCheckpoints
+
+            self.checkpoints = TurnCheckpoints(self.roots)
+            self.turn_observers.append(self.checkpoints)
+        self._warmed = False
 
     # the store ---------------------------------------------------------------------------------
     def roots(self) -> list[Path]:
@@ -377,6 +389,9 @@ class Conversations:
         entry = self._entry(session.session_id)
         first = entry.session is None
         entry.session, entry.front, entry.stale = session, front, False
+        if first and self.checkpoints is not None and not self._warmed:
+            self._warmed = True  # the workspace's first snapshot, in the background
+            self.tasks.spawn(self.checkpoints.warm(), "first checkpoint snapshot")
         if first and session.hooks is not None:
             # lazy: the hook runner, only when hooks are configured
             from agent_ls.agent.hooks.turns import start_context
@@ -445,7 +460,7 @@ class Conversations:
                 if display is not None and text != shown:
                     await self.remember_display(session.session_id, text, display)
                 await self.title(session.session_id, shown)
-            turn = TurnInfo(session.session_id, text, compact)
+            turn = TurnInfo(session.session_id, text, compact, session.turns)
             await self._observe("before_turn", turn)
             result: TurnResult | None = None
             try:
@@ -584,6 +599,69 @@ class Conversations:
             except Exception:  # an observer must not break the turn
                 log.exception("turn observer %s failed", point)
 
+    # checkpoints ------------------------------------------------------------------------------
+    def _checkpoints(self) -> TurnCheckpoints:
+        if self.checkpoints is None:
+            raise ConversationError("checkpoints are off")
+        return self.checkpoints
+
+    async def checkpoint_list(self, session_id: str | None = None) -> list[Checkpoint]:
+        """The checkpoints of ``session_id`` (of every session without it), oldest first."""
+        return await self._checkpoints().list(session_id)
+
+    async def plan_rewind(self, checkpoint_id: str) -> RewindPlan:
+        """What a rewind to ``checkpoint_id`` would do to each file (show it before :meth:`rewind`)."""
+        from agent_ls.agent.checkpoints import CheckpointError
+
+        try:
+            return await self._checkpoints().plan_rewind(checkpoint_id)
+        except CheckpointError as e:
+            raise ConversationError(str(e)) from None
+
+    async def rewind(self, checkpoint_id: str, *, code: bool = True, conversation: bool = True,
+                     overwrite: bool = False) -> RewindResult:
+        """The user's rewind to before the prompt of ``checkpoint_id``: the files the later turns
+        changed (a file the user changed since is left alone unless ``overwrite``), and/or the
+        conversation (kept for a :meth:`redo`). All or nothing; refused while the session's turn
+        runs. The session is rebuilt from the store at its next use."""
+        from agent_ls.agent.checkpoints import CheckpointError, RewindError
+
+        plan = await self.plan_rewind(checkpoint_id)
+        session_id = plan.checkpoint.session_id
+        if self.busy(session_id):
+            raise Busy(session_id, "; cancel it before rewinding")
+        store = await self.store() if conversation else None
+        try:
+            result = await self._checkpoints().rewind(plan, code=code, conversation=conversation, store=store,
+                                                      overwrite=overwrite)
+        except (CheckpointError, RewindError) as e:
+            raise ConversationError(str(e)) from None
+        if conversation:
+            self._rebuild(session_id)
+        return result
+
+    async def redo(self, session_id: str, *, overwrite: bool = False) -> RewindResult:
+        """Undo the latest rewind of ``session_id`` (until its next prompt)."""
+        from agent_ls.agent.checkpoints import CheckpointError, RewindError
+
+        if self.busy(session_id):
+            raise Busy(session_id)
+        cps = self._checkpoints()
+        try:
+            plan = await cps.plan_redo(session_id)
+            result = await cps.redo(plan, store=await self.store(), overwrite=overwrite)
+        except (CheckpointError, RewindError) as e:
+            raise ConversationError(str(e)) from None
+        self._rebuild(session_id)
+        return result
+
+    def _rebuild(self, session_id: str) -> None:
+        """The session's history changed in the store: rebuilt from it at its next use (its
+        "allow for this session" answers kept)."""
+        live = self._live.get(session_id)
+        if live is not None:
+            live.stale = True
+
     # resume ------------------------------------------------------------------------------------
     async def transcript(self, session_id: str) -> Transcript:
         """The stored session as a front end replays it (:class:`Transcript`)."""
@@ -651,6 +729,8 @@ class Conversations:
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(asyncio.gather(*ends, return_exceptions=True), 10)
         await self.tasks.close()
+        if self.checkpoints is not None:
+            self.checkpoints.close()
         for live in self._live.values():
             if live.turn is not None and not live.turn.done():
                 live.turn.cancel()
@@ -665,6 +745,8 @@ class Conversations:
     def close_now(self) -> None:
         """Close the stores without waiting (the language server's shutdown)."""
         self.tasks.cancel()
+        if self.checkpoints is not None:
+            self.checkpoints.close()
         if self._display is not None:
             self._display.close()
             self._display = None

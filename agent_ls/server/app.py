@@ -70,7 +70,7 @@ def lsp_conversations(server: AgentLanguageServer) -> Conversations:
     return Conversations(folders=server.folders, settings=server.runtime.agent_settings,
                          host=server.lifecycle.session_host, front=front,
                          prepare=lambda: server.lifecycle.models.ready(server.lifecycle.listener.progress),
-                         tasks=server.tasks)
+                         tasks=server.tasks, checkpoints=True)
 
 
 def _expected_errors(record: logging.LogRecord) -> bool:
