@@ -29,6 +29,7 @@ from agent_ls.cli.common import (
     workspace_folders,
 )
 from agent_ls.cli.host import settle, start
+from agent_ls.cli.rewind import redo_command, rewind_command
 from agent_ls.core.visible import visible
 from agent_ls.runtime.conversations import NO_MODEL, ConversationError, Conversations
 from agent_ls.runtime.sessions import FrontEnd
@@ -96,6 +97,8 @@ async def _chat(args: argparse.Namespace, conversations: Conversations, session:
         print(plan_checklist(session.plan), file=sys.stderr, flush=True)
     printer = TerminalPrinter()
 
+    roots = conversations.roots()
+
     async def one(prompt: str) -> str:
         loop = asyncio.get_running_loop()
         task = asyncio.ensure_future(conversations.prompt(session, prompt, printer))
@@ -126,10 +129,17 @@ async def _chat(args: argparse.Namespace, conversations: Conversations, session:
         line = await read_line("\n> ")
         if line is None or line.strip() in ("/exit", "/quit"):
             return EXIT_OK
-        if line.strip() == "/model" or line.strip().startswith("/model "):
-            print(await model_command(conversations, session_id, session.llm.model,
-                                      line.strip()[len("/model"):].strip()))
-        elif line.strip():
+        command = line.strip()
+        if command == "/model" or command.startswith("/model "):
+            print(await model_command(conversations, session_id, session.llm.model, command[len("/model"):].strip()))
+        elif command == "/rewind" or command.startswith("/rewind "):
+            print(await rewind_command(conversations, session_id, command[len("/rewind"):], roots))
+        elif command == "/redo":
+            print(await redo_command(conversations, session_id))
+        elif command:
+            reopened = await conversations.open(session_id)  # rebuilt after a rewind of its history
+            if reopened is not None:
+                session = reopened
             await one(line)
 
 

@@ -17,7 +17,7 @@ import json
 import os
 import sys
 import time
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TextIO
 
 from agent_ls.cli.common import EXIT_FAIL, EXIT_OK, EXIT_USAGE, read_line, workspace_folders
 
@@ -118,13 +118,14 @@ async def cmd_list(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def _print_plan(plan: RewindPlan, roots: list[Path], code: bool) -> None:
+def print_plan(plan: RewindPlan, roots: list[Path], code: bool, file: TextIO | None = None) -> None:
+    """What a rewind (or redo) would do to each file."""
     if not code:
         return
     if not plan.actions:
-        print("files: nothing to change")
+        print("files: nothing to change", file=file)
     for a in plan.actions:
-        print(f"  {_shown(a.path, roots)}: {_ACTION_TEXT.get(a.action, a.action)}")
+        print(f"  {_shown(a.path, roots)}: {_ACTION_TEXT.get(a.action, a.action)}", file=file)
 
 
 async def _confirm(args: argparse.Namespace, question: str) -> bool:
@@ -152,7 +153,7 @@ async def cmd_restore(args: argparse.Namespace) -> int:
         cp = plan.checkpoint
         print(f"checkpoint {cp.id}: before prompt {cp.prompt_index + 1} of session {cp.session_id} "
               f"({' '.join(cp.prompt.split())[:60]!r})")
-        _print_plan(plan, cps.roots, code)
+        print_plan(plan, cps.roots, code)
         if conversation:
             print(f"  conversation: back to before prompt {cp.prompt_index + 1} (the later messages are kept "
                   "for a redo)")
@@ -185,7 +186,7 @@ async def cmd_redo(args: argparse.Namespace) -> int:
             print(f"error: {exc}", file=sys.stderr)
             return EXIT_USAGE
         print(f"redo: undo the restore to checkpoint {plan.checkpoint.id}")
-        _print_plan(plan, cps.roots, True)
+        print_plan(plan, cps.roots, True)
         if not await _confirm(args, "Redo?"):
             return EXIT_FAIL
         with open_session_store(cps.roots[0]) as store:

@@ -16,12 +16,27 @@ import asyncio
 import logging
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
     from agent_ls.agent.checkpoints import Checkpoint, Checkpoints, RewindPlan, RewindResult
     from agent_ls.agent.store import SessionStore
-    from agent_ls.runtime.conversations import TurnInfo
+
+
+class TurnInfo(Protocol):
+    """A turn as the conversation service tells it (:class:`agent_ls.runtime.conversations.TurnInfo`)."""
+
+    @property
+    def session_id(self) -> str: ...
+
+    @property
+    def text(self) -> str: ...
+
+    @property
+    def compact(self) -> bool: ...
+
+    @property
+    def index(self) -> int: ...
 
 log = logging.getLogger("agent_ls.runtime")
 

@@ -253,3 +253,18 @@ def test_the_first_prompt_searches_waits_for_a_starting_server_and_uses_its_tool
     assert "[tool ok] Loaded 1 tool(s)" in stderr and "[tool] mcp__knob__add" in stderr, stderr
     assert out.strip().endswith("It is 5.")
     assert llm.requests[2].body["messages"][-1]["content"].strip() == "5", llm.requests[2].body["messages"][-1]
+
+
+def test_slash_rewind_lists_and_restores_what_a_turn_did(llm: ScriptedLLM, ws: Path, tmp_path: Path) -> None:
+    """Issue 40 in `agent-ls chat`: `/rewind` lists the session's checkpoints, `/rewind N both`
+    shows what happens to each file, asks, and puts back what the turn's shell command changed
+    and the conversation; `/redo` undoes it."""
+    (ws / "old.txt").write_text("old\n")
+    llm.script(tool_calls([("bash", {"command": "echo x > made.txt && rm old.txt"})]), text("done"))
+    proc = chat(llm, tmp_path, ws, stdin="change it\no\n/rewind\n/rewind 1 both\ny\n/rewind\n/exit\n")
+    assert proc.returncode == 0, proc.stderr
+    assert "  1  " in proc.stdout and "2 files changed  change it" in proc.stdout, proc.stdout
+    assert "made.txt: delete" in proc.stderr and "old.txt" in proc.stderr, proc.stderr
+    assert "[rewound: 2 files, the conversation; /redo undoes it]" in proc.stdout, proc.stdout
+    assert (ws / "old.txt").read_text() == "old\n" and not (ws / "made.txt").exists()
+    assert "no checkpoints in this session yet" in proc.stdout  # the rewound prompt's checkpoint is gone from the list

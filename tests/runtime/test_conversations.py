@@ -297,3 +297,48 @@ async def test_the_service_runs_the_conversation_hooks(setup: Setup, llm: Script
     result = await service.prompt(session, "/compact")
     assert result.stop_reason == "error" and result.error is not None and "not now" in result.error.message
     await service.close()
+
+
+# checkpoints through the service (issue 40 on issue 39's observer points) -----------------------------
+async def test_a_turn_is_checkpointed_and_rewound_with_its_shell_changes(
+        setup: Setup, llm: ScriptedLLM, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A checkpoint before each prompt records what the turn changed by any path (here a
+    built-in write and a shell command that creates, deletes and renames); rewinding code and
+    conversation puts the files and the history back, and redo undoes the rewind."""
+    monkeypatch.setenv("AGENT_LS_DATA_DIR", str(tmp_path / "data"))
+    ws = setup.ws
+    (ws / "old.txt").write_text("old\n")
+    (ws / "keep.txt").write_text("keep\n")
+    service = Conversations(folders=lambda: [ws], settings=lambda: setup.agent, host=_no_host,
+                            front=lambda: FrontEnd(questions=setup.questions), store=SessionStore(setup.db),
+                            checkpoints=True)
+    session = await service.open()
+    assert session is not None
+    llm.script(text("hello"))
+    await service.prompt(session, "just talk")
+    llm.script(tool_calls([("write_file", {"path": "new.txt", "content": "N"}),
+                           ("bash", {"command": "rm old.txt && mv keep.txt kept.txt && echo x > made.txt"})]),
+               text("done"))
+    await service.prompt(session, "change things")
+    assert not (ws / "old.txt").exists() and (ws / "kept.txt").exists() and (ws / "new.txt").exists()
+    checkpoints = await service.checkpoint_list(session.session_id)
+    assert [c.prompt_index for c in checkpoints] == [0, 1]
+    second = checkpoints[1]
+    assert {Path(p).name for p in second.changed} == {"old.txt", "keep.txt", "kept.txt", "new.txt", "made.txt"}
+    result = await service.rewind(second.id, code=True, conversation=True)
+    assert (ws / "old.txt").read_text() == "old\n" and (ws / "keep.txt").read_text() == "keep\n"
+    assert not (ws / "kept.txt").exists() and not (ws / "new.txt").exists() and not (ws / "made.txt").exists()
+    assert result.messages_removed
+    session = await service.open(session.session_id)  # rebuilt from the store
+    assert session is not None
+    assert [m["content"] for m in session.history if m["role"] == "user"] == ["just talk"]
+    await service.redo(session.session_id)
+    assert (ws / "kept.txt").exists() and not (ws / "old.txt").exists()
+    session = await service.open(session.session_id)
+    assert session is not None
+    assert [m["content"] for m in session.history if m["role"] == "user"] == ["just talk", "change things"]
+    await service.close()
+
+
+async def _no_host() -> None:
+    return None
