@@ -668,7 +668,8 @@ class Conversations:
         store = await self.store()
         if await self._call(store.get_session, session_id) is None:
             raise UnknownSession(session_id)
-        live = self.live(session_id)
+        entry = self._live.get(session_id)
+        live = entry.session if entry is not None and not entry.stale else None  # (stale: the store has changed)
         messages: list[dict[str, Any]] = (list(live.history) if live is not None
                                           else await self._call(store.load_messages, session_id))
         try:

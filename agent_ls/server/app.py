@@ -17,7 +17,16 @@ import os
 from agent_ls.runtime.conversations import Conversations
 from agent_ls.runtime.front import FrontEnd
 from agent_ls.server.editor_questions import LspQuestions
-from agent_ls.server.handlers import chat, code_actions, lifecycle, mcp_methods, models, sessions, trust
+from agent_ls.server.handlers import (
+    chat,
+    checkpoints,
+    code_actions,
+    lifecycle,
+    mcp_methods,
+    models,
+    sessions,
+    trust,
+)
 from agent_ls.server.host import EditorHostListener
 from agent_ls.server.protocol.methods import INVALID_PARAMS, REQUEST_CANCELLED, REQUEST_FAILED
 from agent_ls.server.server import AgentLanguageServer, LspLogHandler
@@ -52,6 +61,7 @@ def register(server: AgentLanguageServer) -> None:
     models.register(server)
     code_actions.register(server)
     trust.register(server)
+    checkpoints.register(server)
 
 
 def lsp_conversations(server: AgentLanguageServer) -> Conversations:

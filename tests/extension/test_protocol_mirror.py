@@ -54,7 +54,7 @@ CLIENT_SENT = {
     "ElicitResultPayload", "SetWorkspaceTrustParams", "EditorTrustParams", "TrustWorkspaceResult",
     "ChangeOutcomeParams", "ChangeContentParams", "ReviewEditResult", "ToolOutputParams", "ModelsParams",
     "SetModelParams", "EditorIntelligenceResult", "IntelligenceLocation", "IntelligenceDiagnostic",
-    "IntelligenceSymbol", "ActionArgs", "TrustWorkspaceArgs",
+    "IntelligenceSymbol", "ActionArgs", "TrustWorkspaceArgs", "CheckpointsParams", "RewindParams", "RedoParams",
 }
 
 

@@ -274,3 +274,92 @@ class ServerInfoResult:
     loaded_at_initialize: dict[str, bool]
     """The same, recorded while ``initialize`` was answered (both false: it stays light)."""
     workspace_folders: list[str]
+
+
+@_register
+@attrs.define
+class CheckpointsParams:
+    """``agent/checkpoints``: the checkpoints of a session (without ``session_id``: of every
+    session of the workspace)."""
+
+    session_id: str | None = None
+
+
+@_register
+@attrs.define
+class NotKeptPayload:
+    """A file a checkpoint did not keep (too large, past the file limit, unreadable)."""
+
+    path: str
+    reason: str
+
+
+@_register
+@attrs.define
+class CheckpointPayload:
+    """The workspace before one prompt of a session, and what that prompt's turn changed."""
+
+    id: str
+    session_id: str
+    prompt_index: int
+    """0: the session's first user message."""
+    prompt: str
+    created: float
+    finished: float | None
+    """When the turn's changes were recorded (null: the turn has not finished)."""
+    changed: list[str]
+    """Absolute paths the turn created, changed or deleted."""
+    not_kept: list[NotKeptPayload]
+
+
+@_register
+@attrs.define
+class CheckpointsResult:
+    checkpoints: list[CheckpointPayload]
+
+
+@_register
+@attrs.define
+class RewindParams:
+    """``agent/rewind``: back to before the prompt of ``checkpoint_id``: the files (``code``)
+    and/or the conversation; ``preview``: only say what would happen to each file."""
+
+    checkpoint_id: str
+    code: bool = True
+    conversation: bool = True
+    overwrite: bool = False
+    """Also restore files the user changed since the checkpoint (default: left alone, listed)."""
+    preview: bool = False
+
+
+@_register
+@attrs.define
+class RedoParams:
+    """``agent/redo``: undo the session's latest rewind (until its next prompt)."""
+
+    session_id: str
+    overwrite: bool = False
+
+
+@_register
+@attrs.define
+class FileActionPayload:
+    path: str
+    action: str
+    """``restore``, ``recreate``, ``delete``, ``conflict`` (changed by the user since: left alone
+    unless ``overwrite``), ``keep`` (changed only by the user) or ``not-kept``."""
+
+
+@_register
+@attrs.define
+class RewindResult:
+    checkpoint: CheckpointPayload
+    actions: list[FileActionPayload]
+    """What happens (or happened) to each file."""
+    done: bool
+    """False for a preview."""
+    changed: list[str] = attrs.field(factory=list)
+    """Paths the rewind wrote or removed."""
+    left_alone: list[str] = attrs.field(factory=list)
+    conversation: bool = False
+    """The conversation was taken back (or, for a redo, put back)."""

@@ -35,6 +35,10 @@ export const TOOL_OUTPUT = "agent/toolOutput";
 /** The model picker (issue 27, item 3): the choices, and a session's pick. */
 export const MODELS = "agent/models";
 export const SET_MODEL = "agent/setModel";
+/** Checkpoints and rewind (issue 40): a session's checkpoints, back to before a prompt, undo that. */
+export const CHECKPOINTS = "agent/checkpoints";
+export const REWIND = "agent/rewind";
+export const REDO = "agent/redo";
 
 // client -> server notifications ------------------------------------------------------------
 /** The editor's own workspace trust changed (VS Code: onDidGrantWorkspaceTrust). */
@@ -70,7 +74,7 @@ export const CLIENT_REQUESTS = [
   PROMPT, CANCEL, SESSIONS_LIST, SESSIONS_NEW, SESSIONS_RESUME, SESSIONS_DELETE, SERVER_INFO, MCP_STATUS,
   MCP_RESTART, MCP_SET_ENABLED, MCP_TRUST, MCP_RESOURCES_LIST, MCP_RESOURCES_READ, MCP_PROMPTS_LIST,
   MCP_PROMPTS_GET, MCP_CALL_TOOL, MCP_SIGN_IN, MCP_SIGN_OUT, SET_WORKSPACE_TRUST, CHANGE_OUTCOME, CHANGE_CONTENT,
-  TOOL_OUTPUT, MODELS, SET_MODEL,
+  TOOL_OUTPUT, MODELS, SET_MODEL, CHECKPOINTS, REWIND, REDO,
 ] as const;
 export const CLIENT_NOTIFICATIONS = [EDITOR_TRUST] as const;
 export const SERVER_REQUESTS = [APPROVE, TRUST_SERVER, TRUST_WORKSPACE, ELICIT, SAMPLE, REVIEW_EDIT, EDITOR_INTELLIGENCE] as const;

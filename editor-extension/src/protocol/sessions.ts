@@ -194,3 +194,66 @@ export interface ServerInfoResult {
   loadedAtInitialize: Record<string, boolean>;
   workspaceFolders: string[];
 }
+
+/** `agent/checkpoints`: a session's checkpoints (without `sessionId`: every session's). */
+export interface CheckpointsParams {
+  sessionId?: string | null;
+}
+
+/** A file a checkpoint did not keep (too large, past the file limit, unreadable). */
+export interface NotKeptPayload {
+  path: string;
+  reason: string;
+}
+
+/** The workspace before one prompt of a session, and what that prompt's turn changed. */
+export interface CheckpointPayload {
+  id: string;
+  sessionId: string;
+  /** 0: the session's first user message. */
+  promptIndex: number;
+  prompt: string;
+  created: number;
+  /** When the turn's changes were recorded (null: not finished). */
+  finished: number | null;
+  /** Absolute paths the turn created, changed or deleted. */
+  changed: string[];
+  notKept: NotKeptPayload[];
+}
+
+export interface CheckpointsResult {
+  checkpoints: CheckpointPayload[];
+}
+
+/** `agent/rewind`: back to before a checkpoint's prompt (files and/or conversation); `preview`: only the plan. */
+export interface RewindParams {
+  checkpointId: string;
+  code?: boolean;
+  conversation?: boolean;
+  /** Also restore files the user changed since (default: left alone, listed). */
+  overwrite?: boolean;
+  preview?: boolean;
+}
+
+/** `agent/redo`: undo the session's latest rewind (until its next prompt). */
+export interface RedoParams {
+  sessionId: string;
+  overwrite?: boolean;
+}
+
+export interface FileActionPayload {
+  path: string;
+  /** restore, recreate, delete, conflict, keep or not-kept. */
+  action: string;
+}
+
+export interface RewindResult {
+  checkpoint: CheckpointPayload;
+  actions: FileActionPayload[];
+  /** False for a preview. */
+  done: boolean;
+  changed?: string[];
+  leftAlone?: string[];
+  /** The conversation was taken back (or put back by a redo). */
+  conversation?: boolean;
+}
