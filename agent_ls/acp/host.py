@@ -29,9 +29,11 @@ import attrs
 from agent_ls.agent.permissions import ApprovalAnswer
 from agent_ls.config.entries import ConfigSource, Scope, ServerConfig
 from agent_ls.config.settings import LoadedSettings
+from agent_ls.core.tasks import BackgroundTasks
 from agent_ls.runtime import model_library
 from agent_ls.runtime.conversations import Conversations
-from agent_ls.runtime.host import RuntimeHost, log_diagnostics
+from agent_ls.runtime.host import RuntimeHost
+from agent_ls.runtime.lifecycle import HostLifecycle, LogListener
 from agent_ls.runtime.questions import NoQuestions, TrustAnswer
 
 if TYPE_CHECKING:
@@ -119,11 +121,17 @@ class SessionHost:
         """Keys of server questions whose answer the manager still awaits."""
         self.askers: list[Asker] = []
         """The sessions using this host, newest last (they ask the user for sampling consent)."""
+        self.tasks = BackgroundTasks(f"ACP host of {folder}", log)
+        self.lifecycle = HostLifecycle(self.runtime, LogListener(), self.tasks, model_first=False,
+                                       preview_first=False, ask_workspaces=False)
+        """The host's start, reloads and stop (the runtime's, as the language server's); the
+        folder's trust question is this host's own: queued, asked at the next prompt."""
         self.conversations = Conversations(folders=lambda: [folder], settings=self.agent_settings,
                                            host=self._mcp_host, prepare=model_library.load,
-                                           checkpoints=True)
+                                           checkpoints=True, tasks=self.tasks)
         """The conversations of the folder (its session store); each session opens its own with
         its :class:`~agent_ls.runtime.sessions.FrontEnd` (the client's files and terminal)."""
+        self.lifecycle.reloaded.append(self.conversations.settings_changed)
 
     def agent_settings(self) -> AgentSettings:
         # lazy: +3 modules, ~12 ms at the ACP start-up
@@ -147,8 +155,7 @@ class SessionHost:
         return self.runtime.state
 
     async def start(self) -> None:
-        await self.runtime.start()
-        log_diagnostics(self.settings)
+        await self.lifecycle.start()
         self._queue_workspace_question()
 
     async def attach(self) -> None:
@@ -171,16 +178,14 @@ class SessionHost:
     async def reload(self) -> None:
         """Read the settings again (after a trust answer); what worked before and is broken now
         keeps its last valid version, as in the language server."""
-        new, _ = await self.runtime.reread()
-        log_diagnostics(new)
-        self.conversations.settings_changed()  # the sessions are rebuilt on the folder's settings now
+        await self.lifecycle.reload()  # the sessions are rebuilt on the folder's settings now
         self._queue_workspace_question()
 
     async def close(self) -> None:
         try:
             await self.conversations.close()
         finally:
-            await self.runtime.close()
+            await self.lifecycle.shutdown()
 
     # Questions -------------------------------------------------------------------------------------
     def _asker(self, session_id: str | None = None) -> Asker | None:

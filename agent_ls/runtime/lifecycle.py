@@ -94,7 +94,10 @@ class LogListener:
         return None
 
     async def open_url(self, server: str, url: str) -> None:
-        log.warning("open this URL to sign in to the MCP server %s: %s", server, url)
+        """Logged, and a graphical browser tried when there is one (the MCP host's default)."""
+        from agent_ls.mcp.oauth.redirect import default_opener  # the MCP SDK: loaded with the host
+
+        await default_opener(server, url)
 
     def show_error(self, text: str) -> None:
         log.error("%s", text)
@@ -111,15 +114,20 @@ class HostLifecycle:
     """Start, reload and stop the :class:`~agent_ls.runtime.host.RuntimeHost` of a front end
     (see the module docstring). ``tasks``: the front end's background tasks (the host's are
     among them, cancelled with them); ``model_first``: load the model library before the MCP
-    host when a model is configured."""
+    host when a model is configured; ``preview_first``: the front end answers status requests
+    from the preview (the SDK's import waits a moment for the first answer); ``ask_workspaces``:
+    the lifecycle asks about folders that wait for trust (False: the front end asks when it
+    chooses, as ACP does at the next prompt and the terminal before the host starts)."""
 
     def __init__(self, runtime: RuntimeHost, listener: HostListener, tasks: BackgroundTasks, *,
-                 model_first: bool = True) -> None:
+                 model_first: bool = True, preview_first: bool = True, ask_workspaces: bool = True) -> None:
         self.runtime = runtime
         self.listener = listener
         self.tasks = tasks
         self.models = ModelLibrary(runtime.agent_settings, tasks)
         self.model_first = model_first
+        self.preview_first = preview_first
+        self.ask_workspaces = ask_workspaces
         self.reloaded: list[Callable[[], None]] = []
         """Called after each reload (the conversations rebuild their sessions)."""
         self.lock = asyncio.Lock()
@@ -210,8 +218,9 @@ class HostLifecycle:
         finally:
             self.preview_ready.set()
         self.listener.status_changed()
-        with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(self.status_answered.wait(), 0.1)
+        if self.preview_first:
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self.status_answered.wait(), 0.1)
         self.listener.settings_read(settings, ())
         self.ask_pending_workspaces()  # the questions need no host: asked now, not after the model library
         await self._model_first()
@@ -317,7 +326,7 @@ class HostLifecycle:
         """Ask (through the questions) about every folder that needs a decision now, one question
         per folder and digest; withdraw questions that no longer match what the folder asks for."""
         settings = self.runtime.settings
-        if settings is None:
+        if settings is None or not self.ask_workspaces:
             return
         for folder, (digest, task) in list(self.workspace_prompts.items()):
             info = settings.workspaces.get(folder)
