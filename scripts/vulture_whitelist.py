@@ -87,3 +87,10 @@ _.never_nl
 
 # sqlite3 reads Connection.row_factory (agent_ls/agent/checkpoints/engine.py).
 _.row_factory
+
+# The observer points of the one conversation runtime (issue 39): called by name
+# (runtime/conversations.py `_observe`, agent/tool_runner.py `_observe`).
+_.before_turn
+_.after_turn
+_.before_call
+_.after_call
