@@ -285,18 +285,14 @@ class HostLifecycle:
     async def reload(self) -> None:
         """Re-read every scope and reconfigure live (unchanged servers keep running); the last
         valid configuration stays in force while a file does not parse."""
-        if self.runtime.manager is None:
-            if not self.lock.locked():
-                return  # no host yet and none starting: it reads the files when it starts
+        if self.runtime.manager is None and self.lock.locked():
             self.wanted.set()  # a decision or a changed file: its start need not wait for the model library
             async with self.lock:  # starting: reload once it is up, so a change made meanwhile counts
                 pass
-            if self.runtime.manager is None:
-                return
         async with self.reload_lock:
-            if self.runtime.manager is None:
-                return
-            new, broken = await self.runtime.reread()
+            if self.runtime.settings is None:
+                return  # nothing read yet: the start reads the files
+            new, broken = await self.runtime.reread()  # (no manager: the settings alone)
             for file in broken:
                 self.listener.show_error(f"agent-ls: {file} is not valid JSON; the last valid configuration "
                                          "stays in force until it is fixed (see the diagnostics)")

@@ -108,6 +108,9 @@ MALFORMED: list[tuple[str, Any, str]] = [
     (P.MODELS, {"sessionId": 5}, "sessionId"),
     (P.SET_MODEL, {"sessionId": "s"}, "model"),
     (P.SET_MODEL, {"sessionId": "s", "model": 3}, "model"),
+    (P.CHECKPOINTS, {"sessionId": 5}, "sessionId"),
+    (P.REWIND, {"code": True}, "checkpointId"),
+    (P.REDO, {"sessionId": ["s"]}, "sessionId"),
 ]
 
 
