@@ -25,6 +25,7 @@ from agent_ls.core.sandbox import landlock
 from agent_ls.core.sandbox.bwrap import bwrap_command, placeholder_plan, proxy_environment
 from agent_ls.core.sandbox.policy import SandboxPolicy
 from agent_ls.core.sandbox.proxy import AskHost, NetworkProxy
+from agent_ls.core.sandbox.seatbelt import seatbelt_command
 
 FORCE_VARIABLE = "AGENT_LS_SANDBOX_MECHANISM"
 """``bubblewrap``, ``landlock`` or ``none``: use that mechanism (tests force the fallbacks)."""
@@ -195,6 +196,12 @@ class Sandbox:
             if port is not None:
                 outer.update(proxy_environment(port))
             return Wrapped(args, outer, avail.mechanism)
+        if avail.mechanism is Mechanism.SEATBELT:  # pragma: no cover - macOS only
+            port = await self.proxy.start_tcp() if socket_path is not None else None
+            environ.update(proxy_environment(port) if port is not None else {})
+            if self.policy.temp_dir:
+                environ["TMPDIR"] = self.policy.temp_dir
+            return Wrapped(seatbelt_command(self.policy, argv, proxy_port=port), environ, avail.mechanism)
         raise SandboxUnavailable(avail.sentence())
 
     async def wrap_shell(self, command: str, *, cwd: str | None = None,
