@@ -33,7 +33,7 @@ from agent_ls.agent.config import AgentSettings
 from agent_ls.agent.editor.editor_files import EditorFiles
 from agent_ls.agent.editor.intelligence import EditorIntelligence
 from agent_ls.agent.llm import LLMConfig
-from agent_ls.agent.permissions import PermissionGate, PermissionRules
+from agent_ls.agent.permissions import PermissionGate, PermissionRules, SandboxState
 from agent_ls.agent.session import Session
 from agent_ls.agent.skills_tool import SkillSource
 from agent_ls.agent.store import SessionStore
@@ -72,7 +72,8 @@ def permission_gate(agent: AgentSettings, questions: Questions | None,
     """The gate of the settings' permission rules, asking ``questions.approve`` (None: calls that
     need asking are refused; ``roots``: where relative paths of protected-file checks start)."""
     return PermissionGate(PermissionRules(agent.allow, agent.ask, agent.deny),
-                          questions.approve if questions is not None else None, roots)
+                          questions.approve if questions is not None else None, roots,
+                          SandboxState.of(agent.sandbox.enabled, agent.sandbox.auto_allow))
 
 
 def tool_registry(agent: AgentSettings, roots: Sequence[Path], manager: MCPManager | PendingHost | None,
@@ -82,7 +83,7 @@ def tool_registry(agent: AgentSettings, roots: Sequence[Path], manager: MCPManag
     workspace = Workspace(list(roots))
     tools = builtin_tools(workspace, bash_timeout=agent.bash_timeout, editor=front.editor,
                           outputs=agent.output_store(), bash_env_passthrough=agent.shell_env_passthrough,
-                          intelligence=front.intelligence)
+                          intelligence=front.intelligence, sandbox=agent.sandbox)
     if front.wrap_tools is not None:
         tools = front.wrap_tools(tools, workspace)
     skills: SkillSource | None = None
