@@ -7,11 +7,13 @@ import asyncio
 import http.server
 import os
 import threading
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
 import attrs
 import pytest
+
+from tests.mcp.conftest import HostEnv
 
 CANARY = "CANARY-7f3a-ssh-private-key"
 
@@ -75,3 +77,13 @@ def http_port() -> Iterator[int]:
     yield server.server_address[1]
     server.shutdown()
     server.server_close()
+
+
+@pytest.fixture
+async def host(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> AsyncIterator[HostEnv]:
+    """The MCP host tests' workspace, user settings file and managers (tests/mcp/conftest.py)."""
+    monkeypatch.setenv("AGENT_LS_DATA_DIR", str(tmp_path / "data"))
+    env = HostEnv(tmp_path)
+    yield env
+    for m in env.managers:
+        await m.close()

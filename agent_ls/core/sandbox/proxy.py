@@ -73,7 +73,9 @@ class NetworkProxy:
     async def start(self) -> str:
         """Listen (once) and return the socket's path."""
         if self._server is None:
-            self._dir = tempfile.mkdtemp(prefix="agent-ls-proxy-")
+            # A Unix socket path is limited to ~100 bytes: a short base, whatever TMPDIR says.
+            base = "/tmp" if os.path.isdir("/tmp") else None
+            self._dir = tempfile.mkdtemp(prefix="agent-ls-proxy-", dir=base)
             os.chmod(self._dir, 0o700)
             self.socket_path = os.path.join(self._dir, "proxy.sock")
             self._server = await asyncio.start_unix_server(self._handle, path=self.socket_path)

@@ -181,6 +181,8 @@ class Sandbox:
         with ``env``, default this process's) as a confined command. :class:`SandboxUnavailable`
         when nothing can confine it."""
         avail = self.availability
+        if not avail.available:
+            raise SandboxUnavailable(avail.sentence())
         where = cwd if cwd is not None else self.policy.roots[0]
         environ = dict(os.environ if env is None else env)
         socket_path = None if self.policy.network.is_off else await self.proxy.start()
