@@ -10,6 +10,7 @@ import pytest
 
 from agent_ls.core.sandbox import Mechanism, NetworkPolicy, Sandbox, SandboxPolicy, detect
 from agent_ls.core.sandbox.bwrap import bwrap_command
+from agent_ls.core.sandbox.runner import sweep_placeholders
 from tests.sandbox.conftest import CANARY, Place, run_wrapped
 
 pytestmark = pytest.mark.skipif(
@@ -73,6 +74,7 @@ async def test_power_files_stay_read_only_even_when_missing_and_no_placeholder_i
         "rm -rf .agent-ls; mv .claude c2; echo \"moved:$?\""), place)
     for what in ("claude", "mcp", "hook", "gitconfig", "vscode", "moved"):
         assert f"{what}:0" not in out, out
+    sweep_placeholders()  # (the unused placeholders go after SWEEP_DELAY, or at exit)
     assert not (place.ws / ".claude").exists() and not (place.ws / ".mcp.json").exists()
     assert not (place.ws / ".vscode").exists() and not (place.ws / ".agent-ls").exists()
     assert not (place.ws / "c2").exists()
@@ -83,6 +85,8 @@ async def test_power_files_stay_read_only_even_when_missing_and_no_placeholder_i
 async def test_a_missing_git_folder_is_guarded_then_removed(place: Place) -> None:
     code, out = await run_wrapped(_sandbox(place), "git init -q . ; echo \"init:$?\"", place)
     assert "init:0" not in out
+    assert (place.ws / ".git").is_dir() and not list((place.ws / ".git").iterdir())
+    sweep_placeholders()
     assert not (place.ws / ".git").exists()
 
 
@@ -175,3 +179,19 @@ async def test_the_python_bridge_works_without_socat(place: Place, http_port: in
     finally:
         await sandbox.aclose()
     assert "STATUS 200" in out, out
+
+
+async def test_a_placeholder_in_use_by_another_command_is_not_removed_under_it(place: Place) -> None:
+    import asyncio
+
+    box = _sandbox(place)
+    first = asyncio.ensure_future(run_wrapped(box, "sleep 0.8", place))  # makes the .claude placeholder
+    await asyncio.sleep(0.4)
+    second = asyncio.ensure_future(run_wrapped(box, "sleep 1.5; mkdir -p .claude/x && echo made", place))
+    await first
+    await asyncio.sleep(0.2)
+    sweep_placeholders()  # must not remove it: the second command still runs in front of it
+    code, out = await second
+    assert "made" not in out, out
+    sweep_placeholders()
+    assert not (place.ws / ".claude").exists()

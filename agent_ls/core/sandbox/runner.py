@@ -9,6 +9,8 @@ reason: the caller must then ask the user before running anything unconfined (ne
 
 from __future__ import annotations
 
+import asyncio
+import atexit
 import contextlib
 import enum
 import functools
@@ -111,36 +113,64 @@ def _detect(force: str | None, platform: str) -> Availability:
     return Availability(Mechanism.NONE, "; ".join(notes) or f"{FORCE_VARIABLE}={force} is not a mechanism")
 
 
+@functools.lru_cache(maxsize=1)
+def _bwrap_path() -> str:
+    return shutil.which("bwrap") or "bwrap"
+
+
 def detect() -> Availability:
     """The best mechanism this machine has (probed once per forced choice)."""
     return _detect(os.environ.get(FORCE_VARIABLE) or None, sys.platform)
 
 
+SWEEP_DELAY = 2.0
+"""Seconds an unused placeholder stays before it is removed: removing a mount point a namespace
+just released takes milliseconds, and the next command of an edit-test loop reuses it."""
+
 _placeholder_lock = threading.Lock()
 _placeholder_users: dict[str, int] = {}
+"""Placeholders (mount points bubblewrap created in a workspace) -> sandboxed processes using them."""
 
 
-def _hold_placeholders(paths: Sequence[str]) -> None:
+def _hold_placeholders(policy: SandboxPolicy) -> tuple[list[str], list[str]]:
+    """(the missing power paths to mount placeholders on, every placeholder path now held). A
+    placeholder another command created is held too, so it is not removed under this one (a
+    mount point removed from outside is detached inside, which would reopen the path)."""
     with _placeholder_lock:
-        for p in paths:
+        missing = placeholder_plan(policy)
+        ours = [p.path for p in policy.power if p.path in _placeholder_users and p.path not in missing]
+        held = missing + ours
+        for p in held:
             _placeholder_users[p] = _placeholder_users.get(p, 0) + 1
+        return missing, held
 
 
 def _release_placeholders(paths: Sequence[str]) -> None:
-    """Remove the empty placeholders bubblewrap created as mount points once no sandboxed
-    process of ours still uses them (a real file someone wrote there meanwhile stays)."""
     with _placeholder_lock:
         for p in paths:
-            left = _placeholder_users.get(p, 1) - 1
-            if left > 0:
-                _placeholder_users[p] = left
+            _placeholder_users[p] = max(0, _placeholder_users.get(p, 1) - 1)
+    if paths:
+        timer = threading.Timer(SWEEP_DELAY, sweep_placeholders)
+        timer.daemon = True
+        timer.start()
+
+
+def sweep_placeholders() -> None:
+    """Remove the empty placeholders no sandboxed process of ours uses any more (a real file
+    someone wrote there meanwhile stays). Also run at exit."""
+    with _placeholder_lock:
+        for p, users in list(_placeholder_users.items()):
+            if users > 0:
                 continue
-            _placeholder_users.pop(p, None)
+            _placeholder_users.pop(p)
             with contextlib.suppress(OSError):
                 if os.path.isdir(p) and not os.path.islink(p):
                     os.rmdir(p)  # only when empty
                 elif os.path.isfile(p) and not os.path.islink(p) and os.path.getsize(p) == 0:
                     os.unlink(p)
+
+
+atexit.register(sweep_placeholders)
 
 
 @attrs.frozen
@@ -187,11 +217,14 @@ class Sandbox:
         environ = dict(os.environ if env is None else env)
         socket_path = None if self.policy.network.is_off else await self.proxy.start()
         if avail.mechanism is Mechanism.BUBBLEWRAP:
-            placeholders = placeholder_plan(self.policy)
-            args, outer = bwrap_command(self.policy, argv, cwd=where, env=environ, bwrap=shutil.which("bwrap") or "bwrap",
-                                        proxy_socket=socket_path, placeholders=placeholders)
-            _hold_placeholders(placeholders)
-            return Wrapped(args, outer, avail.mechanism, functools.partial(_release_placeholders, placeholders))
+            missing, held = await asyncio.to_thread(_hold_placeholders, self.policy)
+            try:
+                args, outer = bwrap_command(self.policy, argv, cwd=where, env=environ, bwrap=_bwrap_path(),
+                                            proxy_socket=socket_path, placeholders=missing)
+            except BaseException:
+                _release_placeholders(held)
+                raise
+            return Wrapped(args, outer, avail.mechanism, functools.partial(_release_placeholders, held))
         if avail.mechanism is Mechanism.LANDLOCK:
             port = await self.proxy.start_tcp() if socket_path is not None else None
             args, outer = landlock.landlock_command(self.policy, argv, cwd=where, env=environ, proxy_port=port)
