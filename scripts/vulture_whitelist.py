@@ -84,3 +84,5 @@ _.writable  # io protocol: cli/terminal.SafeText says it can be written to
 _.log_errors
 _.case_sensitive
 _.never_nl
+# The seam hooks are to use for a command line (agent_ls/core/sandbox/runner.py; tests/sandbox use it)
+_.wrap_shell

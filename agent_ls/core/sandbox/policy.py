@@ -1,5 +1,5 @@
-"""What a sandboxed process may touch: the policy every mechanism enforces, and the same rules
-for the tools that touch files in-process (:class:`SandboxPolicy.may_read` / ``may_write``).
+"""What a sandboxed process may touch: the policy every mechanism enforces (the file tools that
+work in-process refuse :attr:`SandboxPolicy.deny_read` too: :class:`agent_ls.agent.workspace.Workspace`).
 
 Paths are absolute and real (symlinks resolved when the policy is built), so a symlink in the
 workspace pointing at ``~/.ssh`` meets the same rule as ``~/.ssh`` itself.
@@ -149,13 +149,6 @@ def _real(path: str) -> str:
     return os.path.realpath(os.path.expanduser(path))
 
 
-def _under(path: str, places: Iterable[str]) -> str | None:
-    for place in places:
-        if path == place or path.startswith(place.rstrip("/") + "/"):
-            return place
-    return None
-
-
 @attrs.frozen
 class PowerPath:
     path: str
@@ -220,21 +213,6 @@ class SandboxPolicy:
     @property
     def writable(self) -> tuple[str, ...]:
         return self.roots + self.allow_write
-
-    # -- the same rules for the tools that work in-process -------------------------------------
-    def read_denied(self, path: str) -> str | None:
-        """The denied place ``path`` (resolved) falls in, or None."""
-        return _under(_real(path), self.deny_read)
-
-    def write_denied(self, path: str) -> str | None:
-        """Why the sandbox would refuse a write to ``path`` (resolved), or None."""
-        real = _real(path)
-        if (place := _under(real, self.deny_read)) is not None:
-            return f"{place} is unreadable and unwritable in the sandbox (agent.sandbox.denyRead)"
-        if _under(real, self.writable) is None:
-            return (f"{real} is outside the places the sandbox may write (the workspace and "
-                    "agent.sandbox.allowWrite)")
-        return None
 
     def describe(self) -> str:
         """One paragraph for the model's tool description."""
