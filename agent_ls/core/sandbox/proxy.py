@@ -12,7 +12,9 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
+import shutil
 import tempfile
+import weakref
 from collections.abc import Awaitable, Callable
 from typing import Literal
 
@@ -77,6 +79,8 @@ class NetworkProxy:
             base = "/tmp" if os.path.isdir("/tmp") else None
             self._dir = tempfile.mkdtemp(prefix="agent-ls-proxy-", dir=base)
             os.chmod(self._dir, 0o700)
+            # a session that ends without aclose() still leaves no folder behind
+            weakref.finalize(self, shutil.rmtree, self._dir, ignore_errors=True)
             self.socket_path = os.path.join(self._dir, "proxy.sock")
             self._server = await asyncio.start_unix_server(self._handle, path=self.socket_path)
         assert self.socket_path is not None
