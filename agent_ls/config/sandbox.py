@@ -22,12 +22,14 @@ import attrs
 
 from agent_ls.config import paths as config_paths
 from agent_ls.config.sections import SandboxSection
+from agent_ls.core.sandbox import Sandbox
 from agent_ls.core.sandbox.policy import (
     DEFAULT_CACHE_DIRS_HOME,
     DEFAULT_DENY_READ_HOME,
     NetworkPolicy,
     SandboxPolicy,
 )
+from agent_ls.core.sandbox.proxy import AskHost
 
 
 @attrs.frozen
@@ -59,3 +61,9 @@ class SandboxSettings:
         user_config = [str(config_paths.user_config_dir()), str(config_paths.user_settings_path())]
         return SandboxPolicy.build(root_strs, allow_write=writes, deny_read=deny, user_config=user_config,
                                    network=self.network, temp_dir=tempfile.gettempdir())
+
+    def sandbox(self, roots: Sequence[str | os.PathLike[str]], ask_host: AskHost | None = None) -> Sandbox | None:
+        """The sandbox for processes working in ``roots`` (None when the setting turns it off).
+        Anything that starts a process for the agent (``bash``, a hook) wraps it with
+        :meth:`Sandbox.wrap` / :meth:`Sandbox.wrap_shell`, and calls ``aclose()`` when done."""
+        return Sandbox(self.policy(roots), ask_host=ask_host) if self.enabled else None

@@ -5,6 +5,7 @@ no mechanism: every command asks) and the file tools keeping to ``denyRead``."""
 from __future__ import annotations
 
 import json
+import sys
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -182,3 +183,26 @@ async def test_the_file_tools_keep_to_deny_read(home: Place) -> None:
     assert "key.txt" not in listed.content
     wrote = await tools["write_file"].call({"path": "secrets/new.txt", "content": "x"})
     assert wrote.is_error and not (home.ws / "secrets" / "new.txt").exists()
+
+
+@bwrap_only
+async def test_network_ask_goes_through_the_approval_handler_and_the_answer_holds(home: Place, http_port: int) -> None:
+    from agent_ls.agent.permissions import ApprovalAnswer, ApprovalRequest, SessionScope, host_asker
+
+    asked: list[ApprovalRequest] = []
+
+    async def handler(req: ApprovalRequest) -> ApprovalAnswer | SessionScope:
+        asked.append(req)
+        return req.scopes[0] if req.arguments["host"] == "localhost" else ApprovalAnswer.DENY
+
+    tools = {t.spec.name: t for t in builtin_tools(Workspace([home.ws]), output_cap_chars=20_000,
+                                                   sandbox=SandboxSettings(), ask_host=host_asker(handler))}
+    fetch = (f"{sys.executable} -c \"import urllib.request as u, sys; "
+             "print(u.urlopen(sys.argv[1], timeout=5).read().decode())\"")
+    first = await tools["bash"].call({"command": f"{fetch} http://localhost:{http_port}/ && "
+                                                 f"{fetch} http://localhost:{http_port}/again"})
+    assert first.content.count("hello from the host") == 2, first.content
+    refused = await tools["bash"].call({"command": f"{fetch} http://127.0.0.1:{http_port}/"})
+    assert refused.is_error and "proxy refused 127.0.0.1" in refused.content
+    assert [r.arguments["host"] for r in asked] == ["localhost", "127.0.0.1"]
+    assert "wants to reach localhost" in asked[0].reason and asked[0].scopes[0].label == "Allow localhost for this session"

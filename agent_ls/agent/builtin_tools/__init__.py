@@ -36,7 +36,6 @@ from agent_ls.agent.plan import UpdatePlanTool
 from agent_ls.agent.tools.output_store import OutputStore, ReadOutputTool
 from agent_ls.agent.workspace import Workspace
 from agent_ls.config.sandbox import SandboxSettings
-from agent_ls.core.sandbox import Sandbox
 from agent_ls.core.sandbox.proxy import AskHost
 from agent_ls.core.tools import Tool
 
@@ -68,11 +67,9 @@ def builtin_tools(
     sandbox (:mod:`agent_ls.core.sandbox`) and the file tools refuse its unreadable places;
     ``ask_host`` puts a host the network rule asks about to the user (None: such hosts are refused).
     """
-    box: Sandbox | None = None
-    if sandbox is not None and sandbox.enabled:
-        policy = sandbox.policy(workspace.roots)
-        box = Sandbox(policy, ask_host=ask_host)
-        workspace = attrs.evolve(workspace, deny_read=tuple(Path(p) for p in policy.deny_read))
+    box = sandbox.sandbox(workspace.roots, ask_host) if sandbox is not None else None
+    if box is not None:
+        workspace = attrs.evolve(workspace, deny_read=tuple(Path(p) for p in box.policy.deny_read))
     files = FileAccess(workspace, editor, intelligence)
     outputs = outputs if outputs is not None else OutputStore()
     keep = outputs.max_chars if output_cap_chars is None else output_cap_chars

@@ -27,9 +27,9 @@ from __future__ import annotations
 import enum
 import functools
 import os
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, Literal, Protocol
 
 import attrs
 
@@ -527,3 +527,25 @@ class ApprovalRequest:
 
 class ApprovalHandler(Protocol):
     async def __call__(self, request: ApprovalRequest) -> ApprovalAnswer | SessionScope: ...
+
+
+NETWORK_QUESTION = "sandbox_network"
+"""The name a network question from the sandbox's proxy carries (it is no tool the model calls)."""
+
+
+def host_asker(handler: ApprovalHandler) -> Callable[[str], Awaitable[Literal["once", "session", "deny"]]]:
+    """An ``ask_host`` for the sandbox's proxy (``agent.sandbox.network: "ask"``) that puts the host
+    to the user through the same approval handler as any tool call: allow once, allow the host
+    for this session, or deny."""
+    spec = ToolSpec(name=NETWORK_QUESTION, description="A sandboxed command reaches a host on the network",
+                    input_schema={"type": "object"}, capability=Capability.NETWORK)
+
+    async def ask(host: str) -> Literal["once", "session", "deny"]:
+        scope = SessionScope("session", (f"{NETWORK_QUESTION}({host})",), f"Allow {host} for this session")
+        answer = await handler(ApprovalRequest(spec, {"host": host}, f"a command in the sandbox wants to reach "
+                                               f"{visible(host)} (agent.sandbox.network asks)", (scope,)))
+        if isinstance(answer, SessionScope) or answer is ApprovalAnswer.ALLOW_SESSION:
+            return "session"
+        return "once" if answer is ApprovalAnswer.ALLOW_ONCE else "deny"
+
+    return ask
