@@ -206,3 +206,23 @@ async def test_network_ask_goes_through_the_approval_handler_and_the_answer_hold
     assert refused.is_error and "proxy refused 127.0.0.1" in refused.content
     assert [r.arguments["host"] for r in asked] == ["localhost", "127.0.0.1"]
     assert "wants to reach localhost" in asked[0].reason and asked[0].scopes[0].label == "Allow localhost for this session"
+
+
+@bwrap_only
+async def test_the_session_builder_gives_bash_and_the_gate_the_sandbox(home: Place) -> None:
+    from agent_ls.runtime.questions import NoQuestions
+    from agent_ls.runtime.sessions import FrontEnd, build_session
+
+    user = home.home / "user.json"
+    _write(user, {"model": "openai/x", "agent": {"sandbox": {"autoAllow": True, "network": "off"}}})
+    agent = agent_settings(load_settings([home.ws], user_settings=user, environ={}, trust=TRUST_ALL), {})
+    llm = agent.llm_config()
+    assert llm is not None
+    session = await build_session(agent, llm, roots=[home.ws], front=FrontEnd(questions=NoQuestions()))
+    bash: Any = session.registry.get("bash")
+    assert bash.sandbox is not None and bash.sandbox.policy.network.is_off
+    gate: Any = session.gate
+    assert gate.evaluate(bash.spec, {"command": "npm test"}).decision is Decision.ALLOW
+    assert gate.evaluate(bash.spec, {"command": "npm test", "outside_sandbox": True}).decision is Decision.ASK
+    result = await bash.call({"command": "cat ~/.ssh/id_ed25519"})
+    assert CANARY not in result.content
