@@ -4,6 +4,7 @@ server on the host's loopback. Each test is an attempt to get out (issue 47)."""
 from __future__ import annotations
 
 import shutil
+import subprocess
 import sys
 
 import pytest
@@ -194,3 +195,17 @@ async def test_a_placeholder_in_use_by_another_command_is_not_removed_under_it(p
     assert "made" not in out, out
     sweep_placeholders()
     assert not (place.ws / ".claude").exists()
+
+
+async def test_git_works_inside_a_repository_but_its_config_and_hooks_do_not(place: Place) -> None:
+    box = _sandbox(place)  # the policy is made before the repository exists: power files are looked at per command
+    git = "git -c user.name=t -c user.email=t@example.com"
+    init = subprocess.run(["git", "init", "-q", str(place.ws)], capture_output=True)
+    assert init.returncode == 0
+    code, out = await run_wrapped(box, f"echo a > a.txt && {git} add a.txt && {git} commit -qm one && echo committed; "
+                                  "echo x > .git/hooks/post-commit; echo \"hook:$?\"; "
+                                  "git config core.fsmonitor evil; echo \"config:$?\"", place)
+    assert "committed" in out, out
+    assert "hook:0" not in out and "config:0" not in out
+    assert not (place.ws / ".git" / "hooks" / "post-commit").exists()
+    assert "fsmonitor" not in (place.ws / ".git" / "config").read_text()

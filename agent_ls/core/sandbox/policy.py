@@ -158,7 +158,7 @@ class PowerPath:
     """What kind of placeholder (an empty folder or an empty file)."""
 
 
-def power_paths(roots: Sequence[str], user_config: Sequence[str] = ()) -> tuple[PowerPath, ...]:
+def power_paths(roots: Sequence[str], user_config: Sequence[str] = (), *, guard_git: bool = True) -> tuple[PowerPath, ...]:
     """The files that grant power in each root (and the user's agent-ls config), as absolute
     paths. ``.git``: its ``config`` and ``hooks`` when it is a folder; the ``.git`` file itself
     when it is a gitdir pointer (a worktree: the real config is outside the roots, read-only
@@ -173,7 +173,8 @@ def power_paths(roots: Sequence[str], user_config: Sequence[str] = ()) -> tuple[
             out.append(PowerPath(os.path.join(root, rel), guard, is_dir and rel not in (".git/config",
                                                                                           ".envrc")))
         if not os.path.lexists(git):
-            out.append(PowerPath(git, True, True))
+            if guard_git:
+                out.append(PowerPath(git, True, True))
         elif not os.path.isdir(git) or os.path.islink(git):
             out.append(PowerPath(git, False, False))
     out += [PowerPath(p, False, os.path.isdir(p)) for p in user_config]
@@ -195,6 +196,15 @@ class SandboxPolicy:
     network: NetworkPolicy = NetworkPolicy(ask=True)
     temp_dir: str | None = None
     """``TMPDIR`` inside the sandbox (one of :attr:`allow_write`)."""
+    user_config: tuple[str, ...] = ()
+    """The user's agent-ls config files and folders (read-only power files wherever they are)."""
+    guard_git: bool = True
+    """Guard a missing ``.git`` with a placeholder (not for long-lived processes such as MCP
+    servers: an empty ``.git`` folder would break git for the user meanwhile)."""
+
+    def refreshed(self) -> SandboxPolicy:
+        """The same policy with the power files looked at again (a ``.git`` made since then)."""
+        return attrs.evolve(self, power=power_paths(self.roots, self.user_config, guard_git=self.guard_git))
 
     @classmethod
     def build(cls, roots: Sequence[str], *, allow_write: Iterable[str] = (), deny_read: Iterable[str] = (),
@@ -205,10 +215,10 @@ class SandboxPolicy:
         real_roots = tuple(dict.fromkeys(_real(r) for r in roots))
         temp = _real(temp_dir) if temp_dir else None
         writes = [_real(p) for p in allow_write] + ([temp] if temp else [])
+        configs = tuple(_real(p) for p in user_config)
         return cls(real_roots, tuple(dict.fromkeys(w for w in writes if w not in real_roots)),
-                   tuple(dict.fromkeys(_real(p) for p in deny_read)),
-                   power_paths(real_roots, tuple(_real(p) for p in user_config)),
-                   network if network is not None else NetworkPolicy(ask=True), temp)
+                   tuple(dict.fromkeys(_real(p) for p in deny_read)), power_paths(real_roots, configs),
+                   network if network is not None else NetworkPolicy(ask=True), temp, configs)
 
     @property
     def writable(self) -> tuple[str, ...]:

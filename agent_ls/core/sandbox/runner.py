@@ -217,9 +217,10 @@ class Sandbox:
         environ = dict(os.environ if env is None else env)
         socket_path = None if self.policy.network.is_off else await self.proxy.start()
         if avail.mechanism is Mechanism.BUBBLEWRAP:
-            missing, held = await asyncio.to_thread(_hold_placeholders, self.policy)
+            policy = self.policy.refreshed()  # the power files as they are now (a .git made since)
+            missing, held = await asyncio.to_thread(_hold_placeholders, policy)
             try:
-                args, outer = bwrap_command(self.policy, argv, cwd=where, env=environ, bwrap=_bwrap_path(),
+                args, outer = bwrap_command(policy, argv, cwd=where, env=environ, bwrap=_bwrap_path(),
                                             proxy_socket=socket_path, placeholders=missing)
             except BaseException:
                 _release_placeholders(held)

@@ -200,9 +200,7 @@ def server_policy(cfg: ServerConfig) -> SandboxPolicy:
     root = cfg.cwd or (str(cfg.source.workspace_folder) if cfg.source.workspace_folder else os.getcwd())
     settings = SandboxSettings(allow_write=cfg.sandbox.allow_write, deny_read=cfg.sandbox.deny_read,
                                network=cfg.sandbox.network)
-    policy = settings.policy([root])
-    power = tuple(p for p in policy.power if not (p.guard_missing and os.path.basename(p.path) == ".git"))
-    return attrs.evolve(policy, power=power)
+    return attrs.evolve(settings.policy([root]), guard_git=False).refreshed()
 
 
 def with_sandbox(settings: LoadedSettings) -> dict[str, ServerConfig]:
