@@ -309,7 +309,8 @@ class BashTool(BuiltinTool):
         if refused:
             notes.append(f"[sandbox: the network proxy refused {', '.join(refused)} "
                          f"({self.sandbox.policy.network.describe()})]")
-        if code != 0 and ("Read-only file system" in output or refused):
+        signs = ("Read-only file system", "Permission denied", "Operation not permitted")
+        if code != 0 and (any(sign in output for sign in signs) or refused):
             notes.append("[this command ran in the OS sandbox and may have failed because of it; to retry it outside "
                          "the sandbox call bash again with outside_sandbox: true (the user is asked first)]")
         return notes
