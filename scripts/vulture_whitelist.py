@@ -86,3 +86,5 @@ _.case_sensitive
 _.never_nl
 # The seam hooks are to use for a command line (agent_ls/core/sandbox/runner.py; tests/sandbox use it)
 _.wrap_shell
+# For the runtime: builtin_tools(..., ask_host=host_asker(questions.approve)) (agent_ls/agent/permissions)
+_.host_asker
