@@ -209,3 +209,20 @@ async def test_git_works_inside_a_repository_but_its_config_and_hooks_do_not(pla
     assert "hook:0" not in out and "config:0" not in out
     assert not (place.ws / ".git" / "hooks" / "post-commit").exists()
     assert "fsmonitor" not in (place.ws / ".git" / "config").read_text()
+
+
+async def test_git_works_in_a_linked_worktree_whose_common_config_stays_read_only(place: Place) -> None:
+    git = ["git", "-c", "user.name=t", "-c", "user.email=t@example.com"]
+    main = place.outside / "main"
+    for args in (["init", "-q", str(main)], ["-C", str(main), "commit", "-q", "--allow-empty", "-m", "root"],
+                 ["-C", str(main), "worktree", "add", "-q", str(place.ws / "wt")]):
+        assert subprocess.run([*git, *args], capture_output=True).returncode == 0
+    wt = place.ws / "wt"
+    box = Sandbox(SandboxPolicy.build([str(wt)], deny_read=[str(place.home / ".ssh")], temp_dir=str(place.tmp)))
+    cmd = " ".join(git)
+    code, out = await run_wrapped(box, f"cd {wt} && echo a > a.txt && {cmd} add a.txt && {cmd} commit -qm one && "
+                                  f"echo committed; echo x > {main}/.git/hooks/post-commit; echo \"hook:$?\"; "
+                                  f"git config core.fsmonitor evil; echo \"config:$?\"", place)
+    assert "committed" in out, out
+    assert "hook:0" not in out and "config:0" not in out
+    assert "fsmonitor" not in (main / ".git" / "config").read_text()

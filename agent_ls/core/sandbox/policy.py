@@ -181,6 +181,29 @@ def power_paths(roots: Sequence[str], user_config: Sequence[str] = (), *, guard_
     return tuple(out)
 
 
+def linked_git_dirs(root: str) -> list[str]:
+    """A linked worktree's git folders (its own and the repository's common one), from the
+    ``gitdir:`` line of ``root/.git`` and that folder's ``commondir`` file; none otherwise."""
+    dot_git = os.path.join(root, ".git")
+    if not os.path.isfile(dot_git) or os.path.islink(dot_git):
+        return []
+    try:
+        with open(dot_git, encoding="utf-8") as f:
+            first = f.readline(4096).strip()
+    except (OSError, UnicodeDecodeError):
+        return []
+    if not first.startswith("gitdir:"):
+        return []
+    gitdir = os.path.realpath(os.path.join(root, first.removeprefix("gitdir:").strip()))
+    out = [gitdir]
+    try:
+        with open(os.path.join(gitdir, "commondir"), encoding="utf-8") as f:
+            out.append(os.path.realpath(os.path.join(gitdir, f.readline(4096).strip())))
+    except (OSError, UnicodeDecodeError):
+        pass
+    return [d for d in out if os.path.isdir(d)]
+
+
 @attrs.frozen
 class SandboxPolicy:
     """Everything a mechanism needs to confine one process (absolute, real paths)."""
@@ -203,8 +226,18 @@ class SandboxPolicy:
     servers: an empty ``.git`` folder would break git for the user meanwhile)."""
 
     def refreshed(self) -> SandboxPolicy:
-        """The same policy with the power files looked at again (a ``.git`` made since then)."""
-        return attrs.evolve(self, power=power_paths(self.roots, self.user_config, guard_git=self.guard_git))
+        """The same policy with the power files looked at again (a ``.git`` made since then), and
+        the git folders of a root that is a linked worktree (``.git`` is a file naming them)
+        writable but for their config and hooks, so git works there too."""
+        power = power_paths(self.roots, self.user_config, guard_git=self.guard_git)
+        extra_write: list[str] = []
+        for root in self.roots:
+            for folder in linked_git_dirs(root):
+                extra_write.append(folder)
+                power += (PowerPath(os.path.join(folder, "config"), False, False),
+                          PowerPath(os.path.join(folder, "hooks"), False, True))
+        writes = tuple(dict.fromkeys(self.allow_write + tuple(extra_write)))
+        return attrs.evolve(self, power=power, allow_write=writes)
 
     @classmethod
     def build(cls, roots: Sequence[str], *, allow_write: Iterable[str] = (), deny_read: Iterable[str] = (),
