@@ -17,9 +17,10 @@
 #               for the conformance suite, which dies on the machine's Node 20
 #               stamp key: package name@version
 #   4. apt    : Debian packages for the editor tests (chromium, neovim, and the
-#               build tools code-server's native modules need); skipped when all
+#               build tools code-server's native modules need) and for the OS sandbox
+#               (bubblewrap, socat: tests/sandbox run the real thing); skipped when all
 #               are installed, or when not root (then the tests that need them fail
-#               with a message naming the package)
+#               or skip with a message naming the package)
 #   5. extension : scripts/setup_extension.sh (npm ci + build editor-extension/agent-ls.vsix)
 #   6. e2e       : scripts/setup_e2e.sh (Node 24, code-server, playwright-core for the
 #                  end-to-end test of the extension in a real VS Code)
@@ -232,7 +233,7 @@ EOF
 fi
 
 # --- 4. apt packages for the editor tests ---------------------------------------------
-APT_PKGS=(chromium neovim libkrb5-dev build-essential)
+APT_PKGS=(chromium neovim libkrb5-dev build-essential bubblewrap socat)
 missing=()
 for p in "${APT_PKGS[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -94,3 +94,7 @@ _.before_turn
 _.after_turn
 _.before_call
 _.after_call
+# The seam hooks are to use for a command line (agent_ls/core/sandbox/runner.py; tests/sandbox use it)
+_.wrap_shell
+# For the runtime: builtin_tools(..., ask_host=host_asker(questions.approve)) (agent_ls/agent/permissions)
+_.host_asker

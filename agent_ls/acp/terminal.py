@@ -69,13 +69,16 @@ class TerminalBashTool:
         while the client's terminal is in use, agent-ls's own shell once it is not."""
         spec = self._local.spec
         describe = getattr(self._local, "description_for", None)
-        if self._owner.terminal_unavailable is not None or describe is None:
+        if (self._owner.terminal_unavailable is not None or describe is None
+                or getattr(self._local, "sandbox", None) is not None):
             return spec
         return attrs.evolve(spec, description=describe(terminal=True))
 
     async def call(self, arguments: dict[str, Any]) -> ToolResult:
         owner = self._owner
-        if owner.terminal_unavailable is not None:
+        if owner.terminal_unavailable is not None or getattr(self._local, "sandbox", None) is not None:
+            # With the OS sandbox on (agent.sandbox), the command runs confined in agent-ls's own
+            # shell: the client's terminal would run it with the user's full rights.
             return await self._local.call(arguments)
         args = validate_arguments(self.spec, arguments)
         if isinstance(args, str):

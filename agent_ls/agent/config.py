@@ -15,7 +15,8 @@ agent's settings, with its defaults:
               "bashTimeout": 120, "shellEnvPassthrough": ["NAME"], "instructions": "extra instructions for every session",
               "outputPageChars": 30000, "outputStoreChars": 10000000,
               "contextWindow": 200000, "compactAt": 0.8, "compactModel": "...",
-              "sampling": {...}}   MCP sampling, see :class:`SamplingSettings`
+              "sampling": {...},   MCP sampling, see :class:`SamplingSettings`
+              "sandbox": {...}}    the OS sandbox, see :mod:`agent_ls.config.sandbox`
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ from agent_ls.agent.llm import LLMConfig
 from agent_ls.agent.tools.output_store import DEFAULT_PAGE_CHARS, DEFAULT_STORE_CHARS, OutputStore
 from agent_ls.config.globs import first_match
 from agent_ls.config.hooks import HookSpec
+from agent_ls.config.sandbox import SandboxSettings
 from agent_ls.config.sections import AgentSection, Permissions, SamplingSection
 from agent_ls.config.settings import LoadedSettings
 
@@ -160,6 +162,8 @@ class AgentSettings:
     hooks: tuple[HookSpec, ...] = ()
     """The hooks in effect (:attr:`agent_ls.config.settings.LoadedSettings.hooks`: a folder's only
     once trusted); a session runs them through :func:`agent_ls.agent.hooks.hooks_for`."""
+    sandbox: SandboxSettings = SandboxSettings()
+    """``agent.sandbox``: the OS sandbox ``bash`` runs in (:mod:`agent_ls.config.sandbox`)."""
 
     def model_choices(self) -> tuple[str, ...]:
         """The models a session may use: :attr:`model` (the default) first, then ``models``,
@@ -242,4 +246,5 @@ def agent_settings(settings: LoadedSettings, environ: Mapping[str, str] | None =
     return AgentSettings(model=model, api_base=api_base, models=sections.models or (), hooks=tuple(settings.hooks),
                          allow=perms.allow or (), ask=perms.ask or (),
                          deny=perms.deny or (), problems=tuple(problems),
-                         sampling=_sampling_settings(agent.sampling), **kw)
+                         sampling=_sampling_settings(agent.sampling),
+                         sandbox=SandboxSettings.from_section(agent.sandbox), **kw)

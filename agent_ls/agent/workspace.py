@@ -54,6 +54,14 @@ class PathOutsideWorkspace(WorkspacePathError):
         )
 
 
+class DeniedBySandbox(WorkspacePathError):
+    """The path lies in a place the sandbox keeps unreadable (``agent.sandbox.denyRead``)."""
+
+    def __init__(self, path: str, place: Path) -> None:
+        super().__init__(f"{path} is in {place}, which the sandbox keeps unreadable (agent.sandbox.denyRead): "
+                         "no tool reads or writes there")
+
+
 class SymlinkInPath(WorkspacePathError):
     """A component of an already checked path is a symlink when it is opened.
 
@@ -109,6 +117,13 @@ class Workspace:
 
     roots: tuple[Path, ...] = attrs.field(converter=_convert_roots)
     """Absolute, fully resolved roots; the first one is the default for relative paths."""
+    deny_read: tuple[Path, ...] = attrs.field(default=(), converter=lambda ps: tuple(_realpath(p) for p in ps))
+    """Places the OS sandbox keeps unreadable (``agent.sandbox.denyRead`` and its defaults): the
+    file tools refuse them too, so no tool is a way around the sandbox."""
+
+    def denied(self, resolved: Path) -> Path | None:
+        """The unreadable place an already resolved path lies in, or None."""
+        return next((d for d in self.deny_read if resolved == d or resolved.is_relative_to(d)), None)
 
     @property
     def root(self) -> Path:
@@ -133,6 +148,8 @@ class Workspace:
         resolved = _realpath(candidate)
         if not self.contains(resolved):
             raise PathOutsideWorkspace(text, resolved, self.roots)
+        if (place := self.denied(resolved)) is not None:
+            raise DeniedBySandbox(text, place)
         return resolved
 
     def root_of(self, resolved: Path) -> Path:

@@ -2,6 +2,7 @@
 the same host code.
 
     agent-ls [serve]                        serve LSP on stdio (what the editor runs)
+    agent-ls doctor                         the whole setup: model and key, the OS sandbox, servers
     agent-ls mcp status [--json]            servers, state, tool counts, last error
     agent-ls mcp tools [SERVER] [--json]    tools with model-facing and original names
     agent-ls mcp call SERVER TOOL '{json}'  call one tool and print its result
@@ -57,6 +58,7 @@ cmd_trust = _command("mcp_commands", "cmd_trust")
 cmd_login = _command("mcp_commands", "cmd_login")
 cmd_logout = _command("mcp_commands", "cmd_logout")
 cmd_doctor = _command("doctor", "cmd_doctor")
+cmd_overview = _command("doctor", "cmd_overview")
 cmd_chat = _command("chat", "cmd_chat")
 cmd_trust_workspace = _command("workspace_trust", "cmd_trust_workspace")
 cmd_demo = _command("demo", "cmd_demo")
@@ -117,6 +119,10 @@ def build_parser() -> argparse.ArgumentParser:
     common(p)
     p.add_argument("server")
     p.set_defaults(func=cmd_logout)
+
+    p = sub.add_parser("doctor", help="the whole setup: model and key, the OS sandbox, servers")
+    common(p, wait=10.0)
+    p.set_defaults(func=cmd_overview)
 
     p = sub.add_parser("chat", help="chat with the agent in the terminal")
     common(p, wait=0.0, wait_help="seconds to wait for the MCP servers before the first prompt (default 0: the "

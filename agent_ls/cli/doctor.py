@@ -1,4 +1,5 @@
-"""``agent-ls mcp doctor``: why a server does not work: the settings files and their problems,
+"""``agent-ls doctor`` (the model and its key, the OS sandbox, then every server) and
+``agent-ls mcp doctor``: why a server does not work: the settings files and their problems,
 each server's resolved command line, environment (configured values hidden), PATH lookup, OAuth
 state, the phase that failed and the tail of its stderr."""
 
@@ -21,6 +22,7 @@ from agent_ls.mcp.oauth.store import OAuthStore
 
 if TYPE_CHECKING:
     from agent_ls.config.entries import ServerConfig
+    from agent_ls.config.sandbox import SandboxSettings
 
 
 PROGRAM_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9._+-]*")
@@ -54,6 +56,8 @@ def _doctor_config(cfg: ServerConfig, awaiting_trust: bool) -> list[str]:
         for k in sorted(env):
             shown = MASK if k in cfg.env else env[k]
             lines.append(f"    {k}={shown}")
+        lines.append(f"  sandbox: {'on' if cfg.sandbox is not None else 'off'}"
+                     + (f" ({cfg.sandbox.network.describe()})" if cfg.sandbox is not None else ""))
         if resolved:
             lines.append(f"  command: {cfg.command} -> {resolved}")
         else:
@@ -148,3 +152,53 @@ async def cmd_doctor(args: argparse.Namespace) -> int:
         return EXIT_FAIL if bad else EXIT_OK
     finally:
         await manager.close()
+
+
+def sandbox_lines(box: SandboxSettings, roots: list[str]) -> list[str]:
+    """The OS sandbox's state: the mechanism (or why none), and what it allows (issue 47)."""
+    from agent_ls.core.sandbox import detect
+
+    if not box.enabled:
+        return ["Sandbox: off (agent.sandbox.enabled is false): every command runs with your full rights "
+                "(and asks as the permission rules say)"]
+    found = detect()
+    lines = [f"Sandbox: {found.sentence()}"]
+    for note in found.notes:
+        lines.append(f"  passed over: {note}")
+    if found.available:
+        policy = box.policy(roots)
+        lines += [f"  writable: {', '.join(policy.writable)}",
+                  f"  unreadable: {', '.join(policy.deny_read)}",
+                  f"  network: {policy.network.describe()}",
+                  f"  autoAllow: {'on' if box.auto_allow else 'off'}"
+                  + (" (no effect under Landlock)" if box.auto_allow and found.mechanism.value == "landlock" else "")]
+    return lines
+
+
+async def cmd_overview(args: argparse.Namespace) -> int:
+    """``agent-ls doctor``: the whole setup: the model and its key, the sandbox, then every server
+    (``agent-ls mcp doctor``)."""
+    from agent_ls.agent.config import agent_settings
+    from agent_ls.agent.llm import LLMError, check_credentials
+    from agent_ls.cli.host import settle
+
+    host, _ = await settle(args)
+    assert host.settings is not None
+    agent = agent_settings(host.settings)
+    llm = agent.llm_config()
+    status = EXIT_OK
+    if llm is None:
+        print("Model: none configured (set \"model\" in the settings or AGENT_LS_MODEL)")
+    else:
+        try:
+            check_credentials(llm)
+            key = "key: found" if not llm.api_base else f"endpoint {llm.api_base}"
+        except LLMError as exc:
+            key, status = f"key: MISSING: {exc}", EXIT_FAIL
+        print(f"Model: {llm.model} ({key})")
+    roots = [str(w) for w in (args.workspace or [os.getcwd()])]
+    print("\n".join(sandbox_lines(agent.sandbox, roots)))
+    print()
+    args.server = None
+    servers = await cmd_doctor(args)
+    return status if status != EXIT_OK else servers

@@ -9,7 +9,7 @@ import hashlib
 import json
 import os
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +20,7 @@ from agent_ls.config.diagnostics import Problems, type_name
 from agent_ls.config.expand import ExpansionContext, ExpansionError, expand, variables_in
 from agent_ls.config.oauth_config import OAuthConfig, parse_oauth
 from agent_ls.config.trust import EntryView, entry_trust_key
+from agent_ls.core.sandbox.policy import NetworkPolicy, NetworkRuleError
 
 
 class Scope(enum.StrEnum):
@@ -35,7 +36,7 @@ DEFAULT_CONNECT_TIMEOUT = 30.0
 DEFAULT_CALL_TIMEOUT = 300.0
 PROTOCOL_MODES = ("legacy", "auto", "2026-07-28")
 
-_STDIO_KEYS = {"command", "args", "env", "cwd"}
+_STDIO_KEYS = {"command", "args", "env", "cwd", "sandbox"}
 _HTTP_KEYS = {"url", "headers", "oauth"}
 _COMMON_KEYS = {"type", "disabled", "connectTimeout", "callTimeout", "protocol", "description"}
 # Keys other hosts write that we accept and ignore without a warning.
@@ -58,6 +59,17 @@ class ConfigSource:
     file: Path
     workspace_folder: Path | None
     json_path: jsonc.JsonPath
+
+
+@attrs.frozen
+class ServerSandbox:
+    """A stdio server's ``sandbox``: ``true`` or ``{"network": ..., "allowWrite": [...], "denyRead": [...]}``
+    (the settings of ``agent.sandbox`` for this server; ``network`` defaults to ``"off"``: a
+    server's process has no one to ask)."""
+
+    network: NetworkPolicy = NetworkPolicy.off()
+    allow_write: tuple[str, ...] = ()
+    deny_read: tuple[str, ...] = ()
 
 
 @attrs.frozen
@@ -89,6 +101,9 @@ class ServerConfig:
     variables are not expanded (so no secret is read into it)."""
     expanded_secrets: tuple[str, ...] = attrs.field(default=(), eq=False, repr=False)
     """Values of secret-looking variables (``*TOKEN*``, ``*KEY*``...) expanded into any field."""
+    sandbox: ServerSandbox | None = None
+    """A stdio server runs in the OS sandbox (None: it does not). Default: on for servers a
+    workspace file defines (it cannot turn it off), off for the user's own unless they say so."""
 
     @property
     def secrets(self) -> tuple[str, ...]:
@@ -118,6 +133,7 @@ class ServerConfig:
             "to": self.call_timeout,
             "p": self.protocol,
             "r": self.restricted,
+            "sb": repr(self.sandbox),
         }
         if self.oauth is not None:
             data["o"] = self.oauth.fingerprint_data()
@@ -256,6 +272,7 @@ def parse_entry(
     call_timeout = get_timeout("callTimeout", DEFAULT_CALL_TIMEOUT)
 
     command = cwd = url = None
+    sandbox: ServerSandbox | None = None
     args: list[str] = []
     env: dict[str, str] = {}
     headers: dict[str, str] = {}
@@ -264,6 +281,7 @@ def parse_entry(
         args = get_str_list("args")
         env = get_str_map("env")
         cwd = get_str("cwd")
+        sandbox = _server_sandbox(entry, path, source.scope, problems, err, name)
     elif transport in ("http", "sse"):
         url = get_str("url", required=True)
         headers = get_str_map("headers")
@@ -330,4 +348,49 @@ def parse_entry(
         raw=entry,
         expanded_secrets=tuple(expanded_secrets),
         restricted=restricted,
+        sandbox=sandbox,
     )
+
+
+def _server_sandbox(entry: Mapping[str, Any], path: jsonc.JsonPath, scope: Scope, problems: Problems,
+                    err: Callable[[jsonc.JsonPath, str], Any], name: str) -> ServerSandbox | None:
+    """The entry's ``sandbox`` (a workspace file's servers are always sandboxed; a workspace
+    entry may not add writable places)."""
+    value = entry.get("sandbox")
+    workspace = scope is not Scope.USER
+    if value is None:
+        return ServerSandbox() if workspace else None
+    if value is False:
+        if workspace:
+            problems.add((*path, "sandbox"), "a server a workspace file defines always runs in the sandbox; "
+                         "\"sandbox\": false is ignored here", severity="warning", server=name)
+            return ServerSandbox()
+        return None
+    if value is True:
+        return ServerSandbox()
+    if not isinstance(value, dict):
+        err((*path, "sandbox"), f'"sandbox" must be true, false or an object, not {type_name(value)}')
+        return None
+    unknown = sorted(set(value) - {"network", "allowWrite", "denyRead"})
+    if unknown:
+        err((*path, "sandbox", unknown[0]), f'unknown key {unknown[0]!r} (expected "network", "allowWrite", "denyRead")')
+        return None
+    out = ServerSandbox()
+    if "network" in value:
+        try:
+            out = attrs.evolve(out, network=NetworkPolicy.parse(value["network"]))
+        except NetworkRuleError as exc:
+            err((*path, "sandbox", "network"), str(exc))
+            return None
+    for key, attr in (("allowWrite", "allow_write"), ("denyRead", "deny_read")):
+        items = value.get(key, [])
+        if not isinstance(items, list) or not all(isinstance(i, str) and i for i in items):
+            err((*path, "sandbox", key), f'"{key}" must be a list of paths')
+            return None
+        if key == "allowWrite" and workspace and items:
+            problems.add((*path, "sandbox", key), "a workspace file cannot add places a server may write; ignored",
+                         severity="warning", server=name)
+            continue
+        out = attrs.evolve(out, allow_write=tuple(items)) if attr == "allow_write" else attrs.evolve(
+            out, deny_read=tuple(items))
+    return out

@@ -19,7 +19,7 @@ Across scopes (files highest precedence first, as in ``LoadedSettings.sections``
 
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
 import attrs
 
@@ -47,6 +47,7 @@ from agent_ls.config.structure import (
     object_structure_fn,
     structure,
 )
+from agent_ls.core.sandbox.policy import NetworkPolicy, NetworkRuleError
 
 # Optional fields: None is "not set here" (a JSON null too), so scopes can merge key by key.
 
@@ -84,6 +85,43 @@ class SamplingSection:
     servers: Mapping[str, ServerSamplingSection] | None = None
 
 
+SandboxNetwork = Annotated[NetworkPolicy, "sandbox network"]
+"""``agent.sandbox.network``: ``"off"``, ``"ask"`` or ``{"allow": [...]}``."""
+
+
+def _sandbox_network(value: Any, _t: Any) -> NetworkPolicy:
+    try:
+        return NetworkPolicy.parse(value)
+    except NetworkRuleError as exc:
+        raise Invalid(f'"off", "ask" or {{"allow": ["host", "*.domain"]}} ({exc})', value, got=True) from None
+
+
+CONVERTER.register_structure_hook_func(lambda t: t == SandboxNetwork, _sandbox_network)
+
+
+@attrs.frozen
+class SandboxSection:
+    """``agent.sandbox`` (``true``/``false`` is short for ``{"enabled": ...}``). A workspace file may
+    only narrow it: :func:`merge_sandbox`."""
+
+    enabled: bool | None = None
+    allow_write: tuple[NonEmptyStr, ...] | None = None
+    deny_read: tuple[NonEmptyStr, ...] | None = None
+    network: SandboxNetwork | None = None
+    auto_allow: bool | None = None
+
+
+def _sandbox_hook(value: Any, t: Any) -> SandboxSection:
+    if isinstance(value, bool):
+        return SandboxSection(enabled=value)
+    if not isinstance(value, dict):
+        raise Invalid("an object or true/false", value)
+    return object_structure_fn(SandboxSection)(value, t)
+
+
+CONVERTER.register_structure_hook(SandboxSection, _sandbox_hook)
+
+
 @attrs.frozen
 class AgentSection:
     """``"agent"``."""
@@ -102,6 +140,7 @@ class AgentSection:
     context_window: ContextTokens | None = None
     compact_at: Fraction | None = None
     compact_model: NonEmptyStr | None = None
+    sandbox: SandboxSection | None = None
 
 
 @attrs.frozen
@@ -217,11 +256,51 @@ def _without_user_only_keys(agent: AgentSection, problems: Problems) -> AgentSec
         problems.add(("agent", "shellEnvPassthrough"), why, severity="warning", key=True,
                      summary=f"agent.shellEnvPassthrough is {why}")
         agent = attrs.evolve(agent, shell_env_passthrough=None)
+    if agent.sandbox is not None:
+        agent = attrs.evolve(agent, sandbox=_narrowing_only(agent.sandbox, problems))
     if agent.sampling is None or agent.sampling.auto_approve is None:
         return agent
     problems.add(("agent", "sampling", "autoApprove"), why, severity="warning", key=True,
                  summary=f"agent.sampling.autoApprove is {why}")
     return attrs.evolve(agent, sampling=attrs.evolve(agent.sampling, auto_approve=None))
+
+
+def _narrowing_only(sandbox: SandboxSection, problems: Problems) -> SandboxSection:
+    """A workspace's ``agent.sandbox`` without what would widen the user's: it cannot turn the
+    sandbox off, add writable places or turn ``autoAllow`` on (it can turn it off)."""
+    dropped: dict[str, Any] = {}
+    if sandbox.enabled is False:
+        dropped["enabled"] = ("enabled", "a workspace cannot turn the sandbox off")
+    if sandbox.allow_write is not None:
+        dropped["allow_write"] = ("allowWrite", "a workspace cannot add places the sandbox may write")
+    if sandbox.auto_allow is True:
+        dropped["auto_allow"] = ("autoAllow", "a workspace cannot let commands run without asking")
+    for key, why in dropped.values():
+        problems.add(("agent", "sandbox", key), f"{why}: only honoured in the user settings file; ignored here",
+                     severity="warning", key=True, summary=f"agent.sandbox.{key} is ignored here: {why}")
+    return attrs.evolve(sandbox, **{attr: None for attr in dropped})
+
+
+def merge_sandbox(files: Sequence[FileSections]) -> SandboxSection | None:
+    """``agent.sandbox`` across the files: the user file's, narrowed by each workspace file (which
+    may turn it on, add unreadable places, narrow the network and turn ``autoAllow`` off)."""
+    user = next((f.values.agent.sandbox for f in files
+                 if f.scope is Scope.USER and f.values.agent is not None and f.values.agent.sandbox is not None), None)
+    merged = user
+    for f in reversed(files):
+        if f.scope is Scope.USER or f.values.agent is None or f.values.agent.sandbox is None:
+            continue
+        ws = f.values.agent.sandbox
+        base = merged or SandboxSection()
+        network = base.network if base.network is not None else NetworkPolicy(ask=True)
+        merged = SandboxSection(
+            enabled=True if ws.enabled else base.enabled,
+            allow_write=base.allow_write,
+            deny_read=(base.deny_read or ()) + (ws.deny_read or ()) or None,
+            network=network.narrowed_by(ws.network) if ws.network is not None else base.network,
+            auto_allow=False if ws.auto_allow is False else base.auto_allow,
+        )
+    return merged
 
 
 def _overlay(base: Any, top: Any) -> Any:
@@ -242,6 +321,8 @@ def merge_sections(files: Sequence[FileSections]) -> Sections:
         if f.values.agent is not None:
             sampling = _overlay(agent.sampling if agent else None, f.values.agent.sampling)
             agent = attrs.evolve(_overlay(agent, f.values.agent), sampling=sampling)
+    if agent is not None:
+        agent = attrs.evolve(agent, sandbox=merge_sandbox(files))
     merged["agent"] = agent
     lists: dict[str, tuple[str, ...]] = {"allow": (), "ask": (), "deny": ()}
     for f in files:

@@ -50,9 +50,11 @@ ALWAYS: frozenset[jsonc.JsonPath] = frozenset({
     ("agent", "instructions"),
     ("agent", "deferMcpTools"),
     ("agent", "maxRetries"),
+    ("agent", "sandbox"),
 })
 """Settings of ``.agent-ls/settings.json`` that take effect in an untrusted folder (they only
-tighten, or change nothing that runs). ``agent.sampling`` is allowed only as ``false`` /
+tighten, or change nothing that runs; ``agent.sandbox`` only narrows from a workspace file:
+:func:`agent_ls.config.sections.merge_sandbox`). ``agent.sampling`` is allowed only as ``false`` /
 ``{"enabled": false}``."""
 
 WHY: dict[str, str] = {

@@ -35,6 +35,7 @@ from agent_ls.mcp.catalogue import CatalogueStore
 from agent_ls.mcp.connection.client_handlers import ElicitationHandler, HostCallbacks, SamplingHandler
 from agent_ls.mcp.connection.connection import ServerConnection
 from agent_ls.mcp.connection.failures import RestartPolicy, ServerUnavailable
+from agent_ls.mcp.connection.transports import with_sandbox
 from agent_ls.mcp.oauth.redirect import AuthOpener
 from agent_ls.mcp.oauth.session import OAuthSession
 from agent_ls.mcp.oauth.store import OAuthStore
@@ -134,7 +135,7 @@ class MCPManager(SignIns, TrustDecisions):
         """Start or reconfigure from loaded settings. Returns once stopped servers are gone;
         new servers connect in the background."""
         self._failed = dict(settings.failed)
-        wanted = settings.servers
+        wanted = with_sandbox(settings)
         for cfg in wanted.values():
             add_secrets(*cfg.secrets)  # masked in every log record from now on
         to_close: list[ServerConnection] = []

@@ -429,7 +429,8 @@ class Conversations:
 
         agent = self._settings()
         return ToolRunner(self.direct_gate(), shape=shape, observers=tuple(self.tool_observers),
-                          hooks=hooks_for(agent.hooks, self.roots(), "", agent.shell_env_passthrough))
+                          hooks=hooks_for(agent.hooks, self.roots(), "", agent.shell_env_passthrough,
+                                          sandbox=agent.sandbox))
 
     # turns ------------------------------------------------------------------------------------
     def busy(self, session_id: str) -> bool:

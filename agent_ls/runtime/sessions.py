@@ -30,7 +30,7 @@ from agent_ls.agent.builtin_tools import builtin_tools
 from agent_ls.agent.config import AgentSettings
 from agent_ls.agent.hooks import hooks_for
 from agent_ls.agent.llm import LLMConfig
-from agent_ls.agent.permissions import PermissionGate, PermissionRules
+from agent_ls.agent.permissions import PermissionGate, PermissionRules, SandboxState, host_asker
 from agent_ls.agent.session import Session
 from agent_ls.agent.skills_tool import SkillSource
 from agent_ls.agent.store import SessionStore
@@ -49,7 +49,8 @@ def permission_gate(agent: AgentSettings, questions: Questions | None,
     """The gate of the settings' permission rules, asking ``questions.approve`` (None: calls that
     need asking are refused; ``roots``: where relative paths of protected-file checks start)."""
     return PermissionGate(PermissionRules(agent.allow, agent.ask, agent.deny),
-                          questions.approve if questions is not None else None, roots)
+                          questions.approve if questions is not None else None, roots,
+                          SandboxState.of(agent.sandbox.enabled, agent.sandbox.auto_allow))
 
 
 def tool_registry(agent: AgentSettings, roots: Sequence[Path], manager: MCPManager | PendingHost | None,
@@ -59,7 +60,8 @@ def tool_registry(agent: AgentSettings, roots: Sequence[Path], manager: MCPManag
     workspace = Workspace(list(roots))
     tools = builtin_tools(workspace, bash_timeout=agent.bash_timeout, editor=front.editor,
                           outputs=agent.output_store(), bash_env_passthrough=agent.shell_env_passthrough,
-                          intelligence=front.intelligence)
+                          intelligence=front.intelligence, sandbox=agent.sandbox,
+                          ask_host=host_asker(front.questions.approve) if front.questions is not None else None)
     if front.wrap_tools is not None:
         tools = front.wrap_tools(tools, workspace)
     skills: SkillSource | None = None
@@ -101,5 +103,6 @@ async def build_session(
                         title_llm=agent.title_llm(), context_window=agent.context_window,
                         compact_at=agent.compact_at, compact_llm=agent.compact_llm(),
                         tool_observers=tool_observers))
-    session.hooks = hooks_for(agent.hooks, roots, session.session_id, agent.shell_env_passthrough)
+    session.hooks = hooks_for(agent.hooks, roots, session.session_id, agent.shell_env_passthrough,
+                              sandbox=agent.sandbox)
     return session

@@ -91,7 +91,7 @@ def test_split_settings_keeps_only_what_tightens() -> None:
 def test_the_allowlist_is_small_and_sampling_may_only_be_turned_off() -> None:
     assert {".".join(map(str, p)) for p in ALWAYS} == {
         "$schema", "permissions.ask", "permissions.deny", "agent.instructions", "agent.deferMcpTools",
-        "agent.maxRetries"}
+        "agent.maxRetries", "agent.sandbox"}
     for off in (False, {"enabled": False}):
         assert split_settings({"agent": {"sampling": off}}, Path("s"))[1] == []
     for on in (True, {"enabled": True}, {"enabled": False, "apiBase": "http://x"}):

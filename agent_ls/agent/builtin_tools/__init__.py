@@ -21,6 +21,10 @@ One module per family: :mod:`.base` (the shared plumbing), :mod:`.reading` (``re
 
 from __future__ import annotations
 
+from pathlib import Path
+
+import attrs
+
 from agent_ls.agent.builtin_tools.editing import EditFileTool, WriteFileTool
 from agent_ls.agent.builtin_tools.intelligence import intelligence_tools
 from agent_ls.agent.builtin_tools.reading import ReadFileTool
@@ -31,6 +35,8 @@ from agent_ls.agent.editor.intelligence import EditorIntelligence
 from agent_ls.agent.plan import UpdatePlanTool
 from agent_ls.agent.tools.output_store import OutputStore, ReadOutputTool
 from agent_ls.agent.workspace import Workspace
+from agent_ls.config.sandbox import SandboxSettings
+from agent_ls.core.sandbox.proxy import AskHost
 from agent_ls.core.tools import Tool
 
 
@@ -43,6 +49,8 @@ def builtin_tools(
     editor: EditorFiles | None = None,
     outputs: OutputStore | None = None,
     intelligence: EditorIntelligence | None = None,
+    sandbox: SandboxSettings | None = None,
+    ask_host: AskHost | None = None,
 ) -> list[Tool]:
     """Every built-in tool, sorted by name, ``read_output`` included.
 
@@ -55,7 +63,13 @@ def builtin_tools(
     editor's language servers): adds ``diagnostics``, ``definition``, ``references`` and
     ``symbols``, and edits applied in the editor report the problems they introduced. The tools themselves then keep up to what the store can hold (``read_file`` keeps to a
     page: it pages by lines itself); an explicit ``output_cap_chars`` caps every tool instead.
+    ``sandbox`` (``agent.sandbox``; None or not enabled: no sandbox): ``bash`` runs in the OS
+    sandbox (:mod:`agent_ls.core.sandbox`) and the file tools refuse its unreadable places;
+    ``ask_host`` puts a host the network rule asks about to the user (None: such hosts are refused).
     """
+    box = sandbox.sandbox(workspace.roots, ask_host) if sandbox is not None else None
+    if box is not None:
+        workspace = attrs.evolve(workspace, deny_read=tuple(Path(p) for p in box.policy.deny_read))
     files = FileAccess(workspace, editor, intelligence)
     outputs = outputs if outputs is not None else OutputStore()
     keep = outputs.max_chars if output_cap_chars is None else output_cap_chars
@@ -66,7 +80,8 @@ def builtin_tools(
         EditFileTool(workspace, output_cap_chars=keep, files=files),
         GlobTool(workspace, output_cap_chars=keep),
         GrepTool(workspace, output_cap_chars=keep, files=files),
-        BashTool(workspace, output_cap_chars=keep, timeout=bash_timeout, env_passthrough=bash_env_passthrough),
+        BashTool(workspace, output_cap_chars=keep, timeout=bash_timeout, env_passthrough=bash_env_passthrough,
+                 sandbox=box),
         ReadOutputTool(outputs),
         UpdatePlanTool(),
     ]

@@ -145,8 +145,9 @@ def walk_files(workspace: Workspace, base: Path, stop: threading.Event) -> Itera
     for dirpath, dirnames, filenames in os.walk(base, followlinks=False):
         if stop.is_set():
             return
-        dirnames[:] = sorted(d for d in dirnames if d not in SKIP_DIRS)
         current = Path(dirpath)
+        dirnames[:] = sorted(d for d in dirnames if d not in SKIP_DIRS
+                             and not (workspace.deny_read and workspace.denied(current / d)))
         rel_dir = current.relative_to(base).as_posix()
         prefix = "" if rel_dir == "." else rel_dir + "/"
         for name in sorted(filenames):
@@ -160,6 +161,8 @@ def walk_files(workspace: Workspace, base: Path, stop: threading.Event) -> Itera
                         continue
                     mode = os.stat(target).st_mode
             except OSError:
+                continue
+            if workspace.deny_read and workspace.denied(target) is not None:
                 continue
             if not stat.S_ISREG(mode):  # FIFOs, sockets and devices could block a reader forever
                 continue

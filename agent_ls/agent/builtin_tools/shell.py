@@ -4,7 +4,14 @@ timeout that kills everything it started and output kept head and tail within th
 The command runs without the agent's secrets (:func:`shell_environment`): every variable whose
 name looks secret (provider keys, tokens, passwords: the names :mod:`agent_ls.core.redact`
 masks) and every variable whose value is a registered secret is removed, except the names the
-user passes through (``agent.shellEnvPassthrough``, user settings only)."""
+user passes through (``agent.shellEnvPassthrough``, user settings only).
+
+With a :class:`~agent_ls.core.sandbox.Sandbox` (``agent.sandbox``, on by default) the command runs
+inside it (:meth:`~agent_ls.core.sandbox.Sandbox.wrap`); the model is told what the sandbox
+allows, and a failure that looks like the sandbox's (a read-only file system, a refused host)
+says so and how to retry outside (``outside_sandbox: true``, which the permission gate always
+puts to the user). Where no mechanism works the command runs unconfined only after the gate has
+asked (every command asks then), and the result says it ran without a sandbox."""
 
 from __future__ import annotations
 
@@ -21,6 +28,7 @@ from agent_ls.agent.builtin_tools.base import DEFAULT_OUTPUT_CAP_CHARS, BuiltinT
 from agent_ls.agent.workspace import Workspace
 from agent_ls.core.process_secrets import environment
 from agent_ls.core.redact import live_secrets, secret_env_name
+from agent_ls.core.sandbox import Sandbox, SandboxUnavailable, Wrapped
 from agent_ls.core.tools import Capability, ToolResult
 
 DEFAULT_BASH_TIMEOUT = 120.0
@@ -87,10 +95,11 @@ def _kill_group(proc: asyncio.subprocess.Process) -> None:
 async def _wait_exit(proc: asyncio.subprocess.Process) -> int:
     # Process.wait() on 3.11 also waits for the pipes to close, which a background child
     # holding stdout can delay forever; poll the leader's own exit status instead.
-    delay = 0.005
+    # (polled finely: a sandboxed `true` exits after ~15 ms, and doubling from 5 ms noticed it at 35)
+    delay = 0.001
     while proc.returncode is None:
         await asyncio.sleep(delay)
-        delay = min(delay * 2, 0.05)
+        delay = min(delay * 1.3, 0.02)
     return proc.returncode
 
 
@@ -132,8 +141,10 @@ class BashTool(BuiltinTool):
         output_cap_chars: int = DEFAULT_OUTPUT_CAP_CHARS,
         timeout: float = DEFAULT_BASH_TIMEOUT,
         env_passthrough: Iterable[str] = (),
+        sandbox: Sandbox | None = None,
     ) -> None:
         self.timeout = timeout
+        self.sandbox = sandbox
         self.env_passthrough = tuple(env_passthrough)
         self.max_timeout = max(MAX_BASH_TIMEOUT, timeout)
         self._description = self.description_for(terminal=False)
@@ -146,6 +157,12 @@ class BashTool(BuiltinTool):
                 "description": f"Timeout in seconds (default {timeout:g}).",
             },
         }
+        if sandbox is not None:
+            self._properties["outside_sandbox"] = {
+                "type": "boolean",
+                "description": "Run this command outside the OS sandbox. Only after a command failed because of "
+                               "the sandbox; the user is always asked first.",
+            }
         super().__init__(workspace, output_cap_chars=output_cap_chars)
 
     def description_for(self, *, terminal: bool) -> str:
@@ -163,8 +180,13 @@ class BashTool(BuiltinTool):
         )
         cut = ("Very long output keeps its end (the editor's terminal drops the beginning, with a marker). "
                if terminal else "Very long output is cut in the middle with a marker. ")
+        box = ""
+        if self.sandbox is not None:
+            avail = self.sandbox.availability
+            box = (self.sandbox.policy.describe() + " " if avail.available
+                   else f"There is no OS sandbox here ({avail.detail}): the user is asked before every command. ")
         return (
-            f"{where}Default timeout {_format_seconds(self.timeout)}, at most "
+            f"{where}{box}Default timeout {_format_seconds(self.timeout)}, at most "
             f"{_format_seconds(self.max_timeout)}; on timeout the command and everything it "
             f"started are killed. {cut}Prefer "
             "read_file, grep, glob and edit_file for reading, searching and editing files."
@@ -177,11 +199,29 @@ class BashTool(BuiltinTool):
             return ToolResult.error("The command contains a NUL byte")
         env = shell_environment(environment(), self.env_passthrough)  # passthrough names may be taken secrets
         env.update({"PAGER": "cat", "GIT_PAGER": "cat", "GIT_TERMINAL_PROMPT": "0"})
+        argv: list[str] = ["bash", "-c", command]
+        wrapped: Wrapped | None = None
+        unconfined = ""
+        if self.sandbox is not None and args.get("outside_sandbox") is True:
+            unconfined = "[ran outside the sandbox, as the user approved]"
+        elif self.sandbox is not None:
+            try:
+                wrapped = await self.sandbox.wrap(argv, cwd=str(self.workspace.root), env=env)
+            except SandboxUnavailable as exc:  # the gate asked the user for this command (it always does then)
+                unconfined = f"[ran without a sandbox: {exc}]"
+            else:
+                argv, env = wrapped.argv, wrapped.env
+        try:
+            return await self._spawn_and_collect(argv, env, timeout, unconfined)
+        finally:
+            if wrapped is not None:
+                wrapped.cleanup()
+
+    async def _spawn_and_collect(self, argv: list[str], env: dict[str, str], timeout: float,
+                                 unconfined: str) -> ToolResult:
         spawn = asyncio.ensure_future(
             asyncio.create_subprocess_exec(
-                "bash",
-                "-c",
-                command,
+                *argv,
                 cwd=self.workspace.root,
                 stdin=asyncio.subprocess.DEVNULL,
                 stdout=asyncio.subprocess.PIPE,
@@ -248,6 +288,10 @@ class BashTool(BuiltinTool):
             notes.append(f"[killed by {name}]" if not timed_out else f"[exit: killed by {name}]")
         else:
             notes.append(f"[exit code {code}]")
+        if unconfined:
+            notes.append(unconfined)
+        elif self.sandbox is not None:
+            notes += self._sandbox_notes(output, code)
         if not output:
             output = "(no output)\n"
         elif not output.endswith("\n"):
@@ -256,3 +300,17 @@ class BashTool(BuiltinTool):
         if timed_out:
             text = f"Command timed out after {_format_seconds(timeout)} and was killed.\n" + text
         return ToolResult(content=text, is_error=timed_out or code != 0, truncated_chars=cut)
+
+    def _sandbox_notes(self, output: str, code: int | None) -> list[str]:
+        """What the sandbox refused during the call, with the way to retry outside it."""
+        assert self.sandbox is not None
+        refused = self.sandbox.take_refused()
+        notes = []
+        if refused:
+            notes.append(f"[sandbox: the network proxy refused {', '.join(refused)} "
+                         f"({self.sandbox.policy.network.describe()})]")
+        signs = ("Read-only file system", "Permission denied", "Operation not permitted")
+        if code != 0 and (any(sign in output for sign in signs) or refused):
+            notes.append("[this command ran in the OS sandbox and may have failed because of it; to retry it outside "
+                         "the sandbox call bash again with outside_sandbox: true (the user is asked first)]")
+        return notes

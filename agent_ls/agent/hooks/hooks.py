@@ -36,6 +36,8 @@ import attrs
 from agent_ls.agent.hooks.outcome import HookOutcome, HookRun, combine, read_run
 from agent_ls.agent.hooks.process import hook_environment, run_hook_process
 from agent_ls.config.hooks import HookSpec
+from agent_ls.config.sandbox import SandboxSettings
+from agent_ls.core.sandbox import Sandbox
 
 log = logging.getLogger(__name__)
 
@@ -65,6 +67,8 @@ class Hooks:
     env_passthrough: tuple[str, ...] = ()
     """``agent.shellEnvPassthrough``: secret-looking variables the hooks still get, like ``bash``."""
     report: Report | None = None
+    sandbox: Sandbox | None = None
+    """The OS sandbox the hooks run in (``agent.sandbox``; None: off)."""
 
     def matching(self, event: str, name: str | None = None) -> list[HookSpec]:
         """The hooks of ``event`` that apply to ``name`` (a tool, a SessionStart source, a PreCompact
@@ -96,7 +100,8 @@ class Hooks:
                    "hook_event_name": spec.event, **data}
         stdin = json.dumps(payload, ensure_ascii=False, default=str).encode()
         env = hook_environment(folder, spec.event, self.env_passthrough)
-        result = await run_hook_process(spec.command, stdin, cwd=folder, env=env, timeout=spec.timeout)
+        result = await run_hook_process(spec.command, stdin, cwd=folder, env=env, timeout=spec.timeout,
+                                        sandbox=self.sandbox)
         run = read_run(spec, result)
         log.info("%s (%s)", run.line(), spec.where)
         await _tell(self.report, run)
@@ -151,8 +156,11 @@ class Hooks:
 
 
 def hooks_for(specs: Sequence[HookSpec], roots: Sequence[Path], session_id: str = "",
-              env_passthrough: Sequence[str] = (), report: Report | None = None) -> Hooks | None:
-    """A session's :class:`Hooks` (None when no hook is configured: nothing to run, nothing to pay)."""
+              env_passthrough: Sequence[str] = (), report: Report | None = None,
+              sandbox: SandboxSettings | None = None) -> Hooks | None:
+    """A session's :class:`Hooks` (None when no hook is configured: nothing to run, nothing to
+    pay), in the OS sandbox of ``sandbox`` (the ``agent.sandbox`` settings) when it is on."""
     if not specs or not roots:
         return None
-    return Hooks(tuple(specs), Path(roots[0]), session_id, tuple(env_passthrough), report)
+    box = sandbox.sandbox(list(roots)) if sandbox is not None else None
+    return Hooks(tuple(specs), Path(roots[0]), session_id, tuple(env_passthrough), report, box)

@@ -4,8 +4,9 @@ The command runs with ``bash -c`` in the workspace folder, in its own process gr
 or a cancel kills everything it started), with the ``bash`` tool's scrubbed environment
 (:func:`agent_ls.agent.builtin_tools.shell.shell_environment`: no provider keys, tokens or
 registered secrets) plus ``AGENT_LS_WORKSPACE`` / ``CLAUDE_PROJECT_DIR`` (the folder) and
-``AGENT_LS_HOOK_EVENT``. Its argv goes through :func:`sandboxed_argv` first, the seam of the OS
-sandbox. stdout and stderr are each kept up to :data:`MAX_OUTPUT_BYTES`; the rest is read and
+``AGENT_LS_HOOK_EVENT``. With the OS sandbox on (``agent.sandbox``), it runs inside it like
+``bash`` (:meth:`agent_ls.core.sandbox.Sandbox.wrap_shell`); where no mechanism can confine it,
+it does not run (the error says why), never unconfined. stdout and stderr are each kept up to :data:`MAX_OUTPUT_BYTES`; the rest is read and
 counted, never kept (a hook that prints 10 MB costs no memory).
 """
 
@@ -16,28 +17,19 @@ import contextlib
 import os
 import signal
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable
 from pathlib import Path
 
 import attrs
 
 from agent_ls.agent.builtin_tools.shell import shell_environment
 from agent_ls.core.process_secrets import environment
+from agent_ls.core.sandbox import Sandbox, SandboxUnavailable
 
 MAX_OUTPUT_BYTES = 256 * 1024
 """What is kept of a hook's stdout, and of its stderr (the rest is counted and dropped)."""
 _DRAIN_SECONDS = 0.5
 """After the hook exits, how long to wait for the end of its output (a background child may hold it)."""
-
-
-def sandboxed_argv(argv: Sequence[str], *, cwd: Path) -> list[str]:
-    """The argv that runs ``argv`` inside the OS sandbox, in ``cwd``.
-
-    The seam for the sandbox (the same wrapper ``bash`` and stdio MCP servers go through): a
-    placeholder that returns ``argv`` unchanged until the sandbox's one wrapping function exists;
-    then this calls it (or is replaced by it).
-    """
-    return list(argv)
 
 
 @attrs.frozen
@@ -100,11 +92,28 @@ def hook_environment(folder: Path, event: str, passthrough: Iterable[str] = ()) 
 
 
 async def run_hook_process(command: str, stdin: bytes, *, cwd: Path, env: dict[str, str],
-                           timeout: float) -> ProcessResult:
+                           timeout: float, sandbox: Sandbox | None = None) -> ProcessResult:
     """Run ``bash -c command`` with ``stdin``; kill its process group at ``timeout`` or when the
     awaiting task is cancelled (the cancel is raised again once it is dead)."""
     started = time.perf_counter()
-    argv = sandboxed_argv(["bash", "-c", command], cwd=cwd)
+    argv = ["bash", "-c", command]
+    cleanup: Callable[[], None] | None = None
+    if sandbox is not None:
+        try:
+            wrapped = await sandbox.wrap_shell(command, cwd=str(cwd), env=env)
+        except SandboxUnavailable as e:  # never unconfined
+            return ProcessResult(None, "", "", (time.perf_counter() - started) * 1e3,
+                                 start_error=f"the OS sandbox cannot run it ({e})")
+        argv, env, cleanup = wrapped.argv, wrapped.env, wrapped.cleanup
+    try:
+        return await _run(argv, stdin, cwd=cwd, env=env, timeout=timeout, started=started)
+    finally:
+        if cleanup is not None:
+            cleanup()
+
+
+async def _run(argv: list[str], stdin: bytes, *, cwd: Path, env: dict[str, str], timeout: float,
+               started: float) -> ProcessResult:
     spawn = asyncio.ensure_future(asyncio.create_subprocess_exec(
         *argv, cwd=cwd, env=env, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.PIPE, start_new_session=True))

@@ -27,9 +27,9 @@ from __future__ import annotations
 import enum
 import functools
 import os
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, Literal, Protocol
 
 import attrs
 
@@ -311,6 +311,36 @@ def _scope_label(patterns: Sequence[CommandPattern]) -> str:
     return "Allow " + " and ".join(shown) + " for this session"
 
 
+OUTSIDE_SANDBOX = "outside_sandbox"
+"""The ``bash`` argument that asks to run a command outside the sandbox (always asks the user)."""
+
+
+@attrs.frozen
+class SandboxState:
+    """What the gate knows about the OS sandbox ``bash`` runs in (:mod:`agent_ls.core.sandbox`)."""
+
+    enabled: bool = False
+    """``agent.sandbox.enabled``: False, commands run as before (and ask as before)."""
+    available: bool = False
+    """A mechanism works here; enabled but not available: every command asks."""
+    auto_allow: bool = False
+    """``agent.sandbox.autoAllow``: a command the sandbox contains runs without asking."""
+    contains_power_files: bool = False
+    """The mechanism keeps the workspace's power files read-only (bubblewrap, Seatbelt; not
+    Landlock): ``autoAllow`` needs it."""
+    detail: str = ""
+    """The mechanism, or why none is available."""
+
+    @classmethod
+    def of(cls, enabled: bool, auto_allow: bool) -> SandboxState:
+        """The state on this machine (probes the mechanism once)."""
+        from agent_ls.core.sandbox import Mechanism, detect
+
+        found = detect()
+        return cls(enabled, found.available, auto_allow,
+                   found.mechanism in (Mechanism.BUBBLEWRAP, Mechanism.SEATBELT), found.sentence())
+
+
 class PermissionGate:
     """Rules + the approval handler + what the user allowed for this session.
 
@@ -319,8 +349,9 @@ class PermissionGate:
     """
 
     def __init__(self, rules: PermissionRules | None = None, handler: ApprovalHandler | None = None,
-                 roots: Sequence[Path] = ()) -> None:
+                 roots: Sequence[Path] = (), sandbox: SandboxState | None = None) -> None:
         self.rules = rules or PermissionRules()
+        self.sandbox = sandbox or SandboxState()
         self.handler = handler
         self.roots = tuple(roots)
         self.session_allowed: set[str] = set()
@@ -370,10 +401,19 @@ class PermissionGate:
         rules, command = self.rules, args.get("command")
         # (long commands are not cached: 256 of them could hold tens of megabytes)
         analysis = _analyze(command) if isinstance(command, str) and len(command) <= 8192 else analyze(command)
+        parts, whole = analysis.parts, analysis.command.strip()
+        box = self.sandbox
+        outside = args.get(OUTSIDE_SANDBOX) is True  # (only a sandboxed bash has the argument)
+        if outside or (box.enabled and not box.available):
+            for p in _command_patterns(tuple(rules.deny), SHELL_TOOL, True):
+                if p.exact == whole or any(p.matches(part) for part in parts):
+                    return Verdict(Decision.DENY, f"denied by the rule {p.rule()!r} in the permissions settings")
+            unboxed = ("run outside the sandbox: " + _quote(whole) + ", with your full rights (no limits on files "
+                       "or network)") if outside else f"{box.detail}; this command would run with your full rights"
+            return Verdict(Decision.ASK, unboxed, sensitive=unboxed)
         if analysis.unaccounted is not None:
             return Verdict(Decision.ASK, f"this command cannot be checked part by part ({analysis.unaccounted}), "
                            "so it asks every time")
-        parts, whole = analysis.parts, analysis.command.strip()
 
         def covered(patterns: Sequence[CommandPattern], part: Part) -> bool:
             return any(p.covers(part) for p in patterns)
@@ -390,6 +430,8 @@ class PermissionGate:
         asked = _match(rules.ask, spec, restricting=True)
         ask_rules = _command_patterns(tuple(rules.ask), SHELL_TOOL, True)
         hit = next((p for p in ask_rules if p.exact == whole or any(p.matches(q) for q in parts)), None)
+        if box.enabled and box.auto_allow and box.contains_power_files and asked is None and hit is None:
+            return Verdict(Decision.ALLOW, "runs in the OS sandbox (agent.sandbox.autoAllow)")
         grants = _command_patterns(tuple(sorted(self.session_allowed)), SHELL_TOOL)
         allows = _command_patterns(tuple(rules.allow), SHELL_TOOL)
         allow_all = asked is None and hit is None and _match(rules.allow, spec) is not None
@@ -485,3 +527,25 @@ class ApprovalRequest:
 
 class ApprovalHandler(Protocol):
     async def __call__(self, request: ApprovalRequest) -> ApprovalAnswer | SessionScope: ...
+
+
+NETWORK_QUESTION = "sandbox_network"
+"""The name a network question from the sandbox's proxy carries (it is no tool the model calls)."""
+
+
+def host_asker(handler: ApprovalHandler) -> Callable[[str], Awaitable[Literal["once", "session", "deny"]]]:
+    """An ``ask_host`` for the sandbox's proxy (``agent.sandbox.network: "ask"``) that puts the host
+    to the user through the same approval handler as any tool call: allow once, allow the host
+    for this session, or deny."""
+    spec = ToolSpec(name=NETWORK_QUESTION, description="A sandboxed command reaches a host on the network",
+                    input_schema={"type": "object"}, capability=Capability.NETWORK)
+
+    async def ask(host: str) -> Literal["once", "session", "deny"]:
+        scope = SessionScope("session", (f"{NETWORK_QUESTION}({host})",), f"Allow {host} for this session")
+        answer = await handler(ApprovalRequest(spec, {"host": host}, f"a command in the sandbox wants to reach "
+                                               f"{visible(host)} (agent.sandbox.network asks)", (scope,)))
+        if isinstance(answer, SessionScope) or answer is ApprovalAnswer.ALLOW_SESSION:
+            return "session"
+        return "once" if answer is ApprovalAnswer.ALLOW_ONCE else "deny"
+
+    return ask

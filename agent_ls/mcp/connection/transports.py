@@ -17,13 +17,17 @@ from collections import deque
 from collections.abc import AsyncIterator, Callable
 from typing import Any
 
+import attrs
 import httpx2
 from mcp.client.sse import sse_client
 from mcp.client.stdio import StdioServerParameters, get_default_environment, stdio_client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
 
-from agent_ls.config.entries import ServerConfig
+from agent_ls.config.entries import Scope, ServerConfig, ServerSandbox
+from agent_ls.config.sandbox import SandboxSettings
+from agent_ls.config.settings import LoadedSettings
+from agent_ls.core.sandbox import Sandbox, SandboxPolicy, SandboxUnavailable, Wrapped
 from agent_ls.mcp.connection.failures import SpawnError
 
 STDERR_TAIL_LINES = 200
@@ -148,7 +152,19 @@ async def stdio_transport(
         )
     if cfg.cwd is not None and not os.path.isdir(cfg.cwd):
         raise SpawnError(f"working directory {cfg.cwd!r} does not exist", errno_mod.ENOENT)
-    params = StdioServerParameters(command=resolved, args=list(cfg.args), env=dict(cfg.env), cwd=cfg.cwd)
+    box: Sandbox | None = None
+    wrapped: Wrapped | None = None
+    if cfg.sandbox is not None:
+        box = Sandbox(server_policy(cfg))
+        try:
+            wrapped = await box.wrap([resolved, *cfg.args], cwd=cfg.cwd or os.getcwd(), env=child_environment(cfg))
+        except SandboxUnavailable as exc:
+            await box.aclose()
+            raise SpawnError(f"not started: {exc}. Set \"sandbox\": false in the user settings' entry "
+                             "to run it without one", errno_mod.EPERM) from None
+        params = StdioServerParameters(command=wrapped.argv[0], args=wrapped.argv[1:], env=wrapped.env, cwd=cfg.cwd)
+    else:
+        params = StdioServerParameters(command=resolved, args=list(cfg.args), env=dict(cfg.env), cwd=cfg.cwd)
     stderr = new_stderr()
     wfd = stderr.open()
     errfile = os.fdopen(wfd, "w", closefd=False)
@@ -170,6 +186,44 @@ async def stdio_transport(
     finally:
         errfile.close()
         stderr.close_write_end()
+        if wrapped is not None:
+            wrapped.cleanup()
+        if box is not None:
+            await box.aclose()
+
+
+def server_policy(cfg: ServerConfig) -> SandboxPolicy:
+    """The sandbox of a stdio server: its working folder (else the workspace folder that defines it)
+    is writable; a missing ``.git`` there gets no placeholder (a server lives long, and an empty
+    ``.git`` folder would break git for the user meanwhile)."""
+    assert cfg.sandbox is not None
+    root = cfg.cwd or (str(cfg.source.workspace_folder) if cfg.source.workspace_folder else os.getcwd())
+    settings = SandboxSettings(allow_write=cfg.sandbox.allow_write, deny_read=cfg.sandbox.deny_read,
+                               network=cfg.sandbox.network)
+    return attrs.evolve(settings.policy([root]), guard_git=False).refreshed()
+
+
+def with_sandbox(settings: LoadedSettings) -> dict[str, ServerConfig]:
+    """The servers of ``settings`` with their sandbox combined with ``agent.sandbox``: off when the
+    user turned the sandbox off; the user's unreadable and writable places added; a workspace
+    server's network rule (trusted with its entry) kept within the user's (a server has nobody
+    to ask: a host its rule would ask about is refused)."""
+    agent = settings.merged_sections().agent
+    box = SandboxSettings.from_section(agent.sandbox if agent is not None else None)
+    out = {}
+    for name, cfg in settings.servers.items():
+        own = cfg.sandbox
+        if own is not None:
+            if not box.enabled:
+                cfg = attrs.evolve(cfg, sandbox=None)
+            else:
+                network = own.network
+                if cfg.source.scope is not Scope.USER:
+                    network = network.narrowed_by(box.network)  # the trusted entry's rule, within the user's
+                cfg = attrs.evolve(cfg, sandbox=ServerSandbox(network, box.allow_write + own.allow_write,
+                                                              box.deny_read + own.deny_read))
+        out[name] = cfg
+    return out
 
 
 @contextlib.asynccontextmanager

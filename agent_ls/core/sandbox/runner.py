@@ -1,0 +1,249 @@
+"""The sandbox as the rest of agent-ls uses it: which mechanism this machine has
+(:func:`detect`), and :meth:`Sandbox.wrap`, the one function that turns a command (argv, cwd,
+environment) into the command that runs it confined. ``bash``, stdio MCP servers and hooks all
+go through it.
+
+Where no mechanism works, :meth:`Sandbox.wrap` raises :class:`SandboxUnavailable` with the
+reason: the caller must then ask the user before running anything unconfined (never silently).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import atexit
+import contextlib
+import enum
+import functools
+import os
+import shutil
+import subprocess
+import sys
+import threading
+from collections.abc import Callable, Mapping, Sequence
+
+import attrs
+
+from agent_ls.core.sandbox import landlock
+from agent_ls.core.sandbox.bwrap import bwrap_command, placeholder_plan, proxy_environment
+from agent_ls.core.sandbox.policy import SandboxPolicy
+from agent_ls.core.sandbox.proxy import AskHost, NetworkProxy
+from agent_ls.core.sandbox.seatbelt import seatbelt_command
+
+FORCE_VARIABLE = "AGENT_LS_SANDBOX_MECHANISM"
+"""``bubblewrap``, ``landlock`` or ``none``: use that mechanism (tests force the fallbacks)."""
+
+
+class Mechanism(enum.StrEnum):
+    BUBBLEWRAP = "bubblewrap"
+    LANDLOCK = "landlock"
+    SEATBELT = "sandbox-exec"
+    NONE = "none"
+
+
+@attrs.frozen
+class Availability:
+    mechanism: Mechanism
+    detail: str
+    """What is in use (``bubblewrap 0.8.0``), or why nothing is."""
+    notes: tuple[str, ...] = ()
+    """Why a better mechanism was passed over."""
+
+    @property
+    def available(self) -> bool:
+        return self.mechanism is not Mechanism.NONE
+
+    def sentence(self) -> str:
+        if not self.available:
+            return f"no OS sandbox is available: {self.detail}; every command asks before it runs"
+        extra = f" ({'; '.join(self.notes)})" if self.notes else ""
+        return f"commands run in an OS sandbox: {self.detail}{extra}"
+
+
+class SandboxUnavailable(RuntimeError):
+    """No mechanism can confine the command (the message says why)."""
+
+
+def _probe_bwrap(path: str) -> str | None:
+    """None when bubblewrap can build a sandbox here, else why not."""
+    try:
+        done = subprocess.run([path, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--unshare-pid",
+                               "--unshare-net", "--", "true"], capture_output=True, timeout=10, check=False)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return f"bubblewrap could not start ({exc})"
+    if done.returncode != 0:
+        why = done.stderr.decode(errors="replace").strip().splitlines()
+        return f"bubblewrap cannot create namespaces here ({why[-1] if why else f'exit {done.returncode}'})"
+    return None
+
+
+def _bwrap_version(path: str) -> str:
+    with contextlib.suppress(OSError, subprocess.SubprocessError):
+        out = subprocess.run([path, "--version"], capture_output=True, timeout=5, check=False, text=True).stdout
+        if out.strip():
+            return out.strip()
+    return "bubblewrap"
+
+
+@functools.lru_cache(maxsize=4)
+def _detect(force: str | None, platform: str) -> Availability:
+    if platform == "darwin":
+        if force in (None, "sandbox-exec") and shutil.which("sandbox-exec"):
+            return Availability(Mechanism.SEATBELT, "macOS sandbox-exec")
+        return Availability(Mechanism.NONE, "sandbox-exec is not available on this Mac")
+    if not platform.startswith("linux"):
+        return Availability(Mechanism.NONE, f"no sandbox mechanism is implemented for {platform}")
+    if force == "none":
+        return Availability(Mechanism.NONE, f"turned off by {FORCE_VARIABLE}=none")
+    notes: list[str] = []
+    if force in (None, "bubblewrap"):
+        path = shutil.which("bwrap")
+        if path is None:
+            notes.append("bubblewrap is not installed (Debian/Ubuntu: apt-get install bubblewrap)")
+        elif (why := _probe_bwrap(path)) is not None:
+            notes.append(why)
+        else:
+            return Availability(Mechanism.BUBBLEWRAP, _bwrap_version(path))
+    if force in (None, "landlock"):
+        abi = landlock.abi_version()
+        if abi >= landlock.MIN_ABI:
+            return Availability(Mechanism.LANDLOCK, f"Landlock ABI {abi} (no network namespace: TCP connections "
+                                "only to the proxy)", tuple(notes))
+        notes.append("Landlock is not available in this kernel" if abi <= 0
+                     else f"Landlock ABI {abi} is too old (need {landlock.MIN_ABI})")
+    return Availability(Mechanism.NONE, "; ".join(notes) or f"{FORCE_VARIABLE}={force} is not a mechanism")
+
+
+@functools.lru_cache(maxsize=1)
+def _bwrap_path() -> str:
+    return shutil.which("bwrap") or "bwrap"
+
+
+def detect() -> Availability:
+    """The best mechanism this machine has (probed once per forced choice)."""
+    return _detect(os.environ.get(FORCE_VARIABLE) or None, sys.platform)
+
+
+SWEEP_DELAY = 2.0
+"""Seconds an unused placeholder stays before it is removed: removing a mount point a namespace
+just released takes milliseconds, and the next command of an edit-test loop reuses it."""
+
+_placeholder_lock = threading.Lock()
+_placeholder_users: dict[str, int] = {}
+"""Placeholders (mount points bubblewrap created in a workspace) -> sandboxed processes using them."""
+
+
+def _hold_placeholders(policy: SandboxPolicy) -> tuple[list[str], list[str]]:
+    """(the missing power paths to mount placeholders on, every placeholder path now held). A
+    placeholder another command created is held too, so it is not removed under this one (a
+    mount point removed from outside is detached inside, which would reopen the path)."""
+    with _placeholder_lock:
+        missing = placeholder_plan(policy)
+        ours = [p.path for p in policy.power if p.path in _placeholder_users and p.path not in missing]
+        held = missing + ours
+        for p in held:
+            _placeholder_users[p] = _placeholder_users.get(p, 0) + 1
+        return missing, held
+
+
+def _release_placeholders(paths: Sequence[str]) -> None:
+    with _placeholder_lock:
+        for p in paths:
+            _placeholder_users[p] = max(0, _placeholder_users.get(p, 1) - 1)
+    if paths:
+        timer = threading.Timer(SWEEP_DELAY, sweep_placeholders)
+        timer.daemon = True
+        timer.start()
+
+
+def sweep_placeholders() -> None:
+    """Remove the empty placeholders no sandboxed process of ours uses any more (a real file
+    someone wrote there meanwhile stays). Also run at exit."""
+    with _placeholder_lock:
+        for p, users in list(_placeholder_users.items()):
+            if users > 0:
+                continue
+            _placeholder_users.pop(p)
+            with contextlib.suppress(OSError):
+                if os.path.isdir(p) and not os.path.islink(p):
+                    os.rmdir(p)  # only when empty
+                elif os.path.isfile(p) and not os.path.islink(p) and os.path.getsize(p) == 0:
+                    os.unlink(p)
+
+
+atexit.register(sweep_placeholders)
+
+
+@attrs.frozen
+class Wrapped:
+    """A command ready to start confined."""
+
+    argv: list[str]
+    env: dict[str, str]
+    mechanism: Mechanism
+    cleanup: Callable[[], None] = lambda: None
+    """Call once the process (and anything it left running) has ended."""
+
+
+class Sandbox:
+    """One policy, its network proxy (started on first use) and the mechanism that enforces it."""
+
+    def __init__(self, policy: SandboxPolicy, *, ask_host: AskHost | None = None,
+                 availability: Availability | None = None) -> None:
+        self.policy = policy
+        self._availability = availability
+        self.proxy = NetworkProxy(policy.network, ask_host)
+
+    @property
+    def availability(self) -> Availability:
+        if self._availability is None:
+            self._availability = detect()
+        return self._availability
+
+    def take_refused(self) -> list[str]:
+        """The hosts the proxy refused since the last call (for the tool result)."""
+        out = list(dict.fromkeys(self.proxy.refused))
+        self.proxy.refused.clear()
+        return out
+
+    async def wrap(self, argv: Sequence[str], *, cwd: str | None = None,
+                   env: Mapping[str, str] | None = None) -> Wrapped:
+        """The seam every spawn goes through: ``argv`` (run in ``cwd``, default the first root,
+        with ``env``, default this process's) as a confined command. :class:`SandboxUnavailable`
+        when nothing can confine it."""
+        avail = self.availability
+        if not avail.available:
+            raise SandboxUnavailable(avail.sentence())
+        where = cwd if cwd is not None else self.policy.roots[0]
+        environ = dict(os.environ if env is None else env)
+        socket_path = None if self.policy.network.is_off else await self.proxy.start()
+        if avail.mechanism is Mechanism.BUBBLEWRAP:
+            policy = self.policy.refreshed()  # the power files as they are now (a .git made since)
+            missing, held = await asyncio.to_thread(_hold_placeholders, policy)
+            try:
+                args, outer = bwrap_command(policy, argv, cwd=where, env=environ, bwrap=_bwrap_path(),
+                                            proxy_socket=socket_path, placeholders=missing)
+            except BaseException:
+                _release_placeholders(held)
+                raise
+            return Wrapped(args, outer, avail.mechanism, functools.partial(_release_placeholders, held))
+        if avail.mechanism is Mechanism.LANDLOCK:
+            port = await self.proxy.start_tcp() if socket_path is not None else None
+            args, outer = landlock.landlock_command(self.policy, argv, cwd=where, env=environ, proxy_port=port)
+            if port is not None:
+                outer.update(proxy_environment(port))
+            return Wrapped(args, outer, avail.mechanism)
+        if avail.mechanism is Mechanism.SEATBELT:  # pragma: no cover - macOS only
+            port = await self.proxy.start_tcp() if socket_path is not None else None
+            environ.update(proxy_environment(port) if port is not None else {})
+            if self.policy.temp_dir:
+                environ["TMPDIR"] = self.policy.temp_dir
+            return Wrapped(seatbelt_command(self.policy, argv, proxy_port=port), environ, avail.mechanism)
+        raise SandboxUnavailable(avail.sentence())
+
+    async def wrap_shell(self, command: str, *, cwd: str | None = None,
+                         env: Mapping[str, str] | None = None) -> Wrapped:
+        """:meth:`wrap` for a command line run with ``bash -c``."""
+        return await self.wrap(["bash", "-c", command], cwd=cwd, env=env)
+
+    async def aclose(self) -> None:
+        await self.proxy.aclose()

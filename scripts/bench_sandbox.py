@@ -1,0 +1,113 @@
+"""What the OS sandbox costs and what it saves (issue 47).
+
+    .venv/bin/python scripts/bench_sandbox.py [--runs 50]
+
+1. Time: the ``bash`` tool running ``true``, with the sandbox (the mechanism this machine has,
+   network off; and network "ask", which adds the bridge into the namespace) and without, in
+   the same run, alternating so machine noise hits each alike. Prints the medians and the
+   time the sandbox adds (goal: at most 15 ms with network off).
+2. Questions: a scripted 20-command edit-test-fix session through the permission gate, counting
+   the approval questions with the sandbox and ``autoAllow`` against without it (the user
+   answers "allow once" each time, as a careful user does).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
+
+from agent_ls.agent.builtin_tools.shell import BashTool  # noqa: E402
+from agent_ls.agent.permissions import (  # noqa: E402
+    ApprovalAnswer,
+    ApprovalRequest,
+    PermissionGate,
+    PermissionRules,
+    SandboxState,
+)
+from agent_ls.agent.workspace import Workspace  # noqa: E402
+from agent_ls.config.sandbox import SandboxSettings  # noqa: E402
+from agent_ls.core.sandbox import NetworkPolicy, Sandbox, detect  # noqa: E402
+from agent_ls.core.tools import Capability, ToolSpec  # noqa: E402
+
+SESSION = [
+    "ls", "git status", "cat README.md", "python -m pytest -q", "sed -n 1,40p src/app.py",
+    "grep -rn parse src", "python -m pytest -q tests/test_parse.py", "ruff check src", "git diff",
+    "python -m pytest -q tests/test_parse.py -x", "mypy src", "npm test", "python -c 'import app'",
+    "make", "git add -A", "python -m pytest -q", "ruff format src", "git diff --stat",
+    "python scripts/gen.py > out.txt", "git commit -m 'fix parse'",
+]
+
+
+async def _time(tool: BashTool) -> float:
+    t0 = time.perf_counter()
+    result = await tool.call({"command": "true"})
+    elapsed = time.perf_counter() - t0
+    if result.is_error:
+        raise SystemExit(f"bash true failed: {result.content}")
+    return elapsed
+
+
+async def bench_time(runs: int) -> None:
+    avail = detect()
+    print(f"mechanism: {avail.sentence()}")
+    with tempfile.TemporaryDirectory() as d:
+        ws = Workspace([d])
+        plain = BashTool(ws)
+        settings = SandboxSettings(network=NetworkPolicy.off())
+        off = BashTool(ws, sandbox=Sandbox(settings.policy([d])))
+        ask = BashTool(ws, sandbox=Sandbox(SandboxSettings(network=NetworkPolicy(ask=True)).policy([d])))
+        tools = {"no sandbox": plain, "sandbox, network off": off, "sandbox, network ask (bridge)": ask}
+        if not avail.available:
+            tools = {"no sandbox": plain}
+        times: dict[str, list[float]] = {k: [] for k in tools}
+        for tool in tools.values():  # warm up
+            await _time(tool)
+        for _ in range(runs):
+            for name, tool in tools.items():
+                times[name].append(await _time(tool))
+        base = statistics.median(times["no sandbox"])
+        print(f"bash `true`, median of {runs}:")
+        for name, ts in times.items():
+            med = statistics.median(ts)
+            extra = "" if name == "no sandbox" else f"  (+{(med - base) * 1000:.1f} ms, x{med / base:.2f})"
+            print(f"  {name:32s} {med * 1000:7.1f} ms{extra}")
+        if ask.sandbox is not None:
+            await ask.sandbox.aclose()
+
+
+async def bench_questions() -> None:
+    spec = ToolSpec(name="bash", description="", input_schema={}, capability=Capability.WRITE)
+    with tempfile.TemporaryDirectory() as d:
+        for label, state in (("without the sandbox", SandboxState()),
+                             ("sandbox + autoAllow", SandboxState(True, True, True, True, "bubblewrap"))):
+            asked: list[str] = []
+
+            async def handler(req: ApprovalRequest, asked: list[str] = asked) -> ApprovalAnswer:
+                asked.append(req.arguments["command"])
+                return ApprovalAnswer.ALLOW_ONCE
+
+            gate = PermissionGate(PermissionRules(), handler, [Path(d)], sandbox=state)
+            for command in SESSION:
+                await gate.check(spec, {"command": command})
+            print(f"  {label:22s} {len(asked):2d} questions in {len(SESSION)} commands")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--runs", type=int, default=50)
+    args = parser.parse_args()
+    asyncio.run(bench_time(args.runs))
+    print("approval questions in a scripted edit-test-fix session (each answered 'allow once'):")
+    asyncio.run(bench_questions())
+
+
+if __name__ == "__main__":
+    main()
