@@ -179,8 +179,8 @@ async def cmd_overview(args: argparse.Namespace) -> int:
     """``agent-ls doctor``: the whole setup: the model and its key, the sandbox, then every server
     (``agent-ls mcp doctor``)."""
     from agent_ls.agent.config import agent_settings
-    from agent_ls.agent.llm import LLMError, check_credentials
     from agent_ls.cli.host import settle
+    from agent_ls.runtime.model_library import credentials_problem
 
     host, _ = await settle(args)
     assert host.settings is not None
@@ -190,11 +190,11 @@ async def cmd_overview(args: argparse.Namespace) -> int:
     if llm is None:
         print("Model: none configured (set \"model\" in the settings or AGENT_LS_MODEL)")
     else:
-        try:
-            check_credentials(llm)
+        problem = credentials_problem(llm)
+        if problem is None:
             key = "key: found" if not llm.api_base else f"endpoint {llm.api_base}"
-        except LLMError as exc:
-            key, status = f"key: MISSING: {exc}", EXIT_FAIL
+        else:
+            key, status = f"key: MISSING: {problem}", EXIT_FAIL
         print(f"Model: {llm.model} ({key})")
     roots = [str(w) for w in (args.workspace or [os.getcwd()])]
     print("\n".join(sandbox_lines(agent.sandbox, roots)))

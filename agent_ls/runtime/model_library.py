@@ -23,6 +23,7 @@ from agent_ls.core.tasks import BackgroundTasks, in_daemon_thread
 
 if TYPE_CHECKING:
     from agent_ls.agent.config import AgentSettings
+    from agent_ls.agent.llm import LLMConfig
 
 log = logging.getLogger("agent_ls.runtime")
 
@@ -128,3 +129,16 @@ class ModelLibrary:
         finally:
             if shown is not None:
                 shown.end()
+
+
+def credentials_problem(config: LLMConfig) -> str | None:
+    """Why a request to ``config``'s model would fail for want of a key (None: it has what it
+    needs, or an endpoint of its own)."""
+    # lazy: ~4 ms at start-up (litellm itself is not imported)
+    from agent_ls.agent.llm import LLMError, check_credentials
+
+    try:
+        check_credentials(config)
+    except LLMError as e:
+        return str(e)
+    return None

@@ -110,6 +110,14 @@ class TerminalClient(RecordingClient):
         return [entry[0] for entry in self.log]
 
 
+@pytest.fixture(autouse=True)
+def no_sandbox(setup: AcpSetup) -> None:
+    """These tests are about the client's terminal, which runs ``bash`` only while the OS sandbox
+    is off (with it on, the command runs confined in agent-ls's own shell: the last test)."""
+    setup.user_settings.setdefault("agent", {})["sandbox"] = {"enabled": False}
+    setup.write()
+
+
 def tool_messages(body: dict) -> list[dict]:
     return [m for m in body["messages"] if m["role"] == "tool"]
 
@@ -190,3 +198,22 @@ async def test_a_client_that_never_answers_terminal_create_fails_the_call_in_tim
         assert "did not answer terminal/create within 5 s" in message and "not run here" in message
         assert not (setup.ws / "made-by-bash").exists()  # not run twice: not run locally
         assert call_updates(client, sid, "call_hang")[-1].status == "failed"
+
+
+async def test_with_the_sandbox_on_bash_never_goes_to_the_clients_terminal(setup: AcpSetup) -> None:
+    """The client's terminal would run the command with the user's full rights: while the OS
+    sandbox is on, ``bash`` runs confined in agent-ls's own shell (issue 47)."""
+    from agent_ls.core.sandbox import detect
+
+    if not detect().available:
+        pytest.skip("no sandbox mechanism on this machine")
+    setup.user_settings["agent"]["sandbox"] = {"enabled": True}
+    setup.user_settings["permissions"] = {"allow": ["bash"]}
+    setup.write()
+    client = TerminalClient()
+    async with start_agent(setup, client, terminal=True) as (conn, _proc, _):
+        sid = (await conn.new_session(cwd=str(setup.ws), mcp_servers=[])).session_id
+        setup.llm.script(tool_calls([("bash", {"command": "echo confined"}, "call_box")]), text("done"))
+        await conn.prompt(session_id=sid, prompt=[text_block("run it")])
+        assert "create" not in client.kinds()
+        assert "confined" in tool_messages(setup.llm.requests[-1].body)[0]["content"]

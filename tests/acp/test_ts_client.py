@@ -25,6 +25,8 @@ async def test_typescript_sdk_client_sees_titles_options_and_terminal(setup: Acp
     if not (SDK / "package.json").is_file():
         _missing(f"the npm package @agentclientprotocol/sdk ({SDK})")
     setup.user_settings["models"] = ["openai/second-model"]
+    # the client's terminal runs bash only while the OS sandbox is off (tests/acp/test_terminal.py)
+    setup.user_settings.setdefault("agent", {})["sandbox"] = {"enabled": False}
     setup.write()
     setup.llm.script(tool_calls([("bash", {"command": "echo from-ts-terminal"}, "call_ts")]), text("All green."))
     env = setup.env() | {"ACP_SDK": str(SDK), "AGENT_CMD": json.dumps(AGENT_COMMAND), "WORKSPACE": str(setup.ws)}

@@ -39,6 +39,7 @@ from agent_ls.agent.checkpoints.objects import (
     digest_of,
 )
 from agent_ls.agent.checkpoints.watch import FolderWatch
+from agent_ls.core.sandbox import is_placeholder
 
 log = logging.getLogger(__name__)
 
@@ -271,6 +272,8 @@ class Scanner:
                 continue
             if is_dir and f"{path}/{e.name}" in self.skip:
                 continue
+            if e.name.startswith(".") and is_placeholder(f"{path}/{e.name}"):
+                continue  # a sandboxed command's read-only placeholder, not a file of the user's
             if rules and self._ignored(rules, f"{rel}{e.name}", is_dir):
                 continue
             names.append(e.name)

@@ -8,7 +8,15 @@ docs/security.md explains the choice of mechanisms.
 """
 
 from agent_ls.core.sandbox.policy import NetworkPolicy, NetworkRuleError, SandboxPolicy
-from agent_ls.core.sandbox.runner import Availability, Mechanism, Sandbox, SandboxUnavailable, Wrapped, detect
+from agent_ls.core.sandbox.runner import (
+    Availability,
+    Mechanism,
+    Sandbox,
+    SandboxUnavailable,
+    Wrapped,
+    detect,
+    is_placeholder,
+)
 
 __all__ = ["Availability", "Mechanism", "NetworkPolicy", "NetworkRuleError", "Sandbox", "SandboxPolicy",
-           "SandboxUnavailable", "Wrapped", "detect"]
+           "SandboxUnavailable", "Wrapped", "detect", "is_placeholder"]

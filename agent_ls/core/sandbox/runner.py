@@ -155,6 +155,21 @@ def _release_placeholders(paths: Sequence[str]) -> None:
         timer.start()
 
 
+def is_placeholder(path: str) -> bool:
+    """``path`` is one of our placeholders now (an empty file or folder a sandboxed command's
+    mount point made): not the user's file. Checkpoints skip it (a command's placeholder is not a
+    change the turn made)."""
+    with _placeholder_lock:
+        if path not in _placeholder_users:
+            return False
+    try:
+        if os.path.islink(path):
+            return False
+        return os.path.getsize(path) == 0 if os.path.isfile(path) else os.path.isdir(path) and not os.listdir(path)
+    except OSError:
+        return False
+
+
 def sweep_placeholders() -> None:
     """Remove the empty placeholders no sandboxed process of ours uses any more (a real file
     someone wrote there meanwhile stays). Also run at exit."""
