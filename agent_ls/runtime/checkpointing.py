@@ -63,14 +63,20 @@ def open_session_store(root: Path) -> SessionStore:
 class TurnCheckpoints:
     """A checkpoint before each turn of a conversation service's sessions (``roots``: the
     workspace folders now). Opened when first needed; :meth:`warm` takes the workspace's first
-    snapshot in the background so that the first prompt does not pay for it."""
+    snapshot in the background.
+
+    The snapshot is not on the prompt's path: it must come before the turn changes anything,
+    which is a tool call, not the request to the model. So :meth:`before_turn` starts it and
+    returns; it runs (in a worker thread) while the model answers, and the turn's first tool call
+    waits for it (:meth:`before_call`, this object is also a
+    :class:`~agent_ls.agent.tool_runner.ToolObserver`)."""
 
     def __init__(self, roots: Callable[[], Sequence[Path]]) -> None:
         self._roots = roots
         self._engine: Checkpoints | None = None
         self._lock = asyncio.Lock()
-        self._open: dict[str, Checkpoint] = {}
-        """The checkpoint of each session's running turn."""
+        self._open: dict[str, asyncio.Future[Checkpoint | None]] = {}
+        """The checkpoint of each session's running turn (being taken, or taken)."""
 
     async def engine(self) -> Checkpoints:
         async with self._lock:
@@ -87,17 +93,35 @@ class TurnCheckpoints:
 
     # the TurnObserver ----------------------------------------------------------------------------
     async def before_turn(self, turn: TurnInfo) -> None:
-        if turn.compact:
-            return
+        if not turn.compact:
+            self._open[turn.session_id] = asyncio.ensure_future(self._begin(turn))
+
+    async def _begin(self, turn: TurnInfo) -> Checkpoint | None:
         try:
             engine = await self.engine()
-            self._open[turn.session_id] = await asyncio.to_thread(engine.begin, turn.session_id, turn.index,
-                                                                  turn.text)
+            checkpoint: Checkpoint = await asyncio.to_thread(engine.begin, turn.session_id, turn.index, turn.text)
+            return checkpoint
         except Exception as e:  # the turn runs without a checkpoint
             log.warning("no checkpoint before this prompt of session %s: %s", turn.session_id, e)
+            return None
+
+    async def _taken(self, session_id: str | None) -> None:
+        taking = self._open.get(session_id or "")
+        if taking is not None and not taking.done():
+            await asyncio.shield(taking)  # (a cancelled call leaves the snapshot to finish)
+
+    async def before_call(self, session_id: str | None, call: Any, tool: Any) -> None:
+        """No tool of the turn runs before its checkpoint is taken."""
+        await self._taken(session_id)
+
+    async def after_call(self, session_id: str | None, call: Any, tool: Any, result: Any) -> None:
+        pass
 
     async def after_turn(self, turn: TurnInfo, result: Any) -> None:
-        checkpoint = self._open.pop(turn.session_id, None)
+        taking = self._open.pop(turn.session_id, None)
+        if taking is None:
+            return
+        checkpoint = await asyncio.shield(taking)
         if checkpoint is None or self._engine is None:
             return
         try:

@@ -193,6 +193,7 @@ class Conversations:
 
             self.checkpoints = TurnCheckpoints(self.roots)
             self.turn_observers.append(self.checkpoints)
+            self.tool_observers.append(self.checkpoints)  # a turn's first tool call waits for its checkpoint
         self._warmed = False
 
     # the store ---------------------------------------------------------------------------------
