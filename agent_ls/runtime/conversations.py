@@ -390,9 +390,8 @@ class Conversations:
         entry = self._entry(session.session_id)
         first = entry.session is None
         entry.session, entry.front, entry.stale = session, front, False
-        if first and self.checkpoints is not None and not self._warmed:
-            self._warmed = True  # the workspace's first snapshot, in the background
-            self.tasks.spawn(self.checkpoints.warm(), "first checkpoint snapshot")
+        if first:
+            self.warm_checkpoints()
         if first and session.hooks is not None:
             # lazy: the hook runner, only when hooks are configured
             from agent_ls.agent.hooks.turns import start_context
@@ -602,6 +601,14 @@ class Conversations:
                 log.exception("turn observer %s failed", point)
 
     # checkpoints ------------------------------------------------------------------------------
+    def warm_checkpoints(self) -> None:
+        """Take the workspace's first snapshot in the background (once): the first checkpoint
+        then costs what a later one does. The language server calls it once its host has settled
+        (it must not compete with the first prompt); otherwise a session's first open does."""
+        if self.checkpoints is not None and not self._warmed:
+            self._warmed = True
+            self.tasks.spawn(self.checkpoints.warm(), "first checkpoint snapshot")
+
     def _checkpoints(self) -> TurnCheckpoints:
         if self.checkpoints is None:
             raise ConversationError("checkpoints are off")

@@ -130,6 +130,10 @@ class HostLifecycle:
         self.ask_workspaces = ask_workspaces
         self.reloaded: list[Callable[[], None]] = []
         """Called after each reload (the conversations rebuild their sessions)."""
+        self.settled: list[Callable[[], None]] = []
+        """Called once the host has started and the model library's warm-up has ended: work that
+        must not compete with the first prompt for the interpreter (the first checkpoint's
+        snapshot of the workspace)."""
         self.lock = asyncio.Lock()
         self.wanted = asyncio.Event()
         """Something needs the MCP host now: its start stops waiting for the model library."""
@@ -234,8 +238,16 @@ class HostLifecycle:
         self.preview = None
         manager.set_auth_opener(self.listener.open_url)
         await self.runtime.apply()
-        self.models.prewarm()  # unless the model came first: the servers start in their own processes meanwhile
+        warming = self.models.prewarm()  # unless the model came first: the servers start in their own processes
         self.tasks.spawn(self._connect_progress(manager), "MCP connect progress")
+        self.tasks.spawn(self._settle(warming), "after the warm-up")
+
+    async def _settle(self, warming: asyncio.Task[None] | None) -> None:
+        if warming is not None:
+            with contextlib.suppress(Exception):
+                await asyncio.shield(warming)
+        for settled in self.settled:
+            settled()
 
     async def _model_first(self) -> None:
         """When a model is configured, load the model library before the MCP host starts, for

@@ -53,6 +53,7 @@ def register(server: AgentLanguageServer) -> None:
     server.lifecycle.listener = EditorHostListener(server)
     server.conversations = lsp_conversations(server)
     server.lifecycle.reloaded.append(server.conversations.settings_changed)
+    server.lifecycle.settled.append(server.conversations.warm_checkpoints)
     server.status.workspaces = functools.partial(workspaces_payload, server)
     lifecycle.register(server)
     mcp_methods.register(server)
