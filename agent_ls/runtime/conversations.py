@@ -739,18 +739,11 @@ class Conversations:
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(asyncio.gather(*ends, return_exceptions=True), 10)
         await self.tasks.close()
-        if self.checkpoints is not None:
-            self.checkpoints.close()
         for live in self._live.values():
             if live.turn is not None and not live.turn.done():
                 live.turn.cancel()
         self._live.clear()
-        if self._display is not None:
-            self._display.close()
-            self._display = None
-        if self._store is not None:
-            self._store.close()
-            self._store = None
+        self.close_now()
 
     def close_now(self) -> None:
         """Close the stores without waiting (the language server's shutdown)."""
