@@ -9,6 +9,7 @@ importing), writing every thread's stack to stderr first so the cause can be fou
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import faulthandler
 import os
@@ -103,3 +104,24 @@ class ExitWatchdog:
         with contextlib.suppress(Exception):
             self._last_words()
         self._exit(code)
+
+
+def kill_group(proc: asyncio.subprocess.Process) -> None:
+    """SIGKILL the process group of ``proc`` (started in its own session: ``bash`` and hooks)."""
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(proc.pid, signal.SIGKILL)
+    if proc.returncode is None:
+        with contextlib.suppress(ProcessLookupError):
+            proc.kill()
+
+
+async def wait_exit(proc: asyncio.subprocess.Process, first: float = 0.001, growth: float = 1.3) -> int:
+    """The exit status of ``proc`` itself. ``Process.wait()`` on 3.11 also waits for the pipes to
+    close, which a background child holding stdout can delay forever; this polls the leader's
+    own status, finely at first (``first`` seconds, growing by ``growth`` up to 20 ms): a quick
+    command exits within milliseconds."""
+    delay = first
+    while proc.returncode is None:
+        await asyncio.sleep(delay)
+        delay = min(delay * growth, 0.02)
+    return proc.returncode

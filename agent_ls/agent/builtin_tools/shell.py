@@ -19,13 +19,13 @@ import asyncio
 import codecs
 import collections
 import contextlib
-import os
 import signal
 from collections.abc import Iterable, Mapping
 from typing import Any
 
 from agent_ls.agent.builtin_tools.base import DEFAULT_OUTPUT_CAP_CHARS, BuiltinTool, cut_marker
 from agent_ls.agent.workspace import Workspace
+from agent_ls.core.process import kill_group, wait_exit
 from agent_ls.core.process_secrets import environment
 from agent_ls.core.redact import live_secrets, secret_env_name
 from agent_ls.core.sandbox import Sandbox, SandboxUnavailable, Wrapped
@@ -81,26 +81,6 @@ class _OutputCollector:
         if cut <= 0:
             return head + kept_tail, 0
         return f"{head}\n{cut_marker(cut)}\n{kept_tail}", cut
-
-
-def _kill_group(proc: asyncio.subprocess.Process) -> None:
-    """SIGKILL the process group of ``proc`` (it was started in its own session)."""
-    with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(proc.pid, signal.SIGKILL)
-    if proc.returncode is None:
-        with contextlib.suppress(ProcessLookupError):
-            proc.kill()
-
-
-async def _wait_exit(proc: asyncio.subprocess.Process) -> int:
-    # Process.wait() on 3.11 also waits for the pipes to close, which a background child
-    # holding stdout can delay forever; poll the leader's own exit status instead.
-    # (polled finely: a sandboxed `true` exits after ~15 ms, and doubling from 5 ms noticed it at 35)
-    delay = 0.001
-    while proc.returncode is None:
-        await asyncio.sleep(delay)
-        delay = min(delay * 1.3, 0.02)
-    return proc.returncode
 
 
 async def _pump(stream: asyncio.StreamReader, collector: _OutputCollector) -> None:
@@ -237,7 +217,7 @@ class BashTool(BuiltinTool):
             # have started children). Unshielded, asyncio would kill only bash itself and
             # orphan the rest; wait for the spawn to finish and kill the whole group.
             with contextlib.suppress(BaseException):
-                _kill_group(await spawn)
+                kill_group(await spawn)
             raise
         except OSError as exc:
             return ToolResult.error(f"Could not start bash: {exc}")
@@ -248,22 +228,22 @@ class BashTool(BuiltinTool):
         leftovers = False
         try:
             try:
-                await asyncio.wait_for(_wait_exit(proc), timeout)
+                await asyncio.wait_for(wait_exit(proc), timeout)
             except TimeoutError:
                 timed_out = True
-                _kill_group(proc)
+                kill_group(proc)
             done, _ = await asyncio.wait({reader}, timeout=_DRAIN_SECONDS)
             if not done:
                 # Something the command started still holds the output open.
                 leftovers = True
-                _kill_group(proc)
+                kill_group(proc)
                 done, _ = await asyncio.wait({reader}, timeout=_DRAIN_SECONDS)
                 if not done:
                     reader.cancel()
             with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(_wait_exit(proc), 5)
+                await asyncio.wait_for(wait_exit(proc), 5)
         except BaseException:
-            _kill_group(proc)
+            kill_group(proc)
             reader.cancel()
             raise
         if reader.done() and not reader.cancelled() and reader.exception() is not None:

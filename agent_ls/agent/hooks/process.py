@@ -14,8 +14,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import os
-import signal
 import time
 from collections.abc import Callable, Iterable
 from pathlib import Path
@@ -23,6 +21,7 @@ from pathlib import Path
 import attrs
 
 from agent_ls.agent.builtin_tools.shell import shell_environment
+from agent_ls.core.process import kill_group, wait_exit
 from agent_ls.core.process_secrets import environment
 from agent_ls.core.sandbox import Sandbox, SandboxUnavailable
 
@@ -66,23 +65,6 @@ class _Bounded:
         return self.kept.decode("utf-8", errors="replace")
 
 
-def _kill_group(proc: asyncio.subprocess.Process) -> None:
-    with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(proc.pid, signal.SIGKILL)
-    if proc.returncode is None:
-        with contextlib.suppress(ProcessLookupError):
-            proc.kill()
-
-
-async def _wait_exit(proc: asyncio.subprocess.Process) -> int:
-    # Process.wait() also waits for the pipes, which a background child can hold open forever.
-    delay = 0.0005  # a quick hook (``true``) exits within a few milliseconds: look often at first
-    while proc.returncode is None:
-        await asyncio.sleep(delay)
-        delay = min(delay * 1.5, 0.02)
-    return proc.returncode
-
-
 def hook_environment(folder: Path, event: str, passthrough: Iterable[str] = ()) -> dict[str, str]:
     """The environment of a hook: ``bash``'s scrubbed one, plus where and why it runs."""
     env = shell_environment(environment(), passthrough)
@@ -121,7 +103,7 @@ async def _run(argv: list[str], stdin: bytes, *, cwd: Path, env: dict[str, str],
         proc = await asyncio.shield(spawn)
     except asyncio.CancelledError:
         with contextlib.suppress(BaseException):
-            _kill_group(await spawn)
+            kill_group(await spawn)
         raise
     except OSError as e:
         return ProcessResult(None, "", "", (time.perf_counter() - started) * 1e3, start_error=str(e))
@@ -141,25 +123,25 @@ async def _run(argv: list[str], stdin: bytes, *, cwd: Path, env: dict[str, str],
     timed_out = False
     # proc.wait() notices the exit at once, but may also wait for the pipes (which a background
     # child can hold open); the poll notices it within milliseconds either way: the first wins
-    exited = [asyncio.ensure_future(proc.wait()), asyncio.ensure_future(_wait_exit(proc))]
+    exited = [asyncio.ensure_future(proc.wait()), asyncio.ensure_future(wait_exit(proc, 0.0005, 1.5))]
     try:
         try:
             finished, _ = await asyncio.wait(exited, timeout=timeout, return_when=asyncio.FIRST_COMPLETED)
             if not finished:
                 timed_out = True
-                _kill_group(proc)
+                kill_group(proc)
         finally:
             for waiter in exited:
                 waiter.cancel()
             await asyncio.gather(*exited, return_exceptions=True)
         done, _ = await asyncio.wait(readers, timeout=_DRAIN_SECONDS)
         if len(done) < len(readers):  # a background child still holds the output open
-            _kill_group(proc)
+            kill_group(proc)
             await asyncio.wait(readers, timeout=_DRAIN_SECONDS)
         with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(_wait_exit(proc), 5)
+            await asyncio.wait_for(wait_exit(proc, 0.0005, 1.5), 5)
     except BaseException:
-        _kill_group(proc)
+        kill_group(proc)
         raise
     finally:
         for task in (*readers, writer):
