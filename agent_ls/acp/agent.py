@@ -44,7 +44,6 @@ from acp.schema import (
 from agent_ls.acp.host import HostPool
 from agent_ls.acp.session import AcpSession
 from agent_ls.core.process import ExitWatchdog
-from agent_ls.runtime import model_library
 from agent_ls.runtime.stored import stored_sessions
 
 log = logging.getLogger("agent_ls.acp")
@@ -139,7 +138,6 @@ class AgentLsAcp:
             await session.close()
             raise
         self.sessions[session.id] = session
-        model_library.load_in_background()  # the first prompt does not wait for litellm's import
         return session
 
     async def new_session(self, cwd: str, mcp_servers: list[Any] | None = None, **kwargs: Any) -> NewSessionResponse:

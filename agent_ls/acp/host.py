@@ -30,7 +30,6 @@ from agent_ls.agent.permissions import ApprovalAnswer
 from agent_ls.config.entries import ConfigSource, Scope, ServerConfig
 from agent_ls.config.settings import LoadedSettings
 from agent_ls.core.tasks import BackgroundTasks
-from agent_ls.runtime import model_library
 from agent_ls.runtime.conversations import Conversations
 from agent_ls.runtime.host import RuntimeHost
 from agent_ls.runtime.lifecycle import HostLifecycle, LogListener
@@ -127,7 +126,7 @@ class SessionHost:
         """The host's start, reloads and stop (the runtime's, as the language server's); the
         folder's trust question is this host's own: queued, asked at the next prompt."""
         self.conversations = Conversations(folders=lambda: [folder], settings=self.agent_settings,
-                                           host=self._mcp_host, prepare=model_library.load,
+                                           host=self._mcp_host, prepare=self.lifecycle.models.ready,
                                            checkpoints=True, tasks=self.tasks)
         """The conversations of the folder (its session store); each session opens its own with
         its :class:`~agent_ls.runtime.sessions.FrontEnd` (the client's files and terminal)."""

@@ -62,7 +62,7 @@ async def rewind_command(conversations: Conversations, session_id: str, rest: st
     if (answer or "").strip().lower() not in ("y", "yes"):
         return "nothing was changed"
     try:
-        result = await conversations.rewind(found[0].id, code=code, conversation=conversation)
+        result = await conversations.rewind(plan, code=code, conversation=conversation)
     except ConversationError as e:
         return f"error: {e}"
     left = f"; left alone (changed since, or not kept): {len(result.left_alone)}" if result.left_alone else ""

@@ -627,15 +627,17 @@ class Conversations:
         except CheckpointError as e:
             raise ConversationError(str(e)) from None
 
-    async def rewind(self, checkpoint_id: str, *, code: bool = True, conversation: bool = True,
+    async def rewind(self, target: str | RewindPlan, *, code: bool = True, conversation: bool = True,
                      overwrite: bool = False) -> RewindResult:
-        """The user's rewind to before the prompt of ``checkpoint_id``: the files the later turns
-        changed (a file the user changed since is left alone unless ``overwrite``), and/or the
-        conversation (kept for a :meth:`redo`). All or nothing; refused while the session's turn
-        runs. The session is rebuilt from the store at its next use."""
+        """The user's rewind to before the prompt of ``target`` (a checkpoint id, or the plan of
+        :meth:`plan_rewind` the user was shown: not computed twice; the engine checks it against
+        the disk again): the files the later turns changed (a file the user changed since is
+        left alone unless ``overwrite``), and/or the conversation (kept for a :meth:`redo`). All or
+        nothing; refused while the session's turn runs. The session is rebuilt from the store at
+        its next use."""
         from agent_ls.agent.checkpoints import CheckpointError, RewindError
 
-        plan = await self.plan_rewind(checkpoint_id)
+        plan = await self.plan_rewind(target) if isinstance(target, str) else target
         session_id = plan.checkpoint.session_id
         if self.busy(session_id):
             raise Busy(session_id, "; cancel it before rewinding")

@@ -3,8 +3,8 @@ process: warmed up in the background as soon as a model is configured, or loaded
 front end's progress) when a turn needs them first.
 
 litellm takes seconds of CPU to import. Every front end goes through :class:`ModelLibrary`: the
-language server warms it up before the MCP host starts (:mod:`agent_ls.runtime.lifecycle`),
-ACP once a session exists, a turn waits for it (:meth:`ModelLibrary.ready`).
+host's lifecycle warms it up (:mod:`agent_ls.runtime.lifecycle`: the language server before the MCP
+host starts, ACP beside it), a turn waits for it (:meth:`ModelLibrary.ready`).
 """
 
 from __future__ import annotations
@@ -15,7 +15,6 @@ import importlib
 import logging
 import os
 import sys
-import threading
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Protocol
 
@@ -38,23 +37,6 @@ class Progress(Protocol):
 
 ProgressStarter = Callable[[str, str, str | None], Awaitable["Progress | None"]]
 """``(kind, title, message)`` -> a begun progress, or None (the front end shows none)."""
-
-
-_started = False
-
-
-def load_in_background() -> None:
-    """Start importing litellm in a daemon thread (once per process), so that the first prompt
-    does not wait for it (ACP, once a session exists); a front end that quits meanwhile is not
-    kept waiting for the import."""
-    global _started
-    if _started or "litellm" in sys.modules:
-        return
-    # lazy: +1 module, ~4 ms at start-up (litellm itself: seconds, in the thread)
-    from agent_ls.agent.llm import get_litellm
-
-    _started = True
-    threading.Thread(target=get_litellm, name="import litellm", daemon=True).start()
 
 
 async def load() -> None:

@@ -45,7 +45,7 @@ def register(server: AgentLanguageServer) -> None:
         plan = await ls.conversations.plan_rewind(p.checkpoint_id)
         if p.preview:
             return rewind_result(plan, None)
-        result = await ls.conversations.rewind(p.checkpoint_id, code=p.code, conversation=p.conversation,
+        result = await ls.conversations.rewind(plan, code=p.code, conversation=p.conversation,
                                                overwrite=p.overwrite)
         return rewind_result(plan, result)
 
