@@ -560,20 +560,6 @@ class Conversations:
             return TurnResult("error", errors[0].message, total, 0, errors[0])
         return TurnResult("compacted", compaction_text(done), total, 0)
 
-    def start(self, session: Session, text: str, sink: EventSink | None = None, *,
-              before: Callable[[], Awaitable[None]] | None = None) -> asyncio.Task[Any]:
-        """:meth:`prompt` in the background (code actions): refused now, not later, when the
-        session is busy. ``before``: awaited inside the turn first."""
-        if self.busy(session.session_id):
-            raise Busy(session.session_id)
-
-        async def run() -> TurnResult:
-            if before is not None:
-                await before()
-            return await self.prompt(session, text, sink)
-
-        return self.tasks.spawn(run(), f"turn in {session.session_id}")
-
     def turn_running(self, session_id: str) -> asyncio.Task[Any] | None:
         live = self._live.get(session_id)
         return live.turn if live is not None and live.turn is not None and not live.turn.done() else None
