@@ -10,13 +10,9 @@ picker), :mod:`.code_actions` and
 
 from __future__ import annotations
 
-import functools
 import logging
 import os
 
-from agent_ls.runtime.conversations import Conversations
-from agent_ls.runtime.front import FrontEnd
-from agent_ls.server.editor_questions import LspQuestions
 from agent_ls.server.handlers import (
     chat,
     checkpoints,
@@ -27,10 +23,8 @@ from agent_ls.server.handlers import (
     sessions,
     trust,
 )
-from agent_ls.server.host import EditorHostListener
 from agent_ls.server.protocol.methods import INVALID_PARAMS, REQUEST_CANCELLED, REQUEST_FAILED
 from agent_ls.server.server import AgentLanguageServer, LspLogHandler
-from agent_ls.server.workspaces import workspaces_payload
 
 
 def register(server: AgentLanguageServer) -> None:
@@ -49,12 +43,6 @@ def register(server: AgentLanguageServer) -> None:
     pkg_logger.propagate = False
     logging.getLogger("pygls.protocol.json_rpc").addFilter(_expected_errors)
 
-    server.runtime.questions = LspQuestions(server)
-    server.lifecycle.listener = EditorHostListener(server)
-    server.conversations = lsp_conversations(server)
-    server.lifecycle.reloaded.append(server.conversations.settings_changed)
-    server.lifecycle.settled.append(server.conversations.warm_checkpoints)
-    server.status.workspaces = functools.partial(workspaces_payload, server)
     lifecycle.register(server)
     mcp_methods.register(server)
     chat.register(server)
@@ -63,25 +51,6 @@ def register(server: AgentLanguageServer) -> None:
     code_actions.register(server)
     trust.register(server)
     checkpoints.register(server)
-
-
-def lsp_conversations(server: AgentLanguageServer) -> Conversations:
-    """The chat's conversations: sessions on the workspace folders with the editor's files,
-    language intelligence and questions, the MCP host as it starts, the model library loaded with
-    the editor's progress."""
-
-    def front() -> FrontEnd:
-        # lazy: the editor's file and intelligence adapters (sqlite3, difflib), ~40 ms at start-up
-        from agent_ls.server.editor.editor_files import LspEditorFiles
-        from agent_ls.server.editor.intelligence import lsp_intelligence
-
-        return FrontEnd(questions=server.runtime.questions, editor=LspEditorFiles(server),
-                        intelligence=lsp_intelligence(server))
-
-    return Conversations(folders=server.folders, settings=server.runtime.agent_settings,
-                         host=server.lifecycle.session_host, front=front,
-                         prepare=lambda: server.lifecycle.models.ready(server.lifecycle.listener.progress),
-                         tasks=server.tasks, checkpoints=True)
 
 
 def _expected_errors(record: logging.LogRecord) -> bool:

@@ -19,7 +19,7 @@ from agent_ls.server.protocol.questions import ApprovalScope, ApproveParams, App
 if TYPE_CHECKING:
     from agent_ls.agent.permissions import ApprovalAnswer, ApprovalRequest, SessionScope
     from agent_ls.core.tools import ToolSpec
-    from agent_ls.server.server import AgentLanguageServer
+    from agent_ls.server.client import EditorClient
 
 log = logging.getLogger("agent_ls.server")
 
@@ -32,17 +32,17 @@ class EditorApprover:
     and the direct calls.
     """
 
-    def __init__(self, ls: AgentLanguageServer) -> None:
-        self.ls = ls
+    def __init__(self, client: EditorClient) -> None:
+        self.client = client
 
     def reviewed(self, spec: ToolSpec, session_id: str | None) -> bool:
         """Every change of this call goes to ``agent/reviewEdit`` before it applies."""
         # lazy: sqlite3 and difflib, +16 modules, ~40 ms at start-up
         from agent_ls.agent.editor.changes import REVIEWED_TOOLS
-        from agent_ls.server.editor.editor_files import LspEditorFiles
+        from agent_ls.server.editor.editor_files import reviews_edits
 
         return (session_id is not None and spec.source == "builtin" and spec.name in REVIEWED_TOOLS
-                and LspEditorFiles(self.ls).reviews_edits())
+                and reviews_edits(self.client.capabilities))
 
     async def __call__(self, request: ApprovalRequest) -> ApprovalAnswer | SessionScope:
         # lazy: the permission rules (wcmatch, shlex), +17 modules, ~26 ms at start-up
@@ -57,7 +57,7 @@ class EditorApprover:
                                reviewed_edit=sensitive is None and self.reviewed(spec, request.session_id),
                                scopes=scopes, sensitive=sensitive)
         try:
-            result = await ask(self.ls, APPROVE, params, ApproveResult, fallback=ApproveResult("deny"))
+            result = await ask(self.client, APPROVE, params, ApproveResult, fallback=ApproveResult("deny"))
         except AskFailed as e:
             log.warning("approval request for %s failed (%s): denied", spec.name, e)
             return ApprovalAnswer.DENY

@@ -26,7 +26,7 @@ from pygls.exceptions import JsonRpcMethodNotFound
 from agent_ls.server.protocol.codec import InvalidParams, dump, parse
 
 if TYPE_CHECKING:
-    from agent_ls.server.server import AgentLanguageServer
+    from agent_ls.server.client import EditorClient
 
 log = logging.getLogger("agent_ls.server")
 
@@ -55,7 +55,7 @@ class AskFailed(Exception):
         return isinstance(self.error, JsonRpcMethodNotFound) or self.code == JsonRpcMethodNotFound.CODE
 
 
-async def ask(ls: AgentLanguageServer, method: str, params: Any, result_type: type[T], *, fallback: F,
+async def ask(client: EditorClient, method: str, params: Any, result_type: type[T], *, fallback: F,
               supported: bool = True, timeout: float | None = None,
               cancel: asyncio.Event | None = None) -> T | F:
     """Send ``method`` with ``params`` (an attrs payload) to the editor and wait for its answer.
@@ -68,13 +68,13 @@ async def ask(ls: AgentLanguageServer, method: str, params: Any, result_type: ty
     if not supported:
         log.debug("%s: the editor does not support it, not asked", method)
         return fallback
-    request = asyncio.ensure_future(ls.ask_client(method, dump(params)))
+    request = asyncio.ensure_future(client.request(method, dump(params)))
     stop = asyncio.ensure_future(cancel.wait()) if cancel is not None else None
     try:
         await asyncio.wait({request} if stop is None else {request, stop}, timeout=timeout,
                            return_when=asyncio.FIRST_COMPLETED)
     except asyncio.CancelledError:
-        request.cancel()  # ask_client withdraws it ($/cancelRequest)
+        request.cancel()  # client.request withdraws it ($/cancelRequest)
         raise
     finally:
         if stop is not None:

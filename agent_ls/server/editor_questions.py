@@ -12,6 +12,8 @@ from __future__ import annotations
 import logging
 from typing import TYPE_CHECKING
 
+import attrs
+
 from agent_ls.core.visible import command_line, visible
 from agent_ls.runtime.questions import TrustAnswer
 from agent_ls.server.approval import EditorApprover
@@ -35,40 +37,51 @@ if TYPE_CHECKING:
     from agent_ls.agent.sampling import SamplingRequest
     from agent_ls.config.entries import ServerConfig
     from agent_ls.config.trust import WorkspaceTrustInfo
-    from agent_ls.server.server import AgentLanguageServer
+    from agent_ls.runtime.host import RuntimeHost
+    from agent_ls.server.client import EditorClient
 
 log = logging.getLogger("agent_ls.server")
 
 
-async def ask_server_trust(ls: AgentLanguageServer, cfg: ServerConfig) -> bool | None:
+@attrs.define
+class TrustPrompts:
+    """The trust questions open now (``ls.trust_prompts``; the workspace questions are the
+    lifecycle's: :attr:`agent_ls.runtime.lifecycle.HostLifecycle.workspace_prompts`)."""
+
+    servers: set[str] = attrs.field(factory=set)
+    """The workspace MCP servers whose trust question waits for an answer now."""
+
+
+async def ask_server_trust(client: EditorClient, runtime: RuntimeHost, prompts: TrustPrompts,
+                           cfg: ServerConfig) -> bool | None:
     """``mcp/trustServer``: may this workspace-defined server run (its whole entry, what changed)?
 
     An editor that answers it with method not found (a plain LSP editor) is asked with
     ``window/showMessageRequest`` instead, from then on; the ``agent-ls.trustWorkspace`` command
-    asks again about a server left undecided.
+    asks again about a server left undecided. ``prompts.servers`` names the servers asked about now.
     """
-    manager = ls.runtime.manager
+    manager = runtime.manager
     changes = manager.trust_changes(cfg) if manager is not None else []
-    ls.trust_prompts.servers.add(cfg.name)
+    prompts.servers.add(cfg.name)
     try:
-        if TRUST_SERVER not in ls.trust_prompts.unsupported:
+        if TRUST_SERVER not in client.unsupported:
             params = entry_payload(cfg.view(), changes)
             try:
-                answer = await ask(ls, TRUST_SERVER, params, TrustServerResult,
+                answer = await ask(client, TRUST_SERVER, params, TrustServerResult,
                                    fallback=TrustServerResult(trusted=None))
                 return answer.trusted
             except AskFailed as e:
                 if not e.method_not_found:
                     log.info("no trust decision for %s from the editor (%s); it stays awaiting-trust", cfg.name, e)
                     return None
-                ls.trust_prompts.unsupported.add(TRUST_SERVER)
+                client.unsupported.add(TRUST_SERVER)
                 log.info("the editor does not know %s: asking with window/showMessageRequest", TRUST_SERVER)
-        return await _ask_server_plainly(ls, cfg, changes)
+        return await _ask_server_plainly(client, cfg, changes)
     finally:
-        ls.trust_prompts.servers.discard(cfg.name)
+        prompts.servers.discard(cfg.name)
 
 
-async def _ask_server_plainly(ls: AgentLanguageServer, cfg: ServerConfig, changes: list[str]) -> bool | None:
+async def _ask_server_plainly(client: EditorClient, cfg: ServerConfig, changes: list[str]) -> bool | None:
     # lazy: +5 modules, ~9 ms at start-up
     from agent_ls.config.trust_text import entry_lines
 
@@ -84,10 +97,10 @@ async def _ask_server_plainly(ls: AgentLanguageServer, cfg: ServerConfig, change
         return "\n".join([f"The MCP server {visible(cfg.name)} of the workspace folder {visible(str(folder))}:",
                           *entry_lines(view, changes)])
 
-    return await plain_question(ls, message, details, keep=DONT_RUN, subject=f"the MCP server {cfg.name}")
+    return await plain_question(client, message, details, keep=DONT_RUN, subject=f"the MCP server {cfg.name}")
 
 
-async def ask_elicit(ls: AgentLanguageServer, server: str, params: types.ElicitRequestParams) -> types.ElicitResult:
+async def ask_elicit(client: EditorClient, server: str, params: types.ElicitRequestParams) -> types.ElicitResult:
     """An MCP server asks the user for input: the form goes to the editor, the answer back."""
     # lazy: pydantic, +106 modules, ~210 ms at start-up
     import mcp_types as types
@@ -96,7 +109,7 @@ async def ask_elicit(ls: AgentLanguageServer, server: str, params: types.ElicitR
     message = getattr(params, "message", "") or ""
     payload = ElicitParams(server=server, message=message, requested_schema=schema)
     try:
-        answer = await ask(ls, ELICIT, payload, ElicitResultPayload, fallback=ElicitResultPayload(action="cancel"))
+        answer = await ask(client, ELICIT, payload, ElicitResultPayload, fallback=ElicitResultPayload(action="cancel"))
     except AskFailed as e:
         log.info("elicitation from %s was not answered: %s", server, e)
         return types.ElicitResult(action="cancel")
@@ -107,7 +120,7 @@ async def ask_elicit(ls: AgentLanguageServer, server: str, params: types.ElicitR
     return types.ElicitResult(action=answer.action, content=content)  # type: ignore[arg-type]
 
 
-async def ask_sampling_consent(ls: AgentLanguageServer, request: SamplingRequest) -> str:
+async def ask_sampling_consent(client: EditorClient, request: SamplingRequest) -> str:
     """``mcp/sample`` to the editor: ``allow_once``, ``allow_session`` or ``deny``."""
     params = SampleParams(
         server=request.server,
@@ -120,7 +133,7 @@ async def ask_sampling_consent(ls: AgentLanguageServer, request: SamplingRequest
         endpoint=getattr(request, "endpoint", None),
     )
     try:
-        answer = (await ask(ls, SAMPLE, params, SampleResult, fallback=SampleResult("deny"))).answer
+        answer = (await ask(client, SAMPLE, params, SampleResult, fallback=SampleResult("deny"))).answer
     except AskFailed as e:
         if not e.malformed:
             raise  # the Sampler tells the MCP server that the user could not be asked
@@ -137,9 +150,11 @@ class LspQuestions:
     """Every question of the runtime, asked of the editor (custom requests, or the standard
     ``window/showMessageRequest`` for a plain LSP editor)."""
 
-    def __init__(self, ls: AgentLanguageServer) -> None:
-        self.ls = ls
-        self.approver = EditorApprover(ls)
+    def __init__(self, client: EditorClient, runtime: RuntimeHost, prompts: TrustPrompts) -> None:
+        self.client = client
+        self.runtime = runtime
+        self.prompts = prompts
+        self.approver = EditorApprover(client)
 
     async def approve(self, request: ApprovalRequest) -> ApprovalAnswer | SessionScope:
         """A session's call or a direct one (``agent/approve``, :class:`EditorApprover`)."""
@@ -147,13 +162,13 @@ class LspQuestions:
         return answer
 
     async def trust_server(self, config: ServerConfig) -> TrustAnswer | None:
-        return TrustAnswer.of(await ask_server_trust(self.ls, config))
+        return TrustAnswer.of(await ask_server_trust(self.client, self.runtime, self.prompts, config))
 
     async def trust_workspace(self, info: WorkspaceTrustInfo) -> TrustAnswer | None:
-        return TrustAnswer.of(await decide(self.ls, info))
+        return TrustAnswer.of(await decide(self.client, self.runtime, info))
 
     async def elicit(self, server: str, params: types.ElicitRequestParams) -> types.ElicitResult:
-        return await ask_elicit(self.ls, server, params)
+        return await ask_elicit(self.client, server, params)
 
     async def sampling_consent(self, request: SamplingRequest) -> str:
-        return await ask_sampling_consent(self.ls, request)
+        return await ask_sampling_consent(self.client, request)

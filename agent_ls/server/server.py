@@ -1,8 +1,7 @@
 """The pygls language server object and its plumbing: a thin adapter over the MCP host and the agent.
 
 Here: the protocol fixes (:class:`AgentLsProtocol`), logging to the editor, the server's state,
-background tasks, server -> client requests (:meth:`AgentLanguageServer.ask_client`, used by
-:func:`agent_ls.server.ask.ask`), coalesced ``mcp/statusChanged`` notifications, and the mapping
+background tasks, the editor as a typed service (:class:`agent_ls.server.client.EditorClient`), coalesced ``mcp/statusChanged`` notifications, and the mapping
 of exceptions to JSON-RPC errors (:func:`guarded`). The features are registered by
 :mod:`agent_ls.server.app`; custom requests are defined in :mod:`agent_ls.server.protocol`.
 """
@@ -12,12 +11,10 @@ from __future__ import annotations
 import asyncio
 import functools
 import logging
-import uuid
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
-import attrs
 import cattrs
 from lsprotocol import types as lsp
 from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams
@@ -29,8 +26,14 @@ from agent_ls import __version__
 from agent_ls.core.process import ExitWatchdog, kill_children
 from agent_ls.core.tasks import BackgroundTasks
 from agent_ls.runtime.conversations import BadChoice, ConversationError, Conversations
+from agent_ls.runtime.front import FrontEnd
 from agent_ls.runtime.host import RuntimeHost
 from agent_ls.runtime.lifecycle import HostLifecycle, HostUnavailable, LogListener
+from agent_ls.server.client import EditorClient
+from agent_ls.server.config_files import SettingsDiagnostics
+from agent_ls.server.direct_tools import DirectTools
+from agent_ls.server.editor_questions import LspQuestions, TrustPrompts
+from agent_ls.server.host import EditorHostListener
 from agent_ls.server.protocol.codec import (
     InvalidParams,
     RawNotification,
@@ -48,12 +51,15 @@ from agent_ls.server.protocol.methods import (
     SERVER_REQUESTS,
 )
 from agent_ls.server.status import StatusNotices
+from agent_ls.server.turns import EditorTurns
+from agent_ls.server.workspaces import workspaces_payload
 
 if TYPE_CHECKING:
     import cattrs
 
 T = TypeVar("T")
 P = TypeVar("P")
+A = TypeVar("A")
 
 log = logging.getLogger("agent_ls.server")
 
@@ -168,18 +174,6 @@ def lenient_converter() -> cattrs.Converter:
     return converter
 
 
-@attrs.define
-class TrustPrompts:
-    """The trust questions open now (``ls.trust_prompts``; the workspace questions are the
-    lifecycle's: :attr:`agent_ls.runtime.lifecycle.HostLifecycle.workspace_prompts`)."""
-
-    unsupported: set[str] = attrs.field(factory=set)
-    """The questions (``agent/trustWorkspace``, ``mcp/trustServer``) the client answered with
-    method-not-found: it is asked with ``window/showMessageRequest`` instead."""
-    servers: set[str] = attrs.field(factory=set)
-    """The workspace MCP servers whose trust question waits for an answer now."""
-
-
 class LspLogHandler(logging.Handler):
     """Log records go to the editor's output channel (``window/logMessage``), never stdout."""
 
@@ -210,28 +204,38 @@ class LspLogHandler(logging.Handler):
 class AgentLanguageServer(LanguageServer):
     def __init__(self) -> None:
         super().__init__("agent-ls", __version__, protocol_cls=AgentLsProtocol, converter_factory=lenient_converter)
+        # The server's typed services, each given only the services it uses (none is given the server).
+        self.client = EditorClient(self, self.folders)
+        """The editor, as the server's parts talk to it (:class:`agent_ls.server.client.EditorClient`)."""
         self.runtime = RuntimeHost(self.folders)
-        """Settings, trust and the MCP manager; its questions go to the editor
-        (:class:`agent_ls.server.editor_questions.LspQuestions`, set by :mod:`.app`)."""
+        """Settings, trust and the MCP manager."""
         self.tasks = BackgroundTasks("language server", log, level=logging.ERROR)
         """Every background task of the server (cancelled together at shutdown)."""
+        self.trust_prompts = TrustPrompts()
+        """The server trust questions now open."""
+        self.questions = LspQuestions(self.client, self.runtime, self.trust_prompts)
+        """Every question of the runtime, asked of the editor (:mod:`.editor_questions`)."""
+        self.runtime.questions = self.questions
         self.lifecycle = HostLifecycle(self.runtime, LogListener(), self.tasks)
-        """The host's start, reloads and stop (:class:`agent_ls.runtime.lifecycle.HostLifecycle`);
-        its listener tells the editor (:class:`agent_ls.server.host.EditorHostListener`, set by :mod:`.app`)."""
-        self.status = StatusNotices(self.runtime, self.protocol.notify,
-                                    lambda text: self.show(lsp.MessageType.Warning, text),
+        """The host's start, reloads and stop (:class:`agent_ls.runtime.lifecycle.HostLifecycle`)."""
+        self.status = StatusNotices(self.runtime, self.client.notify,
+                                    lambda text: self.client.show(lsp.MessageType.Warning, text),
                                     lambda: self.lifecycle.preview)
         """The MCP status shown to the editor: the preview while the host loads,
         ``mcp/statusChanged`` (:mod:`.status`)."""
-        self.conversations: Conversations = Conversations(folders=self.folders, settings=self.runtime.agent_settings,
-                                                          host=_no_host)
-        """The chat's conversations (:class:`agent_ls.runtime.conversations.Conversations`), wired to
-        the editor's files, questions and the MCP host by :mod:`.app`."""
-        self.config_diagnostics: dict[str, list[lsp.Diagnostic]] = {}
-        self._request_counter = 0
+        self.status.workspaces = functools.partial(workspaces_payload, self.runtime)
+        self.settings_diagnostics = SettingsDiagnostics(self.client, self.runtime)
+        """The settings files' problems, published on the files (:mod:`.config_files`)."""
+        self.lifecycle.listener = EditorHostListener(self.client, self.status, self.settings_diagnostics)
+        self.conversations = editor_conversations(self.client, self.runtime, self.lifecycle, self.tasks)
+        """The chat's conversations (:class:`agent_ls.runtime.conversations.Conversations`)."""
+        self.lifecycle.reloaded.append(self.conversations.settings_changed)
+        self.lifecycle.settled.append(self.conversations.warm_checkpoints)
+        self.turns = EditorTurns(self.client, self.conversations, self.lifecycle, self.tasks)
+        """Prompts from the editor as turns of the conversations (:mod:`.turns`)."""
+        self.direct_tools = DirectTools(self.client, self.lifecycle, self.conversations)
+        """MCP tool calls the editor asks for itself (:mod:`.direct_tools`)."""
         self.modules_at_initialize: dict[str, bool] = {}
-        self.trust_prompts = TrustPrompts()
-        """The server trust questions now open, and the questions the editor does not know."""
         self.shutdown_requested = False
         """``shutdown`` came: the exit code is 0 (the LSP specification's rule)."""
         self.exit_watchdog = ExitWatchdog()
@@ -265,25 +269,24 @@ class AgentLanguageServer(LanguageServer):
                 out.append(Path(p))
         return out
 
-    async def ask_client(self, method: str, params: Any) -> Any:
-        """A server -> client request. Cancelling the caller withdraws the request
-        (``$/cancelRequest`` to the client); the answer comes back as plain JSON."""
-        self._request_counter += 1
-        msg_id = f"agent-ls-{self._request_counter}-{uuid.uuid4().hex[:6]}"
-        future = self.protocol.send_request_async(method, params, msg_id=msg_id)
-        try:
-            raw = await future
-        except asyncio.CancelledError:
-            self.protocol.notify(lsp.CANCEL_REQUEST, lsp.CancelParams(id=msg_id))
-            raise
-        return raw.result if isinstance(raw, RawResponse) else raw
 
-    def show(self, kind: lsp.MessageType, message: str) -> None:
-        self.window_show_message(lsp.ShowMessageParams(type=kind, message=message))
+def editor_conversations(client: EditorClient, runtime: RuntimeHost, lifecycle: HostLifecycle,
+                         tasks: BackgroundTasks) -> Conversations:
+    """The chat's conversations: sessions on the workspace folders with the editor's files,
+    language intelligence and questions, the MCP host as it starts, the model library loaded with
+    the editor's progress, checkpoints before every prompt."""
 
+    def front() -> FrontEnd:
+        # lazy: the editor's file and intelligence adapters (sqlite3, difflib), ~40 ms at start-up
+        from agent_ls.server.editor.editor_files import LspEditorFiles
+        from agent_ls.server.editor.intelligence import lsp_intelligence
 
-async def _no_host() -> None:
-    return None
+        return FrontEnd(questions=runtime.questions, editor=LspEditorFiles(client),
+                        intelligence=lsp_intelligence(client))
+
+    return Conversations(folders=client.folders, settings=runtime.agent_settings, host=lifecycle.session_host,
+                         front=front, prepare=lambda: lifecycle.models.ready(lifecycle.listener.progress),
+                         tasks=tasks, checkpoints=True)
 
 
 Handler = Callable[..., Awaitable[Any]]
@@ -305,6 +308,28 @@ def request(server: AgentLanguageServer, method: str, params: type[P]) -> Callab
         async def handler(ls: AgentLanguageServer, raw: Any) -> Any:
             return dump(await fn(ls, parse(params, raw)))
 
+        return fn
+
+    return register
+
+
+def command(server: AgentLanguageServer, name: str, args: Callable[[Sequence[Any]], A]) -> Callable[
+        [Callable[[AgentLanguageServer, A], Awaitable[Any]]], Callable[[AgentLanguageServer, A], Awaitable[Any]]]:
+    """Register a typed handler of the ``workspace/executeCommand`` command ``name``, like
+    :func:`request`: its arguments are structured by ``args`` (a bad shape is ``InvalidParams``),
+    the handler returns a payload class instance (sent camelCase), errors are mapped by
+    :func:`guarded`."""
+
+    def register(fn: Callable[[AgentLanguageServer, A], Awaitable[Any]]) -> Callable[
+            [AgentLanguageServer, A], Awaitable[Any]]:
+        async def handler(ls: AgentLanguageServer, *raw: Any) -> Any:
+            return dump(await fn(ls, args(raw)))
+
+        # Not functools.wraps: pygls reads the handler's signature (through ``__wrapped__``) to
+        # structure the arguments itself; this one takes them raw (``*raw``) and structures them
+        # with ``args``.
+        handler.__name__, handler.__qualname__, handler.__doc__ = fn.__name__, fn.__qualname__, fn.__doc__
+        server.command(name)(guarded(handler))
         return fn
 
     return register

@@ -32,7 +32,8 @@ from agent_ls.server.protocol.questions import (
 if TYPE_CHECKING:
 
     from agent_ls.config.trust import EntryView, TrustItem, WorkspaceRequest, WorkspaceTrustInfo
-    from agent_ls.server.server import AgentLanguageServer
+    from agent_ls.runtime.host import RuntimeHost
+    from agent_ls.server.client import EditorClient
 
 log = logging.getLogger("agent_ls.server")
 
@@ -57,38 +58,38 @@ def _setting(item: TrustItem) -> WorkspaceSettingPayload:
     return WorkspaceSettingPayload(source=str(item.source), key=item.key, value=item.value_text, why=item.why)
 
 
-def _entry_changes(ls: AgentLanguageServer, folder: Path, view: EntryView) -> list[str]:
-    return view.changes_since(ls.runtime.state.last_trusted_entry(folder, view.name))
+def _entry_changes(runtime: RuntimeHost, folder: Path, view: EntryView) -> list[str]:
+    return view.changes_since(runtime.state.last_trusted_entry(folder, view.name))
 
 
-def workspaces_payload(ls: AgentLanguageServer) -> list[WorkspaceStatusPayload]:
-    settings = ls.runtime.settings
+def workspaces_payload(runtime: RuntimeHost) -> list[WorkspaceStatusPayload]:
+    settings = runtime.settings
     if settings is None:
         return []
     out = []
     for folder, info in settings.workspaces.items():
-        servers = [] if info.trusted else [entry_payload(v, _entry_changes(ls, folder, v)) for v in info.request.servers]
+        servers = [] if info.trusted else [entry_payload(v, _entry_changes(runtime, folder, v)) for v in info.request.servers]
         out.append(WorkspaceStatusPayload(folder=str(folder), state=info.state.value, message=info.message,
                                           ignored=[_setting(i) for i in info.ignored], servers=servers))
     return out
 
 
-def trust_workspace_params(ls: AgentLanguageServer, info: WorkspaceTrustInfo) -> TrustWorkspaceParams:
+def trust_workspace_params(runtime: RuntimeHost, info: WorkspaceTrustInfo) -> TrustWorkspaceParams:
     folder = info.request.folder
     return TrustWorkspaceParams(
         folder=str(folder),
-        servers=[entry_payload(v, _entry_changes(ls, folder, v)) for v in info.request.servers],
+        servers=[entry_payload(v, _entry_changes(runtime, folder, v)) for v in info.request.servers],
         settings=[_setting(i) for i in info.request.settings],
         changes=info.changes(),
         previously_trusted=info.previous_settings is not None,
     )
 
 
-async def record(ls: AgentLanguageServer, requests: list[WorkspaceRequest], trusted: bool) -> None:
+async def record(runtime: RuntimeHost, requests: list[WorkspaceRequest], trusted: bool) -> None:
     """Remember the decision on each folder (the caller reloads the settings)."""
     answer = TrustAnswer.TRUST if trusted else TrustAnswer.KEEP_RESTRICTED
     for request in requests:
-        await ls.runtime.record_workspace(request, answer)
+        await runtime.record_workspace(request, answer)
 
 
 TRUST, KEEP, SHOW, DONT_RUN = "Trust", "Keep restricted", "Show what it wants", "Don't run it"
@@ -96,20 +97,20 @@ TRUST, KEEP, SHOW, DONT_RUN = "Trust", "Keep restricted", "Show what it wants", 
 of a workspace MCP server's question."""
 
 
-async def decide(ls: AgentLanguageServer, info: WorkspaceTrustInfo) -> bool | None:
+async def decide(client: EditorClient, runtime: RuntimeHost, info: WorkspaceTrustInfo) -> bool | None:
     """Ask the user about a folder: ``agent/trustWorkspace``, or, for an editor that does not
     know it, ``window/showMessageRequest``. ``None``: no decision (dismissed, withdrawn)."""
-    if TRUST_WORKSPACE not in ls.trust_prompts.unsupported:
+    if TRUST_WORKSPACE not in client.unsupported:
         try:
-            answer = await ask(ls, TRUST_WORKSPACE, trust_workspace_params(ls, info), TrustWorkspaceResult,
+            answer = await ask(client, TRUST_WORKSPACE, trust_workspace_params(runtime, info), TrustWorkspaceResult,
                                fallback=TrustWorkspaceResult(trusted=None))
             return answer.trusted
         except AskFailed as e:
             if not e.method_not_found:
                 raise
-            ls.trust_prompts.unsupported.add(TRUST_WORKSPACE)
+            client.unsupported.add(TRUST_WORKSPACE)
             log.info("the editor does not know %s: asking with window/showMessageRequest", TRUST_WORKSPACE)
-    return await ask_plainly(ls, info)
+    return await ask_plainly(client, runtime, info)
 
 
 def _summary(info: WorkspaceTrustInfo) -> str:
@@ -124,7 +125,7 @@ def _summary(info: WorkspaceTrustInfo) -> str:
     return " and ".join(parts) or "settings that need trust"
 
 
-async def ask_plainly(ls: AgentLanguageServer, info: WorkspaceTrustInfo) -> bool | None:
+async def ask_plainly(client: EditorClient, runtime: RuntimeHost, info: WorkspaceTrustInfo) -> bool | None:
     """The workspace trust question as a standard ``window/showMessageRequest``
     (:func:`plain_question`)."""
     # lazy: +5 modules, ~9 ms at start-up
@@ -134,11 +135,11 @@ async def ask_plainly(ls: AgentLanguageServer, info: WorkspaceTrustInfo) -> bool
     again = " (changed since you last trusted it)" if info.previous_settings is not None else ""
     message = (f"agent-ls: the workspace folder {visible(str(folder))}{again} defines {_summary(info)}. They are "
                "ignored until you trust the folder. Trust it?")
-    return await plain_question(ls, message, lambda: describe(info, ls.runtime.state), keep=KEEP,
+    return await plain_question(client, message, lambda: describe(info, runtime.state), keep=KEEP,
                                 subject=str(folder))
 
 
-async def plain_question(ls: AgentLanguageServer, message: str, details: Callable[[], str], *, keep: str,
+async def plain_question(client: EditorClient, message: str, details: Callable[[], str], *, keep: str,
                          subject: str) -> bool | None:
     """A trust question as a standard ``window/showMessageRequest``: Trust / ``keep`` / Show what
     it wants, for an editor without the custom question (a workspace folder, a workspace MCP server).
@@ -150,13 +151,13 @@ async def plain_question(ls: AgentLanguageServer, message: str, details: Callabl
     """
     actions = [TRUST, keep, SHOW]
     while True:
-        raw = await ls.ask_client(lsp.WINDOW_SHOW_MESSAGE_REQUEST, lsp.ShowMessageRequestParams(
+        raw = await client.request(lsp.WINDOW_SHOW_MESSAGE_REQUEST, lsp.ShowMessageRequestParams(
             type=lsp.MessageType.Warning, message=message, actions=[lsp.MessageActionItem(title=t) for t in actions]))
         title = raw.get("title") if isinstance(raw, dict) else getattr(raw, "title", None)
         if title == SHOW and SHOW in actions:
             text = details()
             log.info("what %s asks for:\n%s", visible(subject), text)
-            ls.show(lsp.MessageType.Info, text)
+            client.show(lsp.MessageType.Info, text)
             actions = [TRUST, keep]
             continue
         if title not in (TRUST, keep):

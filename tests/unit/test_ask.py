@@ -17,6 +17,7 @@ from agent_ls.server.ask import AskFailed, ask
 from agent_ls.server.protocol.codec import RawResponse
 from agent_ls.server.protocol.methods import APPROVE
 from agent_ls.server.protocol.questions import ApproveParams, ApproveResult
+from agent_ls.server.client import EditorClient
 from agent_ls.server.server import AgentLanguageServer
 
 PARAMS = ApproveParams(call_id="c1", tool="mcp__s__t", arguments={"x": 1}, reason="writes")
@@ -24,7 +25,7 @@ DENY = ApproveResult("deny")
 
 
 class RecordingProtocol:
-    """The two calls ``AgentLanguageServer.ask_client`` makes on pygls' protocol."""
+    """The two calls ``EditorClient.request`` makes on pygls' protocol."""
 
     def __init__(self) -> None:
         self.requests: list[tuple[str, Any, str]] = []
@@ -52,11 +53,11 @@ class RecordingProtocol:
 
 
 @pytest.fixture
-def server(monkeypatch: pytest.MonkeyPatch) -> tuple[AgentLanguageServer, RecordingProtocol]:
+def server(monkeypatch: pytest.MonkeyPatch) -> tuple[EditorClient, RecordingProtocol]:
     ls = AgentLanguageServer()
     recorder = RecordingProtocol()
     monkeypatch.setattr(ls, "protocol", recorder)
-    return ls, recorder
+    return ls.client, recorder
 
 
 async def _sent(recorder: RecordingProtocol) -> None:

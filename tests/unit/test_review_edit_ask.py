@@ -34,7 +34,7 @@ def editor(monkeypatch: pytest.MonkeyPatch, *, reviews: bool) -> tuple[LspEditor
     experimental = {"agentLs": {REVIEW_CAPABILITY: True}} if reviews else None
     recorder.client_capabilities = lsp.ClientCapabilities(experimental=experimental)
     monkeypatch.setattr(ls, "protocol", recorder)
-    return LspEditorFiles(ls), recorder
+    return LspEditorFiles(ls.client), recorder
 
 
 async def test_the_review_is_asked_with_the_proposal_and_answered(monkeypatch: pytest.MonkeyPatch) -> None:

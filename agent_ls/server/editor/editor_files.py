@@ -40,7 +40,7 @@ from agent_ls.server.protocol.sessions import ReviewEditParams, ReviewEditResult
 if TYPE_CHECKING:
     from pygls.workspace import TextDocument
 
-    from agent_ls.server.server import AgentLanguageServer
+    from agent_ls.server.client import EditorClient
 
 log = logging.getLogger(__name__)
 
@@ -80,22 +80,26 @@ def text_edits(base: str, changes: Sequence[TextChange], encoding: str) -> list[
     ]
 
 
+def reviews_edits(capabilities: lsp.ClientCapabilities) -> bool:
+    """The client answers ``agent/reviewEdit`` (``experimental.agentLs.reviewEdits``)."""
+    try:
+        experimental = capabilities.experimental
+    except AttributeError:
+        return False
+    ours = experimental.get("agentLs") if isinstance(experimental, dict) else None
+    return isinstance(ours, dict) and ours.get(REVIEW_CAPABILITY) is True
+
+
 class LspEditorFiles:
     """Open documents from pygls's store; edits as ``workspace/applyEdit`` requests."""
 
-    def __init__(self, ls: AgentLanguageServer) -> None:
-        self.ls = ls
+    def __init__(self, client: EditorClient) -> None:
+        self.client = client
 
     # review (agent/reviewEdit) -----------------------------------------------------------
     def reviews_edits(self) -> bool:
-        """The client answers ``agent/reviewEdit`` (``experimental.agentLs.reviewEdits``)."""
-
-        try:
-            experimental = self.ls.client_capabilities.experimental
-        except AttributeError:
-            return False
-        ours = experimental.get("agentLs") if isinstance(experimental, dict) else None
-        return isinstance(ours, dict) and ours.get(REVIEW_CAPABILITY) is True
+        """The client answers ``agent/reviewEdit`` (:func:`reviews_edits`)."""
+        return reviews_edits(self.client.capabilities)
 
     async def review_edit(self, proposal: Proposal) -> ReviewAnswer:
         """Ask the editor through :func:`agent_ls.server.ask.ask` (no timeout: the user decides
@@ -108,7 +112,7 @@ class LspEditorFiles:
             after=proposal.after, added=proposal.added, removed=proposal.removed, created=proposal.created,
             session_id=proposal.session_id, call_id=proposal.call_id, turn=proposal.turn)
         try:
-            result = await ask(self.ls, REVIEW_EDIT, params, ReviewEditResult, supported=self.reviews_edits(),
+            result = await ask(self.client, REVIEW_EDIT, params, ReviewEditResult, supported=self.reviews_edits(),
                                fallback=ReviewEditResult("reject", "the editor does not review edits"))
         except AskFailed as e:
             log.warning("agent/reviewEdit for %s failed: %s", proposal.shown, e)
@@ -121,7 +125,7 @@ class LspEditorFiles:
     # reading -----------------------------------------------------------------------------
     def _documents(self) -> Iterator[tuple[Path, str, TextDocument]]:
         try:
-            docs = dict(self.ls.workspace.text_documents)
+            docs = dict(self.client.workspace.text_documents)
         except RuntimeError:  # not initialized
             return
         for uri, doc in docs.items():
@@ -146,11 +150,11 @@ class LspEditorFiles:
 
     # writing -----------------------------------------------------------------------------
     def _edit_caps(self) -> lsp.WorkspaceEditClientCapabilities | None:
-        ws = self.ls.client_capabilities.workspace
+        ws = self.client.capabilities.workspace
         return ws.workspace_edit if ws is not None else None
 
     def can_apply(self, *, create: bool) -> bool:
-        ws = self.ls.client_capabilities.workspace
+        ws = self.client.capabilities.workspace
         if ws is None or not ws.apply_edit:
             return False
         if not create:
@@ -164,7 +168,7 @@ class LspEditorFiles:
 
     def _encoding(self) -> str:
         try:
-            encoding = self.ls.workspace.position_encoding
+            encoding = self.client.workspace.position_encoding
         except RuntimeError:
             encoding = None
         if encoding is None:
@@ -201,7 +205,7 @@ class LspEditorFiles:
         else:
             edit = lsp.WorkspaceEdit(changes={uri: edits})
         try:
-            result = await self.ls.workspace_apply_edit_async(lsp.ApplyWorkspaceEditParams(edit=edit, label=label))
+            result = await self.client.apply_edit(lsp.ApplyWorkspaceEditParams(edit=edit, label=label))
         except asyncio.CancelledError:
             raise
         except Exception as e:  # an error response, a broken answer, the connection gone

@@ -48,7 +48,7 @@ from agent_ls.server.protocol.intelligence import (
 from agent_ls.server.protocol.methods import EDITOR_INTELLIGENCE, INTELLIGENCE_CAPABILITY
 
 if TYPE_CHECKING:
-    from agent_ls.server.server import AgentLanguageServer
+    from agent_ls.server.client import EditorClient
 
 log = logging.getLogger(__name__)
 
@@ -61,19 +61,19 @@ SYNC_POLL_SECONDS = 0.02
 """After an edit: how often our copy of the document is looked at until the editor's change arrives."""
 
 
-def supports_intelligence(ls: AgentLanguageServer) -> bool:
+def supports_intelligence(capabilities: lsp.ClientCapabilities) -> bool:
     """The client answers ``agent/editorIntelligence`` (``experimental.agentLs.intelligence``)."""
     try:
-        experimental = ls.client_capabilities.experimental
+        experimental = capabilities.experimental
     except AttributeError:
         return False
     ours = experimental.get("agentLs") if isinstance(experimental, dict) else None
     return isinstance(ours, dict) and ours.get(INTELLIGENCE_CAPABILITY) is True
 
 
-def lsp_intelligence(ls: AgentLanguageServer) -> LspIntelligence | None:
+def lsp_intelligence(client: EditorClient) -> LspIntelligence | None:
     """The editor's intelligence when the client offers it, else None (no such tools)."""
-    return LspIntelligence(ls) if supports_intelligence(ls) else None
+    return LspIntelligence(client) if supports_intelligence(client.capabilities) else None
 
 
 def units(text: str, encoding: str) -> int:
@@ -106,15 +106,15 @@ class _Texts:
 class LspIntelligence:
     """Asks the client; turns its LSP locations into the agent's places."""
 
-    def __init__(self, ls: AgentLanguageServer, *, timeout: float | None = None) -> None:
-        self.ls = ls
+    def __init__(self, client: EditorClient, *, timeout: float | None = None) -> None:
+        self.client = client
         self.timeout = timeout if timeout is not None else _timeout_from_env()
 
     # plumbing ------------------------------------------------------------------------------
     async def _ask(self, params: EditorIntelligenceParams, timeout: float | None = None) -> EditorIntelligenceResult:
         wait = self.timeout if timeout is None else timeout
         try:
-            result = await ask(self.ls, EDITOR_INTELLIGENCE, params, EditorIntelligenceResult, fallback=None,
+            result = await ask(self.client, EDITOR_INTELLIGENCE, params, EditorIntelligenceResult, fallback=None,
                                timeout=wait)
         except AskFailed as e:
             log.warning("%s (%s) failed: %s", EDITOR_INTELLIGENCE, params.kind, e)
@@ -127,14 +127,14 @@ class LspIntelligence:
 
     def _encoding(self) -> str:
         try:
-            encoding = self.ls.workspace.position_encoding
+            encoding = self.client.workspace.position_encoding
         except RuntimeError:
             encoding = None
         return lsp.PositionEncodingKind.Utf16.value if encoding is None else str(getattr(encoding, "value", encoding))
 
     def _open_texts(self) -> dict[Path, str]:
         try:
-            docs = dict(self.ls.workspace.text_documents)
+            docs = dict(self.client.workspace.text_documents)
         except RuntimeError:
             return {}
         out: dict[Path, str] = {}
@@ -146,7 +146,7 @@ class LspIntelligence:
 
     def _texts(self) -> _Texts:
         """What the worker threads may read: the open documents, the workspace folders."""
-        return _Texts(self._open_texts(), self.ls.folders())
+        return _Texts(self._open_texts(), self.client.folders())
 
     @staticmethod
     def _lines(path: Path, texts: _Texts, cache: dict[Path, list[str] | None],
@@ -232,7 +232,7 @@ class LspIntelligence:
     def _open_version(self, uri: str, text: str | None) -> tuple[int | None, bool]:
         """The version of the document the editor synced to us, and whether it holds ``text``."""
         try:
-            doc = self.ls.workspace.get_text_document(uri)
+            doc = self.client.workspace.get_text_document(uri)
         except RuntimeError:
             return None, False
         if doc.version is None:

@@ -1,157 +1,17 @@
-"""Prompting over LSP: a turn, its streamed events, cancelling it.
-
-A prompt is a request that returns when the turn ends; its events go out as ``agent/event``
-notifications while it runs, all before the response. ``$/cancelRequest`` cancels the
-handler task: the turn loop stops the stream or the running tool calls, keeps the history
-consistent, and the client gets the ``RequestCancelled`` error.
-"""
+"""Prompting over LSP: ``agent/prompt`` (a turn, its events streamed as ``agent/event``) and
+``agent/cancel``; the turns themselves are :class:`agent_ls.server.turns.EditorTurns` (``ls.turns``)."""
 
 from __future__ import annotations
 
-import logging
-from typing import TYPE_CHECKING, Any
-
-import attrs
-from pygls.uris import to_fs_path
-
-from agent_ls.runtime.conversations import Busy
-from agent_ls.server.protocol.codec import RequestFailed, dump, snake_to_camel_dict
-from agent_ls.server.protocol.commands import AskResult
-from agent_ls.server.protocol.methods import CANCEL, EVENT, PROMPT
-from agent_ls.server.protocol.prompt import (
-    Attachment,
-    CancelParams,
-    CancelResult,
-    EventParams,
-    PromptParams,
-    PromptResult,
-)
-from agent_ls.server.protocol.sessions import DisplayAttachment, MessageDisplay
+from agent_ls.server.protocol.methods import CANCEL, PROMPT
+from agent_ls.server.protocol.prompt import CancelParams, CancelResult, PromptParams, PromptResult
 from agent_ls.server.server import AgentLanguageServer, request
-
-if TYPE_CHECKING:
-    from collections.abc import Callable
-
-    from agent_ls.agent.events import Event
-    from agent_ls.runtime.conversations import TurnResult
-
-log = logging.getLogger("agent_ls.server")
-
-
-def message_display(params: PromptParams) -> MessageDisplay:
-    """How the chat shows this prompt's user message (kept when that is not the text sent)."""
-    shown = params.display_text if params.display_text is not None else params.text
-    return MessageDisplay(text=shown, attachments=[
-        DisplayAttachment(kind=a.kind, uri=a.uri, server=a.server, range=a.range, language_id=a.language_id)
-        for a in params.attachments])
-
-
-async def render_attachments(ls: AgentLanguageServer, attachments: list[Attachment]) -> str:
-    parts: list[str] = []
-    for a in attachments:
-        if a.kind == "selection":
-            where = (to_fs_path(a.uri) or a.uri) if a.uri else "the editor"
-            line = ""
-            if a.range and isinstance(a.range.get("start"), dict):
-                line = f" (lines {a.range['start'].get('line', 0) + 1}-{a.range.get('end', {}).get('line', 0) + 1})"
-            parts.append(f"Selection from {where}{line}:\n```{a.language_id or ''}\n{a.text or ''}\n```")
-        elif a.kind == "file":
-            assert a.uri is not None
-            text = a.text
-            if text is None:
-                text = await _document_text(ls, a.uri)
-            parts.append(f"File {to_fs_path(a.uri) or a.uri}:\n```{a.language_id or ''}\n{text}\n```")
-        else:
-            assert a.uri is not None and a.server is not None
-            manager = await ls.lifecycle.ensure_manager()
-            if a.server not in manager.server_names():
-                raise RequestFailed(f"no MCP server named {a.server!r} is configured")
-            result = await manager.read_resource(a.server, a.uri)
-            texts = [getattr(c, "text", None) or f"[binary {getattr(c, 'mime_type', '') or 'data'}]"
-                     for c in result.contents]
-            parts.append(f"MCP resource {a.uri} (server {a.server}):\n" + "\n".join(texts))
-    return "\n\n".join(parts)
-
-
-async def _document_text(ls: AgentLanguageServer, uri: str) -> str:
-    try:
-        doc = ls.workspace.get_text_document(uri)
-        return doc.source
-    except Exception as e:
-        raise RequestFailed(f"cannot read {uri}: {e}") from None
-
-
-def event_payload(event: Any) -> dict[str, Any]:
-    """An agent event as JSON: camelCase fields (tool arguments are left exactly as given)."""
-    # lazy: +2 modules, ~8 ms at start-up
-    from agent_ls.agent.events import to_dict
-
-    out = to_dict(event)
-    usage = out.get("usage")
-    if isinstance(usage, dict):  # turn_finished carries the turn's usage as a nested record
-        out["usage"] = {k: v for k, v in snake_to_camel_dict(usage).items() if k != "type"}
-    if attachments := out.get("attachments"):  # tool_call_finished: camelCase like every payload
-        out["attachments"] = [snake_to_camel_dict(a) for a in attachments]
-    return out
-
-
-def notify_event(ls: AgentLanguageServer, session_id: str | None, event: Event) -> None:
-    ls.protocol.notify(EVENT, dump(EventParams(session_id=session_id, event=event_payload(event))))
-
-
-def event_sink(ls: AgentLanguageServer, session_id: str) -> Callable[[Event], None]:
-    def sink(event: Event) -> None:
-        notify_event(ls, session_id, event)
-
-    return sink
-
-
-def prompt_result(session_id: str, result: TurnResult) -> PromptResult:
-    return PromptResult(
-        session_id=session_id, stop_reason=result.stop_reason, text=result.text,
-        usage=snake_to_camel_dict(attrs.asdict(result.usage, filter=lambda a, v: a.name != "type")),
-        error={"kind": result.error.kind, "message": result.error.message} if result.error else None,
-    )
-
-
-async def model_text(ls: AgentLanguageServer, params: PromptParams) -> str:
-    """What the model gets: the attachments rendered before the typed text."""
-    if not params.attachments:
-        return params.text
-    return f"{await render_attachments(ls, params.attachments)}\n\n{params.text}"
-
-
-async def prompt(ls: AgentLanguageServer, params: PromptParams) -> PromptResult:
-    """``agent/prompt``: one turn of the session (``/compact`` compacts), through the runtime's
-    conversations; events stream as ``agent/event`` notifications."""
-    log.debug("prompt: received (session %s)", params.session_id)
-    conversations = ls.conversations
-    session = await conversations.open(params.session_id, params.model)
-    assert session is not None  # required: NoModel otherwise
-    log.debug("prompt: session %s ready", session.session_id)
-    if conversations.busy(session.session_id):
-        raise Busy(session.session_id)
-    text = await model_text(ls, params)
-    shown = params.display_text if params.display_text is not None else params.text
-    result = await conversations.prompt(session, text, event_sink(ls, session.session_id), typed=shown,
-                                        display=dump(message_display(params)))
-    return prompt_result(session.session_id, result)
-
-
-async def start_prompt(ls: AgentLanguageServer, text: str, session_id: str | None,
-                       attachments: list[Attachment]) -> AskResult:
-    """Start a turn in the background (code actions): events stream as for ``agent/prompt``."""
-    session = await ls.conversations.open(session_id)
-    assert session is not None
-    if ls.conversations.busy(session.session_id):  # said now, not logged later by the background task
-        raise Busy(session.session_id)
-    params = PromptParams(text=text, session_id=session.session_id, attachments=attachments)
-    ls.run_task(prompt(ls, params), f"turn in {session.session_id}")
-    return AskResult(session_id=session.session_id, started=True, text=text)
 
 
 def register(server: AgentLanguageServer) -> None:
-    request(server, PROMPT, PromptParams)(prompt)
+    @request(server, PROMPT, PromptParams)
+    async def prompt(ls: AgentLanguageServer, p: PromptParams) -> PromptResult:
+        return await ls.turns.prompt(p)
 
     @request(server, CANCEL, CancelParams)
     async def cancel(ls: AgentLanguageServer, p: CancelParams) -> CancelResult:

@@ -41,17 +41,17 @@ from pygls.uris import to_fs_path
 from pygls.workspace import ServerTextPosition, ServerTextRange
 
 from agent_ls.agent.tools.arguments import SelectionDoesNotFit, typed_text
-from agent_ls.server.direct_tools import call_tool_direct
-from agent_ls.server.handlers.chat import notify_event, start_prompt
 from agent_ls.server.handlers.mcp_methods import prompt_message
-from agent_ls.server.protocol.codec import InvalidParams, RequestFailed, dump
-from agent_ls.server.protocol.commands import ActionArgs, action_args
+from agent_ls.server.protocol.codec import InvalidParams, RequestFailed
+from agent_ls.server.protocol.commands import ActionArgs, AskResult, action_args
+from agent_ls.server.protocol.mcp import ToolResultPayload
 from agent_ls.server.protocol.methods import CMD_ASK, CMD_RUN_MCP_PROMPT, CMD_RUN_TOOL_ACTION
 from agent_ls.server.protocol.prompt import Attachment, Range
-from agent_ls.server.server import AgentLanguageServer, guarded
+from agent_ls.server.server import AgentLanguageServer, command
 
 if TYPE_CHECKING:
-    from agent_ls.agent.events import Event
+    from agent_ls.runtime.host import RuntimeHost
+    from agent_ls.server.client import EditorClient
 
 log = logging.getLogger("agent_ls.server")
 
@@ -59,9 +59,9 @@ _VAR = re.compile(r"\$\{(selection|file|fileUri|languageId|line|workspaceFolder)
 APPLY_MODES = ("replaceSelection",)
 
 
-def tool_actions(ls: AgentLanguageServer) -> list[dict[str, Any]]:
+def tool_actions(runtime: RuntimeHost) -> list[dict[str, Any]]:
     """The ``toolActions`` setting (checked and typed by the settings layer), as dicts."""
-    actions = (ls.runtime.settings.merged_sections().tool_actions if ls.runtime.settings else None) or ()
+    actions = (runtime.settings.merged_sections().tool_actions if runtime.settings else None) or ()
     return [a.as_dict() for a in actions]
 
 
@@ -143,11 +143,12 @@ def _lsp_range(r: Range) -> lsp.Range:
     return lsp.Range(pos(r.start), pos(r.end))
 
 
-def code_actions_for(ls: AgentLanguageServer, params: lsp.CodeActionParams) -> list[Any] | None:
+def code_actions_for(client: EditorClient, runtime: RuntimeHost,
+                     params: lsp.CodeActionParams) -> list[Any] | None:
     uri = params.text_document.uri
     rng = params.range
     diagnostics = list(params.context.diagnostics or [])
-    doc = ls.workspace.get_text_document(uri)
+    doc = client.workspace.get_text_document(uri)
     try:
         lines, language = doc.lines, doc.language_id or ""
     except OSError:  # neither open in the editor nor readable on disk
@@ -182,29 +183,29 @@ def code_actions_for(ls: AgentLanguageServer, params: lsp.CodeActionParams) -> l
         if not diagnostics:
             add("Fix with agent", lsp.CodeActionKind.RefactorRewrite, CMD_ASK, {**base, "mode": "fix"})
             add("Explain with agent", lsp.CodeActionKind.Empty, CMD_ASK, {**base, "mode": "explain"})
-        if ls.runtime.manager is not None:
-            for srv, prompt in ls.runtime.manager.prompts():
+        if runtime.manager is not None:
+            for srv, prompt in runtime.manager.prompts():
                 args = prompt.arguments or []
                 required = [a for a in args if a.required]
                 if args and len(required) <= 1:
                     arg_name = (required or args)[0].name
                     add(f"MCP prompt: {srv}/{prompt.name}", lsp.CodeActionKind.Empty, CMD_RUN_MCP_PROMPT,
                         {**base, "server": srv, "name": prompt.name, "argument": arg_name})
-    for i, action in enumerate(tool_actions(ls)):
+    for i, action in enumerate(tool_actions(runtime)):
         if _uses_selection(action.get("arguments", {})) and not text.strip():
             continue
         kind = lsp.CodeActionKind.RefactorRewrite if action.get("apply") in APPLY_MODES else lsp.CodeActionKind.Empty
         add(action["title"], kind, CMD_RUN_TOOL_ACTION, {**base, "index": i, "title": action["title"]})
     if not actions:
         return None
-    if not _literal_support(ls):
+    if not _literal_support(client.capabilities):
         return [a.command for a in actions if a.command is not None]  # type: ignore[misc]
     return actions
 
 
-def _literal_support(ls: AgentLanguageServer) -> bool:
+def _literal_support(capabilities: lsp.ClientCapabilities) -> bool:
     """Whether the client takes CodeAction literals (else it gets bare Commands, per the spec)."""
-    td = ls.client_capabilities.text_document
+    td = capabilities.text_document
     return bool(td and td.code_action and td.code_action.code_action_literal_support)
 
 
@@ -248,19 +249,14 @@ def register(server: AgentLanguageServer) -> None:
                     await ls.lifecycle.ensure_manager()
                 except RequestFailed:  # shut down meanwhile
                     return None
-        return code_actions_for(ls, params)
+        return code_actions_for(ls.client, ls.runtime, params)
 
-    @server.command(CMD_ASK)
-    @guarded
-    async def ask(ls: AgentLanguageServer, *args: Any) -> Any:
-        a = action_args(args)
-        result = await start_prompt(ls, _question(a), a.session_id, [_selection(a)])
-        return dump(result)
+    @command(server, CMD_ASK, action_args)
+    async def ask(ls: AgentLanguageServer, a: ActionArgs) -> AskResult:
+        return await ls.turns.start(_question(a), a.session_id, [_selection(a)])
 
-    @server.command(CMD_RUN_MCP_PROMPT)
-    @guarded
-    async def run_prompt(ls: AgentLanguageServer, *args: Any) -> Any:
-        a = action_args(args)
+    @command(server, CMD_RUN_MCP_PROMPT, action_args)
+    async def run_prompt(ls: AgentLanguageServer, a: ActionArgs) -> AskResult:
         if not (a.server and a.name and a.argument):
             raise InvalidParams("invalid params: server, name and argument are required")
         manager = await ls.lifecycle.ensure_manager()
@@ -268,13 +264,11 @@ def register(server: AgentLanguageServer) -> None:
             raise RequestFailed(f"no MCP server named {a.server!r} is configured")
         result = await manager.get_prompt(a.server, a.name, {a.argument: a.text})
         text = "\n\n".join(prompt_message(m).text for m in result.messages)
-        return dump(await start_prompt(ls, text, a.session_id, []))
+        return await ls.turns.start(text, a.session_id, [])
 
-    @server.command(CMD_RUN_TOOL_ACTION)
-    @guarded
-    async def run_tool_action(ls: AgentLanguageServer, *args: Any) -> Any:
-        a = action_args(args)
-        actions = tool_actions(ls)
+    @command(server, CMD_RUN_TOOL_ACTION, action_args)
+    async def run_tool_action(ls: AgentLanguageServer, a: ActionArgs) -> ToolResultPayload:
+        actions = tool_actions(ls.runtime)
         action = None
         if a.index is not None and 0 <= a.index < len(actions) and a.title in (None, actions[a.index]["title"]):
             action = actions[a.index]
@@ -297,19 +291,14 @@ def register(server: AgentLanguageServer) -> None:
                                     f"{action['tool']} {e}") from None
 
         apply = action.get("apply") in APPLY_MODES
-
-        def sink(event: Event) -> None:
-            notify_event(ls, None, event)
-
-        chat_sink = None if apply else sink
-        result = await call_tool_direct(ls, action["server"], action["tool"], arguments, sink=chat_sink,
-                                             call_id=f"action-{ls.protocol.msg_id or 'x'}")
+        result = await ls.direct_tools.call(action["server"], action["tool"], arguments,
+                                            sink=None if apply else ls.turns.sink(None),
+                                            call_id=f"action-{ls.client.request_id or 'x'}")
         result.title = action["title"]
         if apply and not result.is_error:
             edit = lsp.WorkspaceEdit(changes={a.uri: [lsp.TextEdit(range=rng, new_text=result.content)]})
-            applied = await ls.workspace_apply_edit_async(lsp.ApplyWorkspaceEditParams(edit=edit,
-                                                                                        label=action["title"]))
+            applied = await ls.client.apply_edit(lsp.ApplyWorkspaceEditParams(edit=edit, label=action["title"]))
             result.applied = bool(applied.applied)
             if not applied.applied:
                 log.warning("the editor did not apply %r: %s", action["title"], applied.failure_reason)
-        return dump(result)
+        return result

@@ -11,7 +11,7 @@ import asyncio
 import logging
 import os
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types as lsp
 from pygls.uris import to_fs_path
@@ -21,7 +21,6 @@ from agent_ls.server import preload
 from agent_ls.server.config_files import (
     is_host_state,
     is_settings_file,
-    publish_config_diagnostics,
     watch_settings_files,
 )
 from agent_ls.server.host import shutdown_host
@@ -30,6 +29,10 @@ from agent_ls.server.protocol.methods import SERVER_INFO
 from agent_ls.server.protocol.sessions import ServerInfoResult
 from agent_ls.server.server import AgentLanguageServer, request
 from agent_ls.server.workspaces import editor_trust_from
+
+if TYPE_CHECKING:
+    from agent_ls.core.tasks import BackgroundTasks
+    from agent_ls.runtime.lifecycle import HostLifecycle
 
 log = logging.getLogger("agent_ls.server")
 
@@ -52,11 +55,11 @@ def _register_lifecycle(server: AgentLanguageServer) -> None:
         # competes with this answer for the interpreter), start the host: first what answers the
         # first mcp/status (the settings and the kept catalogues, no MCP SDK), while the editor
         # reads the result and sends `initialized`; then the SDK and the servers.
-        asyncio.get_running_loop().call_soon(after_initialize, ls)
+        asyncio.get_running_loop().call_soon(after_initialize, ls.lifecycle, ls.tasks)
 
     @server.feature(lsp.INITIALIZED)
     async def initialized(ls: AgentLanguageServer, params: lsp.InitializedParams) -> None:
-        ls.run_task(watch_settings_files(ls), "register file watchers")
+        ls.run_task(watch_settings_files(ls.client), "register file watchers")
 
     @server.feature(lsp.WORKSPACE_DID_CHANGE_WORKSPACE_FOLDERS)
     async def folders_changed(ls: AgentLanguageServer, params: lsp.DidChangeWorkspaceFoldersParams) -> None:
@@ -67,7 +70,7 @@ def _register_lifecycle(server: AgentLanguageServer) -> None:
     @server.feature(lsp.SHUTDOWN)
     async def shutdown(ls: AgentLanguageServer, params: Any) -> None:
         ls.shutdown_requested = True
-        await shutdown_host(ls)
+        await shutdown_host(ls.lifecycle, ls.conversations)
 
     @server.feature(lsp.EXIT)
     def exit_(ls: AgentLanguageServer, params: Any) -> None:
@@ -85,10 +88,10 @@ def _register_lifecycle(server: AgentLanguageServer) -> None:
         )
 
 
-def after_initialize(ls: AgentLanguageServer) -> None:
+def after_initialize(lifecycle: HostLifecycle, tasks: BackgroundTasks) -> None:
     """Run once the ``initialize`` result has been written (pygls writes it when the handler returns)."""
     preload.start()
-    ls.run_task(ls.lifecycle.start(), "start MCP host")
+    tasks.spawn(lifecycle.start(), "start MCP host")
 
 
 def _imported(name: str) -> bool:
@@ -114,4 +117,4 @@ def _register_settings(server: AgentLanguageServer) -> None:
     @server.feature(lsp.TEXT_DOCUMENT_DID_OPEN)
     async def did_open(ls: AgentLanguageServer, params: lsp.DidOpenTextDocumentParams) -> None:
         if is_settings_file(to_fs_path(params.text_document.uri)):
-            publish_config_diagnostics(ls, force=True)
+            ls.settings_diagnostics.publish(force=True)

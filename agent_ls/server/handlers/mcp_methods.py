@@ -9,7 +9,6 @@ import asyncio
 import logging
 from typing import TYPE_CHECKING
 
-from agent_ls.server.direct_tools import call_tool_direct
 from agent_ls.server.protocol.codec import NoParams, RequestFailed
 from agent_ls.server.protocol.mcp import (
     CallToolParams,
@@ -92,8 +91,8 @@ def register(server: AgentLanguageServer) -> None:  # noqa: C901 - one registrat
             if ls.runtime.manager is None and ls.lifecycle.preview is not None:
                 # set once this answer is on its way (pygls writes it when the handler returns)
                 asyncio.get_running_loop().call_soon(ls.lifecycle.status_answered.set)
-                return status_result(ls.lifecycle.preview, ls.runtime, workspaces_payload(ls))
-        return status_result(await ls.lifecycle.ensure_manager(), ls.runtime, workspaces_payload(ls))
+                return status_result(ls.lifecycle.preview, ls.runtime, workspaces_payload(ls.runtime))
+        return status_result(await ls.lifecycle.ensure_manager(), ls.runtime, workspaces_payload(ls.runtime))
 
     @request(server, MCP_RESTART, ServerParams)
     async def mcp_restart(ls: AgentLanguageServer, p: ServerParams) -> StatusResult:
@@ -102,7 +101,7 @@ def register(server: AgentLanguageServer) -> None:  # noqa: C901 - one registrat
             _configured(manager, p.server)
         await manager.restart(p.server)
         await manager.wait_ready(60)
-        return status_result(manager, ls.runtime, workspaces_payload(ls))
+        return status_result(manager, ls.runtime, workspaces_payload(ls.runtime))
 
     @request(server, MCP_SET_ENABLED, SetEnabledParams)
     async def mcp_set_enabled(ls: AgentLanguageServer, p: SetEnabledParams) -> StatusResult:
@@ -110,7 +109,7 @@ def register(server: AgentLanguageServer) -> None:  # noqa: C901 - one registrat
         _configured(manager, p.server)
         await manager.set_enabled(p.server, p.enabled)
         await manager.wait_ready(60)
-        return status_result(manager, ls.runtime, workspaces_payload(ls))
+        return status_result(manager, ls.runtime, workspaces_payload(ls.runtime))
 
     @request(server, MCP_TRUST, TrustParams)
     async def mcp_trust(ls: AgentLanguageServer, p: TrustParams) -> StatusResult:
@@ -124,7 +123,7 @@ def register(server: AgentLanguageServer) -> None:  # noqa: C901 - one registrat
         except ValueError as e:
             raise RequestFailed(str(e)) from None
         await manager.wait_ready(60)
-        return status_result(manager, ls.runtime, workspaces_payload(ls))
+        return status_result(manager, ls.runtime, workspaces_payload(ls.runtime))
 
     async def auth_action(ls: AgentLanguageServer, p: SignInParams, sign_in: bool) -> ServerStatusPayload:
         manager = await ls.lifecycle.ensure_manager()
@@ -192,7 +191,7 @@ def register(server: AgentLanguageServer) -> None:  # noqa: C901 - one registrat
 
     @request(server, MCP_CALL_TOOL, CallToolParams)
     async def call_tool(ls: AgentLanguageServer, p: CallToolParams) -> ToolResultPayload:
-        return await call_tool_direct(ls, p.server, p.tool, p.arguments)
+        return await ls.direct_tools.call(p.server, p.tool, p.arguments)
 
 
 def prompt_message(m: types.PromptMessage) -> PromptMessagePayload:

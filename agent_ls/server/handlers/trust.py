@@ -28,9 +28,15 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from agent_ls.server.editor_questions import ask_server_trust
+from agent_ls.server.editor_questions import TrustPrompts, ask_server_trust
 from agent_ls.server.protocol.codec import InvalidParams, RequestFailed, parse
-from agent_ls.server.protocol.commands import trust_workspace_args
+from agent_ls.server.protocol.commands import (
+    FolderDecision,
+    ServerDecision,
+    TrustWorkspaceArgs,
+    TrustWorkspaceCommandResult,
+    trust_workspace_args,
+)
 from agent_ls.server.protocol.mcp import StatusResult
 from agent_ls.server.protocol.methods import (
     CMD_TRUST_WORKSPACE,
@@ -41,13 +47,14 @@ from agent_ls.server.protocol.questions import (
     EditorTrustParams,
     SetWorkspaceTrustParams,
 )
-from agent_ls.server.server import AgentLanguageServer, guarded, request
+from agent_ls.server.server import AgentLanguageServer, command, request
 from agent_ls.server.status import status_result
 from agent_ls.server.workspaces import decide, record, workspaces_payload
 
 if TYPE_CHECKING:
     from agent_ls.config.entries import ServerConfig
     from agent_ls.mcp.manager import MCPManager
+    from agent_ls.runtime.host import RuntimeHost
 
 log = logging.getLogger("agent_ls.server")
 
@@ -82,14 +89,14 @@ def register(server: AgentLanguageServer) -> None:
                                 "(VS Code: Manage Workspace Trust)")
         for folder in infos:
             ls.lifecycle.withdraw_workspace_prompt(folder)
-        await record(ls, [i.request for i in infos.values()], p.trusted)
+        await record(ls.runtime, [i.request for i in infos.values()], p.trusted)
         await ls.lifecycle.reload()
         await manager.wait_ready(60)
-        return status_result(manager, ls.runtime, workspaces_payload(ls))
+        return status_result(manager, ls.runtime, workspaces_payload(ls.runtime))
 
-    @server.command(CMD_TRUST_WORKSPACE)
-    @guarded
-    async def trust_workspace_command(ls: AgentLanguageServer, *args: Any) -> Any:
+    @command(server, CMD_TRUST_WORKSPACE, trust_workspace_args)
+    async def trust_workspace_command(ls: AgentLanguageServer,
+                                      chosen: TrustWorkspaceArgs | None) -> TrustWorkspaceCommandResult:
         """Ask again about the folders that wait for trust (restricted or kept restricted), then
         about the workspace MCP servers of trusted folders that wait for their own decision
         (undecided or not trusted); an optional argument (``{"folder": path}`` or the path)
@@ -97,7 +104,6 @@ def register(server: AgentLanguageServer) -> None:
         # lazy: +6 modules, ~17 ms at start-up
         from agent_ls.config.trust import TrustState
 
-        chosen = trust_workspace_args(args)
         wanted = chosen.folder if chosen is not None else None
         manager = await ls.lifecycle.ensure_manager()
         if not ls.runtime.editor_trusted:
@@ -109,39 +115,41 @@ def register(server: AgentLanguageServer) -> None:
         settings = ls.runtime.settings
         infos = [i for f, i in (settings.workspaces.items() if settings is not None else ())
                  if i.state in (TrustState.RESTRICTED, TrustState.DECLINED) and matches(f)]
-        servers = _waiting_servers(ls, manager, matches)
+        servers = _waiting_servers(ls.runtime, ls.trust_prompts, manager, matches)
         if not infos and not servers:
             raise RequestFailed(f"{wanted} does not wait for trust" if wanted else
                                 "no workspace folder waits for trust, nor a workspace MCP server")
-        decided = []
+        decided: list[FolderDecision] = []
         for info in infos:
             ls.lifecycle.withdraw_workspace_prompt(info.request.folder)
-            trusted = await decide(ls, info)
+            trusted = await decide(ls.client, ls.runtime, info)
             if trusted is not None:
-                await record(ls, [info.request], trusted)
-            decided.append({"folder": str(info.request.folder), "trusted": trusted})
-        if any(d["trusted"] is not None for d in decided):
+                await record(ls.runtime, [info.request], trusted)
+            decided.append(FolderDecision(folder=str(info.request.folder), trusted=trusted))
+        if any(d.trusted is not None for d in decided):
             await ls.lifecycle.reload()
-        asked = []
-        for cfg in _waiting_servers(ls, manager, matches):  # the folders just trusted started theirs
-            answer = await ask_server_trust(ls, cfg)
+        asked: list[ServerDecision] = []
+        # the folders just trusted started theirs
+        for cfg in _waiting_servers(ls.runtime, ls.trust_prompts, manager, matches):
+            answer = await ask_server_trust(ls.client, ls.runtime, ls.trust_prompts, cfg)
             if answer is not None:
                 await manager.set_trust(cfg.name, answer)
-            asked.append({"server": cfg.name, "folder": str(cfg.source.workspace_folder), "trusted": answer})
-        return {"folders": decided, "servers": asked}
+            asked.append(ServerDecision(server=cfg.name, folder=str(cfg.source.workspace_folder), trusted=answer))
+        return TrustWorkspaceCommandResult(folders=decided, servers=asked)
 
 
-def _waiting_servers(ls: AgentLanguageServer, manager: MCPManager, matches: Callable[[Path | None], bool]) -> list[ServerConfig]:
+def _waiting_servers(runtime: RuntimeHost, prompts: TrustPrompts, manager: MCPManager,
+                     matches: Callable[[Path | None], bool]) -> list[ServerConfig]:
     """The workspace MCP servers of trusted folders that wait for their own decision (undecided,
     or not trusted), and are not being asked about now."""
-    settings = ls.runtime.settings
+    settings = runtime.settings
     if settings is None:
         return []
     out = []
     for status in manager.status():
         cfg = settings.servers.get(status.name)
         if (status.state in ("awaiting-trust", "untrusted") and cfg is not None and cfg.needs_trust
-                and not cfg.restricted and cfg.name not in ls.trust_prompts.servers
+                and not cfg.restricted and cfg.name not in prompts.servers
                 and matches(cfg.source.workspace_folder)):
             out.append(cfg)
     return out

@@ -1,5 +1,6 @@
 """Payloads of the ``workspace/executeCommand`` commands: the ones code actions carry
-(:class:`ActionArgs`) and ``agent-ls.trustWorkspace`` (:class:`TrustWorkspaceArgs`). The
+(:class:`ActionArgs`) and ``agent-ls.trustWorkspace`` (:class:`TrustWorkspaceArgs`,
+:class:`TrustWorkspaceCommandResult`). The
 command's arguments are structured here (:func:`action_args`, :func:`trust_workspace_args`): a
 bad argument is an ``InvalidParams`` error that names the field.
 
@@ -73,6 +74,34 @@ class TrustWorkspaceArgs:
     argument may also be the path itself)."""
 
     folder: str
+
+
+@_register
+@attrs.define
+class FolderDecision:
+    """``agent-ls.trustWorkspace``: the user's answer about one folder (null: no decision)."""
+
+    folder: str
+    trusted: bool | None
+
+
+@_register
+@attrs.define
+class ServerDecision:
+    """``agent-ls.trustWorkspace``: the user's answer about one workspace MCP server (null: no decision)."""
+
+    server: str
+    folder: str
+    trusted: bool | None
+
+
+@_register
+@attrs.define
+class TrustWorkspaceCommandResult:
+    """Result of ``agent-ls.trustWorkspace``: what was asked, and the answers."""
+
+    folders: list[FolderDecision]
+    servers: list[ServerDecision]
 
 
 def trust_workspace_args(args: Sequence[Any]) -> TrustWorkspaceArgs | None:

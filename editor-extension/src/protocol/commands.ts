@@ -37,3 +37,22 @@ export interface ActionArgs {
 export interface TrustWorkspaceArgs {
   folder: string;
 }
+
+/** agent-ls.trustWorkspace: the user's answer about one folder (null: no decision). */
+export interface FolderDecision {
+  folder: string;
+  trusted: boolean | null;
+}
+
+/** agent-ls.trustWorkspace: the user's answer about one workspace MCP server (null: no decision). */
+export interface ServerDecision {
+  server: string;
+  folder: string;
+  trusted: boolean | null;
+}
+
+/** Result of agent-ls.trustWorkspace: what was asked, and the answers. */
+export interface TrustWorkspaceCommandResult {
+  folders: FolderDecision[];
+  servers: ServerDecision[];
+}
