@@ -307,6 +307,13 @@ class AcpSession:
         self._title_sent = info.title
         await self.send(U.info_update(info.title, info.updated))
 
+    async def rename(self, title: str) -> None:
+        """``/rename TITLE``: the session's name in every front end's list (the store's), told to
+        the client as ``session_info_update``."""
+        kept = await self.conversations.rename(self.id, title)
+        await self.send(update_agent_message_text(f"[session named {kept!r}]" if kept else "[session name cleared]"))
+        await self.publish_title()
+
     async def publish_titles(self) -> None:
         """The title now (before the prompt's answer), and the title model's once its
         background call ends."""
@@ -390,7 +397,7 @@ class AcpSession:
         out: dict[str, tuple[str, Any]] = {}
         for server, p in prompts:
             # the built-in /compact wins: an MCP prompt of that name keeps a server-qualified name
-            unique = counts[p.name] == 1 and p.name != COMPACT_COMMAND[1:]
+            unique = counts[p.name] == 1 and p.name not in BUILTIN_COMMANDS
             name = p.name if unique else f"{server}.{p.name}"
             out[name.replace(" ", "_")] = (server, p)
         return out
@@ -399,12 +406,14 @@ class AcpSession:
         if wait and self.host.manager is not None:
             await self.host.manager.settle(wait)
         self.commands = self._collect_commands()
-        names = sorted([*self.commands, COMPACT_COMMAND[1:]])
+        names = sorted([*self.commands, *BUILTIN_COMMANDS])
         if names == (self._commands_sent or []):
             return
         self._commands_sent = names
         commands = [AvailableCommand(name=COMPACT_COMMAND[1:], description=(
-            "Compact the conversation now: clear old tool results (kept, readable by handle) and summarize"))]
+            "Compact the conversation now: clear old tool results (kept, readable by handle) and summarize")),
+                    AvailableCommand(name="rename", description="Name this session (no name: clear it)",
+                                     input=AvailableCommandInput(UnstructuredCommandInput(hint="title")))]
         for name in names:
             if name not in self.commands:
                 continue
@@ -443,6 +452,9 @@ class AcpSession:
                     await self.open(required=False)  # the folder's settings may apply now
                     await self.publish_commands()
                     await self.publish_options()
+                if text.strip() == RENAME_COMMAND or text.strip().startswith(RENAME_COMMAND + " "):
+                    await self.rename(text.strip()[len(RENAME_COMMAND):])
+                    return "end_turn"
                 session = await self.open(required=True)
                 compact = text.strip() == COMPACT_COMMAND
                 if not compact:
@@ -459,6 +471,11 @@ class AcpSession:
         await self.publish_titles()
         self.spawn(self.publish_commands(), "available commands")
         return STOP_REASONS.get(result.stop_reason, "end_turn")
+
+
+RENAME_COMMAND = "/rename"
+BUILTIN_COMMANDS = (COMPACT_COMMAND[1:], RENAME_COMMAND[1:])
+"""The commands agent-ls offers itself (an MCP prompt of such a name keeps a server-qualified name)."""
 
 
 def request_error(e: ConversationError) -> RequestError:

@@ -136,6 +136,8 @@ async def _chat(args: argparse.Namespace, conversations: Conversations, session:
             print(await rewind_command(conversations, session_id, command[len("/rewind"):], roots))
         elif command == "/redo":
             print(await redo_command(conversations, session_id))
+        elif command == "/rename" or command.startswith("/rename "):
+            print(await rename_command(conversations, session_id, command[len("/rename"):].strip()))
         elif command:
             reopened = await conversations.open(session_id)  # rebuilt after a rewind of its history
             if reopened is not None:
@@ -200,6 +202,12 @@ async def model_command(conversations: Conversations, session_id: str, current: 
     except ConversationError as e:
         return f"error: {e}"
     return f"[model {picked.current}]"
+
+
+async def rename_command(conversations: Conversations, session_id: str, title: str) -> str:
+    """``/rename TITLE``: the session's name in every front end's list (``/rename`` alone clears it)."""
+    kept = await conversations.rename(session_id, title)
+    return f"[session named {visible(kept)!r}]" if kept else "[session name cleared]"
 
 
 TOOL_LINE_CHARS = 200

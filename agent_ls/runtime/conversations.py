@@ -77,6 +77,10 @@ class NoModel(ConversationError):
         super().__init__(NO_MODEL)
 
 
+RENAME_MAX_CHARS = 120
+"""The longest title a user may give a session (a longer one is cut at a word boundary)."""
+
+
 class UnknownSession(ConversationError):
     def __init__(self, session_id: str, where: str = "") -> None:
         super().__init__(f"no session {session_id!r}{where}")
@@ -247,12 +251,20 @@ class Conversations:
         deleted: bool = await self._call(store.delete_session, session_id)
         return deleted
 
-    async def rename(self, session_id: str, title: str | None) -> None:
+    async def rename(self, session_id: str, title: str | None) -> str | None:
+        """The user names a session (every front end's rename): one line, whitespace collapsed,
+        at most :data:`RENAME_MAX_CHARS`; empty or None clears the title (the list shows the
+        session without one). Returns the title kept."""
+        # lazy: the store (sqlite3), +10 modules
+        from agent_ls.agent.store import session_title
+
+        kept = session_title(title, RENAME_MAX_CHARS) if title is not None else ""
         store = await self.store()
         try:
-            await self._call(store.rename, session_id, title)
+            await self._call(store.rename, session_id, kept or None)
         except KeyError:
             raise UnknownSession(session_id) from None
+        return kept or None
 
     async def title(self, session_id: str, typed: str) -> None:
         """Title a session from its first user message as the user typed it; a later message

@@ -190,25 +190,32 @@ export function registerCommands(
       await chat.newSession();
     }),
     reg("agentLs.resumeSession", async () => {
-      const sessions = await chat.listSessions();
-      if (sessions.length === 0) {
-        void vscode.window.showInformationMessage("No saved sessions yet.");
-        return;
-      }
-      const pick = await vscode.window.showQuickPick(
-        [...sessions]
-          .sort((a, b) => b.updated - a.updated)
-          .map((s) => ({
-            label: sessionLabel(s),
-            description: `${s.messageCount} messages`,
-            detail: new Date(s.updated * 1000).toLocaleString(),
-            id: s.id,
-          })),
-        { placeHolder: "Resume which session?" },
-      );
+      const pick = await pickSession(chat, "Resume which session?");
       if (!pick) return;
       await views.openView(false);
       await chat.resume(pick.id);
+    }),
+    reg("agentLs.renameSession", async () => {
+      const pick = await pickSession(chat, "Rename which session?");
+      if (!pick) return;
+      const title = await vscode.window.showInputBox({
+        prompt: "The session's new name (empty: no name)",
+        value: pick.title ?? "",
+        validateInput: (v) => (v.length > 120 ? "At most 120 characters" : undefined),
+      });
+      if (title === undefined) return;
+      await chat.renameSession(pick.id, title);
+    }),
+    reg("agentLs.deleteSession", async () => {
+      const pick = await pickSession(chat, "Delete which session?");
+      if (!pick) return;
+      const sure = await vscode.window.showWarningMessage(
+        `Delete the session "${pick.label}"? Its conversation and checkpoints cannot be restored.`,
+        { modal: true },
+        "Delete",
+      );
+      if (sure !== "Delete") return;
+      await chat.deleteSession(pick.id);
     }),
     reg("agentLs.restartServer", async (arg) => {
       const name = await pickServer(servers, arg, "Restart which MCP server?");
@@ -360,4 +367,29 @@ async function editServerConfig(servers: ServersModel, name: string): Promise<vo
     editor.selection = new vscode.Selection(start, end);
     editor.revealRange(new vscode.Range(start, end), vscode.TextEditorRevealType.InCenterIfOutsideViewport);
   }
+}
+
+/** A saved session picked by the user (most recent first); undefined when there is none or the pick was dismissed. */
+export async function pickSession(
+  chat: Pick<ChatController, "listSessions">,
+  placeHolder: string,
+): Promise<{ id: string; label: string; title: string | null } | undefined> {
+  const sessions = await chat.listSessions();
+  if (sessions.length === 0) {
+    void vscode.window.showInformationMessage("No saved sessions yet.");
+    return undefined;
+  }
+  const pick = await vscode.window.showQuickPick(
+    [...sessions]
+      .sort((a, b) => b.updated - a.updated)
+      .map((s) => ({
+        label: sessionLabel(s),
+        description: `${s.messageCount} messages`,
+        detail: new Date(s.updated * 1000).toLocaleString(),
+        id: s.id,
+        title: s.title ?? null,
+      })),
+    { placeHolder },
+  );
+  return pick ? { id: pick.id, label: pick.label, title: pick.title } : undefined;
 }

@@ -9,7 +9,7 @@ import type { ToWebview } from "../shared/messages";
 import { initialState, type ChatState, type MessageItem } from "../shared/state";
 import { ChatController, type ChatSurface } from "../src/chat/controller";
 import type { AgentClient } from "../src/client";
-import { askQuestionIfNeeded, codeActionMiddleware } from "../src/commands";
+import { askQuestionIfNeeded, codeActionMiddleware, pickSession } from "../src/commands";
 import * as P from "../src/protocol";
 import { ChatApp } from "../webview/app";
 import * as vscode from "./fakes/vscode";
@@ -375,6 +375,53 @@ describe("sessions", () => {
     expect(users.map((u) => u.querySelector(".text")?.textContent)).toEqual(["Why?", "plain"]);
     expect([...users[0].querySelectorAll(".chip")].map((c) => c.textContent)).toEqual(["main.py:2-2", "knob: knob://readme"]);
     expect(users[0].textContent).not.toContain("Selection from");
+  });
+});
+
+describe("renaming and deleting sessions (issue 39: every front end names and deletes sessions)", () => {
+  const sessions: P.SessionInfo[] = [
+    { id: "old", title: "Old work", created: 1, updated: 1, messageCount: 2 },
+    { id: "new", title: null, created: 2, updated: 5, messageCount: 4 },
+  ] as P.SessionInfo[];
+
+  it("the pick lists the most recent first; rename sends agent/sessions/rename and lists again", async () => {
+    let offered: { label: string; id: string }[] = [];
+    vscode.window.showQuickPick = (async (items: { label: string; id: string }[]) => {
+      offered = items;
+      return items[1];
+    }) as typeof vscode.window.showQuickPick;
+    agent.answer = async (method) => {
+      if (method === P.SESSIONS_LIST) return { sessions } satisfies P.SessionsListResult;
+      if (method === P.SESSIONS_RENAME) return { title: "Retry logic" } satisfies P.RenameResult;
+      return {};
+    };
+    const pick = await pickSession(chat, "Rename which session?");
+    expect(offered.map((o) => o.id)).toEqual(["new", "old"]);
+    expect(pick).toEqual({ id: "old", label: "Old work", title: "Old work" });
+    expect(await chat.renameSession("old", "  Retry   logic ")).toBe("Retry logic");
+    expect(agent.sent.find((s) => s.method === P.SESSIONS_RENAME)!.params).toEqual({ sessionId: "old", title: "  Retry   logic " });
+    expect(agent.methods().slice(-1)).toEqual([P.SESSIONS_LIST]);
+  });
+
+  it("deleting the session the chat shows starts a new one; another session leaves the chat alone", async () => {
+    agent.answer = async (method) => {
+      if (method === P.SESSIONS_DELETE) return { deleted: true } satisfies P.DeleteResult;
+      if (method === P.SESSIONS_LIST) return { sessions: [] } satisfies P.SessionsListResult;
+      if (method === P.SESSIONS_RESUME) return { sessionId: "s1", messages: [{ role: "user", content: "hi" }] };
+      return {};
+    };
+    await chat.handle(surface, { type: "resumeSession", sessionId: "s1" });
+    expect(chat.snapshot.sessionId).toBe("s1");
+    expect(await chat.deleteSession("other")).toBe(true);
+    expect(chat.snapshot.sessionId).toBe("s1");
+    expect(await chat.deleteSession("s1")).toBe(true);
+    expect(chat.snapshot.sessionId).toBeNull();
+    expect(chat.snapshot.items.filter((i) => i.kind === "message")).toEqual([]);
+  });
+
+  it("no saved session: nothing is picked", async () => {
+    agent.answer = async () => ({ sessions: [] });
+    expect(await pickSession(chat, "Delete which session?")).toBeUndefined();
   });
 });
 

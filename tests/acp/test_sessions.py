@@ -174,3 +174,21 @@ def alive(pid: int) -> bool:
         return False
     return state not in ("Z", "X")
 
+
+
+async def test_slash_rename_names_the_session_for_every_front_end(setup: AcpSetup) -> None:
+    """Issue 39: `/rename` is an available command; it names the session in the store every
+    front end lists (no model request), and the client is told with session_info_update."""
+    sid = store_session(setup)
+    async with start_agent(setup) as (conn, _proc, client):
+        await asyncio.wait_for(conn.load_session(cwd=str(setup.ws), session_id=sid, mcp_servers=[]), 30)
+        asked = len(setup.llm.requests)
+        result = await asyncio.wait_for(conn.prompt(session_id=sid, prompt=[text_block("/rename  Notes   reader ")]), 60)
+        assert result.stop_reason == "end_turn"
+        assert len(setup.llm.requests) == asked  # a command, not a prompt to the model
+        assert "[session named 'Notes reader']" in client.text(sid)
+        assert client.of(sid, "session_info_update")[-1].title == "Notes reader"
+        commands = client.of(sid, "available_commands_update")[-1].available_commands
+        assert {"compact", "rename"} <= {c.name for c in commands}
+        listed = await conn.list_sessions(cwd=str(setup.ws))
+        assert [s.title for s in listed.sessions] == ["Notes reader"]

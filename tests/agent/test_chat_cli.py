@@ -268,3 +268,18 @@ def test_slash_rewind_lists_and_restores_what_a_turn_did(llm: ScriptedLLM, ws: P
     assert "[rewound: 2 files, the conversation; /redo undoes it]" in proc.stdout, proc.stdout
     assert (ws / "old.txt").read_text() == "old\n" and not (ws / "made.txt").exists()
     assert "no checkpoints in this session yet" in proc.stdout  # the rewound prompt's checkpoint is gone from the list
+
+
+def test_slash_rename_names_the_session_in_every_list(llm: ScriptedLLM, ws: Path, tmp_path: Path) -> None:
+    """Issue 39: `/rename TITLE` names the session through the conversation service (the editor's
+    `agent/sessions/rename`); `--list-sessions` shows the name; `/rename` alone clears it."""
+    llm.script(text("hello"))
+    proc = chat(llm, tmp_path, ws, stdin="hi there\n/rename   Retry   logic \n/exit\n")
+    assert proc.returncode == 0, proc.stderr
+    assert "[session named 'Retry logic']" in proc.stdout, proc.stdout
+    listing = chat(llm, tmp_path, ws, "--list-sessions").stdout
+    assert listing.rstrip().endswith("Retry logic"), listing
+    sid = listing.split()[0]
+    proc = chat(llm, tmp_path, ws, "--resume", sid, stdin="/rename\n/exit\n")
+    assert "[session name cleared]" in proc.stdout, proc.stdout
+    assert "Retry logic" not in chat(llm, tmp_path, ws, "--list-sessions").stdout

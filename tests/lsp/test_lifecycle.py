@@ -86,6 +86,7 @@ MALFORMED: list[tuple[str, Any, str]] = [
     (P.SESSIONS_RESUME, {}, "sessionId"),
     (P.SESSIONS_RESUME, {"sessionId": 1}, "sessionId"),
     (P.SESSIONS_DELETE, {"sessionId": None}, "sessionId"),
+    (P.SESSIONS_RENAME, {"sessionId": "x", "title": 3}, "title"),
     (P.SERVER_INFO, [1], "params must be an object"),
     (P.MCP_STATUS, 7, "params must be an object"),
     (P.MCP_RESTART, {"server": 5}, "server"),
@@ -200,6 +201,14 @@ async def test_sessions_list_new_resume_delete(setup: Setup) -> None:
         assert sent == [("user", "first question"), ("assistant", "first answer"), ("user", "second question")]
         assert (await ed.request(P.SESSIONS_DELETE, {"sessionId": sid}))["deleted"] is True
         assert [s["id"] for s in (await ed.request(P.SESSIONS_LIST))["sessions"]] == [other]
+        # The user names a session: one line, whitespace collapsed; empty clears it.
+        renamed = await ed.request(P.SESSIONS_RENAME, {"sessionId": other, "title": "  Retry   logic\nsecond line"})
+        assert renamed == {"title": "Retry logic"}
+        assert [s["title"] for s in (await ed.request(P.SESSIONS_LIST))["sessions"]] == ["Retry logic"]
+        assert (await ed.request(P.SESSIONS_RENAME, {"sessionId": other, "title": " "}))["title"] is None
+        with pytest.raises(JsonRpcException, match="no session") as err:
+            await ed.request(P.SESSIONS_RENAME, {"sessionId": sid, "title": "gone"})
+        assert err.value.code == P.REQUEST_FAILED
         with pytest.raises(JsonRpcException, match="no session") as err:
             await ed.request(P.SESSIONS_RESUME, {"sessionId": sid})
         assert err.value.code == P.REQUEST_FAILED

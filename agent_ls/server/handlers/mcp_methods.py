@@ -53,6 +53,7 @@ if TYPE_CHECKING:
     import mcp_types as types
 
     from agent_ls.mcp.manager import MCPManager
+    from agent_ls.runtime.lifecycle import HostLifecycle
 
 log = logging.getLogger("agent_ls.server")
 
@@ -125,8 +126,8 @@ def register(server: AgentLanguageServer) -> None:  # noqa: C901 - one registrat
         await manager.wait_ready(60)
         return status_result(manager, ls.runtime, workspaces_payload(ls.runtime))
 
-    async def auth_action(ls: AgentLanguageServer, p: SignInParams, sign_in: bool) -> ServerStatusPayload:
-        manager = await ls.lifecycle.ensure_manager()
+    async def auth_action(lifecycle: HostLifecycle, p: SignInParams, sign_in: bool) -> ServerStatusPayload:
+        manager = await lifecycle.ensure_manager()
         _known(manager, p.server)
         try:
             status = await (manager.sign_in(p.server) if sign_in else manager.sign_out(p.server))
@@ -136,11 +137,11 @@ def register(server: AgentLanguageServer) -> None:  # noqa: C901 - one registrat
 
     @request(server, MCP_SIGN_IN, SignInParams)
     async def mcp_sign_in(ls: AgentLanguageServer, p: SignInParams) -> ServerStatusPayload:
-        return await auth_action(ls, p, sign_in=True)
+        return await auth_action(ls.lifecycle, p, sign_in=True)
 
     @request(server, MCP_SIGN_OUT, SignInParams)
     async def mcp_sign_out(ls: AgentLanguageServer, p: SignInParams) -> ServerStatusPayload:
-        return await auth_action(ls, p, sign_in=False)
+        return await auth_action(ls.lifecycle, p, sign_in=False)
 
     @request(server, MCP_RESOURCES_LIST, ResourcesListParams)
     async def resources_list(ls: AgentLanguageServer, p: ResourcesListParams) -> ResourcesListResult:

@@ -1,4 +1,4 @@
-"""Stored sessions over LSP: the ``agent/sessions/*``, ``agent/changeOutcome``,
+"""Stored sessions over LSP: the ``agent/sessions/*`` (list, new, resume, delete, rename), ``agent/changeOutcome``,
 ``agent/changeContent`` and ``agent/toolOutput`` requests, translated to the runtime's
 conversations (:class:`agent_ls.runtime.conversations.Conversations`: the store, the transcript
 a resume replays, the file changes).
@@ -17,6 +17,7 @@ from agent_ls.server.protocol.methods import (
     SESSIONS_DELETE,
     SESSIONS_LIST,
     SESSIONS_NEW,
+    SESSIONS_RENAME,
     SESSIONS_RESUME,
     TOOL_OUTPUT,
 )
@@ -29,6 +30,8 @@ from agent_ls.server.protocol.sessions import (
     NewSessionParams,
     NewSessionResult,
     PlanEntryPayload,
+    RenameParams,
+    RenameResult,
     ResumeResult,
     SessionInfo,
     SessionParams,
@@ -93,3 +96,7 @@ def register(server: AgentLanguageServer) -> None:
     @request(server, SESSIONS_DELETE, SessionParams)
     async def sessions_delete(ls: AgentLanguageServer, p: SessionParams) -> DeleteResult:
         return DeleteResult(deleted=await ls.conversations.delete(p.session_id))
+
+    @request(server, SESSIONS_RENAME, RenameParams)
+    async def sessions_rename(ls: AgentLanguageServer, p: RenameParams) -> RenameResult:
+        return RenameResult(title=await ls.conversations.rename(p.session_id, p.title))

@@ -262,6 +262,23 @@ class DeleteResult:
 
 @_register
 @attrs.define
+class RenameParams:
+    """``agent/sessions/rename``: the session and its new title (empty or null clears it)."""
+
+    session_id: str
+    title: str | None = None
+
+
+@_register
+@attrs.define
+class RenameResult:
+    """``agent/sessions/rename``: the title kept (one line, at most 120 characters; null: none)."""
+
+    title: str | None
+
+
+@_register
+@attrs.define
 class ServerInfoResult:
     """``agent/serverInfo``: facts about the server process (for diagnostics and tests)."""
 

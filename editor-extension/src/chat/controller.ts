@@ -298,6 +298,21 @@ export class ChatController implements vscode.Disposable {
     await this.refreshModels();
   }
 
+  /** agent/sessions/rename: the title the server kept shows in the session list. */
+  async renameSession(sessionId: string, title: string): Promise<string | null> {
+    const r = await this.agent.request<P.RenameResult>(P.SESSIONS_RENAME, { sessionId, title } satisfies P.RenameParams);
+    await this.listSessions();
+    return r.title;
+  }
+
+  /** agent/sessions/delete; the chat showing that session starts a new one. */
+  async deleteSession(sessionId: string): Promise<boolean> {
+    const r = await this.agent.request<P.DeleteResult>(P.SESSIONS_DELETE, { sessionId } satisfies P.SessionParams);
+    if (this.state.sessionId === sessionId) this.dispatch({ type: "reset", sessionId: null });
+    await this.listSessions();
+    return r.deleted;
+  }
+
   // the model picker ------------------------------------------------------------------------------
   /** The model choices and the current session's model (agent/models), for the chat's header. */
   async refreshModels(): Promise<void> {

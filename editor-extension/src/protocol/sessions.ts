@@ -182,6 +182,17 @@ export interface DeleteResult {
   deleted: boolean;
 }
 
+/** agent/sessions/rename: the session and its new title (empty or null clears it). */
+export interface RenameParams {
+  sessionId: string;
+  title?: string | null;
+}
+
+/** agent/sessions/rename: the title kept (one line, at most 120 characters; null: none). */
+export interface RenameResult {
+  title: string | null;
+}
+
 /** `agent/serverInfo`: facts about the server process (for diagnostics and tests). */
 export interface ServerInfoResult {
   name: string;
