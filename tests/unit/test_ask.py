@@ -14,10 +14,10 @@ from lsprotocol import types as lsp
 from pygls.exceptions import JsonRpcInternalError, JsonRpcMethodNotFound
 
 from agent_ls.server.ask import AskFailed, ask
+from agent_ls.server.client import EditorClient
 from agent_ls.server.protocol.codec import RawResponse
 from agent_ls.server.protocol.methods import APPROVE
 from agent_ls.server.protocol.questions import ApproveParams, ApproveResult
-from agent_ls.server.client import EditorClient
 from agent_ls.server.server import AgentLanguageServer
 
 PARAMS = ApproveParams(call_id="c1", tool="mcp__s__t", arguments={"x": 1}, reason="writes")
