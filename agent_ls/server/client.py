@@ -54,7 +54,7 @@ class EditorClient:
         return self._server.work_done_progress
 
     @property
-    def request_id(self) -> Any:
+    def request_id(self) -> int | str | None:
         """The id of the client request being handled now (None outside one)."""
         return self._server.protocol.msg_id
 
