@@ -32,6 +32,32 @@ export function promptOrdinal(items: readonly ChatItem[], itemId: string): numbe
   return null;
 }
 
+/** An edit of the agent that went into an editor buffer (its file card's row). */
+export interface AgentEdit {
+  changeId: string;
+  /** The file's URI (file:...). */
+  uri: string;
+  /** Relative to its workspace folder. */
+  path: string;
+}
+
+/** The agent's edits that went into editor buffers (applied, accepted or kept: not known to be
+ * saved) in the turns from the prompt `promptIndex` on: the latest first (the order to revert). */
+export function laterAgentEdits(items: readonly ChatItem[], promptIndex: number): AgentEdit[] {
+  let n = -1;
+  const out: AgentEdit[] = [];
+  for (const it of items) {
+    if (it.kind === "message" && it.role === "user") n++;
+    if (n < promptIndex || it.kind !== "changes") continue;
+    for (const f of it.files) {
+      if (f.uri && (f.status === "applied" || f.status === "accepted" || f.status === "kept")) {
+        out.push({ changeId: f.changeId, uri: f.uri, path: f.path });
+      }
+    }
+  }
+  return out.reverse();
+}
+
 /** A path as the user reads it: relative to its workspace folder when it is inside one. */
 export function shownPath(path: string, roots: readonly string[]): string {
   for (const r of roots) {
@@ -50,7 +76,7 @@ const ACTION_TEXT: Record<string, string> = {
 /** The one-line title of a checkpoint (quick picks, the plan's question). */
 export function checkpointTitle(cp: CheckpointPayload): string {
   const words = cp.prompt.replace(/\s+/g, " ").trim();
-  return `Prompt ${cp.promptIndex + 1}: ${words.length > 60 ? `${words.slice(0, 59)}…` : words}`;
+  return `prompt ${cp.promptIndex + 1} ("${words.length > 60 ? `${words.slice(0, 59)}…` : words}")`;
 }
 
 export interface PlanShown {
@@ -78,7 +104,14 @@ function section(out: string[], title: string, rows: string[]): void {
  * The plan of a rewind preview as the user reads it before confirming. `unsaved`: the files of
  * the plan open in an editor with unsaved changes (their text stays in the editor).
  */
-export function planShown(preview: RewindResult, mode: RewindMode, roots: readonly string[], unsaved: readonly string[] = []): PlanShown {
+export function planShown(
+  preview: RewindResult,
+  mode: RewindMode,
+  roots: readonly string[],
+  unsaved: readonly string[] = [],
+  /** The agent's edits still unsaved in editor buffers (no checkpoint has them): reverted there. */
+  agentUnsaved: readonly string[] = [],
+): PlanShown {
   const { code, conversation } = modeFlags(mode);
   const show = (p: string) => shownPath(p, roots);
   const flag = (a: FileActionPayload) => (a.protected ? ` [protected: ${a.protected}]` : "");
@@ -96,7 +129,9 @@ export function planShown(preview: RewindResult, mode: RewindMode, roots: readon
   }
   const unsavedHere = code ? unsaved.filter((p) => changing.some((a) => a.path === p)) : [];
   section(out, "Open with unsaved changes: your unsaved text stays in the editor (the file on disk is rewound)", unsavedHere.map(show));
-  if (code && !changing.length && !conflicts.length && !notKept.length) out.push("Files: nothing to change.", "");
+  const bufferEdits = code ? [...new Set(agentUnsaved)] : [];
+  section(out, "The agent's unsaved edits in open editors (not on disk, so in no checkpoint): reverted in the editor (Undo brings them back)", bufferEdits);
+  if (code && !changing.length && !conflicts.length && !notKept.length && !bufferEdits.length) out.push("Files: nothing to change.", "");
   if (conversation) out.push(`Conversation: back to before this prompt (kept: Redo brings it back until your next prompt).`);
   else out.push("Conversation: stays as it is.");
   const cp = preview.checkpoint;
@@ -104,7 +139,7 @@ export function planShown(preview: RewindResult, mode: RewindMode, roots: readon
     message: `Rewind to before ${checkpointTitle(cp)}?`,
     detail: out.join("\n").trim(),
     conflicts: conflicts.map((a) => a.path),
-    empty: !changing.length && !conversation && !(code && conflicts.length),
+    empty: !changing.length && !conversation && !(code && conflicts.length) && !bufferEdits.length,
   };
 }
 

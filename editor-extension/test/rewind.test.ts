@@ -6,7 +6,7 @@
  * (a clean one follows the disk, a dirty one is never touched and the user is told).
  */
 import { beforeEach, describe, expect, it } from "vitest";
-import { planShown, promptOrdinal, doneText } from "../shared/rewind";
+import { doneText, laterAgentEdits, planShown, promptOrdinal } from "../shared/rewind";
 import { initialState, type ChatItem, type ChatState } from "../shared/state";
 import { buffersText, settleBuffers, type BufferState } from "../src/chat/openBuffers";
 import { ChatRewind, REDO_BUTTON, REWIND_BUTTON } from "../src/chat/rewind";
@@ -45,7 +45,7 @@ describe("the plan and the prompt a message is", () => {
 
   it("shows each file and what happens to it, what is left alone, protected files and unsaved buffers", () => {
     const shown = planShown(preview, "both", ["/w"], ["/w/a.py"]);
-    expect(shown.message).toBe("Rewind to before Prompt 2: make the change?");
+    expect(shown.message).toBe('Rewind to before prompt 2 ("make the change")?');
     const d = shown.detail;
     expect(d).toContain("Files the rewind changes (3):");
     expect(d).toContain("a.py: put back as it was");
@@ -94,7 +94,12 @@ function harness(state: ChatState) {
   const reloads: string[] = [];
   const open: BufferState[] = [];
   const disk = new Map<string, string | null>();
+  const reverted: string[] = [];
   const rewind = new ChatRewind({
+    revertEdit: async (changeId) => {
+      reverted.push(changeId);
+      sent.push({ method: "revert", params: { changeId } });
+    },
     request: async <R,>(method: string, params: unknown): Promise<R> => {
       sent.push({ method, params: params as Record<string, unknown> });
       if (method === P.CHECKPOINTS) return { checkpoints: [cp(0), cp(1, "make the change")] } as R;
@@ -112,7 +117,7 @@ function harness(state: ChatState) {
     roots: () => ["/w"],
     buffers: { open: () => open, read: async (p) => disk.get(p) ?? null, waitMs: 50, stepMs: 5 },
   });
-  return { rewind, sent, notices, reloads, open, disk };
+  return { rewind, sent, notices, reloads, open, disk, reverted };
 }
 
 describe("the host's rewind", () => {
@@ -149,7 +154,7 @@ describe("the host's rewind", () => {
     expect(asked!.detail).toContain("a.py: put back as it was");
     expect(asked!.buttons).toEqual([REWIND_BUTTON, "Rewind, also overwrite the 1 file you changed"]);
     expect(h.reloads).toEqual(["s1"]);
-    expect(h.notices.join(" ")).toContain("Rewound to before Prompt 2: make the change: 2 files restored; the conversation taken back");
+    expect(h.notices.join(" ")).toContain('Rewound to before prompt 2 ("make the change"): 2 files restored; the conversation taken back');
     expect(h.notices.join(" ")).toContain("Open editors updated to the rewound content: a.py.");
     expect(offered).toEqual([REDO_BUTTON]);
   });
@@ -184,6 +189,39 @@ describe("the host's rewind", () => {
   });
 });
 
+describe("the agent's edits still unsaved in buffers", () => {
+  const card = (id: string, rows: [string, P.ChangeStatus][]): ChatItem => ({
+    kind: "changes", id, rev: 0, sessionId: "s1", turn: 1,
+    files: rows.map(([path, status], i) => ({
+      changeId: `${id}-${i}`, callId: null, path, uri: `file:///w/${path}`, added: 1, removed: 1, created: false, status,
+      reason: null, reviewable: true,
+    })),
+  });
+  const items = [user("m1", "first"), card("c0", [["early.py", "applied"]]), user("m3", "make the change"),
+    card("c1", [["x.py", "applied"], ["y.py", "reverted"], ["z.py", "kept"]]), card("c2", [["x.py", "accepted"]])];
+
+  it("are the applied, accepted and kept rows of the later turns, the latest first", () => {
+    expect(laterAgentEdits(items, 1).map((e) => e.changeId)).toEqual(["c2-0", "c1-2", "c1-0"]);
+    expect(laterAgentEdits(items, 0).map((e) => e.changeId)).toContain("c0-0");
+  });
+
+  it("are listed in the plan and reverted in their dirty buffers before the rewind", async () => {
+    let asked = "";
+    vscode.window.showQuickPick = async (list: unknown) => (list as { mode?: string }[]).find((i) => i.mode === "both");
+    vscode.window.showWarningMessage = async (...args: unknown[]) => {
+      asked = (args[1] as { detail: string }).detail;
+      return REWIND_BUTTON;
+    };
+    const h = harness({ ...initialState(), sessionId: "s1", items });
+    h.open.push({ path: "/w/x.py", dirty: true, text: () => "agent's unsaved\n" }, { path: "/w/z.py", dirty: false, text: () => "saved\n" });
+    await h.rewind.fromMessage("m3");
+    expect(asked).toContain("The agent's unsaved edits in open editors (not on disk, so in no checkpoint): reverted in the editor (Undo brings them back) (1):\n  x.py");
+    expect(h.reverted).toEqual(["c2-0", "c1-0"]); // z.py's buffer is clean: saved, so the checkpoints have it
+    expect(h.sent.map((s) => s.method)).toEqual([P.CHECKPOINTS, P.REWIND, "revert", "revert", P.REWIND]);
+    expect(h.notices.join(" ")).toContain("2 unsaved edits of the agent reverted in the editor");
+  });
+});
+
 describe("open buffers after a rewind", () => {
   it("a clean buffer follows the disk, a dirty one is left alone and reported, a late one is named", async () => {
     let reloaded = "agent's\n";
@@ -207,6 +245,6 @@ describe("open buffers after a rewind", () => {
 
   it("the done text says what happened", () => {
     expect(doneText({ ...preview, done: true, changed: ["/w/a.py"], leftAlone: [], conversation: false }, false))
-      .toBe('Rewound to before Prompt 2: make the change: 1 file restored. "Agent: Redo Rewind" undoes it until your next prompt.');
+      .toBe('Rewound to before prompt 2 ("make the change"): 1 file restored. "Agent: Redo Rewind" undoes it until your next prompt.');
   });
 });

@@ -66,7 +66,11 @@ export class ChatController implements vscode.Disposable {
     request: (method, params) => this.agent.request(method, params),
     state: () => this.state,
     notice: (text, role) => this.notice(text, role),
-    reload: (sessionId) => this.resume(sessionId),
+    reload: async (sessionId) => {
+      await this.resume(sessionId);
+      await this.listSessions();
+    },
+    revertEdit: (changeId) => this.reviews.act(changeId, "revert"),
     roots: () => (vscode.workspace.workspaceFolders ?? []).map((f) => f.uri.fsPath),
   });
   private modelsTimer: ReturnType<typeof setTimeout> | undefined;

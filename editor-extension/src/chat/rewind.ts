@@ -12,6 +12,7 @@ import type { ChatState } from "../../shared/state";
 import {
   REWIND_MODES,
   checkpointTitle,
+  laterAgentEdits,
   doneText,
   modeFlags,
   planShown,
@@ -36,6 +37,8 @@ export interface RewindHost {
   /** The workspace folders (paths are shown relative to them). */
   roots(): string[];
   buffers?: BufferDeps;
+  /** Reverts an agent edit in its editor buffer (the file card's Revert: an undoable edit). */
+  revertEdit?(changeId: string): Promise<void>;
 }
 
 export class ChatRewind {
@@ -128,7 +131,13 @@ export class ChatRewind {
     const params = { checkpointId: cp.id, code, conversation } satisfies P.RewindParams;
     const preview = await this.host.request<P.RewindResult>(P.REWIND, { ...params, preview: true });
     const roots = this.host.roots();
-    const shown = planShown(preview, mode, roots, dirtyAmong(preview.actions.map((a) => a.path), this.buffers));
+    // the agent's edits still unsaved in buffers (the chat's file cards of the later turns): no
+    // checkpoint has them, so they are reverted in the editor, as the card's Revert does
+    const s = this.host.state();
+    const candidates = code && this.host.revertEdit && s.sessionId === cp.sessionId ? laterAgentEdits(s.items, cp.promptIndex) : [];
+    const dirty = new Set(dirtyAmong(candidates.map((e) => vscode.Uri.parse(e.uri).fsPath), this.buffers));
+    const bufferEdits = candidates.filter((e) => dirty.has(vscode.Uri.parse(e.uri).fsPath));
+    const shown = planShown(preview, mode, roots, dirtyAmong(preview.actions.map((a) => a.path), this.buffers), bufferEdits.map((e) => e.path));
     fact(`rewind-plan ${cp.id} ${mode} ${preview.actions.map((a) => `${a.action}:${shownPath(a.path, roots)}${a.protected ? ":protected" : ""}`).join(" ")}`);
     const overwrite = shown.conflicts.length
       ? `Rewind, also overwrite the ${shown.conflicts.length} file${shown.conflicts.length === 1 ? "" : "s"} you changed`
@@ -143,19 +152,22 @@ export class ChatRewind {
       fact(`rewind-cancelled ${cp.id}`);
       return;
     }
+    for (const e of bufferEdits) await this.host.revertEdit?.(e.changeId);
+    if (bufferEdits.length) fact(`rewind-reverted-in-editor ${bufferEdits.length}`);
     const result = await this.host.request<P.RewindResult>(P.REWIND, { ...params, overwrite: answer === overwrite });
     fact(`rewound ${cp.id} ${mode} changed=${result.changed?.length ?? 0} conversation=${result.conversation === true}`);
-    await this.afterwards(result, cp.sessionId, false);
+    await this.afterwards(result, cp.sessionId, false, bufferEdits.length);
   }
 
-  private async afterwards(result: P.RewindResult, sessionId: string, redo: boolean): Promise<void> {
+  private async afterwards(result: P.RewindResult, sessionId: string, redo: boolean, reverted = 0): Promise<void> {
     // the chat shows the conversation as it is now (back to the rewound point, or put back)
     if (result.conversation || this.host.state().sessionId === sessionId) await this.host.reload(sessionId);
     const after = await settleBuffers(result.changed ?? [], this.buffers);
     const roots = this.host.roots();
     fact(`rewind-buffers reloaded=${after.reloaded.length} unsaved=${after.unsaved.length} removed=${after.removed.length} stale=${after.stale.length}`);
     const text = doneText(result, redo);
-    this.host.notice([text, ...buffersText(after, (p) => shownPath(p, roots))].join(" "));
+    const inEditor = reverted ? [`${reverted} unsaved edit${reverted === 1 ? "" : "s"} of the agent reverted in the editor (Undo brings ${reverted === 1 ? "it" : "them"} back).`] : [];
+    this.host.notice([text, ...inEditor, ...buffersText(after, (p) => shownPath(p, roots))].join(" "));
     if (redo) return;
     void vscode.window.showInformationMessage(text, REDO_BUTTON).then((a) => {
       if (a === REDO_BUTTON) void this.redo(sessionId);
