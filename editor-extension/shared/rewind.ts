@@ -32,6 +32,22 @@ export function promptOrdinal(items: readonly ChatItem[], itemId: string): numbe
   return null;
 }
 
+/**
+ * The checkpoint of the user message `text`, the prompt `index` of the session: the one with
+ * that index, unless its prompt does not hold the message's words while another's does (the
+ * chat may show a message the session did not keep, e.g. one a hook blocked, which shifts the
+ * count); then the one holding them nearest to `index`. The checkpoint keeps the text the model
+ * got, which holds what the user typed (attachments and notes are added around it).
+ */
+export function checkpointFor(checkpoints: readonly CheckpointPayload[], index: number, text: string): CheckpointPayload | undefined {
+  const words = text.trim().slice(0, 200);
+  const holds = (c: CheckpointPayload) => words !== "" && c.prompt.includes(words);
+  const byIndex = checkpoints.find((c) => c.promptIndex === index);
+  if (byIndex && (holds(byIndex) || !words)) return byIndex;
+  const holding = checkpoints.filter(holds).sort((a, b) => Math.abs(a.promptIndex - index) - Math.abs(b.promptIndex - index));
+  return holding[0] ?? byIndex;
+}
+
 /** An edit of the agent that went into an editor buffer (its file card's row). */
 export interface AgentEdit {
   changeId: string;

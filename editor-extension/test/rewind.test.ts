@@ -6,7 +6,7 @@
  * (a clean one follows the disk, a dirty one is never touched and the user is told).
  */
 import { beforeEach, describe, expect, it } from "vitest";
-import { doneText, laterAgentEdits, planShown, promptOrdinal } from "../shared/rewind";
+import { checkpointFor, doneText, laterAgentEdits, planShown, promptOrdinal } from "../shared/rewind";
 import { initialState, type ChatItem, type ChatState } from "../shared/state";
 import { buffersText, settleBuffers, type BufferState } from "../src/chat/openBuffers";
 import { ChatRewind, REDO_BUTTON, REWIND_BUTTON } from "../src/chat/rewind";
@@ -41,6 +41,14 @@ describe("the plan and the prompt a message is", () => {
     expect(promptOrdinal(items, "m1")).toBe(0);
     expect(promptOrdinal(items, "m3")).toBe(1);
     expect(promptOrdinal(items, "m2")).toBeNull();
+  });
+
+  it("finds a message's checkpoint by its index, or by its words when the count is off", () => {
+    const cps = [cp(0, "first"), cp(1, "[From the editor: a note.]\n\nmake the change"), cp(2, "third")];
+    expect(checkpointFor(cps, 1, "make the change")?.id).toBe("cp1");
+    expect(checkpointFor(cps, 2, "make the change")?.id).toBe("cp1"); // a blocked prompt shown in the chat shifted the count
+    expect(checkpointFor(cps, 2, "/knob:review")?.id).toBe("cp2"); // an expanded slash command: the index decides
+    expect(checkpointFor(cps, 5, "nowhere")).toBeUndefined();
   });
 
   it("shows each file and what happens to it, what is left alone, protected files and unsaved buffers", () => {

@@ -11,6 +11,7 @@ import * as vscode from "vscode";
 import type { ChatState } from "../../shared/state";
 import {
   REWIND_MODES,
+  checkpointFor,
   checkpointTitle,
   laterAgentEdits,
   doneText,
@@ -58,7 +59,8 @@ export class ChatRewind {
       return;
     }
     const r = await this.host.request<P.CheckpointsResult>(P.CHECKPOINTS, { sessionId: s.sessionId } satisfies P.CheckpointsParams);
-    const cp = r.checkpoints.find((c) => c.promptIndex === index);
+    const item = s.items.find((i) => i.id === itemId);
+    const cp = checkpointFor(r.checkpoints, index, item?.kind === "message" ? item.text : "");
     if (!cp) {
       this.host.notice(`There is no checkpoint before prompt ${index + 1} of this session (it was dropped to keep the storage bounded, or checkpoints were off then).`, "error");
       return;
