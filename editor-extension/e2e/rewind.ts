@@ -46,7 +46,7 @@ export async function rewindStep(run: Run, needs: string[]): Promise<void> {
       await approval.waitFor({ state: 'visible', timeout: T });
       await approval.locator('[data-answer="allow_once"]').click();
       await waitAssistantText(f, r.done, T);
-      await until('the agent\'s text on disk', async () => fs.readFileSync(onDisk, 'utf8').includes(r.after), T);
+      await until('the agent\'s text on disk', () => Promise.resolve(fs.readFileSync(onDisk, 'utf8').includes(r.after)), T);
       await until('the clean editor to show the agent\'s text', async () => (await visibleText(editor)).includes(r.after), T);
       await until(`${tid('busy')} to disappear`, async () => (await f.locator(tid('busy')).count()) === 0, T);
 
@@ -66,7 +66,7 @@ export async function rewindStep(run: Run, needs: string[]): Promise<void> {
       if (fs.readFileSync(onDisk, 'utf8').includes(r.before)) throw new Error('the file changed before the user confirmed');
       await dialog.getByRole('button', { name: 'Rewind', exact: true }).click();
       await facts.waitFor(/^rewound /, T, mark);
-      await until('the file back on disk', async () => fs.readFileSync(onDisk, 'utf8') === `${r.before}\n`, T);
+      await until('the file back on disk', () => Promise.resolve(fs.readFileSync(onDisk, 'utf8') === `${r.before}\n`), T);
       await until('the editor to show the text before the turn', async () => {
         const now = await visibleText(editor);
         return now.includes(r.before) && !now.includes(r.after);
