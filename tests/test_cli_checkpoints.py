@@ -94,3 +94,24 @@ def test_bad_checkpoints_are_clear_errors(setup: tuple[dict[str, str], Path, str
     out = run(env, "checkpoints", "restore", ids[0], "--yes", "--workspace", str(other), cwd=ws)
     assert out.returncode == 2 and "belongs to another workspace" in out.stderr
     assert (ws / "a.txt").read_text() == "A\n"
+
+
+def test_the_plan_flags_protected_files(tmp_path: Path) -> None:
+    """`restore`'s plan (also `/rewind N` in the chat) names a protected file's reason."""
+    import io
+
+    from agent_ls.cli.checkpoints import print_plan
+
+    ws = tmp_path / "ws"
+    (ws / ".vscode").mkdir(parents=True)
+    (ws / ".vscode" / "tasks.json").write_text("{}\n")
+    with Checkpoints.for_workspace(tmp_path / "data", [ws]) as cps:
+        cp = cps.begin("s", 0, "p")
+        (ws / ".vscode" / "tasks.json").write_text('{"tasks": [1]}\n')
+        (ws / "plain.txt").write_text("x\n")
+        cps.finish(cp)
+        out = io.StringIO()
+        print_plan(cps.plan_rewind(cp.id), cps.roots, True, file=out)
+    lines = out.getvalue().splitlines()
+    assert any(".vscode/tasks.json: restore [protected: VS Code runs tasks" in line for line in lines), lines
+    assert any(line.strip() == "plain.txt: delete (created by the agent)" for line in lines), lines

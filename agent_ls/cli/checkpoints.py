@@ -125,7 +125,8 @@ def print_plan(plan: RewindPlan, roots: list[Path], code: bool, file: TextIO | N
     if not plan.actions:
         print("files: nothing to change", file=file)
     for a in plan.actions:
-        print(f"  {_shown(a.path, roots)}: {_ACTION_TEXT.get(a.action, a.action)}", file=file)
+        flag = f" [protected: {a.protected}]" if a.protected else ""
+        print(f"  {_shown(a.path, roots)}: {_ACTION_TEXT.get(a.action, a.action)}{flag}", file=file)
 
 
 async def _confirm(args: argparse.Namespace, question: str) -> bool:

@@ -24,6 +24,7 @@ import { editorSteps } from './editorSteps.ts';
 import { firstPromptStep } from './firstPrompt.ts';
 import { fullOutputStep, resumedCardsStep, reviewSteps } from './review.ts';
 import { intelligenceStep } from './intelligence.ts';
+import { rewindStep } from './rewind.ts';
 import { serversSteps, settingsRestartStep } from './serverSteps.ts';
 import { uxSteps } from './ux.ts';
 import { collapseServersView } from './workbench.ts';
@@ -103,6 +104,7 @@ async function scenario(page: Page, steps: Steps, facts: FactLog): Promise<void>
   await intelligenceStep(run, ['final-answer']);
   await sessionSteps(run);
   await resumedCardsStep(reviewCtx);
+  await rewindStep(run, ['final-answer']); // issue 40: "Rewind to here" puts a file and its editor back
   await chatPanelStep(run);
   await settingsRestartStep(run);
 

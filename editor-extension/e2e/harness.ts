@@ -9,6 +9,7 @@ import { createRequire } from 'node:module';
 import type { BrowserContext, Frame, Page } from 'playwright-core';
 
 import type { ReviewScenario } from './review.ts';
+import type { RewindScenario } from './rewind.ts';
 import type { IntelligenceScenario } from './intelligence.ts';
 
 export type Playwright = typeof import('playwright-core');
@@ -97,6 +98,8 @@ export interface Scenario {
   askChipPrefix: string;
   /** Review of the agent's file changes (review.ts). */
   review: ReviewScenario;
+  /** Rewind to here (rewind.ts, issue 40). */
+  rewind: RewindScenario;
   /** The editor's language intelligence as the agent's tools (intelligence.ts). */
   intelligence: IntelligenceScenario;
 }

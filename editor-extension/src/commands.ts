@@ -141,6 +141,8 @@ export function registerCommands(
   return [
     log,
     reg("agentLs.openChat", () => views.openView(false)),
+    reg("agentLs.rewind", () => chat.rewinds.command()),
+    reg("agentLs.redoRewind", () => chat.rewinds.redo()),
     reg("agentLs.openChatPanel", () => views.openPanel()),
     reg("agentLs.moveChatToSecondarySideBar", () => moveChat(SECONDARY_CONTAINER)),
     reg("agentLs.moveChatToSideBar", () => moveChat(PRIMARY_CONTAINER)),

@@ -259,7 +259,7 @@ describe("chat webview", () => {
     (q("prompt-input") as HTMLTextAreaElement).value = "draft";
     (q("prompt-input") as HTMLTextAreaElement).dispatchEvent(new Event("input"));
     reload();
-    expect(qa("message").map((m) => m.textContent.trim())).toEqual(["remember me", "ok"]);
+    expect(qa("message").map((m) => m.querySelector(".text, .markdown")!.textContent.trim())).toEqual(["remember me", "ok"]);
     expect((q("prompt-input") as HTMLTextAreaElement).value).toBe("draft");
   });
 

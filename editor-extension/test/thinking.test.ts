@@ -171,7 +171,7 @@ describe("thinking blocks", () => {
       ],
     });
     expect(q("thinking")).toBeNull();
-    expect(qa("message").map((m) => m.textContent.trim())).toEqual(["earlier", "earlier answer"]);
+    expect(qa("message").map((m) => m.querySelector(".text, .markdown")!.textContent.trim())).toEqual(["earlier", "earlier answer"]);
     act({ type: "userPrompt", text: "again" });
     ev({ type: "turn_started", turn: 1 });
     think("fresh");

@@ -32,6 +32,10 @@ export class ItemActions {
       this.post({ type: "openOutput", sessionId: item.output.sessionId, handle: item.output.handle });
       return;
     }
+    if (item && item.kind === "message" && testid === "message-rewind") {
+      this.post({ type: "rewindTo", itemId: item.id });
+      return;
+    }
     if (item && item.kind === "changes" && (button.dataset.changeAction || button.dataset.changeAll)) {
       this.onFileChangeButton(item, button, itemEl);
       return;

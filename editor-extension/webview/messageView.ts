@@ -3,6 +3,7 @@
 import type { MessageItem } from "../shared/state";
 import { el } from "./dom";
 import { renderMarkdown } from "./markdown";
+import { rewindButton } from "./rewindButton";
 
 export function renderMessage(d: Document, item: MessageItem): HTMLElement {
   if (item.role === "notice") {
@@ -22,6 +23,7 @@ export function renderMessage(d: Document, item: MessageItem): HTMLElement {
     for (const a of item.attachments) chips.appendChild(el(d, "span", { class: "chip" }, a));
     node.appendChild(chips);
   }
+  if (item.role === "user") node.appendChild(rewindButton(d));
   return node;
 }
 

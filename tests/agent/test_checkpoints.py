@@ -547,3 +547,27 @@ def test_what_a_turn_did_inside_git_is_not_rewound(ws: Path, cps: Checkpoints) -
     cps.rewind(cps.plan_rewind(cp.id))
     assert tree_state(ws) == before_files
     assert git_dir_state(ws) == after_turn_git
+
+
+def test_protected_paths_are_flagged_in_the_plan_and_restored(ws: Path, cps: Checkpoints) -> None:
+    """Issue 40 item 4: a turn that changes protected files (``.vscode/``, ``.mcp.json``, a git
+    hook folder) shows them flagged, with the reason, in the plan; the rewind restores them (it
+    puts back what they were before the agent's turn)."""
+    (ws / ".vscode").mkdir()
+    (ws / ".vscode" / "settings.json").write_text('{"a": 1}\n')
+    cp = cps.begin("s1", 0, "change settings")
+    (ws / ".vscode" / "settings.json").write_text('{"a": 2}\n')
+    (ws / ".vscode" / "tasks.json").write_text('{"tasks": []}\n')
+    (ws / ".mcp.json").write_text('{"mcpServers": {}}\n')
+    (ws / "src" / "app.py").write_text("agent\n")
+    cps.finish(cp)
+
+    plan = cps.plan_rewind(cp.id)
+    flagged = {os.path.relpath(a.path, ws): (a.action, a.protected) for a in plan.actions}
+    assert flagged["src/app.py"] == (RESTORE, None)
+    assert flagged[".vscode/settings.json"][0] == RESTORE and "VS Code" in (flagged[".vscode/settings.json"][1] or "")
+    assert flagged[".vscode/tasks.json"][0] == DELETE and flagged[".vscode/tasks.json"][1]
+    assert flagged[".mcp.json"][0] == DELETE and "MCP servers" in (flagged[".mcp.json"][1] or "")
+    cps.rewind(plan)
+    assert (ws / ".vscode" / "settings.json").read_text() == '{"a": 1}\n'
+    assert not (ws / ".vscode" / "tasks.json").exists() and not (ws / ".mcp.json").exists()

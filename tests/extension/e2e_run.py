@@ -36,6 +36,8 @@ from tests.extension.e2e_scenario import (
     PROMPT,
     REVIEW_CODE,
     REVIEW_FILE,
+    REWIND_BEFORE,
+    REWIND_FILE,
     SERVER,
     TOOL_ACTIONS,
     WORKSPACE_ENV,
@@ -142,6 +144,7 @@ def write_settings(run: Run, llm: ScriptedLLM) -> None:
     (run.ws / CODE_FILE).write_text(CODE)
     (run.ws / NUMBER_FILE).write_text(NUMBER_BEFORE)
     (run.ws / REVIEW_FILE).write_text(REVIEW_CODE)
+    (run.ws / REWIND_FILE).write_text(f"{REWIND_BEFORE}\n")
     (run.ws / OUTPUT_FILE).write_text("".join(f"line {i}\n" for i in range(OUTPUT_LINES)))
     for name, content in INTEL_FILES.items():  # a TypeScript project (e2e/intelligence.ts)
         (run.ws / name).parent.mkdir(parents=True, exist_ok=True)

@@ -58,6 +58,14 @@ OUTPUT_FILE = "long.log"
 OUTPUT_LINES = 4000  # "line 0" ... "line 3999": ~40k characters, more than a page (30k)
 OUTPUT_DONE = "That was a long log."
 
+# rewind (editor-extension/e2e/rewind.ts, issue 40): a turn's shell command rewrites a file open in
+# an editor; "Rewind to here" on that prompt puts the file (and its clean buffer) back
+REWIND_FILE = "rewind_demo.txt"
+REWIND_BEFORE = "the text before the agent's turn"
+REWIND_AFTER = "the agent rewrote this"
+REWIND_PROMPT = "Rewrite the rewind demo file."
+REWIND_DONE = "I rewrote the rewind demo file."
+
 # the editor's language intelligence (editor-extension/e2e/intelligence.ts): a TypeScript project
 INTEL_FILES = {
     "intel/tsconfig.json": '{"compilerOptions": {"strict": true, "noEmit": true, "target": "es2020"}}\n',
@@ -129,7 +137,7 @@ class Model:
     def route(self, body: dict[str, Any]) -> Turn:
         msgs = body.get("messages") or []
         markers = (EXPLAIN_QUESTION, ASK_QUESTION, ELICIT_PROMPT, STOP_PROMPT, ATTACH_PROMPT, REVIEW_PROMPT, REJECT_PROMPT,
-                   OUTPUT_PROMPT, INTEL_PROMPT, LATE_PROMPT, PROMPT)
+                   OUTPUT_PROMPT, INTEL_PROMPT, LATE_PROMPT, REWIND_PROMPT, PROMPT)
         idx, asked = -1, ""
         for i in range(len(msgs) - 1, -1, -1):
             if msgs[i].get("role") == "user" and any(k in _content_text(msgs[i]) for k in markers):
@@ -192,6 +200,11 @@ class Model:
                 what, answer = "output: done", text(OUTPUT_DONE)
         elif INTEL_PROMPT in asked:
             what, answer = self.intelligence(tools_after, results_after)
+        elif REWIND_PROMPT in asked:
+            if last_tool is None:
+                what, answer = "rewind: bash", tool_calls([("bash", {"command": f"printf '{REWIND_AFTER}\\n' > {REWIND_FILE}"})])
+            elif last_tool == "bash":
+                what, answer = "rewind: done", text(REWIND_DONE)
         elif LATE_PROMPT in asked:
             if last_tool is None:
                 what, answer = "late: tool_search", tool_calls([("tool_search", {"query": f"select:{LATE_TOOL}"})])
@@ -256,6 +269,8 @@ def driver_scenario() -> dict[str, Any]:
             "outputPrompt": OUTPUT_PROMPT, "outputDone": OUTPUT_DONE,
             "outputLastLine": f"line {OUTPUT_LINES - 1}",
         },
+        "rewind": {"file": REWIND_FILE, "before": REWIND_BEFORE, "after": REWIND_AFTER, "prompt": REWIND_PROMPT,
+                   "done": REWIND_DONE},
         "intelligence": {"file": INTEL_FILE, "prompt": INTEL_PROMPT, "seen": INTEL_SEEN, "missing": INTEL_MISSING},
         "firstPrompt": {"prompt": LATE_PROMPT, "done": f"{LATE_DONE} 5.", "missing": LATE_MISSING, "tool": LATE_TOOL},
     }

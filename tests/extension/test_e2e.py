@@ -101,7 +101,7 @@ def test_extension_in_code_server(tmp_path: Path) -> None:
     model = Model()
     t_all = time.monotonic()
     with ScriptedLLM() as llm:
-        llm.script(*[respond(model.route) for _ in range(50)])
+        llm.script(*[respond(model.route) for _ in range(60)])
         write_settings(run, llm)
         t0 = time.monotonic()
         install_vsix(tools, run, env)

@@ -56,3 +56,24 @@ async def test_rewind_over_lsp_restores_a_turns_shell_changes_and_its_messages(s
         assert err.value.code == P.REQUEST_FAILED
     finally:
         await close_editor(ed)
+
+
+async def test_the_rewind_preview_flags_protected_files(setup: Setup) -> None:
+    """Issue 40 item 4: the plan the editor shows names why a file is protected (here the agent
+    wrote ``.vscode/tasks.json``, the user allowing it once); an ordinary file has no flag."""
+    ed = await open_editor(setup)
+    ed.default_approval = "allow_once"
+    try:
+        setup.llm.script(tool_calls([("write_file", {"path": ".vscode/tasks.json", "content": "{}\n"}),
+                                     ("write_file", {"path": "plain.txt", "content": "x\n"})]), text("done"))
+        sid = (await ed.request(P.PROMPT, {"text": "make tasks"}))["sessionId"]
+        assert (setup.ws / ".vscode" / "tasks.json").exists()
+        found = (await ed.request(P.CHECKPOINTS, {"sessionId": sid}))["checkpoints"]
+        preview = await ed.request(P.REWIND, {"checkpointId": found[0]["id"], "preview": True})
+        flags = {a["path"].rsplit("/", 1)[-1]: a.get("protected") for a in preview["actions"]}
+        assert "VS Code runs tasks" in (flags["tasks.json"] or "")
+        assert flags["plain.txt"] is None
+        await ed.request(P.REWIND, {"checkpointId": found[0]["id"], "conversation": False})
+        assert not (setup.ws / ".vscode" / "tasks.json").exists()  # restored (to nothing) like any file
+    finally:
+        await close_editor(ed)

@@ -38,6 +38,7 @@ import attrs
 from agent_ls.agent.checkpoints.apply import Change, RewindError, apply_changes
 from agent_ls.agent.checkpoints.objects import NOT_KEPT, Entry, ObjectStore
 from agent_ls.agent.checkpoints.scan import Limits, NotKept, Scanner, Snapshot
+from agent_ls.agent.permissions.protected import protected_reason
 from agent_ls.agent.private_db import make_private_db
 
 if TYPE_CHECKING:
@@ -142,6 +143,11 @@ class FileAction:
     action: str
     """:data:`RESTORE`, :data:`RECREATE`, :data:`DELETE`, :data:`CONFLICT`, :data:`KEEP` or
     :data:`UNRESTORABLE`."""
+    protected: str | None = None
+    """Why the path is protected (:mod:`agent_ls.agent.permissions.protected`: ``.vscode/``,
+    ``.mcp.json``, git hooks...), None when it is not. A rewind restores it like any other file
+    (it puts back what the file was before the agent's turn), but every front end shows the
+    flag in the plan before the user confirms."""
 
 
 @attrs.frozen
@@ -363,6 +369,13 @@ class Checkpoints:
 
     # ------------------------------------------------------------------ rewinding
 
+    def _action(self, path: str, action: str) -> FileAction:
+        """``action`` on the absolute ``path``, flagged when the path is protected."""
+        root = next((r for r in self.roots if path.startswith(f"{r}{os.sep}")), None)
+        why = protected_reason(os.path.relpath(path, root) if root else path, self.roots,
+                               str(root) if root else None, user_places=True)
+        return FileAction(path, action, why)
+
     def plan_rewind(self, checkpoint_id: str) -> RewindPlan:
         """What rewinding to before ``checkpoint_id``'s prompt would do to each file."""
         with self._lock:
@@ -389,15 +402,15 @@ class Checkpoints:
             conflicts: list[Change] = []
             for path, (target, current) in sorted(self._diff(json.loads(row["before"]), now).items()):
                 if path not in agent:
-                    actions.append(FileAction(path, KEEP))
+                    actions.append(self._action(path, KEEP))
                 elif target is not None and target.kind == NOT_KEPT:
-                    actions.append(FileAction(path, UNRESTORABLE))
+                    actions.append(self._action(path, UNRESTORABLE))
                 elif path in user:
-                    actions.append(FileAction(path, CONFLICT))
+                    actions.append(self._action(path, CONFLICT))
                     conflicts.append(Change(path, current, target))
                 else:
-                    actions.append(FileAction(path, DELETE if target is None else
-                                              RECREATE if current is None else RESTORE))
+                    actions.append(self._action(path, DELETE if target is None else
+                                                RECREATE if current is None else RESTORE))
                     changes.append(Change(path, current, target))
             return RewindPlan(cp, tuple(actions), changes=tuple(changes), conflicts=tuple(conflicts),
                               now=tuple(now))
@@ -462,11 +475,11 @@ class Checkpoints:
                 if current == wanted:
                     continue
                 if current != left_entry:
-                    actions.append(FileAction(path, CONFLICT))
+                    actions.append(self._action(path, CONFLICT))
                     conflicts.append(Change(path, current, wanted))
                     continue
-                actions.append(FileAction(path, DELETE if wanted is None else
-                                          RECREATE if current is None else RESTORE))
+                actions.append(self._action(path, DELETE if wanted is None else
+                                            RECREATE if current is None else RESTORE))
                 changes.append(Change(path, current, wanted))
             return RewindPlan(self.get(row["checkpoint_id"]), tuple(actions), redo=True, changes=tuple(changes),
                               conflicts=tuple(conflicts), now=tuple(now), rewind_id=row["id"])

@@ -29,7 +29,7 @@ def checkpoint_payload(cp: Checkpoint) -> CheckpointPayload:
 
 def rewind_result(plan: Any, result: Any | None) -> RewindResult:
     return RewindResult(checkpoint=checkpoint_payload(plan.checkpoint),
-                        actions=[FileActionPayload(a.path, a.action) for a in plan.actions], done=result is not None,
+                        actions=[FileActionPayload(a.path, a.action, a.protected) for a in plan.actions], done=result is not None,
                         changed=list(result.changed) if result else [], left_alone=list(result.left_alone) if result else [],
                         conversation=bool(result and result.messages_removed))
 

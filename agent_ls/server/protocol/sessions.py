@@ -365,6 +365,9 @@ class FileActionPayload:
     action: str
     """``restore``, ``recreate``, ``delete``, ``conflict`` (changed by the user since: left alone
     unless ``overwrite``), ``keep`` (changed only by the user) or ``not-kept``."""
+    protected: str | None = None
+    """Why the path is a protected one (``.vscode/``, ``.mcp.json``, git hooks...): restored like
+    any other file, shown with this reason before the user confirms; None when it is not."""
 
 
 @_register

@@ -19,6 +19,7 @@ import { ChatAttachments } from "./attachments";
 import { Prompting } from "./prompting";
 import { ChatQuestions } from "./questions";
 import { CHANGE_SCHEME, EditReviews, reviewCapabilityFeature, reviewMode } from "./review";
+import { ChatRewind } from "./rewind";
 import { SamplingConsent } from "./sampling";
 import { SlashPrompts } from "./slashPrompts";
 
@@ -59,6 +60,18 @@ export class ChatController implements vscode.Disposable {
       void this.listSessions();
       void this.refreshModels(); // a first prompt made the session
     },
+  });
+  /** "Rewind to here", "Agent: Rewind" and "Agent: Redo Rewind" (./rewind, issue 40). */
+  readonly rewinds = new ChatRewind({
+    request: (method, params) => this.agent.request(method, params),
+    state: () => this.state,
+    notice: (text, role) => this.notice(text, role),
+    reload: async (sessionId) => {
+      await this.resume(sessionId);
+      await this.listSessions();
+    },
+    revertEdit: (changeId) => this.reviews.act(changeId, "revert"),
+    roots: () => (vscode.workspace.workspaceFolders ?? []).map((f) => f.uri.fsPath),
   });
   private modelsTimer: ReturnType<typeof setTimeout> | undefined;
   /** A prompt to focus once a chat surface (re)loads: revealing the chat may create it. */
@@ -230,6 +243,9 @@ export class ChatController implements vscode.Disposable {
         return;
       case "openOutput":
         await this.openOutput(msg.sessionId, msg.handle);
+        return;
+      case "rewindTo":
+        await this.rewinds.fromMessage(msg.itemId);
         return;
     }
   }

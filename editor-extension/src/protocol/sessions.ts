@@ -256,6 +256,9 @@ export interface FileActionPayload {
   path: string;
   /** restore, recreate, delete, conflict, keep or not-kept. */
   action: string;
+  /** Why the path is protected (.vscode/, .mcp.json, git hooks...): restored like any other file,
+   * shown with this reason before the user confirms; null/absent when it is not. */
+  protected?: string | null;
 }
 
 export interface RewindResult {
