@@ -277,8 +277,10 @@ async def test_the_service_runs_the_conversation_hooks(setup: Setup, llm: Script
     assert result.text == "ok"
     sent = json.dumps(llm.requests[-1].body["messages"])
     assert "this repository uses tabs" in sent and "ticket ABC-123" in sent
-    notes = [e.note for e in events if isinstance(e, ev.ContextCompacted)]
-    assert any("[hook]" in n and "UserPromptSubmit" in n for n in notes), notes
+    shown = [(e.event, e.outcome) for e in events if isinstance(e, ev.HookRan)]
+    # SessionStart ran when the session opened: shown at the start of its first turn, once
+    assert shown == [("SessionStart", "ran"), ("UserPromptSubmit", "ran")], shown
+    assert not any(isinstance(e, ev.ContextCompacted) for e in events)  # no "notice" stands in for them
 
     block = _hook_script(ws, "block", 'echo "no secrets in prompts" >&2; exit 2')
     compact = _hook_script(ws, "compact", 'echo "not now" >&2; exit 2')
@@ -294,8 +296,13 @@ async def test_the_service_runs_the_conversation_hooks(setup: Setup, llm: Script
     assert result.error.kind == "hook_blocked" and "no secrets in prompts" in result.error.message
     assert len(llm.requests) == asked  # never sent
     assert any(isinstance(e, ev.TurnFinished) and e.stop_reason == "error" for e in events)
-    result = await service.prompt(session, "/compact")
+    (blocked,) = [e for e in events if isinstance(e, ev.HookRan)]
+    assert (blocked.event, blocked.outcome, blocked.command) == ("UserPromptSubmit", "blocked", block)
+    assert "no secrets in prompts" in blocked.message and "no secrets in prompts" in blocked.output
+    events.clear()
+    result = await service.prompt(session, "/compact", events.append)
     assert result.stop_reason == "error" and result.error is not None and "not now" in result.error.message
+    assert [(e.event, e.outcome) for e in events if isinstance(e, ev.HookRan)] == [("PreCompact", "blocked")]
     await service.close()
 
 
