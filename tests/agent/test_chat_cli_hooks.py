@@ -52,7 +52,8 @@ def test_a_user_prompt_submit_hook_blocks_the_prompt(llm: ScriptedLLM, ws: Path,
     proc = chat(llm, tmp_path, ws, "my", "key", "is", "sk-123")
     assert llm.requests == []  # never sent
     assert proc.returncode != 0
-    assert "[hook] UserPromptSubmit `echo 'no secrets in …` blocked (" in proc.stderr
+    (line,) = [x for x in proc.stderr.splitlines() if x.startswith("[hook]")]  # one line of its own
+    assert line.startswith("[hook] UserPromptSubmit `echo 'no secrets in …` blocked ("), line
     assert "[error] no secrets in prompts" in proc.stderr
 
 
