@@ -156,6 +156,14 @@ class _Live:
     shown: list[Any] = attrs.field(factory=list)
     """Events to show at the start of the next turn: the ``hook`` events of the SessionStart
     hooks, which run when the session opens (no turn streams yet)."""
+    started: bool = False
+    """Its SessionStart hooks ran."""
+    turned: bool = False
+    """It had a turn in this process (SessionStart no longer applies)."""
+    start_source: str = "startup"
+    """SessionStart's ``source``: ``startup`` (a new conversation) or ``resume``."""
+    start_context: str = ""
+    """What SessionStart's hooks added for the model: kept for every rebuild of the session."""
 
 
 SessionHost = Callable[[], Awaitable["MCPManager | PendingHost | None"]]
@@ -395,15 +403,28 @@ class Conversations:
         entry.session, entry.front, entry.stale = session, front, False
         if first:
             self.warm_checkpoints()
-        if first and session.hooks is not None:
-            # lazy: the hook runner, only when hooks are configured
-            from agent_ls.agent.hooks.turns import start_context
-
-            await start_context(session, session.hooks, "resume" if session_id is not None else "startup",
-                                report=entry.shown.append)
+        if first:
+            entry.start_source = "resume" if session_id is not None else "startup"
+        await self._session_start(entry, session)
         if isinstance(session.gate, PermissionGate):
             entry.allowed = session.gate.session_allowed  # the gate adds to it
         return session
+
+    @staticmethod
+    async def _session_start(entry: _Live, session: Session) -> None:
+        """SessionStart, once per conversation before its first turn: at its first open, or at
+        the first rebuild that has hooks (a folder trusted at the first prompt); its context joins
+        the session's reminders, and every rebuilt session's after it. Its runs are shown at the
+        start of the next turn."""
+        if session.hooks is not None and not entry.started and not entry.turned:
+            # lazy: the hook runner, only when hooks are configured
+            from agent_ls.agent.hooks.turns import start_context
+
+            entry.started = True
+            outcome = await start_context(session, session.hooks, entry.start_source, report=entry.shown.append)
+            entry.start_context = outcome.context
+        elif entry.start_context and entry.start_context not in session.reminders:
+            session.reminders.append(entry.start_context)
 
     def settings_changed(self) -> None:
         """The settings or a trust decision changed: each session is rebuilt at its next use
@@ -470,6 +491,7 @@ class Conversations:
             await self._observe("before_turn", turn)
             result: TurnResult | None = None
             try:
+                live.turned = True
                 result = await (self._compact(session, sink) if compact else self._turn(session, text, sink))
             finally:
                 await asyncio.shield(self._observe("after_turn", turn, result))

@@ -349,3 +349,39 @@ async def test_a_turn_is_checkpointed_and_rewound_with_its_shell_changes(
 
 async def _no_host() -> None:
     return None
+
+
+async def test_session_start_runs_once_before_the_first_turn_and_its_context_survives_a_rebuild(
+        setup: Setup, llm: ScriptedLLM) -> None:
+    """A conversation opened before its hooks apply (a folder trusted at the first prompt, as ACP
+    asks) still runs SessionStart before its first turn; a later rebuild (a settings change)
+    neither runs it again nor loses what it added for the model."""
+    import json
+
+    from agent_ls.config.hooks import HookSpec
+
+    ws = setup.ws
+    service = setup.service()
+    session = await service.open()  # no hooks yet
+    assert session is not None
+    start = _hook_script(ws, "start", 'echo "this repository uses tabs"')
+    setup.agent = AgentSettings(model="openai/scripted", api_base=llm.openai_base, max_retries=0,
+                                hooks=(HookSpec("SessionStart", start, None, 30.0),))
+    service.settings_changed()  # e.g. the folder was trusted
+    session = await service.open(session.session_id)
+    assert session is not None
+    events: list[Any] = []
+    llm.script(text("ok"), text("ok again"))
+    await service.prompt(session, "hello", events.append)
+    assert [(e.event, e.outcome) for e in events if isinstance(e, ev.HookRan)] == [("SessionStart", "ran")]
+    assert json.loads((ws / "start.json").read_text())["source"] == "startup"
+    assert "this repository uses tabs" in json.dumps(llm.requests[-1].body["messages"])
+    (ws / "start.json").unlink()
+    service.settings_changed()
+    session = await service.open(session.session_id)
+    assert session is not None
+    events.clear()
+    await service.prompt(session, "again", events.append)
+    assert not (ws / "start.json").exists() and not any(isinstance(e, ev.HookRan) for e in events)
+    assert "this repository uses tabs" in json.dumps(llm.requests[-1].body["messages"])
+    await service.close()
