@@ -247,6 +247,8 @@ class AcpSession:
             await self.send(U.usage_update(event.context_tokens, event.context_window, event.context_source))
         elif isinstance(event, ev.ContextCompacted) and event.note:
             await self.send(update_agent_message_text(f"\n\n[{compaction_text(event)}]\n\n"))
+        elif isinstance(event, ev.HookRan):
+            await self.send(U.hook_call(f"hook-{secrets.token_hex(6)}", event))
 
     async def _preview(self, name: str, args: dict[str, Any], spec: Any) -> U.Preview | None:
         """A built-in file tool's change as whole texts (the editor's text when it has the file)."""

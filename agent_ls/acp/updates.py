@@ -14,6 +14,9 @@
   (``configOptions``, ``config_option_update``).
 - After each model response a ``usage_update`` (tokens in context, the window) is the context
   meter (issue 26).
+- Each hook run (issue 43) is a finished tool call of its own (:func:`hook_call`): kind
+  ``other``, titled ``Hook PreToolUse `./check.sh`: blocked (12 ms)``, ``completed`` when it let
+  the work go on, ``failed`` when it blocked or failed, its message and output as content.
 """
 
 from __future__ import annotations
@@ -221,6 +224,18 @@ def tool_started(call_id: str, name: str, args: dict[str, Any], spec: ToolSpec |
 def tool_progress(call_id: str, message: str) -> Any:
     """What a running call is doing (waiting for an MCP server to start): its content for now."""
     return update_tool_call(call_id, status="in_progress", content=[tool_content(text_block(message))])
+
+
+def hook_call(call_id: str, run: Any) -> Any:
+    """A hook run (a :class:`agent_ls.agent.events.HookRan`) as a finished tool call of its own."""
+    how = f"{run.outcome}, {run.decision}" if run.decision and run.outcome == "ran" else run.outcome
+    title = f"Hook {run.event} `{run.command}`: {how} ({run.duration_ms:.0f} ms)"
+    text = "\n\n".join(t for t in (run.message.strip(), run.output.strip()) if t)
+    raw = {"event": run.event, "command": run.command, "outcome": run.outcome, "decision": run.decision,
+           "toolCallId": run.call_id, "tool": run.tool}
+    return start_tool_call(call_id, title, kind="other", status="completed" if run.outcome == "ran" else "failed",
+                           content=[tool_content(text_block(result_text(text)))] if text else None,
+                           raw_input={k: v for k, v in raw.items() if v is not None})
 
 
 def result_text(content: str) -> str:

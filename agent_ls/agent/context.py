@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
 import attrs
@@ -381,17 +381,28 @@ class Compactor:
 
     # compaction -------------------------------------------------------------------------
     async def fit(self, history: Sequence[dict[str, Any]], system: Sequence[dict[str, Any]],
-                  tools: Sequence[dict[str, Any]], *, reason: str = "auto") -> Compaction | None:
+                  tools: Sequence[dict[str, Any]], *, reason: str = "auto",
+                  ask: Callable[[], Awaitable[bool]] | None = None) -> Compaction | None:
         """Compact so that the next request fits; None when nothing had to be done.
 
         ``reason``: ``auto`` (compact past the threshold), ``overflow`` (the provider refused
         the request as too long: compact hard) or ``manual`` (``/compact``: clear and summarize
         everything). Raises :class:`ContextTooLarge` when even that does not fit.
+
+        ``ask``: awaited once a compaction is due, before anything changes (the session's
+        ``PreCompact`` hooks, trigger ``auto``); False: not now. That is honoured while the
+        request still fits the window (``auto`` past the threshold); past it, or on ``overflow``,
+        the compaction happens anyway and its note says so.
         """
         limits = self.limits
         before = tokens = self.count(system, self.view(history), tools)
         if reason == "auto" and before <= limits.threshold:
             return None
+        overruled = ""
+        if ask is not None and not await ask():
+            if reason == "auto" and before <= limits.limit:
+                return None
+            overruled = "a PreCompact hook asked not to compact, but the request would not fit the context window without it"
         target = 0 if reason == "manual" else limits.target // (2 if reason == "overflow" else 1)
         cleared: list[str] = []
 
@@ -418,6 +429,7 @@ class Compactor:
         if not cleared and not summarized:
             return None
         self.state.count += 1
+        note = "; ".join(n for n in (overruled, note) if n)
         return Compaction(reason, len(cleared), summarized, tuple(dict.fromkeys(cleared + handles)), before,
                           tokens, note)
 

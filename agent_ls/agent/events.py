@@ -178,10 +178,37 @@ class ContextCompacted:
 
 
 @attrs.frozen
+class HookRan:
+    """A hook command ran (issue 43): the chat shows it as one line (event, command, outcome,
+    time), its output when the line is opened. Made by :func:`agent_ls.agent.hooks.hook_ran`."""
+
+    event: str
+    """The hook event (``PreToolUse``, ``UserPromptSubmit``, ``PreCompact``...)."""
+    command: str
+    """The command's first words (the settings hold it whole)."""
+    outcome: str
+    """``ran`` (it went on), ``blocked`` (exit 2, a block or deny decision: what it stopped
+    did not happen) or ``error`` (it failed, timed out or printed something unusable; the work
+    went on)."""
+    duration_ms: float
+    message: str = ""
+    """Why it blocked, its error, or the message it has for the user (may be several lines)."""
+    output: str = ""
+    """What it printed (stdout, then stderr), cut to a few thousand characters with a marker."""
+    decision: str | None = None
+    """Its permission decision (``allow``, ``ask``, ``deny``: PreToolUse, PermissionRequest)."""
+    call_id: str | None = None
+    """The tool call it ran for (the tool events), else None."""
+    tool: str | None = None
+    """That call's tool (model-facing name)."""
+    type: str = "hook"
+
+
+@attrs.frozen
 class TurnError:
     kind: str
     """``auth``, ``missing_key``, ``rate_limit``, ``context_window``, ``connection``, ``provider``,
-    ``bad_request`` or ``internal``."""
+    ``bad_request``, ``internal`` or ``hook_blocked`` (a hook stopped the turn before it began)."""
     message: str
     type: str = "error"
 
@@ -197,7 +224,8 @@ class TurnFinished:
 
 
 Event = (TurnStarted | TextDelta | ThinkingDelta | ToolCallStarted | ToolCallProgress | ApprovalRequested
-         | ToolCallFinished | FileChange | PlanUpdated | UsageReport | ContextCompacted | TurnError | TurnFinished)
+         | ToolCallFinished | FileChange | PlanUpdated | UsageReport | ContextCompacted | HookRan | TurnError
+         | TurnFinished)
 EventSink = Callable[[Event], Awaitable[None] | None]
 
 ProgressReporter = Callable[[str], Awaitable[None] | None]
@@ -241,6 +269,14 @@ def compaction_text(done: Any) -> str:
             f"summarized{kept}; context {round(100 * done.tokens_before / window)}% -> "
             f"{round(100 * done.tokens_after / window)}% of {done.context_window} tokens.")
     return text + (f" Note: {done.note}." if done.note else "")
+
+
+def hook_line(run: HookRan) -> str:
+    """A hook run in one line, for the terminal and ACP: ``[hook] PreToolUse `./check.sh`
+    blocked (12 ms): no force pushes``."""
+    how = f"{run.outcome}, {run.decision}" if run.decision and run.outcome == "ran" else run.outcome
+    first = (run.message.strip().splitlines() or [""])[0]
+    return f"[hook] {run.event} `{run.command}` {how} ({run.duration_ms:.0f} ms)" + (f": {first}" if first else "")
 
 
 def context_meter(usage: Any) -> str:

@@ -16,7 +16,7 @@ import contextlib
 import json
 import logging
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Awaitable, Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -38,7 +38,7 @@ from agent_ls.agent.events import (
     UsageReport,
 )
 from agent_ls.agent.history import repair_history, restore_loaded_tools
-from agent_ls.agent.hooks import Hooks
+from agent_ls.agent.hooks import Hooks, reporter
 from agent_ls.agent.llm import LLMConfig, LLMError, ToolCallAcc, check_credentials, stream_completion
 from agent_ls.agent.plan import PlanEntry, current_plan_listener, plan_from_json, plan_to_json
 from agent_ls.agent.prompt import FrozenPrompt, dynamic_text, system_messages, tool_definitions
@@ -211,11 +211,27 @@ class Session:
         return messages[: len(messages) - len(self.compactor.view(self.history))], tools
 
     async def _fit(self, sink: EventSink | None, reason: str = "auto") -> None:
-        """Compact the model's view when the next request needs it (before every request)."""
+        """Compact the model's view when the next request needs it (before every request). A
+        compaction of its own (not ``/compact``, whose hooks the conversation service runs)
+        first runs the ``PreCompact`` hooks with trigger ``auto`` (:meth:`_pre_compact`)."""
         system, tools = self._request_parts()
-        done = await self.compactor.fit(self.history, system, tools, reason=reason)
+        ask = self._pre_compact(sink) if reason != "manual" else None
+        done = await self.compactor.fit(self.history, system, tools, reason=reason, ask=ask)
         if done is not None:
             await self._compacted(done, sink)
+
+    def _pre_compact(self, sink: EventSink | None) -> Callable[[], Awaitable[bool]] | None:
+        """Asked once an automatic compaction is due: the ``PreCompact`` hooks (trigger ``auto``),
+        each run a ``hook`` event; False when one blocks (honoured while the request fits)."""
+        hooks = self.hooks
+        if hooks is None or not hooks.has("PreCompact"):
+            return None
+
+        async def ask() -> bool:
+            outcome = await hooks.pre_compact("auto", report=reporter(sink))
+            return not outcome.blocked
+
+        return ask
 
     async def _compacted(self, done: Compaction, sink: EventSink | None) -> None:
         if self.store is not None and self.session_id != "memory":

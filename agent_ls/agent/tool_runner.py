@@ -21,8 +21,8 @@ step 2 (exit 2 or a ``deny`` decision: the call is not run and the model gets th
 ``allow`` skips the question but never a deny rule, an ask rule or a protected path; ``ask``
 asks), the ``PermissionRequest`` hooks when the gate is about to ask (they may answer in the
 user's place, within the same limits), and ``PostToolUse`` / ``PostToolUseFailure`` after step
-3 (what they add, or block with, goes to the model with the result). Each hook run is a progress
-line of its call (``[hook] PreToolUse `./check.sh` blocked (12 ms): ...``).
+3 (what they add, or block with, goes to the model with the result). Each hook run is a ``hook``
+event with the call's id (:mod:`agent_ls.agent.hooks.shown`: the chat's hook line).
 """
 
 from __future__ import annotations
@@ -47,11 +47,12 @@ from agent_ls.agent.events import (
     tool_progress,
 )
 from agent_ls.agent.hooks.gating import ask_for_hook, hook_may_allow, verdict_of
+from agent_ls.agent.hooks.shown import reporter
 from agent_ls.agent.store import ToolRun
 from agent_ls.core.tools import Tool, ToolResult, cap_text
 
 if TYPE_CHECKING:
-    from agent_ls.agent.hooks import HookOutcome, HookRun, Hooks, Report
+    from agent_ls.agent.hooks import HookOutcome, Hooks, Report
 
 log = logging.getLogger(__name__)
 
@@ -203,7 +204,7 @@ class ToolRunner:
                      sink: EventSink | None) -> tuple[ToolResult, bool]:
         """The call through its hooks and the gate: the result, and whether it was refused."""
         hooks = self.hooks
-        report = self._hook_report(call, sink)
+        report = reporter(sink, call_id=call.id, tool=call.name)
         pre: HookOutcome | None = None
         context: list[str] = []
         if hooks is not None and hooks.has("PreToolUse"):
@@ -233,7 +234,7 @@ class ToolRunner:
         return result, False
 
     async def _permit(self, tool: Tool, call: ToolCall, args: dict[str, Any], sink: EventSink | None,
-                      pre: HookOutcome | None, report: Report) -> tuple[bool, str]:
+                      pre: HookOutcome | None, report: Report | None) -> tuple[bool, str]:
         """Whether the call may run: the gate, within what the hooks decided (module docstring)."""
         gate, spec = self.gate, tool.spec
         if gate is None:
@@ -255,15 +256,6 @@ class ToolRunner:
         if why is not None:
             await emit(sink, ApprovalRequested(call.id, call.name, args, why))
         return await gate.check(spec, args, call_id=call.id, session_id=self.session_id)
-
-    @staticmethod
-    def _hook_report(call: ToolCall, sink: EventSink | None) -> Report:
-        """Each hook run of a call: a progress line of its card."""
-
-        async def report(run: HookRun) -> None:
-            await emit(sink, ToolCallProgress(call.id, call.name, run.line()))
-
-        return report
 
     async def _call(self, tool: Tool, call: ToolCall, args: dict[str, Any], sink: EventSink | None) -> ToolResult:
         scope = self.scope(call, sink) if self.scope is not None else contextlib.nullcontext()

@@ -17,7 +17,7 @@ import attrs
 
 from agent_ls.agent import events as ev
 from agent_ls.agent.config import agent_settings
-from agent_ls.agent.events import Event, compaction_text, context_meter
+from agent_ls.agent.events import Event, compaction_text, context_meter, hook_line
 from agent_ls.agent.plan import UPDATE_PLAN
 from agent_ls.agent.sampling import Sampler
 from agent_ls.cli.common import (
@@ -173,6 +173,8 @@ class TerminalPrinter:
             first = (event.content.strip().splitlines() or [""])[0]
             print(f"[tool {'error' if event.is_error else 'ok'}] {clip(first, RESULT_LINE_CHARS)}",
                   file=sys.stderr, flush=True)
+        elif isinstance(event, ev.HookRan):
+            print(visible(hook_line(event)), file=sys.stderr, flush=True)
         elif isinstance(event, ev.TurnError):
             print(f"\n[error] {event.message}", file=sys.stderr, flush=True)
         elif isinstance(event, ev.ContextCompacted):

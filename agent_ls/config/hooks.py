@@ -9,8 +9,9 @@ Claude Code's schema, so an existing configuration works as written::
       "Stop": [{"hooks": [{"type": "command", "command": "notify-send done"}]}]
     }
 
-Read from the user ``settings.json``, a folder's ``.agent-ls/settings.json`` and its
-``.claude/settings.json`` (only the ``hooks`` key of that file). Hooks of every file apply
+Read from the user ``settings.json``, a folder's ``.agent-ls/settings.json``, its
+``.claude/settings.json`` and its ``.claude/settings.local.json`` (only the ``hooks`` key of
+those two). Hooks of every file apply
 together (they are not replaced by a higher scope); a folder's hooks only once the folder is
 trusted (:mod:`agent_ls.config.trust`).
 
@@ -76,7 +77,7 @@ class HookSpec:
     source: Path | None = None
     """The settings file (None: made in code)."""
     scope: str = "user"
-    """``user``, ``workspace`` (``.agent-ls/settings.json``) or ``claude`` (``.claude/settings.json``)."""
+    """``user``, ``workspace`` (``.agent-ls/settings.json``) or ``claude`` (``.claude/settings.json`` or ``.claude/settings.local.json``)."""
     path: jsonc.JsonPath = ()
     """Where the hook object is in its file."""
     folder: Path | None = None

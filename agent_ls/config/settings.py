@@ -9,8 +9,8 @@ Scopes, lowest precedence first (a later scope replaces an earlier entry of the 
 3. per workspace folder, ``.agent-ls/settings.json`` (``mcpServers``).
 
 Hooks (:mod:`agent_ls.config.hooks`) come from the user file, each folder's
-``.agent-ls/settings.json`` and its ``.claude/settings.json`` (only its ``hooks`` key), all
-together; a folder's only once it is trusted.
+``.agent-ls/settings.json``, its ``.claude/settings.json`` and ``.claude/settings.local.json``
+(only their ``hooks`` key), all together; a folder's only once it is trusted.
 
 With several workspace folders, the first folder wins over later ones at the same scope.
 A broken file or entry produces diagnostics and never stops the other entries.
@@ -59,6 +59,9 @@ WORKSPACE_FILES: tuple[tuple[Scope, str, str], ...] = (
 
 CLAUDE_SETTINGS = ".claude/settings.json"
 """Claude Code's project settings: agent-ls reads only its ``hooks``."""
+CLAUDE_LOCAL_SETTINGS = ".claude/settings.local.json"
+"""Claude Code's local project settings (not committed, same rules): only its ``hooks`` too."""
+CLAUDE_FILES = (CLAUDE_SETTINGS, CLAUDE_LOCAL_SETTINGS)
 
 MAX_SETTINGS_BYTES = 1024 * 1024
 """Settings files larger than this are refused with a diagnostic (a settings file is a few KB)."""
@@ -84,7 +87,7 @@ class LoadedSettings:
     """The trust state of each workspace folder, in folder order."""
     hooks: list[HookSpec] = attrs.field(factory=list)
     """Every hook in effect: the trusted folders' (``.agent-ls/settings.json``, then
-    ``.claude/settings.json``, in folder order), then the user's."""
+    ``.claude/settings.json`` and ``.claude/settings.local.json``, in folder order), then the user's."""
 
     def diagnostics_for(self, file: Path) -> list[ConfigDiagnostic]:
         return [d for d in self.diagnostics if d.file == file]
@@ -164,17 +167,19 @@ def _read_folder(folder: Path, loaded: LoadedSettings) -> tuple[list[_FileRead],
         servers = root.get(key)
         if isinstance(servers, dict):
             entries += [EntryView.from_raw(n, e, file) for n, e in servers.items() if isinstance(n, str) and n.strip()]
-    claude = folder / CLAUDE_SETTINGS
-    loaded.files.append(claude)
-    doc = _read_file(claude, loaded.diagnostics)
-    if doc is not None and isinstance(doc.value, dict):
-        items += hook_trust_items(doc.value.get("hooks"), claude)
-        reads.append(_FileRead(Scope.WORKSPACE, claude, "hooks", doc))
+    for rel in CLAUDE_FILES:
+        claude = folder / rel
+        loaded.files.append(claude)
+        doc = _read_file(claude, loaded.diagnostics)
+        if doc is not None and isinstance(doc.value, dict):
+            items += hook_trust_items(doc.value.get("hooks"), claude)
+            reads.append(_FileRead(Scope.WORKSPACE, claude, "hooks", doc))
     return reads, WorkspaceRequest(folder, tuple(items), tuple(entries))
 
 
 def _claude_hooks(read: _FileRead, folder: Path, trust: WorkspaceTrustInfo, loaded: LoadedSettings) -> None:
-    """The hooks of a folder's ``.claude/settings.json`` (its other keys are Claude Code's own)."""
+    """The hooks of a folder's ``.claude/settings.json`` or ``.claude/settings.local.json`` (their
+    other keys are Claude Code's own)."""
     assert read.doc is not None and isinstance(read.doc.value, dict)
     problems = Problems(read.file, read.doc)
     value = read.doc.value.get("hooks")

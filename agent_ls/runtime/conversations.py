@@ -157,6 +157,17 @@ class _Live:
     lock: asyncio.Lock = attrs.field(factory=asyncio.Lock)
     turn: asyncio.Task[Any] | None = None
     notes: list[str] = attrs.field(factory=list)
+    shown: list[Any] = attrs.field(factory=list)
+    """Events to show at the start of the next turn: the ``hook`` events of the SessionStart
+    hooks, which run when the session opens (no turn streams yet)."""
+    started: bool = False
+    """Its SessionStart hooks ran."""
+    turned: bool = False
+    """It had a turn in this process (SessionStart no longer applies)."""
+    start_source: str = "startup"
+    """SessionStart's ``source``: ``startup`` (a new conversation) or ``resume``."""
+    start_context: str = ""
+    """What SessionStart's hooks added for the model: kept for every rebuild of the session."""
 
 
 SessionHost = Callable[[], Awaitable["MCPManager | PendingHost | None"]]
@@ -404,14 +415,28 @@ class Conversations:
         entry.session, entry.front, entry.stale = session, front, False
         if first:
             self.warm_checkpoints()
-        if first and session.hooks is not None:
-            # lazy: the hook runner, only when hooks are configured
-            from agent_ls.agent.hooks.turns import start_context
-
-            await start_context(session, session.hooks, "resume" if session_id is not None else "startup")
+        if first:
+            entry.start_source = "resume" if session_id is not None else "startup"
+        await self._session_start(entry, session)
         if isinstance(session.gate, PermissionGate):
             entry.allowed = session.gate.session_allowed  # the gate adds to it
         return session
+
+    @staticmethod
+    async def _session_start(entry: _Live, session: Session) -> None:
+        """SessionStart, once per conversation before its first turn: at its first open, or at
+        the first rebuild that has hooks (a folder trusted at the first prompt); its context joins
+        the session's reminders, and every rebuilt session's after it. Its runs are shown at the
+        start of the next turn."""
+        if session.hooks is not None and not entry.started and not entry.turned:
+            # lazy: the hook runner, only when hooks are configured
+            from agent_ls.agent.hooks.turns import start_context
+
+            entry.started = True
+            outcome = await start_context(session, session.hooks, entry.start_source, report=entry.shown.append)
+            entry.start_context = outcome.context
+        elif entry.start_context and entry.start_context not in session.reminders:
+            session.reminders.append(entry.start_context)
 
     def settings_changed(self) -> None:
         """The settings or a trust decision changed: each session is rebuilt at its next use
@@ -464,6 +489,7 @@ class Conversations:
         async with self.turn_slot(session.session_id):
             if self._prepare is not None:
                 await self._prepare()
+            await self._show_pending(live, sink)
             log.debug("prompt: litellm ready, the turn starts")
             if not compact:
                 if live.notes:
@@ -477,6 +503,7 @@ class Conversations:
             await self._observe("before_turn", turn)
             result: TurnResult | None = None
             try:
+                live.turned = True
                 result = await (self._compact(session, sink) if compact else self._turn(session, text, sink))
             finally:
                 await asyncio.shield(self._observe("after_turn", turn, result))
@@ -485,7 +512,7 @@ class Conversations:
     async def _turn(self, session: Session, text: str, sink: EventSink | None) -> TurnResult:
         """The turn, with the conversation hooks when the settings have any: ``UserPromptSubmit``
         before the prompt goes (it may block it or add context), ``Stop`` when the model ends
-        (it may send it back to work); each hook run is said in the chat as a notice."""
+        (it may send it back to work); each hook run is a ``hook`` event."""
         hooks = session.hooks
         if hooks is None:
             return await session.prompt(text, sink)
@@ -499,16 +526,26 @@ class Conversations:
         return turned.result  # type: ignore[return-value]  # the session's own TurnResult
 
     @staticmethod
-    def _hook_report(sink: EventSink | None) -> Callable[[Any], Awaitable[None]]:
-        """Each hook run as a notice in the chat (the terminal prints it, ACP says it)."""
-        # lazy: +2 modules, ~8 ms at start-up
-        from agent_ls.agent.events import ContextCompacted
+    def _hook_report(sink: EventSink | None) -> Any:
+        """Each hook run as a ``hook`` event (the chat's hook line; the terminal prints it, ACP
+        sends it as a tool call of its own)."""
+        # lazy: the hook runner, only when hooks are configured
+        from agent_ls.agent.hooks import reporter
+
+        return reporter(sink)
+
+    @staticmethod
+    async def _show_pending(live: _Live, sink: EventSink | None) -> None:
+        """The ``hook`` events of the hooks that ran when the session opened (SessionStart)."""
+        if not live.shown:
+            return
+        # lazy: the hook runner, only when hooks are configured
+        from agent_ls.agent.hooks import hook_ran
         from agent_ls.agent.tool_runner import emit
 
-        async def report(run: Any) -> None:
-            await emit(sink, ContextCompacted("notice", 0, 0, (), 0, 0, 0, f"[hook] {run.line()}"))
-
-        return report
+        runs, live.shown = live.shown, []
+        for run in runs:
+            await emit(sink, hook_ran(run))
 
     @staticmethod
     async def _blocked(sink: EventSink | None, message: str) -> TurnResult:

@@ -23,14 +23,16 @@ if TYPE_CHECKING:
 log = logging.getLogger("agent_ls.server")
 
 
-SETTINGS_GLOBS = ("**/.agent-ls/settings.json", "**/.mcp.json", "**/.vscode/mcp.json", "**/.claude/settings.json")
+SETTINGS_GLOBS = ("**/.agent-ls/settings.json", "**/.mcp.json", "**/.vscode/mcp.json", "**/.claude/settings.json",
+                 "**/.claude/settings.local.json")
 
 
 def is_settings_file(path: str | None) -> bool:
     if not path:
         return False
     p = Path(path)
-    return (p.name == "settings.json" and p.parent.name in (".agent-ls", ".claude")) or p.name == ".mcp.json" or (
+    return (p.name == "settings.json" and p.parent.name in (".agent-ls", ".claude")) or (
+        p.name == "settings.local.json" and p.parent.name == ".claude") or p.name == ".mcp.json" or (
         p.name == "mcp.json" and p.parent.name == ".vscode") or _is_user_settings(p)
 
 

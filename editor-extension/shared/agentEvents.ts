@@ -4,6 +4,7 @@
  */
 import type { AgentEvent, ToolCallFinishedEvent, ToolCallStartedEvent, Wire } from "../src/protocol";
 import { changeRow, upsertChange } from "./fileChanges";
+import { addHook } from "./hooks";
 import { addMessage, isTool, newId, pushItem, toolStatus, updateItem } from "./itemOps";
 import { PLAN_TOOL, planSteps, type ChatItem, type ChatState, type MessageItem, type ThinkingItem, type ToolItem } from "./items";
 import { compactionLabel, readableErrorText } from "./labels";
@@ -157,6 +158,8 @@ export function applyEvent(state: ChatState, sessionId: string | null, event: Ag
       return state;
     case "compaction":
       return { ...addMessage(state, "notice", compactionLabel(event)), streamingId: null };
+    case "hook":
+      return addHook(state, event);
     default:
       return state;
   }

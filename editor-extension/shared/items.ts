@@ -9,6 +9,7 @@ import {
   type ApprovalScope,
   type ChangeStatus,
   type ContextSource,
+  type HookOutcome,
   type McpPrompt,
   type ModelsResult,
   type PlanStatus,
@@ -228,7 +229,26 @@ export interface ChangesItem extends ItemBase {
   files: FileChangeRow[];
 }
 
-export type ChatItem = MessageItem | ThinkingItem | ToolItem | ApprovalItem | TrustItem | WorkspaceTrustItem | ElicitItem | SamplingItem | ChangesItem;
+/** A hook ran (issue 43): one line (event, command, outcome, time) that opens on its output. */
+export interface HookItem extends ItemBase {
+  kind: "hook";
+  /** The hook event (`PreToolUse`, `UserPromptSubmit`...). */
+  event: string;
+  /** The command's first words. */
+  command: string;
+  outcome: HookOutcome;
+  durationMs: number | null;
+  /** Why it blocked, its error or its message (may be empty). */
+  message: string;
+  /** What it printed (may be empty). */
+  output: string;
+  decision: string | null;
+  /** The tool call it ran for (null: a conversation event). */
+  callId: string | null;
+  tool: string | null;
+}
+
+export type ChatItem = MessageItem | ThinkingItem | ToolItem | ApprovalItem | TrustItem | WorkspaceTrustItem | ElicitItem | SamplingItem | ChangesItem | HookItem;
 
 export interface AttachmentChip {
   kind: "selection" | "file" | "resource";

@@ -11,6 +11,7 @@
 import type { ChatItem, ChatState, ElicitItem } from "../shared/state";
 import { closestTo, el, scrollIntoView } from "./dom";
 import { renderChanges } from "./fileChanges";
+import { renderHook } from "./hookView";
 import { renderMessage } from "./messageView";
 import { isPending, renderApproval, renderElicit, renderSampling, renderTrust, renderWorkspaceTrust } from "./questions";
 import { renderThinking } from "./thinkingView";
@@ -287,6 +288,9 @@ export class Conversation {
         break;
       case "changes":
         node = renderChanges(d, item);
+        break;
+      case "hook":
+        node = renderHook(d, item, this.deps.cards);
         break;
     }
     node.dataset.itemId = item.id;

@@ -75,7 +75,10 @@ async def test_pre_tool_use_exit_2_stops_bash_and_the_model_gets_its_stderr(llm:
     data = received(ws, "check")
     assert data["hook_event_name"] == "PreToolUse" and data["tool_name"] == "bash"
     assert data["tool_input"] == {"command": "touch ran"} and data["workspace_folder"] == str(ws)
-    assert any("[hook] PreToolUse" in p.message and "blocked" in p.message for p in rec.of("tool_call_progress"))
+    (shown,) = rec.of("hook")  # the typed hook line, tied to its call
+    assert (shown.event, shown.outcome, shown.call_id, shown.tool) == ("PreToolUse", "blocked", fin.call_id, "bash")
+    assert "no rm in this repository" in shown.message and shown.duration_ms > 0
+    assert rec.of("tool_call_progress") == []
 
 
 async def test_a_deny_decision_stops_write_file(llm: ScriptedLLM, ws: Path) -> None:
@@ -153,7 +156,8 @@ async def test_a_hung_hook_is_stopped_at_its_timeout_and_the_call_goes_on(llm: S
                      rules=PermissionRules(allow=("bash",)))
     assert time.perf_counter() - started < 10
     assert (ws / "ran").exists() and not rec.of("tool_call_finished")[0].is_error
-    assert any("timeout of 0.5 s" in p.message for p in rec.of("tool_call_progress"))
+    (shown,) = rec.of("hook")
+    assert shown.outcome == "error" and "timeout of 0.5 s" in shown.message
 
 
 @pytest.mark.parametrize(("command", "says"), [
@@ -165,7 +169,9 @@ async def test_bad_hooks_are_reported_and_the_call_runs(llm: ScriptedLLM, ws: Pa
     rec = await turn(llm, ws, [hook("PreToolUse", command)], ("bash", {"command": "touch ran"}),
                      rules=PermissionRules(allow=("bash",)))
     assert (ws / "ran").exists() and not rec.of("tool_call_finished")[0].denied
-    assert any(says in p.message for p in rec.of("tool_call_progress")), [p.message for p in rec.of("tool_call_progress")]
+    (shown,) = rec.of("hook")
+    assert shown.outcome == "error" and says in shown.message, shown
+    assert len(shown.output) < 8200  # what it printed, cut for the chat (10 MB never reaches it)
 
 
 def test_hooks_run_without_the_provider_keys(ws: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -320,3 +326,47 @@ async def test_a_background_child_holding_the_output_does_not_hold_the_call(ws: 
     outcome = await Hooks([hook("Stop", "sleep 20 & echo started", timeout=30)], ws).stop()
     assert time.perf_counter() - started < 5
     assert outcome.runs[0].process.exit_code == 0 and not outcome.runs[0].process.timed_out
+
+
+# -- PreCompact before the session's own compaction (trigger auto) ---------------------------------
+async def _compacting_turns(llm: ScriptedLLM, ws: Path, body: str, turns: int = 6,
+                            compact_at: float | None = None) -> tuple[Recorder, ScriptedLLM]:
+    from tests.agent.test_context import WINDOW, scripted, session, write_files
+
+    write_files(ws, turns)
+    llm.window = WINDOW
+    s = session(llm, ws, None, compact_at=compact_at)
+    pre = script(ws, "pre", body)
+    s.hooks = Hooks([hook("PreCompact", pre, "auto"), hook("PreCompact", "touch manual-ran", "manual")], ws,
+                    s.session_id)
+    rec = Recorder()
+    scripted(llm, 5 * turns)
+    for i in range(turns):
+        result = await s.prompt(f"read f{i}", rec)
+        assert result.stop_reason == "end", result.error
+    assert not [r for r in llm.requests if r.rejected]
+    return rec, llm
+
+
+async def test_pre_compact_runs_with_trigger_auto_before_the_sessions_own_compaction(
+        llm: ScriptedLLM, ws: Path) -> None:
+    rec, _ = await _compacting_turns(llm, ws, 'echo "notes saved"')
+    kinds = [e.type for e in rec.events if e.type in ("hook", "compaction")]
+    assert "compaction" in kinds, "the session never compacted: the test proves nothing"
+    # each compaction of its own comes right after its PreCompact hook ran (and only the "auto" one)
+    assert kinds[:2] == ["hook", "compaction"] and kinds.count("hook") == kinds.count("compaction"), kinds
+    shown = rec.of("hook")[0]
+    assert (shown.event, shown.outcome, shown.call_id) == ("PreCompact", "ran", None)
+    data = received(ws, "pre")
+    assert data["hook_event_name"] == "PreCompact" and data["trigger"] == "auto"
+    assert not (ws / "manual-ran").exists()
+
+
+async def test_a_blocking_pre_compact_defers_the_compaction_while_the_request_fits(llm: ScriptedLLM, ws: Path) -> None:
+    # compactAt 0.5: far from the window's limit, so a blocked compaction can wait a few requests
+    rec, _ = await _compacting_turns(llm, ws, 'echo "not now" >&2; exit 2', turns=8, compact_at=0.5)
+    hooks, done = rec.of("hook"), rec.of("compaction")
+    assert hooks and all(h.outcome == "blocked" and h.message == "not now" for h in hooks)
+    # honoured while the request fits the window; past it the session compacts anyway and says why
+    assert len(hooks) > len(done), (len(hooks), len(done))
+    assert all("PreCompact hook asked not to compact" in c.note for c in done)

@@ -277,8 +277,10 @@ async def test_the_service_runs_the_conversation_hooks(setup: Setup, llm: Script
     assert result.text == "ok"
     sent = json.dumps(llm.requests[-1].body["messages"])
     assert "this repository uses tabs" in sent and "ticket ABC-123" in sent
-    notes = [e.note for e in events if isinstance(e, ev.ContextCompacted)]
-    assert any("[hook]" in n and "UserPromptSubmit" in n for n in notes), notes
+    shown = [(e.event, e.outcome) for e in events if isinstance(e, ev.HookRan)]
+    # SessionStart ran when the session opened: shown at the start of its first turn, once
+    assert shown == [("SessionStart", "ran"), ("UserPromptSubmit", "ran")], shown
+    assert not any(isinstance(e, ev.ContextCompacted) for e in events)  # no "notice" stands in for them
 
     block = _hook_script(ws, "block", 'echo "no secrets in prompts" >&2; exit 2')
     compact = _hook_script(ws, "compact", 'echo "not now" >&2; exit 2')
@@ -294,8 +296,13 @@ async def test_the_service_runs_the_conversation_hooks(setup: Setup, llm: Script
     assert result.error.kind == "hook_blocked" and "no secrets in prompts" in result.error.message
     assert len(llm.requests) == asked  # never sent
     assert any(isinstance(e, ev.TurnFinished) and e.stop_reason == "error" for e in events)
-    result = await service.prompt(session, "/compact")
+    (blocked,) = [e for e in events if isinstance(e, ev.HookRan)]
+    assert (blocked.event, blocked.outcome, blocked.command) == ("UserPromptSubmit", "blocked", block)
+    assert "no secrets in prompts" in blocked.message and "no secrets in prompts" in blocked.output
+    events.clear()
+    result = await service.prompt(session, "/compact", events.append)
     assert result.stop_reason == "error" and result.error is not None and "not now" in result.error.message
+    assert [(e.event, e.outcome) for e in events if isinstance(e, ev.HookRan)] == [("PreCompact", "blocked")]
     await service.close()
 
 
@@ -342,3 +349,39 @@ async def test_a_turn_is_checkpointed_and_rewound_with_its_shell_changes(
 
 async def _no_host() -> None:
     return None
+
+
+async def test_session_start_runs_once_before_the_first_turn_and_its_context_survives_a_rebuild(
+        setup: Setup, llm: ScriptedLLM) -> None:
+    """A conversation opened before its hooks apply (a folder trusted at the first prompt, as ACP
+    asks) still runs SessionStart before its first turn; a later rebuild (a settings change)
+    neither runs it again nor loses what it added for the model."""
+    import json
+
+    from agent_ls.config.hooks import HookSpec
+
+    ws = setup.ws
+    service = setup.service()
+    session = await service.open()  # no hooks yet
+    assert session is not None
+    start = _hook_script(ws, "start", 'echo "this repository uses tabs"')
+    setup.agent = AgentSettings(model="openai/scripted", api_base=llm.openai_base, max_retries=0,
+                                hooks=(HookSpec("SessionStart", start, None, 30.0),))
+    service.settings_changed()  # e.g. the folder was trusted
+    session = await service.open(session.session_id)
+    assert session is not None
+    events: list[Any] = []
+    llm.script(text("ok"), text("ok again"))
+    await service.prompt(session, "hello", events.append)
+    assert [(e.event, e.outcome) for e in events if isinstance(e, ev.HookRan)] == [("SessionStart", "ran")]
+    assert json.loads((ws / "start.json").read_text())["source"] == "startup"
+    assert "this repository uses tabs" in json.dumps(llm.requests[-1].body["messages"])
+    (ws / "start.json").unlink()
+    service.settings_changed()
+    session = await service.open(session.session_id)
+    assert session is not None
+    events.clear()
+    await service.prompt(session, "again", events.append)
+    assert not (ws / "start.json").exists() and not any(isinstance(e, ev.HookRan) for e in events)
+    assert "this repository uses tabs" in json.dumps(llm.requests[-1].body["messages"])
+    await service.close()

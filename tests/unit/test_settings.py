@@ -78,7 +78,9 @@ def test_files_lists_every_candidate_file_for_watching(tmp_path: Path) -> None:
     loaded = load(tmp_path, [a, b])
     expected = {
         a / ".vscode" / "mcp.json", a / ".mcp.json", a / ".agent-ls" / "settings.json", a / ".claude" / "settings.json",
+        a / ".claude" / "settings.local.json",
         b / ".vscode" / "mcp.json", b / ".mcp.json", b / ".agent-ls" / "settings.json", b / ".claude" / "settings.json",
+        b / ".claude" / "settings.local.json",
         tmp_path / "user-config" / "settings.json",
     }
     assert set(loaded.files) == expected

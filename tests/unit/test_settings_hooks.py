@@ -58,6 +58,25 @@ def test_every_file_contributes_hooks(tmp_path: Path) -> None:
     assert not errors(loaded) and not warnings(loaded)
 
 
+def test_claude_local_settings_add_hooks_and_are_watched(tmp_path: Path) -> None:
+    """``.claude/settings.local.json`` (Claude Code's uncommitted project settings): its hooks
+    apply with the others, its malformed ones get diagnostics there, and it is a settings file
+    the language server watches (an edit reloads, like the others)."""
+    from agent_ls.server.config_files import SETTINGS_GLOBS, is_settings_file
+
+    folder = ws(tmp_path)
+    local = folder / ".claude" / "settings.local.json"
+    write(folder / ".claude" / "settings.json", {"hooks": {"PostToolUse": [group("prettier", "Edit|Write")]}})
+    write(local, {"hooks": {"PreToolUse": [group("./mine.sh", "Bash")], "Stop": [group("x", "Bash")]},
+                  "permissions": {"allow": ["Bash(*)"]}})
+    loaded = load(tmp_path, [folder])
+    got = {(h.scope, h.event, h.command, h.source) for h in loaded.hooks}
+    assert ("claude", "PreToolUse", "./mine.sh", local) in got and len(got) == 3
+    assert [d.file for d in warnings(loaded)] == [local]
+    assert local in loaded.files and is_settings_file(str(local))
+    assert "**/.claude/settings.local.json" in SETTINGS_GLOBS and not is_settings_file(str(folder / "settings.local.json"))
+
+
 @pytest.mark.parametrize(("hooks", "path", "says"), [
     ([], "hooks", "must be an object"),
     ({"PreToolUze": []}, "hooks.PreToolUze", "did you mean 'PreToolUse'"),
@@ -110,7 +129,7 @@ async def _run_every_event(loaded: LoadedSettings, folder: Path) -> None:
     await hooks.session_end()
 
 
-@pytest.mark.parametrize("where", [".agent-ls/settings.json", ".claude/settings.json"])
+@pytest.mark.parametrize("where", [".agent-ls/settings.json", ".claude/settings.json", ".claude/settings.local.json"])
 def test_an_untrusted_workspace_never_runs_its_hooks(tmp_path: Path, where: str) -> None:
     canary = tmp_path / "canary"
     folder = _folder(tmp_path, canary, where)
@@ -132,9 +151,10 @@ def test_an_untrusted_workspace_never_runs_its_hooks(tmp_path: Path, where: str)
 
 
 @pytest.mark.parametrize("change", ["changed", "added", "matcher"])
-def test_a_changed_or_added_hook_asks_again(tmp_path: Path, change: str) -> None:
+@pytest.mark.parametrize("file", ["settings.json", "settings.local.json"])
+def test_a_changed_or_added_hook_asks_again(tmp_path: Path, change: str, file: str) -> None:
     folder = ws(tmp_path)
-    settings = folder / ".claude" / "settings.json"
+    settings = folder / ".claude" / file
     write(settings, {"hooks": {"PreToolUse": [group("./lint.sh", "Bash")]}})
     state = HostState(tmp_path / "state" / "host-state.json")
     first = _load(tmp_path, folder, state).workspaces[folder]

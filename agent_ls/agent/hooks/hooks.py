@@ -3,8 +3,8 @@
 Each method runs the event's matching hooks (:mod:`agent_ls.config.hooks`) at once, each with
 the event's JSON on stdin (:meth:`Hooks.run`), and returns the combined
 :class:`~agent_ls.agent.hooks.outcome.HookOutcome`. Every run is reported as it ends
-(:attr:`Hooks.report`, and the ``report`` a call passes: the tool runner turns them into the
-call's progress lines) and logged.
+(:attr:`Hooks.report`, and the ``report`` a call passes: :func:`agent_ls.agent.hooks.shown.reporter`
+makes each a ``hook`` event of the turn) and logged.
 
 The tool events are run by the one tool runner (:mod:`agent_ls.agent.tool_runner`). The
 conversation events are run by whoever owns the conversation (the runtime's conversation

@@ -70,6 +70,9 @@ class HookRun:
     """Added for the model."""
     notice: str = ""
     """For the user: a non-blocking error or the hook's ``systemMessage``."""
+    failed: bool = False
+    """A non-blocking error (in :attr:`notice`): it could not start, timed out, exited with another
+    code than 0 or 2 (or 2 where nothing can be blocked), or printed what cannot be read."""
 
     @property
     def outcome(self) -> str:
@@ -77,7 +80,7 @@ class HookRun:
             return "blocked"
         if self.decision is not None:
             return self.decision
-        if self.notice and self.process.exit_code != 0:
+        if self.failed:
             return "error"
         return "ok"
 
@@ -94,10 +97,10 @@ def read_run(hook: HookSpec, result: ProcessResult) -> HookRun:
     event = hook.event
     who = f"The {event} hook `{command_words(hook.command)}`"
     if result.start_error is not None:
-        return HookRun(hook, result, notice=f"{who} could not start: {result.start_error}")
+        return HookRun(hook, result, notice=f"{who} could not start: {result.start_error}", failed=True)
     if result.timed_out:
         return HookRun(hook, result, notice=f"{who} did not finish within its timeout of {hook.timeout:g} s; it was "
-                                            "stopped (with everything it started) and the work went on")
+                                            "stopped (with everything it started) and the work went on", failed=True)
     code = result.exit_code
     if code == 2:
         reason = _cut(result.stderr) or f"{who} exited with code 2 and no message on stderr"
@@ -105,11 +108,11 @@ def read_run(hook: HookSpec, result: ProcessResult) -> HookRun:
             reason += f" [{result.stderr_dropped} more bytes of stderr dropped]"
         if event in _BLOCKABLE:
             return HookRun(hook, result, blocked=True, message=reason)
-        return HookRun(hook, result, notice=f"{who} exited with code 2 (this event cannot be blocked): {reason}")
+        return HookRun(hook, result, notice=f"{who} exited with code 2 (this event cannot be blocked): {reason}", failed=True)
     if code != 0:
         tail = _cut(result.stderr or result.stdout, 1000)
         hint = " (command not found)" if code == 127 else ""
-        return HookRun(hook, result, notice=f"{who} failed with exit code {code}{hint}" + (f": {tail}" if tail else ""))
+        return HookRun(hook, result, notice=f"{who} failed with exit code {code}{hint}" + (f": {tail}" if tail else ""), failed=True)
     return _read_stdout(hook, result, who)
 
 
@@ -118,7 +121,7 @@ def _read_stdout(hook: HookSpec, result: ProcessResult, who: str) -> HookRun:
     if result.stdout_dropped:
         return HookRun(hook, result, notice=f"{who} printed more than {MAX_OUTPUT_BYTES // 1024} KiB "
                                             f"({result.stdout_dropped + MAX_OUTPUT_BYTES} bytes); its output was "
-                                            "cut and not read")
+                                            "cut and not read", failed=True)
     if not text:
         return HookRun(hook, result)
     if not text.startswith("{"):
@@ -127,9 +130,9 @@ def _read_stdout(hook: HookSpec, result: ProcessResult, who: str) -> HookRun:
         data = json.loads(text)
     except json.JSONDecodeError as e:
         return HookRun(hook, result, notice=f"{who} printed invalid JSON ({e.msg} at line {e.lineno} column "
-                                            f"{e.colno}); its output was ignored")
+                                            f"{e.colno}); its output was ignored", failed=True)
     if not isinstance(data, dict):
-        return HookRun(hook, result, notice=f"{who} printed JSON that is not an object; its output was ignored")
+        return HookRun(hook, result, notice=f"{who} printed JSON that is not an object; its output was ignored", failed=True)
     return _read_object(hook, result, data, who)
 
 

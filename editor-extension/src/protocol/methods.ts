@@ -112,6 +112,7 @@ export const EVENT_TYPES = [
   "plan",
   "usage",
   "compaction",
+  "hook",
   "error",
   "turn_finished",
 ] as const;

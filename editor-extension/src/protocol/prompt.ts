@@ -188,6 +188,27 @@ export interface CompactionEvent {
   contextWindow: number;
   note?: string;
 }
+/** A hook ran (issue 43): the chat's hook line (docs/hooks.md). */
+export interface HookEvent {
+  type: "hook";
+  /** The hook event: `PreToolUse`, `UserPromptSubmit`, `PreCompact`... */
+  event: string;
+  /** The command's first words. */
+  command: string;
+  /** `ran`, `blocked` (what it stopped did not happen) or `error` (it failed; the work went on). */
+  outcome: HookOutcome;
+  durationMs: number;
+  /** Why it blocked, its error, or its message for the user (may be empty or several lines). */
+  message?: string;
+  /** What it printed (stdout then stderr), cut with a marker. */
+  output?: string;
+  /** `allow`, `ask` or `deny` (PreToolUse, PermissionRequest), else null. */
+  decision?: string | null;
+  /** The tool call it ran for (null: a conversation event). */
+  callId?: string | null;
+  tool?: string | null;
+}
+export type HookOutcome = "ran" | "blocked" | "error";
 export interface ErrorEvent {
   type: "error";
   kind: string;
@@ -215,6 +236,7 @@ export type AgentEvent =
   | PlanEvent
   | UsageEvent
   | CompactionEvent
+  | HookEvent
   | ErrorEvent
   | TurnFinishedEvent;
 
