@@ -98,6 +98,11 @@ def _state() -> HostState:
         return state
 
 
+def grants_of(root: Path) -> dict[str, list[str]]:
+    """``{"hosts": [...], "writes": [...]}``: the grants kept for one workspace folder."""
+    return _state().sandbox_grants(root)
+
+
 def workspace_grants(roots: Sequence[Path]) -> Grants:
     """The grants the user made for these workspace folders (none when the file cannot be read)."""
     hosts: list[str] = []
