@@ -25,7 +25,7 @@ import attrs
 
 from agent_ls.config import paths as config_paths
 from agent_ls.config.sections import SandboxSection
-from agent_ls.core.sandbox import Sandbox
+from agent_ls.core.sandbox import Sandbox, detect
 from agent_ls.core.sandbox.policy import (
     DEFAULT_CACHE_DIRS_HOME,
     DEFAULT_DENY_READ_HOME,
@@ -79,6 +79,19 @@ class SandboxSettings:
             return None
         folders = [Path(r) for r in roots]
         return Sandbox(self.policy(roots), ask_host=ask_host, grants=lambda: workspace_grants(folders))
+
+
+def server_sandbox_label(transport: str, sandbox: object | None) -> str | None:
+    """How an MCP server is confined, in words for the status view (None: not sandboxed): its
+    entry's ``sandbox`` (a :class:`~agent_ls.config.entries.ServerSandbox`) on a stdio server."""
+    if transport != "stdio" or sandbox is None:
+        return None
+    avail = detect()
+    if not avail.available:
+        return "sandboxed, but no OS sandbox is available here: not started"
+    network = getattr(sandbox, "network", None)
+    described = network.describe() if isinstance(network, NetworkPolicy) else ""
+    return f"sandboxed ({avail.mechanism.value})" + (f"; {described}" if described else "")
 
 
 # -- the user's grants for a workspace ("allow for this workspace", "always allow this host") ----
