@@ -76,6 +76,7 @@ export class ChatApp {
       input: this.input,
       cards: { collapsed: this.collapsed, expanded: this.expanded, save: () => this.save() },
       submitElicit: (item, form) => this.actions.submitElicit(item, form),
+      sandboxGrants: () => this.state.sandboxGrants,
     });
     this.transcript = this.conversation.transcript;
     this.pending = this.conversation.pending;

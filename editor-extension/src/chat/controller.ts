@@ -20,6 +20,7 @@ import { Prompting } from "./prompting";
 import { ChatQuestions } from "./questions";
 import { CHANGE_SCHEME, EditReviews, reviewCapabilityFeature, reviewMode } from "./review";
 import { SamplingConsent } from "./sampling";
+import { SandboxGrantsUi } from "./sandboxGrants";
 import { SlashPrompts } from "./slashPrompts";
 
 export interface ChatSurface {
@@ -39,6 +40,12 @@ export class ChatController implements vscode.Disposable {
   private readonly slashPrompts: SlashPrompts;
   /** Approvals, MCP server trust, workspace trust, elicitation. */
   private readonly questions = new ChatQuestions((a) => this.dispatch(a), () => this.showChat());
+  /** The OS sandbox's workspace grants (a tool card's "Allow for this workspace", the command). */
+  readonly sandboxGrants = new SandboxGrantsUi({
+    dispatch: (a) => this.dispatch(a),
+    request: (method, params) => this.agent.request(method, params),
+    warn: (m) => this.agent.output.warn(m),
+  });
   /** MCP sampling consent cards (mcp/sample). */
   private readonly samplings = new SamplingConsent((a) => this.dispatch(a), () => this.showChat());
   /** Review of the agent's file changes (agent/reviewEdit, the file cards). */
@@ -78,6 +85,7 @@ export class ChatController implements vscode.Disposable {
       agent.onDidChangeState(({ state, error }) => {
         this.dispatch({ type: "server", state, error: error ?? null });
         if (state === "running") {
+          void this.sandboxGrants.refresh();
           void this.refreshPrompts();
           void this.listSessions();
           void this.refreshModels();
@@ -230,6 +238,9 @@ export class ChatController implements vscode.Disposable {
         return;
       case "openOutput":
         await this.openOutput(msg.sessionId, msg.handle);
+        return;
+      case "sandboxGrant":
+        await this.sandboxGrants.set(msg.kind, msg.value, msg.granted);
         return;
     }
   }
