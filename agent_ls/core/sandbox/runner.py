@@ -19,6 +19,7 @@ import shutil
 import subprocess
 import sys
 import threading
+import time
 from collections.abc import Callable, Mapping, Sequence
 
 import attrs
@@ -170,6 +171,21 @@ def is_placeholder(path: str) -> bool:
         return False
 
 
+_swept: dict[str, float] = {}
+"""Placeholders removed lately -> when (a file watcher reports their removal a moment later)."""
+_SWEPT_MEMORY = 30.0
+
+
+def placeholder_event(path: str) -> bool:
+    """A file watcher's event at ``path`` is only a sandboxed command's placeholder coming or
+    going (not a change of the user's): a settings watcher need not reload for it."""
+    if is_placeholder(path):
+        return True
+    with _placeholder_lock:
+        when = _swept.get(path)
+    return when is not None and time.monotonic() - when < _SWEPT_MEMORY and not os.path.lexists(path)
+
+
 def sweep_placeholders() -> None:
     """Remove the empty placeholders no sandboxed process of ours uses any more (a real file
     someone wrote there meanwhile stays). Also run at exit."""
@@ -181,8 +197,13 @@ def sweep_placeholders() -> None:
             with contextlib.suppress(OSError):
                 if os.path.isdir(p) and not os.path.islink(p):
                     os.rmdir(p)  # only when empty
+                    _swept[p] = time.monotonic()
                 elif os.path.isfile(p) and not os.path.islink(p) and os.path.getsize(p) == 0:
                     os.unlink(p)
+                    _swept[p] = time.monotonic()
+        now = time.monotonic()
+        for p in [p for p, when in _swept.items() if now - when > _SWEPT_MEMORY]:
+            del _swept[p]
 
 
 atexit.register(sweep_placeholders)
