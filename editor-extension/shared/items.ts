@@ -271,6 +271,9 @@ export interface ChatState {
 export interface SandboxGrants {
   hosts: string[];
   writes: string[];
+  /** Set when commands do not run in an OS sandbox (off in the settings, or no mechanism here):
+   * the chat's header says so, once, in this sentence. */
+  note?: string | null;
 }
 
 /** A step of the agent's plan, as the checklist shows it. */

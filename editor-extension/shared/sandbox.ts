@@ -3,7 +3,7 @@
  * network), what the sandbox refused, and the user's grants for the workspace ("Allow for this
  * workspace", undone with "Undo"). Shared by the extension host and the webview.
  */
-import type { SandboxMark } from "../src/protocol";
+import type { SandboxGrantsResult, SandboxMark } from "../src/protocol";
 import type { SandboxGrants } from "./items";
 
 /** A tool_call_finished's `sandbox` as the card shows it (a malformed one is dropped: the server is a separate process). */
@@ -62,8 +62,11 @@ export function sandboxRefusals(mark: SandboxMark | null | undefined, grants: Sa
   ];
 }
 
-/** The grants of every workspace folder, together (agent/sandboxGrants). */
-export function mergedGrants(folders: { hosts: string[]; writes: string[] }[]): SandboxGrants {
+/** The grants of every workspace folder, together, and the header's note when commands do not
+ * run in a sandbox (agent/sandboxGrants). */
+export function mergedGrants(r: SandboxGrantsResult): SandboxGrants {
   const uniq = (xs: string[]) => [...new Set(xs)];
-  return { hosts: uniq(folders.flatMap((f) => f.hosts)), writes: uniq(folders.flatMap((f) => f.writes)) };
+  const unconfined = r.enabled === false || r.mechanism === "none";
+  const note = unconfined ? (r.message ? r.message[0].toUpperCase() + r.message.slice(1) : "Commands do not run in an OS sandbox.") : null;
+  return { hosts: uniq(r.folders.flatMap((f) => f.hosts)), writes: uniq(r.folders.flatMap((f) => f.writes)), note };
 }

@@ -80,7 +80,23 @@ describe("allow for this workspace", () => {
     expect(parseFromWebview({ type: "sandboxGrant", kind: "all", value: "/x", granted: true })).toBeNull();
     expect(parseFromWebview({ type: "sandboxGrant", kind: "hosts", value: 3, granted: true })).toBeNull();
     expect(parseFromWebview({ type: "sandboxGrant", kind: "hosts", value: "a", granted: "yes" })).toBeNull();
-    expect(mergedGrants([{ hosts: ["a"], writes: [] }, { hosts: ["a", "b"], writes: ["/w"] }])).toEqual({ hosts: ["a", "b"], writes: ["/w"] });
+    expect(mergedGrants({ folders: [{ folder: "/v", hosts: ["a"], writes: [] }, { folder: "/w", hosts: ["a", "b"], writes: ["/w"] }], enabled: true, mechanism: "bubblewrap", message: "commands run in an OS sandbox: bubblewrap 0.8.0" }))
+      .toEqual({ hosts: ["a", "b"], writes: ["/w"], note: null });
+  });
+});
+
+describe("the chat header's note", () => {
+  it("says once, in words, when commands do not run in a sandbox, and nothing while they do", () => {
+    const none = mergedGrants({ folders: [], enabled: true, mechanism: "none", message: "no OS sandbox is available: bubblewrap is not installed; every command asks before it runs" });
+    act({ type: "sandboxGrants", grants: none });
+    const note = q("sandbox-note")!;
+    expect(note.hidden).toBe(false);
+    expect(note.textContent).toBe("No OS sandbox is available: bubblewrap is not installed; every command asks before it runs");
+    expect(note.getAttribute("role")).toBe("status");
+    act({ type: "sandboxGrants", grants: mergedGrants({ folders: [], enabled: false, mechanism: "bubblewrap", message: "the OS sandbox is off (agent.sandbox.enabled is false in your settings): commands run with your full rights after approval" }) });
+    expect(q("sandbox-note")!.textContent).toContain("The OS sandbox is off");
+    act({ type: "sandboxGrants", grants: mergedGrants({ folders: [], enabled: true, mechanism: "bubblewrap", message: "commands run in an OS sandbox: bubblewrap 0.8.0" }) });
+    expect(q("sandbox-note")!.hidden).toBe(true);
   });
 });
 

@@ -51,3 +51,26 @@ export function renderSandboxRefusals(d: Document, mark: SandboxMark, grants: Sa
   }
   return box;
 }
+
+/** The chat header's note, once, when commands do not run in an OS sandbox (off in the settings,
+ * or no mechanism here): every command asks first. Hidden otherwise. */
+export class SandboxNote {
+  readonly element: HTMLElement;
+  private readonly text: HTMLElement;
+
+  constructor(d: Document) {
+    // the look of the trust banner's lines (theme colours of a warning), words only
+    this.element = el(d, "div", { "data-testid": "sandbox-note", class: "banner sandbox-note", role: "status" });
+    const line = el(d, "div", { class: "banner-line" });
+    this.text = el(d, "span", { class: "banner-text" });
+    line.append(this.text);
+    this.element.append(line);
+    this.element.hidden = true;
+  }
+
+  render(grants: SandboxGrants | null | undefined): void {
+    const note = grants?.note ?? "";
+    if (this.text.textContent !== note) this.text.textContent = note;
+    this.element.hidden = !note;
+  }
+}

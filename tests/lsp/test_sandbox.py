@@ -82,6 +82,8 @@ async def test_bash_is_contained_marked_and_the_network_always_answer_is_kept(se
         assert state["sandbox"][str(setup.ws.resolve())]["hosts"] == ["localhost"]
         grants = await editor.request(P.SANDBOX_GRANTS)
         assert grants["folders"] == [{"folder": str(setup.ws), "hosts": ["localhost"], "writes": []}]
+        assert grants["enabled"] is True and grants["mechanism"] == "bubblewrap"
+        assert grants["message"].startswith("commands run in an OS sandbox: bubblewrap")
         # "Allow for this workspace" on the refused place: the next command writes there, unasked
         grants = await editor.request(P.SET_SANDBOX_GRANT, {"kind": "writes", "value": first["sandbox"]["paths"][0],
                                                             "granted": True})

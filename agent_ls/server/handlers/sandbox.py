@@ -10,24 +10,33 @@ import asyncio
 from pathlib import Path
 
 from agent_ls.config.sandbox import grants_of, set_workspace_grant
+from agent_ls.core.sandbox import detect
 from agent_ls.server.protocol.codec import InvalidParams, NoParams
 from agent_ls.server.protocol.methods import SANDBOX_GRANTS, SET_SANDBOX_GRANT
 from agent_ls.server.protocol.sandbox import SandboxGrantsPayload, SandboxGrantsResult, SetSandboxGrantParams
 from agent_ls.server.server import AgentLanguageServer, request
 
 
-def grants_result(folders: list[Path]) -> SandboxGrantsResult:
+def grants_result(folders: list[Path], enabled: bool) -> SandboxGrantsResult:
     out = []
     for folder in folders:
         found = grants_of(folder)
         out.append(SandboxGrantsPayload(str(folder), found["hosts"], found["writes"]))
-    return SandboxGrantsResult(out)
+    avail = detect()
+    message = avail.sentence() if enabled else ("the OS sandbox is off (agent.sandbox.enabled is false in your "
+                                                "settings): commands run with your full rights after approval")
+    return SandboxGrantsResult(out, enabled, avail.mechanism.value, message)
+
+
+def _enabled(ls: AgentLanguageServer) -> bool:
+    return ls.runtime.agent_settings().sandbox.enabled
 
 
 def register(server: AgentLanguageServer) -> None:
     @request(server, SANDBOX_GRANTS, NoParams)
     async def sandbox_grants(ls: AgentLanguageServer, _: NoParams) -> SandboxGrantsResult:
-        return await asyncio.to_thread(grants_result, ls.folders())
+        await ls.lifecycle.settings_loaded()
+        return await asyncio.to_thread(grants_result, ls.folders(), _enabled(ls))
 
     @request(server, SET_SANDBOX_GRANT, SetSandboxGrantParams)
     async def set_sandbox_grant(ls: AgentLanguageServer, p: SetSandboxGrantParams) -> SandboxGrantsResult:
@@ -45,4 +54,4 @@ def register(server: AgentLanguageServer) -> None:
             await asyncio.to_thread(set_workspace_grant, folder, p.kind, p.value, p.granted)
         except ValueError as exc:
             raise InvalidParams(f"{'kind' if 'kind' in str(exc) else 'value'}: {exc}") from None
-        return await asyncio.to_thread(grants_result, folders)
+        return await asyncio.to_thread(grants_result, folders, _enabled(ls))

@@ -38,6 +38,13 @@ class SandboxGrantsPayload:
 @_register
 @attrs.define
 class SandboxGrantsResult:
-    """``agent/sandboxGrants`` and ``agent/setSandboxGrant``: every folder's grants."""
+    """``agent/sandboxGrants`` and ``agent/setSandboxGrant``: every folder's grants, and whether
+    commands run in the sandbox at all (the chat's header says so when they do not)."""
 
     folders: list[SandboxGrantsPayload]
+    enabled: bool = True
+    """``agent.sandbox.enabled`` (false: the user turned it off)."""
+    mechanism: str = "none"
+    """``bubblewrap``, ``landlock``, ``sandbox-exec`` or ``none`` (no mechanism works here)."""
+    message: str = ""
+    """The sandbox's state in one sentence (what is used, or why nothing is and what that means)."""

@@ -23,7 +23,7 @@ export class SandboxGrantsUi {
   async refresh(): Promise<P.SandboxGrantsResult | null> {
     try {
       const r = await this.deps.request<P.SandboxGrantsResult>(P.SANDBOX_GRANTS, {});
-      this.deps.dispatch({ type: "sandboxGrants", grants: mergedGrants(r.folders) });
+      this.deps.dispatch({ type: "sandboxGrants", grants: mergedGrants(r) });
       return r;
     } catch (e) {
       this.deps.warn(`listing the sandbox's grants: ${e instanceof Error ? e.message : String(e)}`);
@@ -35,7 +35,7 @@ export class SandboxGrantsUi {
   async set(kind: "hosts" | "writes", value: string, granted: boolean, folder?: string): Promise<void> {
     const params: P.SetSandboxGrantParams = { kind, value, granted, ...(folder ? { folder } : {}) };
     const r = await this.deps.request<P.SandboxGrantsResult>(P.SET_SANDBOX_GRANT, params);
-    this.deps.dispatch({ type: "sandboxGrants", grants: mergedGrants(r.folders) });
+    this.deps.dispatch({ type: "sandboxGrants", grants: mergedGrants(r) });
     const what = kind === "writes" ? `writing in ${value}` : `connections to ${value}`;
     void vscode.window.showInformationMessage(granted
       ? `Sandboxed commands may now make ${what} in this workspace (undo on the card or with Agent: Sandbox Permissions).`

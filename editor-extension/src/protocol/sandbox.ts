@@ -22,9 +22,16 @@ export interface SandboxGrantsPayload {
   writes: string[];
 }
 
-/** `agent/sandboxGrants` and `agent/setSandboxGrant`: every folder's grants. */
+/** `agent/sandboxGrants` and `agent/setSandboxGrant`: every folder's grants, and whether commands
+ * run in the sandbox at all (the chat's header says so when they do not). */
 export interface SandboxGrantsResult {
   folders: SandboxGrantsPayload[];
+  /** `agent.sandbox.enabled` (false: the user turned it off). */
+  enabled?: boolean;
+  /** "bubblewrap", "landlock", "sandbox-exec" or "none" (no mechanism works here). */
+  mechanism?: string;
+  /** The sandbox's state in one sentence. */
+  message?: string;
 }
 
 /** Where a command ran (`tool_call_finished`'s `sandbox`), for the mark on its card. */
