@@ -97,6 +97,8 @@ export interface Scenario {
   askChipPrefix: string;
   /** Review of the agent's file changes (review.ts). */
   review: ReviewScenario;
+  /** Issue 47: the folder the full-output step's bash command tries to write in (refused by the sandbox). */
+  sandboxRefusedFolder: string;
   /** The editor's language intelligence as the agent's tools (intelligence.ts). */
   intelligence: IntelligenceScenario;
 }

@@ -45,10 +45,10 @@ export async function serversSteps(run: Run): Promise<void> {
         .filter({ has: page.locator('.label-name', { hasText: new RegExp(`^\\s*${escapeRe(sc.workspaceServer)}\\s*$`) }) })
         .first();
       const wsDesc = await until(
-        `the trusted workspace server "${sc.workspaceServer}" to be connected in the view`,
+        `the trusted workspace server "${sc.workspaceServer}" to be connected in the view, marked sandboxed (issue 47)`,
         async () => {
           const d = norm((await wsRow.locator('.label-description').allInnerTexts()).join(' '));
-          return /^connected · [1-9]\d* tools?$/.test(d) ? d : undefined;
+          return /^connected · [1-9]\d* tools? · sandboxed$/.test(d) ? d : undefined;
         },
         T,
       ).catch(async (e: unknown) => {

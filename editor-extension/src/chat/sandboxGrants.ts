@@ -8,6 +8,7 @@
 import * as vscode from "vscode";
 import { mergedGrants } from "../../shared/sandbox";
 import type { ChatAction } from "../../shared/state";
+import { fact } from "../factLog";
 import * as P from "../protocol";
 
 export interface SandboxGrantsDeps {
@@ -36,6 +37,7 @@ export class SandboxGrantsUi {
     const params: P.SetSandboxGrantParams = { kind, value, granted, ...(folder ? { folder } : {}) };
     const r = await this.deps.request<P.SandboxGrantsResult>(P.SET_SANDBOX_GRANT, params);
     this.deps.dispatch({ type: "sandboxGrants", grants: mergedGrants(r) });
+    fact(`sandbox-grant ${kind} ${value} ${granted}`);
     const what = kind === "writes" ? `writing in ${value}` : `connections to ${value}`;
     void vscode.window.showInformationMessage(granted
       ? `Sandboxed commands may now make ${what} in this workspace (undo on the card or with Agent: Sandbox Permissions).`
