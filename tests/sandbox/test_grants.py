@@ -136,3 +136,20 @@ async def test_always_for_a_host_is_kept_and_later_commands_and_sessions_do_not_
     third = await _tools(home, SandboxSettings(), deny)["bash"].call({"command": f"{FETCH} http://localhost:{http_port}/"})
     assert third.is_error and denied == ["localhost"]
     assert third.sandbox is not None and third.sandbox.hosts == ("localhost",)
+
+
+@bwrap_only
+async def test_a_grant_never_reaches_agent_ls_own_config_and_decisions(home: Place) -> None:
+    data, cfg = home.home / "data", home.home / "cfg"
+    set_workspace_grant(home.ws, "writes", str(home.outside), True)  # makes host-state.json exist
+    cfg.mkdir()
+    (cfg / "settings.json").write_text("{}")
+    for place in (data, cfg):
+        set_workspace_grant(home.ws, "writes", str(place), True)
+    before = config_paths.host_state_path().read_text()
+    bash = _tools(home, SandboxSettings(network=NetworkPolicy.off()))["bash"]
+    result = await bash.call({"command": f"echo '{{}}' > {data}/host-state.json; echo x > {cfg}/settings.json; "
+                                         f"cat {data}/host-state.json; touch {home.outside}/ok"})
+    assert config_paths.host_state_path().read_text() == before and (cfg / "settings.json").read_text() == "{}"
+    assert '"writes"' not in result.content  # host-state.json is unreadable inside, granted or not
+    assert (home.outside / "ok").exists()  # the other grant holds
