@@ -3,7 +3,8 @@
     .venv/bin/python scripts/bench_sandbox.py [--runs 50]
 
 1. Time: the ``bash`` tool running ``true``, with the sandbox (the mechanism this machine has,
-   network off; and network "ask", which adds the bridge into the namespace) and without, in
+   network off; and network "ask", which adds the bridge into the namespace; and network off
+   with the user's workspace grants read from host-state.json per command) and without, in
    the same run, alternating so machine noise hits each alike. Prints the medians and the
    time the sandbox adds (goal: at most 15 ms with network off).
 2. Questions: a scripted 20-command edit-test-fix session through the permission gate, counting
@@ -15,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import os
 import statistics
 import sys
 import tempfile
@@ -33,7 +35,7 @@ from agent_ls.agent.permissions import (  # noqa: E402
     SandboxState,
 )
 from agent_ls.agent.workspace import Workspace  # noqa: E402
-from agent_ls.config.sandbox import SandboxSettings  # noqa: E402
+from agent_ls.config.sandbox import SandboxSettings, set_workspace_grant  # noqa: E402
 from agent_ls.core.sandbox import NetworkPolicy, Sandbox, detect  # noqa: E402
 from agent_ls.core.tools import Capability, ToolSpec  # noqa: E402
 
@@ -64,7 +66,12 @@ async def bench_time(runs: int) -> None:
         settings = SandboxSettings(network=NetworkPolicy.off())
         off = BashTool(ws, sandbox=Sandbox(settings.policy([d])))
         ask = BashTool(ws, sandbox=Sandbox(SandboxSettings(network=NetworkPolicy(ask=True)).policy([d])))
-        tools = {"no sandbox": plain, "sandbox, network off": off, "sandbox, network ask (bridge)": ask}
+        # the user's workspace grants (host-state.json) read for every command, one grant kept
+        os.environ["AGENT_LS_DATA_DIR"] = os.path.join(d, ".data")
+        set_workspace_grant(Path(d), "writes", tempfile.gettempdir(), True)
+        granted = BashTool(ws, sandbox=settings.sandbox([d]))
+        tools = {"no sandbox": plain, "sandbox, network off": off, "sandbox, network ask (bridge)": ask,
+                 "sandbox, network off, grants read": granted}
         if not avail.available:
             tools = {"no sandbox": plain}
         times: dict[str, list[float]] = {k: [] for k in tools}

@@ -75,6 +75,9 @@ class ToolCallFinished:
     output_handle: str | None = None
     """The output was longer than a page: kept whole in the session's output store under this
     handle (``content`` is its first page); the chat offers it (``agent/toolOutput``)."""
+    sandbox: dict[str, Any] | None = None
+    """Where a command ran (:class:`agent_ls.core.tools.SandboxMark` as a record: ``mode``,
+    ``mechanism``, ``network``, ``hosts``, ``paths``); the chat marks the card with it."""
     type: str = "tool_call_finished"
 
 

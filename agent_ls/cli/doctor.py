@@ -172,7 +172,24 @@ def sandbox_lines(box: SandboxSettings, roots: list[str]) -> list[str]:
                   f"  network: {policy.network.describe()}",
                   f"  autoAllow: {'on' if box.auto_allow else 'off'}"
                   + (" (no effect under Landlock)" if box.auto_allow and found.mechanism.value == "landlock" else "")]
+        lines += grant_lines(roots)
     return lines
+
+
+def grant_lines(roots: list[str]) -> list[str]:
+    """Your workspace grants (kept in host-state.json, outside the workspace), each with how to undo it."""
+    from pathlib import Path
+
+    from agent_ls.config.sandbox import workspace_grants
+
+    found = workspace_grants([Path(r) for r in roots])
+    if not found.hosts and not found.writes:
+        return ["  your grants for this workspace: none"]
+    out = ["  your grants for this workspace (undo: Agent: Sandbox Permissions in VS Code, or "
+           "agent/setSandboxGrant):"]
+    out += [f"    writable: {w}" for w in found.writes]
+    out += [f"    host: {h}" for h in found.hosts]
+    return out
 
 
 async def cmd_overview(args: argparse.Namespace) -> int:

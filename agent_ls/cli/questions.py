@@ -25,7 +25,7 @@ if TYPE_CHECKING:
     from agent_ls.config.trust import WorkspaceTrustInfo
     from agent_ls.runtime.host import RuntimeHost
 
-_SCOPE_KEYS = {"exact": "e", "prefix": "p", "tool": "s"}
+_SCOPE_KEYS = {"exact": "e", "prefix": "p", "tool": "s", "always": "a"}
 
 
 class TerminalQuestions:

@@ -16,20 +16,29 @@ from __future__ import annotations
 
 import os
 import tempfile
+import threading
 from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING
 
 import attrs
 
 from agent_ls.config import paths as config_paths
 from agent_ls.config.sections import SandboxSection
-from agent_ls.core.sandbox import Sandbox
+from agent_ls.core.sandbox import Sandbox, detect
 from agent_ls.core.sandbox.policy import (
     DEFAULT_CACHE_DIRS_HOME,
     DEFAULT_DENY_READ_HOME,
+    Grants,
     NetworkPolicy,
+    NetworkRuleError,
     SandboxPolicy,
+    check_host_pattern,
 )
 from agent_ls.core.sandbox.proxy import AskHost
+
+if TYPE_CHECKING:
+    from agent_ls.config.state import HostState
 
 
 @attrs.frozen
@@ -66,4 +75,81 @@ class SandboxSettings:
         """The sandbox for processes working in ``roots`` (None when the setting turns it off).
         Anything that starts a process for the agent (``bash``, a hook) wraps it with
         :meth:`Sandbox.wrap` / :meth:`Sandbox.wrap_shell`, and calls ``aclose()`` when done."""
-        return Sandbox(self.policy(roots), ask_host=ask_host) if self.enabled else None
+        if not self.enabled:
+            return None
+        folders = [Path(r) for r in roots]
+        return Sandbox(self.policy(roots), ask_host=ask_host, grants=lambda: workspace_grants(folders))
+
+
+def server_sandbox_label(transport: str, sandbox: object | None) -> str | None:
+    """How an MCP server is confined, in words for the status view (None: not sandboxed): its
+    entry's ``sandbox`` (a :class:`~agent_ls.config.entries.ServerSandbox`) on a stdio server."""
+    if transport != "stdio" or sandbox is None:
+        return None
+    avail = detect()
+    if not avail.available:
+        return "sandboxed, but no OS sandbox is available here: not started"
+    network = getattr(sandbox, "network", None)
+    described = network.describe() if isinstance(network, NetworkPolicy) else ""
+    return f"sandboxed ({avail.mechanism.value})" + (f"; {described}" if described else "")
+
+
+# -- the user's grants for a workspace ("allow for this workspace", "always allow this host") ----
+_states: dict[Path, HostState] = {}
+_states_lock = threading.Lock()
+
+
+def _state() -> HostState:
+    """The decisions file (``host-state.json``), one reader per path in this process."""
+    from agent_ls.config.state import HostState
+
+    path = config_paths.host_state_path()
+    with _states_lock:
+        state = _states.get(path)
+        if state is None:
+            state = _states[path] = HostState(path)
+        return state
+
+
+def grants_of(root: Path) -> dict[str, list[str]]:
+    """``{"hosts": [...], "writes": [...]}``: the grants kept for one workspace folder."""
+    return _state().sandbox_grants(root)
+
+
+def workspace_grants(roots: Sequence[Path]) -> Grants:
+    """The grants the user made for these workspace folders (none when the file cannot be read)."""
+    hosts: list[str] = []
+    writes: list[str] = []
+    try:
+        for root in roots:
+            found = _state().sandbox_grants(root)
+            hosts += found["hosts"]
+            writes += found["writes"]
+    except OSError:
+        return Grants()
+    return Grants(tuple(dict.fromkeys(hosts)), tuple(dict.fromkeys(writes)))
+
+
+def check_grant(kind: str, value: str) -> str:
+    """The grant's value as kept (a host name pattern, or an absolute real path), or ValueError."""
+    if kind == "hosts":
+        try:
+            return check_host_pattern(value)
+        except NetworkRuleError as exc:
+            raise ValueError(str(exc)) from None
+    if kind == "writes":
+        if not isinstance(value, str) or not os.path.isabs(os.path.expanduser(value)):
+            raise ValueError(f"a writable place must be an absolute path, not {value!r}")
+        real = os.path.realpath(os.path.expanduser(value))
+        if real in ("/", os.path.realpath(os.path.expanduser("~"))):
+            raise ValueError(f"{real} is too broad to make writable from here (edit agent.sandbox.allowWrite "
+                             "in your user settings if you mean it)")
+        return real
+    raise ValueError(f"unknown sandbox grant kind {kind!r} (expected hosts or writes)")
+
+
+def set_workspace_grant(root: Path, kind: str, value: str, granted: bool) -> str:
+    """Add or remove one grant for the workspace folder ``root``; the value as kept."""
+    kept = check_grant(kind, value) if granted else value
+    _state().set_sandbox_grant(root, kind, kept, granted)
+    return kept

@@ -98,6 +98,13 @@ class LoadedSettings:
         return merge_sections(self.sections)
 
 
+def _empty_folder(path: Path) -> bool:
+    try:
+        return path.is_dir() and not path.is_symlink() and not any(path.iterdir())
+    except OSError:
+        return False
+
+
 def _read_file(file: Path, problems_out: list[ConfigDiagnostic]) -> jsonc.Document | None:
     """The parsed file, None when absent or unusable (with a diagnostic naming the file).
 
@@ -109,6 +116,8 @@ def _read_file(file: Path, problems_out: list[ConfigDiagnostic]) -> jsonc.Docume
     except FileNotFoundError:
         return None
     except NotRegularFile as e:
+        if _empty_folder(file):  # a sandboxed command's read-only placeholder while it runs: as if absent
+            return None
         problems_out.append(ConfigDiagnostic(file, (), f"cannot read the file: it is {e.strerror}, not a regular "
                                                        "file; it is ignored"))
         return None

@@ -6,6 +6,9 @@
   folder and the entry's trust key (a hash of everything that decides what runs or where data
   goes), so a changed entry asks again; the last trusted version is kept to show what changed;
 - enabled/disabled overrides made from the editor (persistent per-project on/off);
+- sandbox grants (issue 47): per workspace folder, the hosts the user allowed always and the
+  places they let sandboxed commands write ("allow for this workspace"); a workspace file can
+  never add one (this file is outside the workspace, and unreadable inside the sandbox);
 - the protocol era each MCP server entry negotiated (``protocol: auto``), so a legacy server is
   not probed with ``server/discover`` on every start and a modern one skips the probe too.
 
@@ -230,5 +233,33 @@ class HostState:
                 table.pop(server, None)
             else:
                 table[server] = enabled
+
+        self._update(change)
+
+    # sandbox grants ----------------------------------------------------------------------------
+    GRANT_KINDS = ("hosts", "writes")
+
+    def sandbox_grants(self, workspace: Path | None) -> dict[str, list[str]]:
+        """``{"hosts": [...], "writes": [...]}``: what the user allowed the sandbox in this folder."""
+        record = self._read("sandbox", self._ws(workspace))
+        record = record if isinstance(record, dict) else {}
+        return {k: [v for v in record.get(k, []) if isinstance(v, str)] if isinstance(record.get(k), list) else []
+                for k in self.GRANT_KINDS}
+
+    def set_sandbox_grant(self, workspace: Path | None, kind: str, value: str, granted: bool) -> None:
+        """Add (``granted``) or remove one grant of ``kind`` (``hosts`` or ``writes``)."""
+        if kind not in self.GRANT_KINDS:
+            raise ValueError(f"unknown sandbox grant kind {kind!r} (expected hosts or writes)")
+        ws = self._ws(workspace)
+
+        def change(data: dict[str, Any]) -> None:
+            table = data.setdefault("sandbox", {})
+            record = table.setdefault(ws, {})
+            values = [v for v in record.get(kind, []) if v != value]
+            if granted:
+                values.append(value)
+            record[kind] = values
+            if not any(record.get(k) for k in self.GRANT_KINDS):
+                table.pop(ws, None)
 
         self._update(change)

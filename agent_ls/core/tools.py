@@ -73,6 +73,23 @@ class Attachment:
 
 
 @attrs.frozen
+class SandboxMark:
+    """Where a command ran, for the mark on its card in the chat (issue 47)."""
+
+    mode: str
+    """``sandboxed``, ``outside`` (outside the sandbox, as the user approved) or ``unsandboxed``
+    (no mechanism here: the user approved running it with full rights)."""
+    mechanism: str = ""
+    """The mechanism that confined it (``bubblewrap``, ``landlock``), when sandboxed."""
+    network: str = ""
+    """``off`` (no network at all) or ``proxy`` (only through agent-ls's proxy), when sandboxed."""
+    hosts: tuple[str, ...] = ()
+    """Hosts the proxy refused during the call."""
+    paths: tuple[str, ...] = ()
+    """Places outside the writable ones the command failed to write (the folder a grant would open)."""
+
+
+@attrs.frozen
 class ToolResult:
     """The outcome of a tool call."""
 
@@ -85,6 +102,8 @@ class ToolResult:
     """``structuredContent`` of an MCP result, when present."""
     truncated_chars: int = 0
     """How many characters of text were cut by the output cap (0 when nothing was cut)."""
+    sandbox: SandboxMark | None = None
+    """Where a command ran (``bash``): sandboxed or not, and what the sandbox refused."""
 
     @classmethod
     def error(cls, message: str) -> ToolResult:

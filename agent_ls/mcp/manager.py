@@ -24,6 +24,7 @@ from typing import Any
 import mcp_types as types
 
 from agent_ls.config.entries import FailedEntry
+from agent_ls.config.sandbox import server_sandbox_label
 from agent_ls.config.settings import LoadedSettings
 from agent_ls.config.state import HostState
 from agent_ls.core import naming
@@ -457,6 +458,7 @@ class MCPManager(SignIns, TrustDecisions):
                 tools=tuple(tool_infos.get(name, ())),
                 pid=conn.pid,
                 auth=conn.auth.status() if conn.auth is not None else None,
+                sandbox=server_sandbox_label(conn.config.transport, conn.config.sandbox),
             ))
         return out
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from agent_ls.config.sandbox import server_sandbox_label
 from agent_ls.core import naming
 from agent_ls.mcp.capability import infer_capability
 from agent_ls.mcp.catalogue import CatalogueStore, catalogue_key
@@ -42,6 +43,7 @@ def preview_status(settings: LoadedSettings, state: HostState | None,
         row: dict[str, Any] = {
             "name": name, "state": decided.state.value, "transport": cfg.transport,
             "scope": cfg.source.scope.value, "source": str(cfg.source.file), "error": error_dict(decided.error),
+            "sandbox": server_sandbox_label(cfg.transport, cfg.sandbox),
         }
         if decided.state is State.STARTING and catalogue is not None:
             listing = catalogue.peek(catalogue_key(cfg.source.workspace_folder, name, cfg.fingerprint()))

@@ -98,6 +98,9 @@ class ServerStatus:
     auth: dict[str, Any] | None = None
     """OAuth: None when the server does not use it, else ``state`` (needs-sign-in, signing-in,
     signed-in, failed), ``expiresAt`` (epoch seconds, when signed in and known) and ``reason``."""
+    sandbox: str | None = None
+    """A stdio server that runs in the OS sandbox: the mechanism and its network in words (None:
+    not sandboxed, or not a stdio server)."""
 
 
 def error_dict(err: ServerError | None) -> dict[str, Any] | None:

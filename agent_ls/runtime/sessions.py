@@ -36,6 +36,8 @@ from agent_ls.agent.skills_tool import SkillSource
 from agent_ls.agent.store import SessionStore
 from agent_ls.agent.tools.registry import ToolRegistry
 from agent_ls.agent.workspace import Workspace
+from agent_ls.config.sandbox import set_workspace_grant
+from agent_ls.core.sandbox.proxy import AskHost
 from agent_ls.runtime.front import FrontEnd
 from agent_ls.runtime.pending import PendingHost
 
@@ -53,6 +55,21 @@ def permission_gate(agent: AgentSettings, questions: Questions | None,
                           SandboxState.of(agent.sandbox.enabled, agent.sandbox.auto_allow))
 
 
+def network_asker(front: FrontEnd, roots: Sequence[Path]) -> AskHost | None:
+    """The sandbox's network question through the front end's approvals; "always" is kept as the
+    user's grant for the first workspace folder (``host-state.json``, outside the workspace)."""
+    if front.questions is None:
+        return None
+    if not roots:
+        return host_asker(front.questions.approve)
+    folder = roots[0]
+
+    def remember(host: str) -> None:
+        set_workspace_grant(folder, "hosts", host, True)
+
+    return host_asker(front.questions.approve, remember)
+
+
 def tool_registry(agent: AgentSettings, roots: Sequence[Path], manager: MCPManager | PendingHost | None,
                   front: FrontEnd) -> ToolRegistry:
     """The built-in tools on ``roots`` (bash timeout and output store from the settings) and the
@@ -61,7 +78,7 @@ def tool_registry(agent: AgentSettings, roots: Sequence[Path], manager: MCPManag
     tools = builtin_tools(workspace, bash_timeout=agent.bash_timeout, editor=front.editor,
                           outputs=agent.output_store(), bash_env_passthrough=agent.shell_env_passthrough,
                           intelligence=front.intelligence, sandbox=agent.sandbox,
-                          ask_host=host_asker(front.questions.approve) if front.questions is not None else None)
+                          ask_host=network_asker(front, roots))
     if front.wrap_tools is not None:
         tools = front.wrap_tools(tools, workspace)
     skills: SkillSource | None = None

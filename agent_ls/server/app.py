@@ -5,7 +5,7 @@ handler modules it registers (:mod:`agent_ls.server.handlers`, bottom to top): :
 :mod:`.mcp_methods` (``mcp/*``), :mod:`.chat` (``agent/prompt``, ``agent/cancel``),
 :mod:`.sessions` (``agent/sessions/*``, file changes, tool output), :mod:`.models` (the model
 picker), :mod:`.code_actions` and
-:mod:`.trust` (workspace trust). Custom requests are defined in :mod:`agent_ls.server.protocol`.
+:mod:`.trust` (workspace trust), :mod:`.sandbox` (the sandbox's workspace grants). Custom requests are defined in :mod:`agent_ls.server.protocol`.
 """
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ from agent_ls.server.handlers import (
     lifecycle,
     mcp_methods,
     models,
+    sandbox,
     sessions,
     trust,
 )
@@ -51,6 +52,7 @@ def register(server: AgentLanguageServer) -> None:
     code_actions.register(server)
     trust.register(server)
     checkpoints.register(server)
+    sandbox.register(server)
 
 
 def _expected_errors(record: logging.LogRecord) -> bool:

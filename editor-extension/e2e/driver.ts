@@ -23,6 +23,7 @@ import { chatPanelStep, conversationSteps, sessionSteps } from './chatSteps.ts';
 import { editorSteps } from './editorSteps.ts';
 import { firstPromptStep } from './firstPrompt.ts';
 import { fullOutputStep, resumedCardsStep, reviewSteps } from './review.ts';
+import { sandboxStep } from './sandbox.ts';
 import { intelligenceStep } from './intelligence.ts';
 import { rewindStep } from './rewind.ts';
 import { serversSteps, settingsRestartStep } from './serverSteps.ts';
@@ -101,6 +102,7 @@ async function scenario(page: Page, steps: Steps, facts: FactLog): Promise<void>
   };
   await reviewSteps(reviewCtx);
   await fullOutputStep(reviewCtx);
+  await sandboxStep({ steps, facts, timeoutMs: T, chatFrame: run.chatFrame, refusedFolder: cfg.scenario.sandboxRefusedFolder }, ['full-output']);
   await intelligenceStep(run, ['final-answer']);
   await sessionSteps(run);
   await resumedCardsStep(reviewCtx);

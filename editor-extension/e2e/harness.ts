@@ -100,6 +100,8 @@ export interface Scenario {
   review: ReviewScenario;
   /** Rewind to here (rewind.ts, issue 40). */
   rewind: RewindScenario;
+  /** Issue 47: the folder the full-output step's bash command tries to write in (refused by the sandbox). */
+  sandboxRefusedFolder: string;
   /** The editor's language intelligence as the agent's tools (intelligence.ts). */
   intelligence: IntelligenceScenario;
 }

@@ -45,10 +45,10 @@ export async function serversSteps(run: Run): Promise<void> {
         .filter({ has: page.locator('.label-name', { hasText: new RegExp(`^\\s*${escapeRe(sc.workspaceServer)}\\s*$`) }) })
         .first();
       const wsDesc = await until(
-        `the trusted workspace server "${sc.workspaceServer}" to be connected in the view`,
+        `the trusted workspace server "${sc.workspaceServer}" to be connected in the view, marked sandboxed (issue 47)`,
         async () => {
           const d = norm((await wsRow.locator('.label-description').allInnerTexts()).join(' '));
-          return /^connected · [1-9]\d* tools?$/.test(d) ? d : undefined;
+          return /^connected · [1-9]\d* tools? · sandboxed$/.test(d) ? d : undefined;
         },
         T,
       ).catch(async (e: unknown) => {
@@ -116,7 +116,8 @@ export async function serversSteps(run: Run): Promise<void> {
       });
       s.note(`after disable: ${await description()}`);
       await menuAction('Enable Server');
-      await until(`"${sc.workspaceServer}" to be connected again`, async () => /^connected · [1-9]\d* tools?$/.test(await description()), T).catch(
+      // (a workspace server runs in the OS sandbox: its row says so, issue 47)
+      await until(`"${sc.workspaceServer}" to be connected again`, async () => /^connected · [1-9]\d* tools?( · sandboxed)?$/.test(await description()), T).catch(
         async (e: unknown) => {
           throw new Error(`${(e as Error).message} (it shows ${JSON.stringify(await description())})`);
         },

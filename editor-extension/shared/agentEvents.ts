@@ -8,6 +8,7 @@ import { addHook } from "./hooks";
 import { addMessage, isTool, newId, pushItem, toolStatus, updateItem } from "./itemOps";
 import { PLAN_TOOL, planSteps, type ChatItem, type ChatState, type MessageItem, type ThinkingItem, type ToolItem } from "./items";
 import { compactionLabel, readableErrorText } from "./labels";
+import { sandboxMark } from "./sandbox";
 
 /** A thinking block still streaming. */
 const isOpenThinking = (it: ChatItem): it is ThinkingItem => it.kind === "thinking" && !it.done;
@@ -118,6 +119,7 @@ export function applyEvent(state: ChatState, sessionId: string | null, event: Ag
         result: wire.content ?? "",
         durationMs: typeof event.durationMs === "number" ? event.durationMs : null,
         output: typeof event.outputHandle === "string" && sessionId ? { sessionId, handle: event.outputHandle } : null,
+        sandbox: sandboxMark(wire.sandbox),
       }));
       if (next !== state) return { ...next, streamingId: null };
       if (event.name === PLAN_TOOL && !event.isError) return { ...state, streamingId: null };

@@ -14,6 +14,7 @@ import {
   type ModelsResult,
   type PlanStatus,
   type SamplingAnswer,
+  type SandboxMark,
   type SessionInfo,
   type TrustServerParams,
   type Wire,
@@ -74,6 +75,8 @@ export interface ToolItem extends ItemBase {
   output?: { sessionId: string; handle: string } | null;
   /** What the running call is doing (tool_call_progress), e.g. waiting for an MCP server to start. */
   progress?: string | null;
+  /** Where a command ran (bash): sandboxed or not, and what the sandbox refused (issue 47). */
+  sandbox?: SandboxMark | null;
 }
 
 export interface ApprovalItem extends ItemBase {
@@ -279,6 +282,18 @@ export interface ChatState {
   plan?: PlanStep[];
   /** The model picker (agent/models): the choices and the session's current model. */
   models?: ModelsResult | null;
+  /** What the user allowed the OS sandbox in this workspace (agent/sandboxGrants): the tool
+   * cards offer "Allow for this workspace" and, once allowed, "Undo". */
+  sandboxGrants?: SandboxGrants | null;
+}
+
+/** The user's sandbox grants of the workspace folders, together. */
+export interface SandboxGrants {
+  hosts: string[];
+  writes: string[];
+  /** Set when commands do not run in an OS sandbox (off in the settings, or no mechanism here):
+   * the chat's header says so, once, in this sentence. */
+  note?: string | null;
 }
 
 /** A step of the agent's plan, as the checklist shows it. */

@@ -40,6 +40,8 @@ export type FromWebview =
   | { type: "openOutput"; sessionId: string; handle: string }
   /** A user message's "Rewind to here" (issue 40): back to before that prompt (asked first). */
   | { type: "rewindTo"; itemId: string };
+  /** A tool card's "Allow for this workspace" (granted) or "Undo" on something the sandbox refused. */
+  | { type: "sandboxGrant"; kind: "hosts" | "writes"; value: string; granted: boolean };
 
 export const FILE_CHANGE_ACTIONS = ["review", "accept", "reject", "keep", "revert"] as const;
 export type FileChangeAction = (typeof FILE_CHANGE_ACTIONS)[number];
@@ -47,7 +49,7 @@ export type FileChangeAction = (typeof FILE_CHANGE_ACTIONS)[number];
 const FROM_TYPES = new Set([
   "ready", "send", "stop", "newSession", "listSessions", "resumeSession", "approve", "trust", "elicit",
   "attach", "removeAttachment", "copy", "insert", "listPrompts", "sample", "workspaceTrust", "trustWorkspaceCommand",
-  "fileChange", "openOutput", "setModel", "rewindTo",
+  "fileChange", "openOutput", "setModel", "rewindTo", "sandboxGrant",
 ]);
 
 /** A webview message as a typed value, or null when it is not one (the webview is untrusted input). */
@@ -85,6 +87,8 @@ export function parseFromWebview(raw: unknown): FromWebview | null {
       return str("sessionId") && str("handle") ? (m as FromWebview) : null;
     case "rewindTo":
       return str("itemId") ? (m as FromWebview) : null;
+    case "sandboxGrant":
+      return (m.kind === "hosts" || m.kind === "writes") && str("value") && typeof m.granted === "boolean" ? (m as FromWebview) : null;
     case "fileChange":
       if (m.all !== undefined && typeof m.all !== "boolean") return null;
       if (m.reason !== undefined && typeof m.reason !== "string") return null;

@@ -54,6 +54,7 @@ import {
   type MessageItem,
   type Role,
   type SamplingItem,
+  type SandboxGrants,
   type ServerConnection,
   type ToolItem,
   type TrustItem,
@@ -101,7 +102,9 @@ export type ChatAction =
   | { type: "notice"; text: string; role?: Role }
   | { type: "toolResult"; title: string; server: string | null; result: ToolResultPayload }
   | { type: "server"; state: ServerConnection; error?: string | null }
-  | { type: "busy"; busy: boolean };
+  | { type: "busy"; busy: boolean }
+  /** The user's sandbox grants for the workspace (agent/sandboxGrants, agent/setSandboxGrant). */
+  | { type: "sandboxGrants"; grants: SandboxGrants };
 
 /** The states in which a folder's settings are not in effect. */
 export const RESTRICTED_STATES = ["restricted", "declined", "editor-restricted"];
@@ -324,6 +327,11 @@ export function reduce(state: ChatState, action: ChatAction): ChatState {
       return { ...state, server: action.state, serverError: action.error ?? null };
     case "busy":
       return { ...(action.busy ? state : endThinking(state)), busy: action.busy };
+    case "sandboxGrants": {
+      // the cards that show a refusal are drawn again (Allow becomes Undo and back)
+      const refused = (it: ChatItem): it is ToolItem => it.kind === "tool" && !!it.sandbox && (it.sandbox.paths.length > 0 || it.sandbox.hosts.length > 0);
+      return { ...updateItem(state, refused, () => ({})), sandboxGrants: action.grants };
+    }
     default:
       return state;
   }

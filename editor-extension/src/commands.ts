@@ -241,6 +241,7 @@ export function registerCommands(
       if (name) await serverAction(agent, servers, P.MCP_SET_ENABLED, { server: name, enabled: false } satisfies P.SetEnabledParams, `Disabling ${name}`);
     }),
     reg("agentLs.trustWorkspace", (arg) => trustWorkspace(agent, chat, servers, arg)),
+    reg("agentLs.sandboxPermissions", () => chat.sandboxGrants.showAndRevoke()),
     reg("agentLs.restrictWorkspace", () =>
       serverAction(agent, servers, P.SET_WORKSPACE_TRUST, { trusted: false } satisfies P.SetWorkspaceTrustParams, "Restricting the workspace"),
     ),

@@ -13,9 +13,11 @@ export { attachmentLabel, serverProblemSentence, serverStateLabel } from "../sha
 export function serverDescription(s: P.ServerStatus): string {
   const label = serverStateLabel(s.state);
   const words = label[0].toLowerCase() + label.slice(1);
-  if (s.state !== "connected" && s.state !== "connected-listing-failed") return words;
+  // a stdio server in the OS sandbox is marked (issue 47); the tooltip says how it is confined
+  const boxed = typeof s.sandbox === "string" && s.sandbox ? " · sandboxed" : "";
+  if (s.state !== "connected" && s.state !== "connected-listing-failed") return words + boxed;
   const n = typeof s.toolCount === "number" ? s.toolCount : (s.tools?.length ?? 0);
-  return `${words} · ${n} tool${n === 1 ? "" : "s"}`;
+  return `${words} · ${n} tool${n === 1 ? "" : "s"}${boxed}`;
 }
 
 export function serverContextValue(s: P.ServerStatus): string {
@@ -120,6 +122,7 @@ export function serverTooltip(s: P.ServerStatus): string {
   if (typeof s.serverInfo === "string" && s.serverInfo) lines.push(`server: ${s.serverInfo}`);
   if (s.protocolVersion) lines.push(`protocol: MCP ${s.protocolVersion}`);
   if (s.auth) lines.push(`auth: ${authText(s.auth)}`);
+  if (typeof s.sandbox === "string" && s.sandbox) lines.push(`OS sandbox: ${s.sandbox}`);
   if (s.error) lines.push(`last error: ${serverErrorText(s.error)}`);
   const tail = (s.stderrTail ?? []).slice(-5);
   if (tail.length) lines.push("stderr (last lines):", ...tail.map((l) => `  ${l}`));

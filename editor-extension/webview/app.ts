@@ -13,6 +13,7 @@ import { closestTo } from "./dom";
 import { Header } from "./header";
 import { PlanView } from "./planView";
 import { ItemActions } from "./itemActions";
+import { SandboxNote } from "./sandboxMark";
 import { Conversation } from "./transcript";
 
 export interface HostApi {
@@ -39,6 +40,8 @@ export class ChatApp {
   private readonly composer: Composer;
   private readonly actions: ItemActions;
   private readonly plan: PlanView;
+  /** The header's note when commands do not run in an OS sandbox (issue 47). */
+  private readonly sandboxNote: SandboxNote;
 
   readonly transcript: HTMLElement;
   /** Pinned questions (approval, trust, elicitation, sampling) waiting for an answer. */
@@ -76,14 +79,16 @@ export class ChatApp {
       input: this.input,
       cards: { collapsed: this.collapsed, expanded: this.expanded, save: () => this.save() },
       submitElicit: (item, form) => this.actions.submitElicit(item, form),
+      sandboxGrants: () => this.state.sandboxGrants,
     });
     this.transcript = this.conversation.transcript;
     this.pending = this.conversation.pending;
 
     this.plan = new PlanView(d);
+    this.sandboxNote = new SandboxNote(d);
     const c = this.conversation;
     c.onTrustToggle = () => this.header.render(this.state, this.pendingTrust());
-    root.append(this.header.top, this.header.banner, c.trustDetails, this.header.sessionsBox, this.plan.element, c.transcript, c.busyHost, c.pending, this.composer.element);
+    root.append(this.header.top, this.sandboxNote.element, this.header.banner, c.trustDetails, this.header.sessionsBox, this.plan.element, c.transcript, c.busyHost, c.pending, this.composer.element);
     // the items' buttons (answers, file decisions, code blocks, full output)
     c.transcript.addEventListener("click", (e) => this.onItemClick(e));
     c.pending.addEventListener("click", (e) => this.onItemClick(e));
@@ -138,6 +143,7 @@ export class ChatApp {
     this.plan.render(this.state);
     this.composer.render();
     this.header.render(this.state, this.pendingTrust());
+    this.sandboxNote.render(this.state.sandboxGrants);
     this.save();
   }
 }

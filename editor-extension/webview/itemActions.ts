@@ -36,6 +36,15 @@ export class ItemActions {
       this.post({ type: "rewindTo", itemId: item.id });
       return;
     }
+    if (item && item.kind === "tool" && (testid === "sandbox-allow" || testid === "sandbox-undo")) {
+      const kind = button.dataset.kind;
+      const value = button.dataset.value;
+      if ((kind === "hosts" || kind === "writes") && value) {
+        this.post({ type: "sandboxGrant", kind, value, granted: testid === "sandbox-allow" });
+        button.disabled = true; // until the grants come back and the card is drawn again
+      }
+      return;
+    }
     if (item && item.kind === "changes" && (button.dataset.changeAction || button.dataset.changeAll)) {
       this.onFileChangeButton(item, button, itemEl);
       return;

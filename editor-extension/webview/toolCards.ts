@@ -1,8 +1,9 @@
 /** Tool call cards: what ran, on which server, how it ended and how long it took; long cards
  * start collapsed to their summary line (issue 17). */
 import { toolStatusLabel } from "../shared/labels";
-import type { ToolItem } from "../shared/state";
+import type { SandboxGrants, ToolItem } from "../shared/state";
 import { el, json } from "./dom";
+import { renderSandboxRefusals, renderSandboxSummary } from "./sandboxMark";
 
 /** Lines and characters past which a tool card starts collapsed (its summary line stays). */
 const LONG_LINES = 12;
@@ -34,7 +35,7 @@ export interface CardChoices {
   save(): void;
 }
 
-export function renderTool(d: Document, item: ToolItem, choices: CardChoices): HTMLElement {
+export function renderTool(d: Document, item: ToolItem, choices: CardChoices, grants?: SandboxGrants | null): HTMLElement {
   const card = el(d, "details", {
     "data-testid": "tool-card",
     "data-tool": item.tool,
@@ -65,6 +66,7 @@ export function renderTool(d: Document, item: ToolItem, choices: CardChoices): H
     el(d, "span", { class: "tool-status-icon", "aria-hidden": "true" }, status.icon),
     ` ${status.text}${item.durationMs !== null ? ` (${formatDuration(item.durationMs)})` : ""}`,
   );
+  if (item.sandbox) summary.append(renderSandboxSummary(d, item.sandbox));
   if (!defaultOpen && item.result !== null) {
     const lines = item.result.split("\n").length;
     summary.append(el(d, "span", { class: "tool-size" }, ` · ${lines} line${lines === 1 ? "" : "s"} of output`));
@@ -88,6 +90,8 @@ export function renderTool(d: Document, item: ToolItem, choices: CardChoices): H
     row.append(open);
     result.appendChild(row);
   }
+  const refused = item.sandbox ? renderSandboxRefusals(d, item.sandbox, grants) : null;
+  if (refused) result.appendChild(refused);
   card.append(summary, el(d, "div", { class: "label" }, item.tool), args, result);
   return card;
 }

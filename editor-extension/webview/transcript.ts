@@ -8,7 +8,7 @@
  * heading line (a "Show" button opens one). Also the busy line, and where the keyboard focus
  * goes when a question arrives or is answered.
  */
-import type { ChatItem, ChatState, ElicitItem } from "../shared/state";
+import type { ChatItem, ChatState, ElicitItem, SandboxGrants } from "../shared/state";
 import { closestTo, el, scrollIntoView } from "./dom";
 import { renderChanges } from "./fileChanges";
 import { renderHook } from "./hookView";
@@ -24,6 +24,8 @@ export interface ConversationDeps {
   cards: CardChoices;
   /** An elicitation form was submitted. */
   submitElicit(item: ElicitItem, form: HTMLFormElement): void;
+  /** The user's sandbox grants for the workspace (a refusal on a tool card offers Allow or Undo). */
+  sandboxGrants?: () => SandboxGrants | null | undefined;
 }
 
 export class Conversation {
@@ -269,7 +271,7 @@ export class Conversation {
         node = renderThinking(d, item, this.deps.cards, previous);
         break;
       case "tool":
-        node = renderTool(d, item, this.deps.cards);
+        node = renderTool(d, item, this.deps.cards, this.deps.sandboxGrants?.());
         break;
       case "approval":
         node = renderApproval(d, item);

@@ -57,6 +57,7 @@ OUTPUT_PROMPT = "Print the long log file."
 OUTPUT_FILE = "long.log"
 OUTPUT_LINES = 4000  # "line 0" ... "line 3999": ~40k characters, more than a page (30k)
 OUTPUT_DONE = "That was a long log."
+SANDBOX_REFUSED = "/usr/local/lib"  # issue 47: the same bash command tries to write here (read-only in the sandbox)
 
 # rewind (editor-extension/e2e/rewind.ts, issue 40): a turn's shell command rewrites a file open in
 # an editor; "Rewind to here" on that prompt puts the file (and its clean buffer) back
@@ -195,7 +196,8 @@ class Model:
                 what, answer = f"reject: {'seen' if seen else 'MISSING'}", text(REJECT_SEEN if seen else REJECT_MISSING)
         elif OUTPUT_PROMPT in asked:
             if last_tool is None:
-                what, answer = "output: bash", tool_calls([("bash", {"command": f"cat {OUTPUT_FILE}"})])
+                what, answer = "output: bash", tool_calls([("bash", {
+                    "command": f"cat {OUTPUT_FILE}; touch {SANDBOX_REFUSED}/agent-ls-e2e-probe; true"})])
             elif last_tool == "bash":
                 what, answer = "output: done", text(OUTPUT_DONE)
         elif INTEL_PROMPT in asked:
@@ -271,6 +273,7 @@ def driver_scenario() -> dict[str, Any]:
         },
         "rewind": {"file": REWIND_FILE, "before": REWIND_BEFORE, "after": REWIND_AFTER, "prompt": REWIND_PROMPT,
                    "done": REWIND_DONE},
+        "sandboxRefusedFolder": SANDBOX_REFUSED,
         "intelligence": {"file": INTEL_FILE, "prompt": INTEL_PROMPT, "seen": INTEL_SEEN, "missing": INTEL_MISSING},
         "firstPrompt": {"prompt": LATE_PROMPT, "done": f"{LATE_DONE} 5.", "missing": LATE_MISSING, "tool": LATE_TOOL},
     }

@@ -112,6 +112,10 @@ MALFORMED: list[tuple[str, Any, str]] = [
     (P.CHECKPOINTS, {"sessionId": 5}, "sessionId"),
     (P.REWIND, {"code": True}, "checkpointId"),
     (P.REDO, {"sessionId": ["s"]}, "sessionId"),
+    (P.SANDBOX_GRANTS, [1], "params must be an object"),
+    (P.SET_SANDBOX_GRANT, {"kind": "hosts", "value": "x"}, "granted"),
+    (P.SET_SANDBOX_GRANT, {"kind": "bogus", "value": "x", "granted": True}, "kind"),
+    (P.SET_SANDBOX_GRANT, {"kind": "writes", "value": "/", "granted": True}, "value"),
 ]
 
 

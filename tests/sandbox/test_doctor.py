@@ -43,3 +43,17 @@ def test_doctor_says_when_there_is_no_sandbox(tmp_path: Path) -> None:
     assert "Sandbox: no OS sandbox is available" in proc.stdout and "every command asks" in proc.stdout, proc.stdout
     off = _doctor(tmp_path, settings={"agent": {"sandbox": False}})
     assert "Sandbox: off (agent.sandbox.enabled is false)" in off.stdout
+
+
+@pytest.mark.skipif(detect().mechanism is not Mechanism.BUBBLEWRAP, reason="bubblewrap does not work here")
+def test_doctor_lists_the_users_workspace_grants(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from agent_ls.config.sandbox import set_workspace_grant
+
+    proc = _doctor(tmp_path, settings={"model": "openai/gpt-4.1"})
+    assert "your grants for this workspace: none" in proc.stdout, proc.stdout
+    monkeypatch.setenv("AGENT_LS_DATA_DIR", str(tmp_path / "data"))
+    set_workspace_grant(tmp_path / "ws", "hosts", "pypi.org", True)
+    set_workspace_grant(tmp_path / "ws", "writes", str(tmp_path / "extra"), True)
+    proc = _doctor(tmp_path, settings={"model": "openai/gpt-4.1"})
+    assert "your grants for this workspace (undo:" in proc.stdout
+    assert f"writable: {tmp_path / 'extra'}" in proc.stdout and "host: pypi.org" in proc.stdout

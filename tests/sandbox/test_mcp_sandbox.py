@@ -49,6 +49,9 @@ async def test_a_workspace_server_runs_sandboxed_and_works(host: HostEnv, canary
     await m.set_trust("files", True)
     await m.wait_ready(30)
     assert status_of(m, "files").state == "connected"
+    # the servers view marks it: how it is confined, in words; the user's own is not marked
+    assert status_of(m, "files").sandbox == "sandboxed (bubblewrap); no network"
+    assert status_of(m, "mine").sandbox is None
     assert await _call(host, "files", "read", {"path": str(canary)}) == "FAILED No such file or directory"
     assert await _call(host, "files", "write", {"path": str(host.workspace / "ok.txt"), "text": "x"}) == "WROTE"
     assert (await _call(host, "files", "write", {"path": str(outside), "text": "x"})).startswith("FAILED")

@@ -59,7 +59,7 @@ def test_a_status_goes_on_the_wire_as_before() -> None:
         tool_count=1, prompt_count=2, resource_count=3, error={"phase": "listing", "message": "m", "exitCode": 1},
         stderr_tail=("a", "b"), server_info="srv 1.0", protocol_version="2025-06-18", restarts=4,
         tools=(ToolInfo("mcp__s__t", "t", "read", "reads"),), pid=42,
-        auth={"state": "signed-in", "expiresAt": 1700000000})
+        auth={"state": "signed-in", "expiresAt": 1700000000}, sandbox="sandboxed (bubblewrap); no network")
     [payload] = status_payload([status])
     assert isinstance(payload, ServerStatusPayload) and isinstance(payload.tools[0], ToolInfoPayload)
     assert dump(payload) == {
@@ -68,13 +68,13 @@ def test_a_status_goes_on_the_wire_as_before() -> None:
         "error": {"phase": "listing", "message": "m", "exitCode": 1}, "stderrTail": ["a", "b"],
         "serverInfo": "srv 1.0", "protocolVersion": "2025-06-18", "restarts": 4, "pid": 42,
         "tools": [{"name": "mcp__s__t", "original": "t", "capability": "read", "description": "reads"}],
-        "auth": {"state": "signed-in", "expiresAt": 1700000000},
+        "auth": {"state": "signed-in", "expiresAt": 1700000000}, "sandbox": "sandboxed (bubblewrap); no network",
     }
     [bare] = status_payload([ServerStatus("f", "failed", "?", "user", "/u.json")])
     assert dump(bare) == {
         "name": "f", "state": "failed", "transport": "?", "scope": "user", "source": "/u.json", "toolCount": 0,
         "promptCount": 0, "resourceCount": 0, "error": None, "stderrTail": [], "serverInfo": None,
-        "protocolVersion": None, "restarts": 0, "pid": None, "tools": [], "auth": None,
+        "protocolVersion": None, "restarts": 0, "pid": None, "tools": [], "auth": None, "sandbox": None,
     }
 
 

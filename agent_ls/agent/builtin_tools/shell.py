@@ -19,9 +19,13 @@ import asyncio
 import codecs
 import collections
 import contextlib
+import os
+import re
 import signal
 from collections.abc import Iterable, Mapping
 from typing import Any
+
+import attrs
 
 from agent_ls.agent.builtin_tools.base import DEFAULT_OUTPUT_CAP_CHARS, BuiltinTool, cut_marker
 from agent_ls.agent.workspace import Workspace
@@ -29,7 +33,7 @@ from agent_ls.core.process import kill_group, wait_exit
 from agent_ls.core.process_secrets import environment
 from agent_ls.core.redact import live_secrets, secret_env_name
 from agent_ls.core.sandbox import Sandbox, SandboxUnavailable, Wrapped
-from agent_ls.core.tools import Capability, ToolResult
+from agent_ls.core.tools import Capability, SandboxMark, ToolResult
 
 DEFAULT_BASH_TIMEOUT = 120.0
 """Default ``bash`` timeout in seconds."""
@@ -105,6 +109,38 @@ def shell_environment(environ: Mapping[str, str], passthrough: Iterable[str] = (
     return {k: v for k, v in environ.items() if k in keep or not (secret_env_name(k) or v in secrets)}
 
 
+_PATH_IN_ERROR = re.compile(r"'(/[^'\n]+)'|(?:^|\s)(/[^\s:'\"]+)")
+
+
+def refused_writes(output: str, sandbox: Sandbox | None) -> tuple[str, ...]:
+    """The places a sandboxed command failed to write because they are read-only in the sandbox
+    (from the error messages of its output: ``touch: cannot touch '/x/y': Read-only file
+    system``, ``OSError: [Errno 30] Read-only file system: '/x/y'``), as the nearest existing
+    folder a grant would make writable. Never a power file, a writable place, ``/`` or home."""
+    if sandbox is None or "Read-only file system" not in output:
+        return ()
+    policy = sandbox.policy
+    home = os.path.realpath(os.path.expanduser("~"))
+    power = [p.path for p in policy.power]
+    out: list[str] = []
+    for line in output.splitlines():
+        m = _PATH_IN_ERROR.search(line) if "Read-only file system" in line else None
+        if m is None:
+            continue
+        path = m.group(1) or m.group(2)
+        folder = os.path.dirname(os.path.realpath(path))
+        while folder != "/" and not os.path.isdir(folder):
+            folder = os.path.dirname(folder)
+        inside = [w for w in policy.writable if folder == w or folder.startswith(w.rstrip("/") + "/")]
+        guarded = [p for p in power if os.path.realpath(path) == p or os.path.realpath(path).startswith(p + "/")]
+        if folder in ("/", home) or inside or guarded or folder in out:
+            continue
+        out.append(folder)
+        if len(out) >= 5:
+            break
+    return tuple(out)
+
+
 def _format_seconds(seconds: float) -> str:
     return f"{seconds:g} s"
 
@@ -125,6 +161,7 @@ class BashTool(BuiltinTool):
     ) -> None:
         self.timeout = timeout
         self.sandbox = sandbox
+        self._last_refused: tuple[str, ...] = ()
         self.env_passthrough = tuple(env_passthrough)
         self.max_timeout = max(MAX_BASH_TIMEOUT, timeout)
         self._description = self.description_for(terminal=False)
@@ -182,20 +219,28 @@ class BashTool(BuiltinTool):
         argv: list[str] = ["bash", "-c", command]
         wrapped: Wrapped | None = None
         unconfined = ""
+        mark: SandboxMark | None = None
         if self.sandbox is not None and args.get("outside_sandbox") is True:
             unconfined = "[ran outside the sandbox, as the user approved]"
+            mark = SandboxMark("outside")
         elif self.sandbox is not None:
             try:
                 wrapped = await self.sandbox.wrap(argv, cwd=str(self.workspace.root), env=env)
             except SandboxUnavailable as exc:  # the gate asked the user for this command (it always does then)
                 unconfined = f"[ran without a sandbox: {exc}]"
+                mark = SandboxMark("unsandboxed")
             else:
                 argv, env = wrapped.argv, wrapped.env
+                mark = SandboxMark("sandboxed", wrapped.mechanism.value,
+                                   "off" if self.sandbox.policy.network.is_off else "proxy")
         try:
-            return await self._spawn_and_collect(argv, env, timeout, unconfined)
+            result = await self._spawn_and_collect(argv, env, timeout, unconfined)
         finally:
             if wrapped is not None:
                 wrapped.cleanup()
+        if mark is not None and mark.mode == "sandboxed":
+            mark = attrs.evolve(mark, hosts=self._last_refused, paths=refused_writes(result.content, self.sandbox))
+        return attrs.evolve(result, sandbox=mark)
 
     async def _spawn_and_collect(self, argv: list[str], env: dict[str, str], timeout: float,
                                  unconfined: str) -> ToolResult:
@@ -285,6 +330,7 @@ class BashTool(BuiltinTool):
         """What the sandbox refused during the call, with the way to retry outside it."""
         assert self.sandbox is not None
         refused = self.sandbox.take_refused()
+        self._last_refused = tuple(refused)
         notes = []
         if refused:
             notes.append(f"[sandbox: the network proxy refused {', '.join(refused)} "

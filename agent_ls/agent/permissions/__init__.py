@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import enum
 import functools
+import logging
 import os
 from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
@@ -53,6 +54,8 @@ from agent_ls.config.globs import name_matches, name_pattern
 from agent_ls.core.naming import sanitize, server_segment
 from agent_ls.core.tools import Capability, ToolSpec
 from agent_ls.core.visible import visible
+
+log = logging.getLogger(__name__)
 
 
 class Decision(enum.StrEnum):
@@ -533,17 +536,32 @@ NETWORK_QUESTION = "sandbox_network"
 """The name a network question from the sandbox's proxy carries (it is no tool the model calls)."""
 
 
-def host_asker(handler: ApprovalHandler) -> Callable[[str], Awaitable[Literal["once", "session", "deny"]]]:
+NETWORK_ALWAYS = "always"
+"""The id of the network question's "always allow this host in this workspace" choice."""
+
+
+def host_asker(handler: ApprovalHandler, remember: Callable[[str], None] | None = None,
+               ) -> Callable[[str], Awaitable[Literal["once", "session", "deny"]]]:
     """An ``ask_host`` for the sandbox's proxy (``agent.sandbox.network: "ask"``) that puts the host
     to the user through the same approval handler as any tool call: allow once, allow the host
-    for this session, or deny."""
+    for this session, always allow it in this workspace (when ``remember`` can keep that as the
+    user's decision, outside the workspace), or deny."""
     spec = ToolSpec(name=NETWORK_QUESTION, description="A sandboxed command reaches a host on the network",
                     input_schema={"type": "object"}, capability=Capability.NETWORK)
 
     async def ask(host: str) -> Literal["once", "session", "deny"]:
-        scope = SessionScope("session", (f"{NETWORK_QUESTION}({host})",), f"Allow {host} for this session")
+        key = f"{NETWORK_QUESTION}({host})"
+        scopes = [SessionScope("session", (key,), f"Allow {host} for this session")]
+        if remember is not None:
+            scopes.append(SessionScope(NETWORK_ALWAYS, (key,), f"Always allow {host} in this workspace"))
         answer = await handler(ApprovalRequest(spec, {"host": host}, f"a command in the sandbox wants to reach "
-                                               f"{visible(host)} (agent.sandbox.network asks)", (scope,)))
+                                               f"{visible(host)} (agent.sandbox.network asks)", tuple(scopes)))
+        if isinstance(answer, SessionScope) and answer.id == NETWORK_ALWAYS and remember is not None:
+            try:
+                remember(host)
+            except (OSError, ValueError):
+                log.exception("could not keep the grant for %s", host)
+            return "session"
         if isinstance(answer, SessionScope) or answer is ApprovalAnswer.ALLOW_SESSION:
             return "session"
         return "once" if answer is ApprovalAnswer.ALLOW_ONCE else "deny"

@@ -16,7 +16,8 @@ from agent_ls.core.sandbox.runner import (
     Wrapped,
     detect,
     is_placeholder,
+    placeholder_event,
 )
 
 __all__ = ["Availability", "Mechanism", "NetworkPolicy", "NetworkRuleError", "Sandbox", "SandboxPolicy",
-           "SandboxUnavailable", "Wrapped", "detect", "is_placeholder"]
+           "SandboxUnavailable", "Wrapped", "detect", "is_placeholder", "placeholder_event"]

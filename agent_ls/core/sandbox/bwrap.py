@@ -1,8 +1,8 @@
 """The bubblewrap command line for a :class:`~agent_ls.core.sandbox.policy.SandboxPolicy`.
 
 The whole file system is mounted read-only, then the writable places are bound read-write,
-then the files that grant power are bound read-only over them (an empty read-only placeholder
-where one does not exist yet), then the unreadable places are hidden (an empty read-only tmpfs
+then the files that grant power are bound read-only over them (an empty read-only folder as
+placeholder where one does not exist yet, a file's too), then the unreadable places are hidden (an empty read-only tmpfs
 over a folder, ``/dev/null`` over a file). Later mounts win, so the order is the policy.
 
 Always new PID, IPC and network namespaces: the command sees only its own processes (so it
@@ -102,10 +102,10 @@ def bwrap_command(
                 continue
             args += ["--ro-bind", power.path, power.path]
         elif power.path in placeholders:
-            if power.is_dir:
-                args += ["--tmpfs", power.path, "--remount-ro", power.path]
-            else:
-                args += ["--ro-bind", "/dev/null", power.path]
+            # An empty read-only folder, also for a missing file (.mcp.json): nothing can be
+            # created there, and git passes over an empty folder (`git add -A` would fail on a
+            # device such as /dev/null, and stage an empty file).
+            args += ["--tmpfs", power.path, "--remount-ro", power.path]
     for place in policy.deny_read:
         if os.path.islink(place) or not os.path.exists(place):
             continue

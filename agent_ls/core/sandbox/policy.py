@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import fnmatch
 import os
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 
 import attrs
 
@@ -51,7 +51,7 @@ class NetworkRuleError(ValueError):
     """A network rule that cannot be used (the message says which part and why)."""
 
 
-def _check_pattern(pattern: str) -> str:
+def check_host_pattern(pattern: str) -> str:
     if not isinstance(pattern, str) or not pattern.strip():
         raise NetworkRuleError(f"a host name pattern must be a non-empty string, not {pattern!r}")
     p = pattern.strip().lower().rstrip(".")
@@ -108,7 +108,7 @@ class NetworkPolicy:
             ask = value.get("ask", False)
             if not isinstance(ask, bool):
                 raise NetworkRuleError("\"ask\" must be true or false")
-            return cls(allow=tuple(_check_pattern(p) for p in allow), ask=ask)
+            return cls(allow=tuple(check_host_pattern(p) for p in allow), ask=ask)
         raise NetworkRuleError(f"the network rule must be \"off\", \"ask\" or {{\"allow\": [...]}}, not {value!r}")
 
     @property
@@ -143,6 +143,25 @@ class NetworkPolicy:
         if self.limits:
             parts.append("limited by the workspace to " + "; ".join(", ".join(g) for g in self.limits))
         return "network through the proxy: " + "; ".join(parts)
+
+
+@attrs.frozen
+class Grants:
+    """What the user allowed for one workspace beyond the settings ("allow for this workspace",
+    "always allow this host"): user decisions kept outside the workspace (``host-state.json``),
+    read again for every command, so a grant made meanwhile holds at once and a revoked one ends."""
+
+    hosts: tuple[str, ...] = ()
+    """Host name patterns the proxy lets through (unless the network is off)."""
+    writes: tuple[str, ...] = ()
+    """More writable places (the power files inside them stay read-only)."""
+
+    def allows_host(self, host: str) -> bool:
+        return any(host_matches(p, host) for p in self.hosts)
+
+
+GrantSource = Callable[[], Grants]
+"""The current grants (read when a command starts or a host is decided)."""
 
 
 def _real(path: str) -> str:
@@ -252,6 +271,11 @@ class SandboxPolicy:
         return cls(real_roots, tuple(dict.fromkeys(w for w in writes if w not in real_roots)),
                    tuple(dict.fromkeys(_real(p) for p in deny_read)), power_paths(real_roots, configs),
                    network if network is not None else NetworkPolicy(ask=True), temp, configs)
+
+    def with_grants(self, grants: Grants) -> SandboxPolicy:
+        """This policy with the user's workspace grants: their places writable too."""
+        extra = tuple(w for w in (_real(p) for p in grants.writes) if w not in self.writable)
+        return attrs.evolve(self, allow_write=self.allow_write + extra) if extra else self
 
     @property
     def writable(self) -> tuple[str, ...]:

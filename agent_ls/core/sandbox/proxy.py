@@ -18,7 +18,7 @@ import weakref
 from collections.abc import Awaitable, Callable
 from typing import Literal
 
-from agent_ls.core.sandbox.policy import NetworkPolicy
+from agent_ls.core.sandbox.policy import GrantSource, NetworkPolicy
 
 HostAnswer = Literal["once", "session", "deny"]
 AskHost = Callable[[str], Awaitable[HostAnswer]]
@@ -60,9 +60,12 @@ def _split_target(target: str, default_port: int) -> tuple[str, int] | None:
 class NetworkProxy:
     """One proxy for one sandbox (started on first use, closed with it)."""
 
-    def __init__(self, policy: NetworkPolicy, ask_host: AskHost | None = None) -> None:
+    def __init__(self, policy: NetworkPolicy, ask_host: AskHost | None = None,
+                 grants: GrantSource | None = None) -> None:
         self.policy = policy
         self.ask_host = ask_host
+        self.grants = grants
+        """The user's grants for the workspace: a host they name goes through (the network on)."""
         self.refused: list[str] = []
         """Hosts refused so far (a caller may take and clear it)."""
         self._session: dict[str, bool] = {}
@@ -112,6 +115,8 @@ class NetworkProxy:
         """Whether ``host`` may be reached now (asking the user where the policy says so)."""
         host = host.lower().rstrip(".")
         decision = self.policy.decide(host)
+        if decision != "allow" and not self.policy.is_off and self.grants is not None and self.grants().allows_host(host):
+            return True
         if decision != "ask":
             return decision == "allow"
         if host in self._session:

@@ -19,13 +19,14 @@ import shutil
 import subprocess
 import sys
 import threading
+import time
 from collections.abc import Callable, Mapping, Sequence
 
 import attrs
 
 from agent_ls.core.sandbox import landlock
 from agent_ls.core.sandbox.bwrap import bwrap_command, placeholder_plan, proxy_environment
-from agent_ls.core.sandbox.policy import SandboxPolicy
+from agent_ls.core.sandbox.policy import Grants, GrantSource, SandboxPolicy
 from agent_ls.core.sandbox.proxy import AskHost, NetworkProxy
 from agent_ls.core.sandbox.seatbelt import seatbelt_command
 
@@ -170,6 +171,21 @@ def is_placeholder(path: str) -> bool:
         return False
 
 
+_swept: dict[str, float] = {}
+"""Placeholders removed lately -> when (a file watcher reports their removal a moment later)."""
+_SWEPT_MEMORY = 30.0
+
+
+def placeholder_event(path: str) -> bool:
+    """A file watcher's event at ``path`` is only a sandboxed command's placeholder coming or
+    going (not a change of the user's): a settings watcher need not reload for it."""
+    if is_placeholder(path):
+        return True
+    with _placeholder_lock:
+        when = _swept.get(path)
+    return when is not None and time.monotonic() - when < _SWEPT_MEMORY and not os.path.lexists(path)
+
+
 def sweep_placeholders() -> None:
     """Remove the empty placeholders no sandboxed process of ours uses any more (a real file
     someone wrote there meanwhile stays). Also run at exit."""
@@ -181,8 +197,13 @@ def sweep_placeholders() -> None:
             with contextlib.suppress(OSError):
                 if os.path.isdir(p) and not os.path.islink(p):
                     os.rmdir(p)  # only when empty
+                    _swept[p] = time.monotonic()
                 elif os.path.isfile(p) and not os.path.islink(p) and os.path.getsize(p) == 0:
                     os.unlink(p)
+                    _swept[p] = time.monotonic()
+        now = time.monotonic()
+        for p in [p for p, when in _swept.items() if now - when > _SWEPT_MEMORY]:
+            del _swept[p]
 
 
 atexit.register(sweep_placeholders)
@@ -203,10 +224,12 @@ class Sandbox:
     """One policy, its network proxy (started on first use) and the mechanism that enforces it."""
 
     def __init__(self, policy: SandboxPolicy, *, ask_host: AskHost | None = None,
-                 availability: Availability | None = None) -> None:
+                 availability: Availability | None = None, grants: GrantSource | None = None) -> None:
         self.policy = policy
         self._availability = availability
-        self.proxy = NetworkProxy(policy.network, ask_host)
+        self.grants: GrantSource = grants if grants is not None else Grants
+        """The user's grants for this workspace (read again for every command and host)."""
+        self.proxy = NetworkProxy(policy.network, ask_host, self.grants)
 
     @property
     def availability(self) -> Availability:
@@ -231,8 +254,9 @@ class Sandbox:
         where = cwd if cwd is not None else self.policy.roots[0]
         environ = dict(os.environ if env is None else env)
         socket_path = None if self.policy.network.is_off else await self.proxy.start()
+        granted = self.policy.with_grants(self.grants())
         if avail.mechanism is Mechanism.BUBBLEWRAP:
-            policy = self.policy.refreshed()  # the power files as they are now (a .git made since)
+            policy = granted.refreshed()  # the power files as they are now (a .git made since)
             missing, held = await asyncio.to_thread(_hold_placeholders, policy)
             try:
                 args, outer = bwrap_command(policy, argv, cwd=where, env=environ, bwrap=_bwrap_path(),
@@ -243,7 +267,7 @@ class Sandbox:
             return Wrapped(args, outer, avail.mechanism, functools.partial(_release_placeholders, held))
         if avail.mechanism is Mechanism.LANDLOCK:
             port = await self.proxy.start_tcp() if socket_path is not None else None
-            args, outer = landlock.landlock_command(self.policy, argv, cwd=where, env=environ, proxy_port=port)
+            args, outer = landlock.landlock_command(granted, argv, cwd=where, env=environ, proxy_port=port)
             if port is not None:
                 outer.update(proxy_environment(port))
             return Wrapped(args, outer, avail.mechanism)
@@ -252,7 +276,7 @@ class Sandbox:
             environ.update(proxy_environment(port) if port is not None else {})
             if self.policy.temp_dir:
                 environ["TMPDIR"] = self.policy.temp_dir
-            return Wrapped(seatbelt_command(self.policy, argv, proxy_port=port), environ, avail.mechanism)
+            return Wrapped(seatbelt_command(granted, argv, proxy_port=port), environ, avail.mechanism)
         raise SandboxUnavailable(avail.sentence())
 
     async def wrap_shell(self, command: str, *, cwd: str | None = None,

@@ -103,7 +103,10 @@ def _imported(name: str) -> bool:
 def _register_settings(server: AgentLanguageServer) -> None:
     @server.feature(lsp.WORKSPACE_DID_CHANGE_WATCHED_FILES)
     async def watched(ls: AgentLanguageServer, params: lsp.DidChangeWatchedFilesParams) -> None:
-        paths = [to_fs_path(c.uri) for c in params.changes]
+        # a sandboxed command's placeholder coming and going (.mcp.json) is no change of the settings
+        from agent_ls.core.sandbox.runner import placeholder_event  # lazy: not on the start-up path
+
+        paths = [p for p in (to_fs_path(c.uri) for c in params.changes) if p is None or not placeholder_event(p)]
         if any(is_settings_file(p) for p in paths):
             await ls.lifecycle.reload()
         elif any(is_host_state(p) for p in paths):

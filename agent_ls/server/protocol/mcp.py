@@ -152,6 +152,8 @@ class ServerStatusPayload:
     tools: list[ToolInfoPayload] = attrs.field(factory=list)
     auth: dict[str, Any] | None = None
     """OAuth state of an HTTP server, when the host reports one."""
+    sandbox: str | None = None
+    """A stdio server in the OS sandbox: the mechanism and its network in words (null: not sandboxed)."""
 
 
 @_register

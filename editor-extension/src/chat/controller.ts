@@ -21,6 +21,7 @@ import { ChatQuestions } from "./questions";
 import { CHANGE_SCHEME, EditReviews, reviewCapabilityFeature, reviewMode } from "./review";
 import { ChatRewind } from "./rewind";
 import { SamplingConsent } from "./sampling";
+import { SandboxGrantsUi } from "./sandboxGrants";
 import { SlashPrompts } from "./slashPrompts";
 
 export interface ChatSurface {
@@ -40,6 +41,12 @@ export class ChatController implements vscode.Disposable {
   private readonly slashPrompts: SlashPrompts;
   /** Approvals, MCP server trust, workspace trust, elicitation. */
   private readonly questions = new ChatQuestions((a) => this.dispatch(a), () => this.showChat());
+  /** The OS sandbox's workspace grants (a tool card's "Allow for this workspace", the command). */
+  readonly sandboxGrants = new SandboxGrantsUi({
+    dispatch: (a) => this.dispatch(a),
+    request: (method, params) => this.agent.request(method, params),
+    warn: (m) => this.agent.output.warn(m),
+  });
   /** MCP sampling consent cards (mcp/sample). */
   private readonly samplings = new SamplingConsent((a) => this.dispatch(a), () => this.showChat());
   /** Review of the agent's file changes (agent/reviewEdit, the file cards). */
@@ -91,6 +98,7 @@ export class ChatController implements vscode.Disposable {
       agent.onDidChangeState(({ state, error }) => {
         this.dispatch({ type: "server", state, error: error ?? null });
         if (state === "running") {
+          void this.sandboxGrants.refresh();
           void this.refreshPrompts();
           void this.listSessions();
           void this.refreshModels();
@@ -246,6 +254,9 @@ export class ChatController implements vscode.Disposable {
         return;
       case "rewindTo":
         await this.rewinds.fromMessage(msg.itemId);
+        return;
+      case "sandboxGrant":
+        await this.sandboxGrants.set(msg.kind, msg.value, msg.granted);
         return;
     }
   }

@@ -115,6 +115,8 @@ export interface ServerStatus {
   tools?: StatusTool[];
   /** OAuth (issue 7); absent on servers that predate it. */
   auth?: AuthStatus | null;
+  /** A stdio server in the OS sandbox: the mechanism and its network in words (null: not sandboxed). */
+  sandbox?: string | null;
 }
 
 /** One setting of a workspace file that needs the user's trust (shown as written). */

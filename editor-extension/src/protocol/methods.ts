@@ -40,6 +40,8 @@ export const SET_MODEL = "agent/setModel";
 export const CHECKPOINTS = "agent/checkpoints";
 export const REWIND = "agent/rewind";
 export const REDO = "agent/redo";
+export const SANDBOX_GRANTS = "agent/sandboxGrants";
+export const SET_SANDBOX_GRANT = "agent/setSandboxGrant";
 
 // client -> server notifications ------------------------------------------------------------
 /** The editor's own workspace trust changed (VS Code: onDidGrantWorkspaceTrust). */
@@ -75,7 +77,7 @@ export const CLIENT_REQUESTS = [
   PROMPT, CANCEL, SESSIONS_LIST, SESSIONS_NEW, SESSIONS_RESUME, SESSIONS_DELETE, SESSIONS_RENAME, SERVER_INFO, MCP_STATUS,
   MCP_RESTART, MCP_SET_ENABLED, MCP_TRUST, MCP_RESOURCES_LIST, MCP_RESOURCES_READ, MCP_PROMPTS_LIST,
   MCP_PROMPTS_GET, MCP_CALL_TOOL, MCP_SIGN_IN, MCP_SIGN_OUT, SET_WORKSPACE_TRUST, CHANGE_OUTCOME, CHANGE_CONTENT,
-  TOOL_OUTPUT, MODELS, SET_MODEL, CHECKPOINTS, REWIND, REDO,
+  TOOL_OUTPUT, MODELS, SET_MODEL, CHECKPOINTS, REWIND, REDO, SANDBOX_GRANTS, SET_SANDBOX_GRANT,
 ] as const;
 export const CLIENT_NOTIFICATIONS = [EDITOR_TRUST] as const;
 export const SERVER_REQUESTS = [APPROVE, TRUST_SERVER, TRUST_WORKSPACE, ELICIT, SAMPLE, REVIEW_EDIT, EDITOR_INTELLIGENCE] as const;

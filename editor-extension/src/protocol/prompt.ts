@@ -2,6 +2,7 @@
  * agent-ls protocol: a prompt (agent/prompt, agent/cancel) and the events its turn streams
  * (agent/event). Mirrors agent_ls/server/protocol/prompt.py.
  */
+import type { SandboxMark } from "./sandbox";
 import type { ChangeStatus, PlanStatus } from "./methods";
 
 export interface LspPosition {
@@ -126,6 +127,8 @@ export interface ToolCallFinishedEvent {
   attachments?: ToolAttachment[];
   /** The output was longer than a page: kept whole under this handle (`content` is its first page). */
   outputHandle?: string | null;
+  /** Where a command ran (bash): sandboxed or not, and what the sandbox refused. */
+  sandbox?: SandboxMark | null;
 }
 
 /** Non-text content of a tool result: images, audio, resources. */

@@ -1,0 +1,64 @@
+"""The OS sandbox in ``agent-ls chat`` (issue 47; a real process, the scripted model, real
+bubblewrap): ``bash`` cannot read the canary key or write outside the workspace, and the network
+question on the terminal offers once / session / always; ``a`` keeps the host as the user's grant
+and the next run is not asked."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from agent_ls.core.sandbox import Mechanism, detect
+from tests.llm.scripted_server import ScriptedLLM, text, tool_calls
+from tests.sandbox.conftest import CANARY
+from tests.sandbox.conftest import http_port as http_port  # the fixture
+
+pytestmark = [pytest.mark.filterwarnings("ignore:.*ReadOnly.*:UserWarning"),
+              pytest.mark.skipif(detect().mechanism is not Mechanism.BUBBLEWRAP, reason="bubblewrap does not work here")]
+
+FETCH = (f"{sys.executable} -c \"import urllib.request as u, sys; "
+         "print(u.urlopen(sys.argv[1], timeout=5).read().decode())\"")
+
+
+def chat(llm: ScriptedLLM, tmp: Path, ws: Path, *args: str, stdin: str = "") -> subprocess.CompletedProcess[str]:
+    env = dict(os.environ)
+    env.update({"AGENT_LS_CONFIG_DIR": str(tmp / "config"), "AGENT_LS_DATA_DIR": str(tmp / "data"),
+                "AGENT_LS_API_BASE": llm.openai_base, "OPENAI_API_KEY": "x",
+                "HOME": str(tmp / "home"), "TMPDIR": str(tmp / "tmp")})
+    return subprocess.run([sys.executable, "-m", "agent_ls.cli", "chat", "-w", str(ws), "--model", "openai/scripted",
+                           *args], input=stdin, env=env, capture_output=True, text=True, timeout=90)
+
+
+def test_bash_is_contained_and_always_is_kept(llm: ScriptedLLM, ws: Path, tmp_path: Path, http_port: int) -> None:
+    outside = tmp_path / "outside"
+    for d in (tmp_path / "home" / ".ssh", tmp_path / "tmp", outside, tmp_path / "config"):
+        d.mkdir(parents=True)
+    (tmp_path / "home" / ".ssh" / "id_ed25519").write_text(CANARY)
+    (tmp_path / "config" / "settings.json").write_text(json.dumps({"agent": {"sandbox": {"autoAllow": True}}}))
+    url = f"http://localhost:{http_port}/"
+    llm.script(
+        tool_calls([("bash", {"command": f"cat ~/.ssh/id_ed25519; touch {outside}/x"})]),
+        tool_calls([("bash", {"command": f"{FETCH} {url}"})]),
+        text("done"),
+    )
+    # "o": the canary command names a protected path (it asks even with autoAllow); "a": always
+    proc = chat(llm, tmp_path, ws, "go", stdin="o\na\n")
+    assert proc.returncode == 0, proc.stderr
+    assert "[approve] sandbox_network" in proc.stderr
+    assert "[a] Always allow localhost in this workspace" in proc.stderr
+    assert "[session] Allow localhost for this session" in proc.stderr
+    results = [m["content"] for m in llm.requests[-1].body["messages"] if m["role"] == "tool"]
+    assert CANARY not in results[0] and "Read-only file system" in results[0] and not (outside / "x").exists()
+    assert "hello from the host" in results[1]
+    state = json.loads((tmp_path / "data" / "host-state.json").read_text())
+    assert state["sandbox"][str(ws.resolve())]["hosts"] == ["localhost"]
+    # the next run reaches the kept host without asking (no input at all)
+    llm.script(tool_calls([("bash", {"command": f"{FETCH} {url}"})]), text("again"))
+    again = chat(llm, tmp_path, ws, "again")
+    assert again.returncode == 0 and "[approve]" not in again.stderr, again.stderr
+    assert "hello from the host" in [m for m in llm.requests[-1].body["messages"] if m["role"] == "tool"][-1]["content"]
