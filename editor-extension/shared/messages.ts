@@ -39,7 +39,7 @@ export type FromWebview =
   /** A tool card's "Open full output" (an output longer than a page, kept by the server). */
   | { type: "openOutput"; sessionId: string; handle: string }
   /** A user message's "Rewind to here" (issue 40): back to before that prompt (asked first). */
-  | { type: "rewindTo"; itemId: string };
+  | { type: "rewindTo"; itemId: string }
   /** A tool card's "Allow for this workspace" (granted) or "Undo" on something the sandbox refused. */
   | { type: "sandboxGrant"; kind: "hosts" | "writes"; value: string; granted: boolean };
 
