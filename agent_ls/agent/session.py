@@ -16,7 +16,7 @@ import contextlib
 import json
 import logging
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -149,6 +149,9 @@ class Session:
         self.outputs = outputs
         self.notices: list[str] = []
         """Problems to tell the user at the next turn (a corrupt persisted record)."""
+        self.inbox: Callable[[], list[str]] | None = None
+        """What happened in the background since the model's last request (a background command
+        ended: :mod:`agent_ls.agent.jobs`), said to it as a user message before its next request."""
         self.provider_counted = False
         """The provider has reported a response's usage in this session: from then on the context
         meter shows the provider's count, never our estimate (see :meth:`_meter`)."""
@@ -269,6 +272,7 @@ class Session:
             user = {"role": "user", "content": text}
             system, tools = self._request_parts()
             self.compactor.check_message(user, system, tools)  # a message that can never fit is not kept
+            await self._background_news()
             await self._append_async(user)
             while True:
                 if steps >= self.max_steps:
@@ -279,6 +283,7 @@ class Session:
                 steps += 1
                 if steps > 1:
                     await self.registry.before_prompt()
+                    await self._background_news()
                 await self._fit(sink)
                 try:
                     step_text, calls, step_usage = await self._stream_step(sink)
@@ -307,6 +312,13 @@ class Session:
         except asyncio.CancelledError:
             await asyncio.shield(_emit(sink, TurnFinished("cancelled", usage, steps, final_text)))
             raise
+
+    async def _background_news(self) -> None:
+        """The :attr:`inbox`'s news as one user message (the model reads it with its next request)."""
+        news = self.inbox() if self.inbox is not None else []
+        if news:
+            lines = "\n".join(f"- {n}" for n in news)
+            await self._append_async({"role": "user", "content": f"[Background jobs, not typed by the user:\n{lines}]"})
 
     def _meter(self, usage: UsageReport) -> UsageReport:
         """``usage`` of a response with the context meter's figure: the provider's count of the

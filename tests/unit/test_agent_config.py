@@ -146,3 +146,12 @@ def test_context_settings_and_their_bad_values(tmp_path: Path) -> None:
     assert "agent.compactModel must be a non-empty string" in text
     s = load(tmp_path, {"agent": {"compactAt": "most"}}, None)
     assert "agent.compactAt must be a number between 0.1 and 1, not a string" in "\n".join(s.problems)
+
+
+def test_background_command_settings(tmp_path: Path) -> None:
+    s = load(tmp_path, {"agent": {"backgroundTimeout": 3600, "maxBackgroundCommands": 3}}, None)
+    assert (s.background_timeout, s.max_background_commands, s.problems) == (3600.0, 3, ())
+    s = load(tmp_path, {"agent": {"backgroundTimeout": -1, "maxBackgroundCommands": 0}}, None)
+    assert (s.background_timeout, s.max_background_commands) == (None, 8)
+    assert any("agent.backgroundTimeout" in p for p in s.problems)
+    assert any("agent.maxBackgroundCommands" in p for p in s.problems)
