@@ -406,11 +406,13 @@ class JobTable:
         self.add(job)
         return job
 
-    async def stop(self, job_id: str) -> Job | None:
+    async def stop(self, job_id: str, *, by_model: bool = False) -> Job | None:
+        """Stop a job and wait until it has ended (None: no such job). ``by_model``: the model's
+        ``shell_stop`` (it gets the end in the result: no notice); else the user's Stop (noticed)."""
         job = self.get(job_id)
         if job is None:
             return None
-        if isinstance(job, ShellJob):
+        if by_model and isinstance(job, ShellJob):
             job.told = True
         await job.stop()
         self.changed()

@@ -21,6 +21,7 @@ from agent_ls.server.handlers import (
     chat,
     checkpoints,
     code_actions,
+    jobs,
     lifecycle,
     mcp_methods,
     models,
@@ -63,6 +64,7 @@ def register(server: AgentLanguageServer) -> None:
     code_actions.register(server)
     trust.register(server)
     checkpoints.register(server)
+    jobs.register(server)
 
 
 def lsp_conversations(server: AgentLanguageServer) -> Conversations:

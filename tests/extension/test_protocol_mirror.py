@@ -55,6 +55,7 @@ CLIENT_SENT = {
     "ChangeOutcomeParams", "ChangeContentParams", "ReviewEditResult", "ToolOutputParams", "ModelsParams",
     "SetModelParams", "EditorIntelligenceResult", "IntelligenceLocation", "IntelligenceDiagnostic",
     "IntelligenceSymbol", "ActionArgs", "TrustWorkspaceArgs", "CheckpointsParams", "RewindParams", "RedoParams",
+    "JobsParams", "StopJobParams",
 }
 
 

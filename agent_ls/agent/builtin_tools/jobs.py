@@ -77,7 +77,7 @@ class ShellStopTool(_JobTool):
         if job is None:
             return ToolResult.error(self.jobs.unknown(args["id"]))
         was_running = job.state().running
-        await self.jobs.stop(job.id)
+        await self.jobs.stop(job.id, by_model=True)
         text = job.read(None, READ_LIMIT)
         if not was_running:
             text = f"{job.id} had already ended.\n{text}"

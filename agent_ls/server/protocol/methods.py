@@ -2,7 +2,7 @@
 
 Mirrored in ``editor-extension/src/protocol/methods.ts`` and documented in ``docs/protocol.md``.
 The payloads are in the sibling modules (``prompt``, ``sessions``, ``mcp``, ``questions``,
-``commands``); how they go on the wire is :mod:`agent_ls.server.protocol.codec`.
+``commands``, ``jobs``); how they go on the wire is :mod:`agent_ls.server.protocol.codec`.
 """
 
 from __future__ import annotations
@@ -35,6 +35,8 @@ SET_MODEL = "agent/setModel"
 CHECKPOINTS = "agent/checkpoints"
 REWIND = "agent/rewind"
 REDO = "agent/redo"
+JOBS = "agent/jobs"
+STOP_JOB = "agent/stopJob"
 
 # client -> server notifications -----------------------------------------------------------
 EDITOR_TRUST = "agent/editorTrust"
@@ -42,6 +44,7 @@ EDITOR_TRUST = "agent/editorTrust"
 # server -> client notifications -----------------------------------------------------------
 EVENT = "agent/event"
 MCP_STATUS_CHANGED = "mcp/statusChanged"
+JOBS_CHANGED = "agent/jobsChanged"
 
 # server -> client requests ----------------------------------------------------------------
 APPROVE = "agent/approve"
@@ -65,11 +68,11 @@ CLIENT_REQUESTS = (
     PROMPT, CANCEL, SESSIONS_LIST, SESSIONS_NEW, SESSIONS_RESUME, SESSIONS_DELETE, SERVER_INFO, MCP_STATUS,
     MCP_RESTART, MCP_SET_ENABLED, MCP_TRUST, MCP_RESOURCES_LIST, MCP_RESOURCES_READ, MCP_PROMPTS_LIST,
     MCP_PROMPTS_GET, MCP_CALL_TOOL, MCP_SIGN_IN, MCP_SIGN_OUT, SET_WORKSPACE_TRUST, CHANGE_OUTCOME, CHANGE_CONTENT,
-    TOOL_OUTPUT, MODELS, SET_MODEL, CHECKPOINTS, REWIND, REDO,
+    TOOL_OUTPUT, MODELS, SET_MODEL, CHECKPOINTS, REWIND, REDO, JOBS, STOP_JOB,
 )
 CLIENT_NOTIFICATIONS = (EDITOR_TRUST,)
 SERVER_REQUESTS = (APPROVE, TRUST_SERVER, TRUST_WORKSPACE, ELICIT, SAMPLE, REVIEW_EDIT, EDITOR_INTELLIGENCE)
-SERVER_NOTIFICATIONS = (EVENT, MCP_STATUS_CHANGED)
+SERVER_NOTIFICATIONS = (EVENT, MCP_STATUS_CHANGED, JOBS_CHANGED)
 
 # JSON-RPC / LSP error codes the custom methods answer with --------------------------------
 INVALID_PARAMS = -32602

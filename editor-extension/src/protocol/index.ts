@@ -12,4 +12,5 @@ export type * from "./mcp";
 export type * from "./questions";
 export type * from "./commands";
 export type * from "./intelligence";
+export type * from "./jobs";
 export type * from "./wire";
