@@ -143,7 +143,7 @@ class Job(Protocol):
 
     def state(self) -> JobState: ...
 
-    def read(self, since: int | None, limit: int) -> str:
+    async def read(self, since: int | None, limit: int) -> str:
         """New output since ``since`` (None: since the last read), with the job's state."""
         ...
 
@@ -285,7 +285,10 @@ class ShellJob:
             how = f"exited with {s.exit_code}"
         return f"{how} after {_elapsed(s.elapsed)}"
 
-    def read(self, since: int | None, limit: int) -> str:
+    async def read(self, since: int | None, limit: int) -> str:
+        return self.read_now(since, limit)
+
+    def read_now(self, since: int | None, limit: int) -> str:
         start = self.cursor if since is None else since
         text, dropped, end = self.output.read(start, limit)
         self.cursor = max(self.cursor, end)
@@ -382,16 +385,23 @@ class JobTable:
         return out
 
     # shell commands --------------------------------------------------------------------------
+    def refusal(self) -> str | None:
+        """Why no background job may start now (None: one may)."""
+        if self.closed:
+            return "this conversation's background jobs were stopped (it is closing)"
+        if self.running() >= self.max_jobs:
+            return (f"{self.max_jobs} background commands run already (agent.maxBackgroundCommands); "
+                    "stop one with shell_stop first")
+        return None
+
     async def start_shell(self, command: str, argv: Sequence[str], *, cwd: str, env: dict[str, str],
                           cleanup: Callable[[], None] | None = None) -> ShellJob:
         """Run ``argv`` (``bash -c command``, wrapped in the sandbox by the caller) in the
         background under the reaper. :class:`TooMany` past the limit; :class:`OSError` when it
         cannot start."""
-        if self.closed:
-            raise TooMany("this conversation's background jobs were stopped (it is closing)")
-        if self.running() >= self.max_jobs:
-            raise TooMany(f"{self.max_jobs} background commands run already (agent.maxBackgroundCommands); "
-                          "stop one with shell_stop first")
+        refused = self.refusal()
+        if refused is not None:
+            raise TooMany(refused)
         full = [sys.executable, "-I", "-S", REAPER, str(os.getpid()), "--", *argv]
         spawn = asyncio.ensure_future(asyncio.create_subprocess_exec(
             *full, cwd=cwd, env=env, stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE,
@@ -412,18 +422,22 @@ class JobTable:
         job = self.get(job_id)
         if job is None:
             return None
-        if by_model and isinstance(job, ShellJob):
-            job.told = True
+        if by_model and hasattr(job, "told"):
+            job.told = True  # type: ignore[attr-defined]  # (every kind of job has it)
         await job.stop()
         self.changed()
         return job
 
     async def close(self) -> None:
-        """Stop every job (the session was deleted, or the server shuts down)."""
+        """Stop every job (the session was deleted, or the server shuts down); a job that holds
+        something of a client's (an ACP terminal) lets it go."""
         self.closed = True
         running = [job for job in self._jobs.values() if job.state().running]
         if running:
             await asyncio.gather(*(job.stop() for job in running), return_exceptions=True)
+        releases = [release() for job in self._jobs.values() if (release := getattr(job, "release", None))]
+        if releases:
+            await asyncio.gather(*releases, return_exceptions=True)
 
     def kill_now(self) -> None:
         """``SIGKILL`` every command's group without waiting (the server's shutdown)."""

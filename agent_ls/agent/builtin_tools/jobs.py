@@ -60,7 +60,7 @@ class ShellOutputTool(_JobTool):
         job = self.jobs.get(args["id"])
         if job is None:
             return ToolResult.error(self.jobs.unknown(args["id"]))
-        return ToolResult(content=job.read(args.get("since"), READ_LIMIT))
+        return ToolResult(content=await job.read(args.get("since"), READ_LIMIT))
 
 
 class ShellStopTool(_JobTool):
@@ -78,7 +78,7 @@ class ShellStopTool(_JobTool):
             return ToolResult.error(self.jobs.unknown(args["id"]))
         was_running = job.state().running
         await self.jobs.stop(job.id, by_model=True)
-        text = job.read(None, READ_LIMIT)
+        text = await job.read(None, READ_LIMIT)
         if not was_running:
             text = f"{job.id} had already ended.\n{text}"
         return ToolResult(content=text)
