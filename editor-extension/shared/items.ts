@@ -3,6 +3,7 @@
  * change cards) and the state that holds them, shared by the extension host and the webview;
  * the reducer that changes it is in ./state.
  */
+import type { JobRow } from "./jobs";
 import {
   PLAN_STATUSES,
   type ApprovalAnswer,
@@ -259,6 +260,8 @@ export interface ChatState {
   plan?: PlanStep[];
   /** The model picker (agent/models): the choices and the session's current model. */
   models?: ModelsResult | null;
+  /** The session's background jobs (agent/jobs, agent/jobsChanged): the Running strip. */
+  jobs?: JobRow[];
 }
 
 /** A step of the agent's plan, as the checklist shows it. */

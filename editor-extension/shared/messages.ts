@@ -37,7 +37,9 @@ export type FromWebview =
    * (after); `all`: every undecided file of the card's turn. */
   | { type: "fileChange"; changeId: string; action: FileChangeAction; all?: boolean; reason?: string }
   /** A tool card's "Open full output" (an output longer than a page, kept by the server). */
-  | { type: "openOutput"; sessionId: string; handle: string };
+  | { type: "openOutput"; sessionId: string; handle: string }
+  /** The Running strip's Stop: a background job of the chat's session. */
+  | { type: "stopJob"; jobId: string };
 
 export const FILE_CHANGE_ACTIONS = ["review", "accept", "reject", "keep", "revert"] as const;
 export type FileChangeAction = (typeof FILE_CHANGE_ACTIONS)[number];
@@ -45,7 +47,7 @@ export type FileChangeAction = (typeof FILE_CHANGE_ACTIONS)[number];
 const FROM_TYPES = new Set([
   "ready", "send", "stop", "newSession", "listSessions", "resumeSession", "approve", "trust", "elicit",
   "attach", "removeAttachment", "copy", "insert", "listPrompts", "sample", "workspaceTrust", "trustWorkspaceCommand",
-  "fileChange", "openOutput", "setModel",
+  "fileChange", "openOutput", "setModel", "stopJob",
 ]);
 
 /** A webview message as a typed value, or null when it is not one (the webview is untrusted input). */
@@ -81,6 +83,8 @@ export function parseFromWebview(raw: unknown): FromWebview | null {
       return typeof m.index === "number" ? (m as FromWebview) : null;
     case "openOutput":
       return str("sessionId") && str("handle") ? (m as FromWebview) : null;
+    case "stopJob":
+      return str("jobId") ? (m as FromWebview) : null;
     case "fileChange":
       if (m.all !== undefined && typeof m.all !== "boolean") return null;
       if (m.reason !== undefined && typeof m.reason !== "string") return null;
