@@ -51,6 +51,7 @@ _.loaded_at_initialize
 _.reviewed_edit
 _.previously_trusted
 _.wait_ms
+_.elapsed_ms
 _.jsonrpc
 
 # The protocol's published value lists (agent_ls/server/protocol/): documented in

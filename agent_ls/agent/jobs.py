@@ -8,7 +8,8 @@ switch, and are stopped when the session is deleted or the server ends. A job is
 the :class:`Job` shape; :class:`ShellJob` is a background ``bash`` command:
 
 - it runs under :mod:`agent_ls.core.reaper`, the leader of its own process group, which kills
-  the group if agent-ls dies (``PR_SET_PDEATHSIG``), so nothing is orphaned even by ``SIGKILL``;
+  the group when agent-ls dies (the end of a pipe only agent-ls holds: :func:`lifeline`), so
+  nothing is orphaned even by ``SIGKILL``;
 - inside the same OS sandbox and with the same scrubbed environment as a foreground command (the
   ``bash`` tool builds the command line, :meth:`JobTable.start_shell` runs it);
 - its output (stdout and stderr interleaved) goes to a :class:`JobOutput` that keeps the last
@@ -48,6 +49,16 @@ DEFAULT_MAX_JOBS = 8
 """Background commands running at once per conversation (``agent.maxBackgroundCommands``)."""
 REAPER = str(Path(__file__).resolve().parent.parent / "core" / "reaper.py")
 ID_PREFIX = "bg-"
+_LIFELINE: list[int] = []
+
+
+def lifeline() -> int:
+    """The read end of this process's lifeline (:mod:`agent_ls.core.reaper`): a pipe whose write
+    end only this process holds (never inherited), open until it dies."""
+    if not _LIFELINE:
+        read_end, write_end = os.pipe()  # both close-on-exec; the read end is passed explicitly
+        _LIFELINE.extend((read_end, write_end))
+    return _LIFELINE[0]
 
 
 class JobOutput:
@@ -402,10 +413,11 @@ class JobTable:
         refused = self.refusal()
         if refused is not None:
             raise TooMany(refused)
-        full = [sys.executable, "-I", "-S", REAPER, str(os.getpid()), "--", *argv]
+        fd = lifeline()
+        full = [sys.executable, "-I", "-S", REAPER, str(fd), "--", *argv]
         spawn = asyncio.ensure_future(asyncio.create_subprocess_exec(
             *full, cwd=cwd, env=env, stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.STDOUT, start_new_session=True))
+            stderr=asyncio.subprocess.STDOUT, start_new_session=True, pass_fds=(fd,)))
         try:
             proc = await asyncio.shield(spawn)
         except asyncio.CancelledError:

@@ -1,63 +1,63 @@
 """The leader of a background command's process group: no process outlives agent-ls, even killed.
 
-Run as a script (``python -I -S reaper.py PARENT_PID -- ARGV...``, started in a new session by
-:mod:`agent_ls.agent.jobs`), it asks the kernel for a signal when its parent dies
-(``PR_SET_PDEATHSIG``, Linux) and then runs ``ARGV`` as its child in the same process group. When
-the parent (the agent-ls server) dies, however it dies (``SIGKILL`` included), the signal arrives
-and the whole group is killed. While the parent lives, the parent stops the group itself
-(``killpg``). The exit status is the command's own (a command killed by a signal ends this script
-with the same signal). Where there is no ``prctl`` (macOS) the script only runs the command: the
-group is still stopped at shutdown, not on a crash.
+Run as a script (``python -I -S reaper.py LIFELINE_FD -- ARGV...``, started in a new session by
+:mod:`agent_ls.agent.jobs`), it runs ``ARGV`` as its child in its own process group and watches
+its lifeline: the read end of a pipe whose write end only the agent-ls process holds
+(:func:`agent_ls.agent.jobs.lifeline`). The kernel closes that end when agent-ls dies, however it dies (``SIGKILL``
+included), and the read end sees the end of the file: the script then kills its whole group.
+While agent-ls lives, agent-ls stops the group itself (``killpg``). The exit status is the
+command's own (a command killed by a signal ends this script with the same signal). Linux and
+macOS alike (a pipe, no ``prctl``).
 
-Nothing from agent_ls is imported: it starts in ~10 ms with ``-I -S``.
+Nothing from agent_ls is imported here: it starts in a few ms with ``-I -S``.
 """
 
 import os
+import select
 import signal
 import sys
 
-PDEATHSIG = signal.SIGUSR2
-"""The signal the parent's death sends (one a command's ``killpg(SIGTERM)`` never does)."""
-PR_SET_PDEATHSIG = 1
+
+class _ChildExited(Exception):
+    pass
 
 
-def _kill_group(*_: object) -> None:
+def _child_exited(*_: object) -> None:
+    raise _ChildExited
+
+
+def _kill_group() -> None:
     os.killpg(0, signal.SIGKILL)  # this script included: the group is gone
 
 
-def _ask_for_parent_death_signal() -> None:
-    if not sys.platform.startswith("linux"):
-        return
-    import ctypes
-
-    libc = ctypes.CDLL(None, use_errno=True)
-    libc.prctl(PR_SET_PDEATHSIG, int(PDEATHSIG), 0, 0, 0)
-
-
 def main(argv: list[str]) -> int:
-    parent = int(argv[0])
+    fd = int(argv[0])
     command = argv[2:] if argv[1:2] == ["--"] else argv[1:]
-    signal.signal(PDEATHSIG, _kill_group)
-    _ask_for_parent_death_signal()
-    if os.getppid() != parent:  # the parent died before the request: nobody will stop us
-        _kill_group()
-    pid = os.fork()
-    if pid == 0:
-        signal.signal(PDEATHSIG, signal.SIG_DFL)
-        try:
-            os.execvp(command[0], command)
-        except OSError as e:
-            os.write(2, f"agent-ls: cannot run {command[0]}: {e.strerror}\n".encode())
-            os._exit(127)
-    # the group gets SIGTERM/SIGINT/SIGHUP when agent-ls stops it: the command's status tells
-    for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
-        signal.signal(sig, signal.SIG_IGN)
-    while True:
-        try:
-            _, status = os.waitpid(pid, 0)
-            break
-        except ChildProcessError:
-            return 0
+    if os.getpgrp() != os.getpid():  # started without a session of its own: never kill the caller's group
+        os.setpgid(0, 0)
+    os.set_inheritable(fd, False)  # the command does not hold the lifeline
+    pid = 0
+    try:
+        signal.signal(signal.SIGCHLD, _child_exited)
+        pid = os.fork()
+        if pid == 0:
+            signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+            try:
+                os.execvp(command[0], command)
+            except OSError as e:
+                os.write(2, f"agent-ls: cannot run {command[0]}: {e.strerror}\n".encode())
+                os._exit(127)
+        # the group gets SIGTERM/SIGINT/SIGHUP when agent-ls stops it: the command's status tells
+        for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
+            signal.signal(sig, signal.SIG_IGN)
+        while True:
+            readable, _, _ = select.select([fd], [], [])
+            if readable and not os.read(fd, 1):
+                _kill_group()  # agent-ls is gone
+    except _ChildExited:
+        pass
+    signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+    _, status = os.waitpid(pid or -1, 0)  # (-1: the signal came before the fork's pid was kept)
     if os.WIFSIGNALED(status):
         number = os.WTERMSIG(status)
         signal.signal(number, signal.SIG_DFL)
