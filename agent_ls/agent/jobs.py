@@ -218,9 +218,9 @@ class ShellJob:
                 self.timed_out = True
                 await self._terminate()
             kill_group(self.proc)  # what the command left behind in its group
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(asyncio.shield(reader), 1.0)
-                await asyncio.wait_for(self.proc.wait(), 1.0)  # the transport closes
+            with contextlib.suppress(TimeoutError):  # (the group is gone: only a loaded machine takes long)
+                await asyncio.wait_for(asyncio.shield(reader), 5.0)
+                await asyncio.wait_for(self.proc.wait(), 5.0)  # the transport closes
         finally:
             if not reader.done():
                 reader.cancel()

@@ -81,6 +81,8 @@ async def test_the_end_of_a_background_command_reaches_the_next_request(service:
     assert re.search(r"\[Background jobs, not typed by the user:\n- background command bg-1 .* exited with 3 after",
                      told), told
     assert told.index("exited with 3") < told.index("anything new?")
+    users = [m for m in session.history if m["role"] == "user"]
+    assert len(users) == 2 and users[1]["content"].endswith("\n\nanything new?")  # in the prompt's own message
 
 
 async def test_jobs_survive_a_rebuilt_session_and_stop_when_it_is_deleted(service: tuple[Setup, Conversations],
@@ -119,3 +121,22 @@ async def test_closing_the_service_stops_every_background_command(tmp_path: Path
     for job in jobs:
         assert await gone(job.proc.pid), "a background command outlived the service"
     assert (session.session_id, ["running"]) in changes and changes[-1][1] == ["stopped", "stopped"]
+
+
+async def test_an_end_within_the_turn_comes_with_the_steps_last_tool_result(service: tuple[Setup, Conversations],
+                                                                            llm: ScriptedLLM) -> None:
+    """A job that ends while the turn runs is said after the step's last tool result; the history
+    keeps one user message per prompt (rewind and resume count them)."""
+    _, conversations = service
+    session = await conversations.open()
+    assert session is not None
+    llm.script(background("sleep 0.2; exit 5"), tool_calls([("bash", {"command": "sleep 1.5"}, "call_wait")]),
+               text("saw it"), text("ok"))
+    await conversations.prompt(session, "start and wait")
+    last_tool = llm.requests[2].json["messages"][-1]
+    assert last_tool["role"] == "tool" and last_tool["tool_call_id"] == "call_wait"
+    assert "[Background jobs, not typed by the user:\n- background command bg-1 (`sleep 0.2; exit 5`) exited with 5" \
+        in last_tool["content"]
+    await conversations.prompt(session, "second prompt")
+    users = [m for m in session.history if m["role"] == "user"]
+    assert [m["content"] for m in users] == ["start and wait", "second prompt"]
