@@ -451,6 +451,13 @@ class JobTable:
         if releases:
             await asyncio.gather(*releases, return_exceptions=True)
 
+    def add_task(self, title: str, source: TaskSource, result_text: Callable[[object], tuple[str, bool]]) -> TaskJob:
+        """A task a tool call started, as a job of this conversation (its id is what the model is told)."""
+        job = TaskJob(self.new_id(), title, source, result_text=result_text, limit=self.timeout, on_end=self.ended,
+                      on_change=self.changed)
+        self.add(job)
+        return job
+
     def kill_now(self) -> None:
         """``SIGKILL`` every command's group without waiting (the server's shutdown)."""
         self.closed = True
@@ -458,3 +465,118 @@ class JobTable:
             kill = getattr(job, "kill_now", None)
             if kill is not None:
                 kill()
+
+
+class TaskSource(Protocol):
+    """A long-running operation of a server that is polled (an MCP task:
+    :class:`agent_ls.mcp.tasks.TaskHandle`)."""
+
+    status: str
+    message: str
+    poll: float
+    """Seconds between polls (the server's word)."""
+
+    async def get(self) -> object:
+        """Poll once (``status`` and ``message`` follow); the value is handed to ``result_text``."""
+        ...
+
+    async def cancel(self) -> None: ...
+
+
+DEFAULT_TASK_LIMIT = 3600.0
+"""Seconds a task runs at most when ``agent.backgroundTimeout`` is not set (then it is cancelled)."""
+TASK_ENDED = frozenset({"completed", "failed", "cancelled"})
+
+
+class TaskJob:
+    """A task a tool call started (an MCP task): polled in the background at the server's
+    interval, its status message shown like a command's last line, cancelled on Stop
+    (``tasks/cancel``) or past its limit; its result is what ``shell_output`` and ``task_wait``
+    return once it ended. ``result_text``: the finished task's result as text and whether it is
+    an error."""
+
+    def __init__(self, job_id: str, title: str, source: TaskSource, *,
+                 result_text: Callable[[object], tuple[str, bool]], limit: float | None,
+                 on_end: Callable[[TaskJob], None], on_change: Callable[[], None]) -> None:
+        self.id = job_id
+        self.title = title
+        self.source = source
+        self._result_text = result_text
+        self.limit = limit if limit is not None else DEFAULT_TASK_LIMIT
+        self._on_end = on_end
+        self._on_change = on_change
+        self.started = time.time()
+        self._t0 = time.monotonic()
+        self._t1: float | None = None
+        self.status = source.status
+        self.message = source.message
+        self.result = ""
+        self.is_error = False
+        self.told = False
+        self.ended = asyncio.Event()
+        self._task = asyncio.ensure_future(self._watch())
+
+    async def _watch(self) -> None:
+        try:
+            async with asyncio.timeout(self.limit):
+                while True:
+                    got = await self.source.get()
+                    if (self.source.status, self.source.message) != (self.status, self.message):
+                        self.status, self.message = self.source.status, self.source.message
+                        if self.status not in TASK_ENDED:
+                            self._on_change()
+                    if self.status in TASK_ENDED:
+                        self.result, self.is_error = self._result_text(got)
+                        return
+                    await asyncio.sleep(self.source.poll)
+        except TimeoutError:
+            self.status, self.message = "timed_out", f"no end within {self.limit:g} s; it was cancelled"
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(self.source.cancel(), 5)
+        except asyncio.CancelledError:
+            raise
+        except Exception as e:  # the server went away, or answered nonsense
+            self.status, self.message = "failed", f"polling the task failed: {e}"
+        finally:
+            self._t1 = time.monotonic()
+            self.ended.set()
+            self._on_end(self)
+
+    def state(self) -> JobState:
+        end = self._t1 if self._t1 is not None else time.monotonic()
+        status = "working" if self.status in ("submitted", "running") else self.status
+        return JobState(self.id, "task", self.title, status, self.started, end - self._t0, self.message,
+                        message=self.message)
+
+    def describe_end(self) -> str:
+        s = self.state()
+        how = {"completed": "completed", "cancelled": "was cancelled", "timed_out": "was cancelled at its limit"}.get(
+            s.status, f"ended {s.status}")
+        if s.status == "completed" and self.is_error:
+            how = "completed with an error"
+        return f"{how} after {_elapsed(s.elapsed)}"
+
+    async def read(self, since: int | None, limit: int) -> str:
+        if not self.ended.is_set():
+            said = f": {self.message}" if self.message else ""
+            return f"[{self.id}: {self.state().status}{said}]"
+        self.told = True
+        body = self.result or self.message or "(no result)"
+        return f"{body[:limit]}\n[{self.id}: {self.describe_end()}]"
+
+    def ended_notice(self) -> str:
+        return f"task {self.id} ({self.title}) {self.describe_end()}; its result: task_wait {self.id}"
+
+    async def stop(self) -> None:
+        if not self.ended.is_set():
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(self.source.cancel(), 5)
+            self.status, self.message = "cancelled", "stopped"
+            self._task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._task
+
+    async def wait(self, timeout: float | None) -> bool:
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(asyncio.shield(self.ended.wait()), timeout)
+        return self.ended.is_set()

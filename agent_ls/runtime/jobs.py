@@ -17,8 +17,12 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from agent_ls.agent.jobs import JobState, JobTable
+
+if TYPE_CHECKING:
+    from agent_ls.mcp.tasks import TaskHandle
 
 log = logging.getLogger("agent_ls.runtime.jobs")
 
@@ -92,3 +96,29 @@ class ConversationJobs:
     def kill_now(self) -> None:
         for table in self._tables.values():
             table.kill_now()
+
+    def task_started(self, handle: TaskHandle) -> str | None:
+        """The MCP host's hook (:data:`agent_ls.mcp.tasks.TaskStarted`): a task a tool call of a
+        conversation started becomes a job of that conversation (the call returns its id at once).
+        A call outside a conversation (a direct call of the user's) waits for its task: None."""
+        # lazy: the turn's call context (+sqlite3), only once an MCP task starts
+        from agent_ls.agent.editor.changes import current_call
+
+        call = current_call.get()
+        table = self._tables.get(call.session_id) if call is not None else None
+        if table is None or table.closed:
+            return None
+        return table.add_task(f"{handle.server}: {handle.tool}", handle, _task_text).id
+
+
+def _task_text(detailed: object) -> tuple[str, bool]:
+    """A finished task's result as the model reads it (the tool's result, as any MCP result)."""
+    # lazy: the MCP SDK (seconds at start-up); loaded by then, since a server sent the task
+    from agent_ls.mcp.results import convert_call_result
+    from agent_ls.mcp.tasks import DetailedTask, final_result
+
+    result = final_result(detailed) if isinstance(detailed, DetailedTask) else None
+    if result is None:
+        return "(no result)", True
+    converted = convert_call_result(result)
+    return converted.content, converted.is_error

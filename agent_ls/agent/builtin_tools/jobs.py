@@ -1,4 +1,4 @@
-"""``shell_output`` and ``shell_stop``: the model's view of its background commands
+"""``shell_output``, ``shell_stop`` and ``task_wait``: the model's view of its background commands
 (:mod:`agent_ls.agent.jobs`), started by ``bash`` with ``run_in_background: true``.
 
 Both only touch what this conversation started, so neither asks: ``shell_output`` reads (new
@@ -17,6 +17,8 @@ from agent_ls.core.tools import Capability, ToolResult, ToolSpec
 
 SHELL_OUTPUT = "shell_output"
 SHELL_STOP = "shell_stop"
+TASK_WAIT = "task_wait"
+MAX_WAIT = 600.0
 READ_LIMIT = 200_000
 """Characters one ``shell_output`` returns at most (the session pages them to the model)."""
 
@@ -84,5 +86,26 @@ class ShellStopTool(_JobTool):
         return ToolResult(content=text)
 
 
+class TaskWaitTool(_JobTool):
+    _spec = ToolSpec(
+        name=TASK_WAIT,
+        description="Wait for a background job (an MCP task a tool started, or a background command) to end, at "
+                    f"most `timeout` seconds (default 60, at most {MAX_WAIT:g}), and return its result (a task's) or "
+                    "its new output; if it still runs, say so (you can go on and wait again later).",
+        input_schema=object_schema({"id": _ID, "timeout": {"type": "number", "exclusiveMinimum": 0,
+                                                            "maximum": MAX_WAIT}}, ["id"]),
+        capability=Capability.READ,
+    )
+
+    async def _run(self, args: dict[str, Any]) -> ToolResult:
+        job = self.jobs.get(args["id"])
+        if job is None:
+            return ToolResult.error(self.jobs.unknown(args["id"]))
+        ended = await job.wait(float(args.get("timeout", 60.0)))
+        text = await job.read(None, READ_LIMIT)
+        return ToolResult(content=text if ended else f"{job.id} still runs.\n{text}",
+                          is_error=ended and bool(getattr(job, "is_error", False)))
+
+
 def job_tools(jobs: JobTable) -> list[Any]:
-    return [ShellOutputTool(jobs), ShellStopTool(jobs)]
+    return [ShellOutputTool(jobs), ShellStopTool(jobs), TaskWaitTool(jobs)]
