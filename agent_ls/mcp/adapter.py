@@ -99,8 +99,8 @@ def describe_malformed_result(e: ValidationError) -> str:
     ``input_required`` result of the wrong shape)."""
     # with an extension's result claim (the tasks extension) the SDK parses a union tagged "core"
     # (the spec's shapes) and the claimed shapes: the core part is what went wrong
-    errs = [{**x, "loc": tuple(x["loc"][1:])} if x["loc"][:1] == ("core",) else x
-            for x in e.errors(include_url=False)]
+    errs: list[Any] = [{**x, "loc": tuple(x["loc"][1:])} if x["loc"][:1] == ("core",) else x
+                       for x in e.errors(include_url=False)]
     tagged = [x for x in errs if x["loc"] and not str(x["loc"][0]).startswith(("task", "claim"))]
     errs = tagged or errs
     input_required = [x for x in errs if x["loc"] and "InputRequiredResult" in str(x["loc"][0])]
