@@ -51,6 +51,7 @@ _.loaded_at_initialize
 _.reviewed_edit
 _.previously_trusted
 _.wait_ms
+_.elapsed_ms
 _.jsonrpc
 
 # The protocol's published value lists (agent_ls/server/protocol/): documented in
@@ -98,3 +99,8 @@ _.after_call
 _.wrap_shell
 # For the runtime: builtin_tools(..., ask_host=host_asker(questions.approve)) (agent_ls/agent/permissions)
 _.host_asker
+# pydantic and the MCP SDK read these class attributes of the tasks extension (agent_ls/mcp/tasks.py):
+# the wire models' config and fields, the extension's identifier.
+_.model_config
+_.ttl_ms
+_.identifier

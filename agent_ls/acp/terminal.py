@@ -6,7 +6,8 @@ that reaches the client. Then: ``terminal/create`` (``bash -c COMMAND`` in the s
 the terminal embedded in the tool call (``{type: "terminal", terminalId}``), ``wait_for_exit``
 within the command's timeout (``terminal/kill`` when it passes), ``terminal/output`` for the
 text and exit status the model gets, and ``terminal/release`` in every case. Cancelling the
-turn kills and releases the terminal.
+turn kills and releases the terminal. A background command (``run_in_background``) is a job of
+the conversation in a terminal of its own (:class:`TerminalJob`).
 
 A client that answers ``terminal/create`` with an error did not start anything: the command
 runs in agent-ls's own shell instead (today's ``bash``), and so do the session's later
@@ -17,8 +18,10 @@ the call fails with that reason rather than risk running it twice; later command
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
-from collections.abc import Awaitable, Sequence
+import time
+from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -27,6 +30,7 @@ from acp.helpers import tool_terminal_ref, update_tool_call
 from acp.schema import EnvVariable
 
 from agent_ls.agent.editor.changes import current_call
+from agent_ls.agent.jobs import JobState, JobTable
 from agent_ls.agent.tools.arguments import validate_arguments
 from agent_ls.core.tools import Tool, ToolResult, ToolSpec
 
@@ -90,6 +94,10 @@ class TerminalBashTool:
         cap = int(getattr(self._local, "output_cap_chars", 30_000))
         workspace = getattr(self._local, "workspace", None)
         cwd = str(workspace.root) if workspace is not None else str(owner.folder)
+        jobs: JobTable | None = getattr(self._local, "jobs", None)
+        background = args.get("run_in_background") is True and jobs is not None
+        if background and jobs is not None and (refused := jobs.refusal()) is not None:
+            return ToolResult.error(f"Could not start the command in the background: {refused}")
         try:
             created = await asyncio.wait_for(owner.conn.create_terminal(
                 session_id=owner.id, command="bash", args=["-c", command], cwd=cwd,
@@ -110,7 +118,21 @@ class TerminalBashTool:
             result = await self._local.call(arguments)
             note = f"[the editor's terminal refused the command ({_reason(e)}); it ran in agent-ls's own shell]\n"
             return attrs.evolve(result, content=note + result.content)
+        if background and jobs is not None:
+            return await self._background(jobs, command, created.terminal_id)
         return await self._follow(created.terminal_id, timeout)
+
+    async def _background(self, jobs: JobTable, command: str, terminal_id: str) -> ToolResult:
+        """A background command in the client's terminal: a job of the conversation
+        (:class:`TerminalJob`), its id at once; the terminal is shown with the call."""
+        call = current_call.get()
+        if call is not None:
+            await self._owner.send(update_tool_call(call.call_id, content=[tool_terminal_ref(terminal_id)]))
+        job = TerminalJob(jobs.new_id(), command, self._owner, terminal_id, timeout=jobs.timeout, on_end=jobs.ended)
+        jobs.add(job)
+        return ToolResult(content=f"Started in the background as {job.id}, in the editor's terminal. Read its output "
+                                  f"with shell_output (id {job.id!r}), stop it with shell_stop; you will be told "
+                                  "when it ends.")
 
     async def _follow(self, terminal_id: str, timeout: float) -> ToolResult:
         owner = self._owner
@@ -186,6 +208,119 @@ def _result(output: Any, timeout: float, timed_out: bool) -> ToolResult:
     if timed_out:
         content = f"Command timed out after {timeout:g} s and was killed.\n" + content
     return ToolResult(content=content, is_error=timed_out or code != 0)
+
+
+class TerminalJob:
+    """A background command in the client's terminal (:class:`agent_ls.agent.jobs.Job`):
+    ``terminal/wait_for_exit`` in the background, ``terminal/output`` for ``shell_output``,
+    ``terminal/kill`` for a stop (and at ``agent.backgroundTimeout``), ``terminal/release`` when
+    the conversation's jobs end (the output stays readable until then)."""
+
+    def __init__(self, job_id: str, command: str, owner: TerminalOwner, terminal_id: str, *,
+                 timeout: float | None, on_end: Callable[[TerminalJob], None]) -> None:
+        self.id = job_id
+        self.command = command
+        self._owner = owner
+        self._ids = {"session_id": owner.id, "terminal_id": terminal_id}
+        self.terminal_id = terminal_id
+        self.started = time.time()
+        self._t0 = time.monotonic()
+        self._t1: float | None = None
+        self.timeout = timeout
+        self._on_end = on_end
+        self.exit_code: int | None = None
+        self.signal: str | None = None
+        self.status = "running"
+        self.message = ""
+        self.seen = 0
+        """Characters of the terminal's output the model has read."""
+        self.last_line = ""
+        self.told = False
+        self.released = False
+        self.ended = asyncio.Event()
+        self._task = asyncio.ensure_future(self._watch())
+
+    async def _watch(self) -> None:
+        try:
+            exit_status = await asyncio.wait_for(self._owner.conn.wait_for_terminal_exit(**self._ids), self.timeout)
+            self.exit_code, self.signal = exit_status.exit_code, exit_status.signal
+            if self.status == "running":
+                self.status = "killed" if self.signal and self.exit_code is None else "exited"
+        except TimeoutError:
+            self.status = "timed_out"
+            await _bounded(self._owner.conn.kill_terminal(**self._ids), "terminal/kill")
+        except asyncio.CancelledError:
+            raise
+        except Exception as e:
+            self.status, self.message = "failed", f"the editor's terminal failed: {_reason(e)}"
+        finally:
+            self._t1 = time.monotonic()
+            self.ended.set()
+            self._on_end(self)
+
+    def state(self) -> JobState:
+        end = self._t1 if self._t1 is not None else time.monotonic()
+        return JobState(self.id, "shell", self.command, self.status, self.started, end - self._t0, self.last_line,
+                        self.exit_code, self.signal, self.message)
+
+    async def read(self, since: int | None, limit: int) -> str:
+        try:
+            out = await asyncio.wait_for(self._owner.conn.terminal_output(**self._ids), CONTROL_TIMEOUT)
+        except asyncio.CancelledError:
+            raise
+        except Exception as e:
+            return f"[{self.id}: the editor's terminal did not give its output: {_reason(e)}]"
+        text: str = out.output or ""
+        lines = [ln for ln in text.splitlines() if ln.strip()]
+        self.last_line = lines[-1][:200] if lines else self.last_line
+        start = 0 if out.truncated else (self.seen if since is None else min(since, len(text)))
+        new = text[start:start + limit]
+        self.seen = max(self.seen, start + len(new)) if not out.truncated else len(text)
+        head = "[earlier output was cut by the editor's terminal]\n" if out.truncated else ""
+        body = new if new else "(no new output)"
+        if not body.endswith("\n"):
+            body += "\n"
+        running = not self.ended.is_set()
+        if not running and start + len(new) >= len(text):
+            self.told = True
+        return f"{head}{body}[{self.id}: {'running' if running else self.describe_end()}, in the editor's terminal]"
+
+    def describe_end(self) -> str:
+        s = self.state()
+        if s.status == "timed_out":
+            how = f"was stopped at agent.backgroundTimeout ({self.timeout:g} s)"
+        elif s.status == "stopped":
+            how = "was stopped"
+        elif s.status == "failed":
+            how = f"failed ({s.message})"
+        elif s.signal:
+            how = f"was killed by {s.signal}"
+        else:
+            how = f"exited with {s.exit_code}"
+        return f"{how} after {s.elapsed:.1f} s"
+
+    def ended_notice(self) -> str:
+        return f"background command {self.id} (`{self.command[:80]}`) {self.describe_end()}; its output: shell_output {self.id}"
+
+    async def stop(self) -> None:
+        if not self.ended.is_set():
+            self.status = "stopped"
+            await _bounded(self._owner.conn.kill_terminal(**self._ids), "terminal/kill")
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self.ended.wait(), CONTROL_TIMEOUT)
+
+    async def wait(self, timeout: float | None) -> bool:
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(self.ended.wait(), timeout)
+        return self.ended.is_set()
+
+    async def release(self) -> None:
+        """Let the client's terminal go (once)."""
+        if not self.released:
+            self.released = True
+            if not self.ended.is_set():
+                self._task.cancel()
+            await _bounded(self._owner.conn.release_terminal(**self._ids), "terminal/release")
 
 
 def with_terminal(tools: Sequence[Tool], owner: TerminalOwner) -> list[Tool]:

@@ -12,7 +12,8 @@ agent's settings, with its defaults:
     "apiBase": "http://127.0.0.1:11434"      optional (env AGENT_LS_API_BASE wins)
     "permissions": {"allow": [...], "ask": [...], "deny": [...]}   glob patterns over tool names, bash(...) / write_file(...) rules
     "agent": {"maxSteps": 25, "deferMcpTools": true | false | N, "maxRetries": 2,
-              "bashTimeout": 120, "shellEnvPassthrough": ["NAME"], "instructions": "extra instructions for every session",
+              "bashTimeout": 120, "backgroundTimeout": 3600, "maxBackgroundCommands": 8,
+              "shellEnvPassthrough": ["NAME"], "instructions": "extra instructions for every session",
               "outputPageChars": 30000, "outputStoreChars": 10000000,
               "contextWindow": 200000, "compactAt": 0.8, "compactModel": "...",
               "sampling": {...},   MCP sampling, see :class:`SamplingSettings`
@@ -141,6 +142,10 @@ class AgentSettings:
     defer_mcp_tools: bool | int = True
     max_retries: int = 2
     bash_timeout: float = 120.0
+    background_timeout: float | None = None
+    """The longest a background command runs (``agent.backgroundTimeout``; None: until it ends)."""
+    max_background_commands: int = 8
+    """Background commands running at once per conversation (``agent.maxBackgroundCommands``)."""
     shell_env_passthrough: tuple[str, ...] = ()
     """Secret-looking environment variables ``bash`` still gets (``agent.shellEnvPassthrough``,
     user settings file only)."""
@@ -233,7 +238,8 @@ def agent_settings(settings: LoadedSettings, environ: Mapping[str, str] | None =
     api_base = env.get("AGENT_LS_API_BASE") or sections.api_base
     agent = sections.agent or AgentSection()
     kw: dict[str, Any] = {}
-    for field in ("max_steps", "defer_mcp_tools", "max_retries", "bash_timeout", "shell_env_passthrough", "instructions",
+    for field in ("max_steps", "defer_mcp_tools", "max_retries", "bash_timeout", "background_timeout",
+                  "max_background_commands", "shell_env_passthrough", "instructions",
                   "output_page_chars", "output_store_chars", "title_model", "context_window", "compact_at",
                   "compact_model"):
         value = getattr(agent, field)

@@ -149,6 +149,9 @@ class Session:
         self.outputs = outputs
         self.notices: list[str] = []
         """Problems to tell the user at the next turn (a corrupt persisted record)."""
+        self.inbox: Callable[[], list[str]] | None = None
+        """What happened in the background since the model's last request (a background command
+        ended: :mod:`agent_ls.agent.jobs`), said to it with its next request (:meth:`_background_news`)."""
         self.provider_counted = False
         """The provider has reported a response's usage in this session: from then on the context
         meter shows the provider's count, never our estimate (see :meth:`_meter`)."""
@@ -282,7 +285,10 @@ class Session:
             if self.outputs is not None and self.outputs.problem:
                 await _emit(sink, ContextCompacted("notice", 0, 0, (), 0, 0, 0, self.outputs.problem))
                 self.outputs.problem = None
-            user = {"role": "user", "content": text}
+            # what ended in the background goes before the prompt, in its message (never a user
+            # message of its own: one user message per prompt, which rewind and resume count)
+            news = self._background_news()
+            user = {"role": "user", "content": f"{news}\n\n{text}" if news else text}
             system, tools = self._request_parts()
             self.compactor.check_message(user, system, tools)  # a message that can never fit is not kept
             await self._append_async(user)
@@ -323,6 +329,16 @@ class Session:
         except asyncio.CancelledError:
             await asyncio.shield(_emit(sink, TurnFinished("cancelled", usage, steps, final_text)))
             raise
+
+    def _background_news(self) -> str:
+        """The :attr:`inbox`'s news (what ended in the background), worded for the model's next
+        request: before the prompt at the start of a turn, after the step's last tool result within
+        it (never a message of its own: the history keeps one user message per prompt)."""
+        news = self.inbox() if self.inbox is not None else []
+        if not news:
+            return ""
+        lines = "\n".join(f"- {n}" for n in news)
+        return f"[Background jobs, not typed by the user:\n{lines}]"
 
     def _meter(self, usage: UsageReport) -> UsageReport:
         """``usage`` of a response with the context meter's figure: the provider's count of the
@@ -416,7 +432,10 @@ class Session:
                         results[c.id] = r
                 for c in group:  # each result is persisted as soon as its group completes
                     written.add(c.id)  # before the await: history is appended synchronously
-                    await self._append_async(self._tool_message(c, results[c.id]))
+                    message = self._tool_message(c, results[c.id])
+                    if group is groups[-1] and c is group[-1] and (news := self._background_news()):
+                        message["content"] += f"\n\n{news}"  # what ended meanwhile, with the step's last result
+                    await self._append_async(message)
         except asyncio.CancelledError:
             for c in calls:
                 if c.id not in written:

@@ -1,6 +1,7 @@
 """``agent-ls chat``: the agent in the terminal (one-shot or interactive), a conversation of the
 service the editor's chat and ACP use (:class:`~agent_ls.runtime.conversations.Conversations`:
-sessions, the model and ``/model``, ``/compact``, the turn and its cancel on Ctrl+C); approvals
+sessions, the model and ``/model``, ``/compact``, the turn and its cancel on Ctrl+C; ``/jobs`` and
+``/stop N``: :mod:`agent_ls.cli.jobs`); approvals
 and MCP sampling consent are asked on the terminal."""
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ from agent_ls.cli.common import (
     workspace_folders,
 )
 from agent_ls.cli.host import settle, start
+from agent_ls.cli.jobs import announce_ends, jobs_command, stop_command
 from agent_ls.cli.rewind import redo_command, rewind_command
 from agent_ls.core.visible import visible
 from agent_ls.runtime.conversations import NO_MODEL, ConversationError, Conversations
@@ -96,6 +98,7 @@ async def _chat(args: argparse.Namespace, conversations: Conversations, session:
     if session.plan:  # a resumed session's plan, as it was left
         print(plan_checklist(session.plan), file=sys.stderr, flush=True)
     printer = TerminalPrinter()
+    announce_ends(conversations, session_id)
 
     roots = conversations.roots()
 
@@ -138,6 +141,10 @@ async def _chat(args: argparse.Namespace, conversations: Conversations, session:
             print(await redo_command(conversations, session_id))
         elif command == "/rename" or command.startswith("/rename "):
             print(await rename_command(conversations, session_id, command[len("/rename"):].strip()))
+        elif command == "/jobs":
+            print(jobs_command(conversations, session_id))
+        elif command == "/stop" or command.startswith("/stop "):
+            print(await stop_command(conversations, session_id, command[len("/stop"):]))
         elif command:
             reopened = await conversations.open(session_id)  # rebuilt after a rewind of its history
             if reopened is not None:

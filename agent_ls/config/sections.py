@@ -130,6 +130,9 @@ class AgentSection:
     defer_mcp_tools: DeferTools | None = None
     max_retries: Retries | None = None
     bash_timeout: Seconds | None = None
+    background_timeout: Seconds | None = None
+    """The longest a background command runs (``bash`` with ``run_in_background``; unset: no limit)."""
+    max_background_commands: PositiveInt | None = None
     shell_env_passthrough: tuple[str, ...] | None = None
     """Names of secret-looking environment variables ``bash`` still gets (user settings only)."""
     instructions: str | None = None

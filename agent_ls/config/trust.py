@@ -65,6 +65,8 @@ WHY: dict[str, str] = {
     "toolActions": "tool actions call MCP tools directly from code actions",
     "agent.maxSteps": "it lets the agent take more steps per prompt",
     "agent.bashTimeout": "it lets shell commands run longer",
+    "agent.backgroundTimeout": "it lets background shell commands run longer",
+    "agent.maxBackgroundCommands": "it lets more background shell commands run at once",
     # Deliberately not in ALWAYS: a page size decides how much tool output reaches the model
     # (and the provider) per call, like "mcp" below; the store size decides memory use.
     "agent.outputPageChars": "it changes how much tool output reaches the model at once",

@@ -97,7 +97,12 @@ def argument_problems(validator: Any, arguments: dict[str, Any], limit: int = 5)
 def describe_malformed_result(e: ValidationError) -> str:
     """A readable account of a result the SDK could not parse (a tool result or an
     ``input_required`` result of the wrong shape)."""
-    errs = e.errors(include_url=False)
+    # with an extension's result claim (the tasks extension) the SDK parses a union tagged "core"
+    # (the spec's shapes) and the claimed shapes: the core part is what went wrong
+    errs: list[Any] = [{**x, "loc": tuple(x["loc"][1:])} if x["loc"][:1] == ("core",) else x
+                       for x in e.errors(include_url=False)]
+    tagged = [x for x in errs if x["loc"] and not str(x["loc"][0]).startswith(("task", "claim"))]
+    errs = tagged or errs
     input_required = [x for x in errs if x["loc"] and "InputRequiredResult" in str(x["loc"][0])]
     if input_required:
         unknown: dict[str, tuple[Any, list[str]]] = {}

@@ -38,6 +38,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 import attrs
 
 from agent_ls.core.tasks import BackgroundTasks
+from agent_ls.runtime.jobs import ConversationJobs
 
 if TYPE_CHECKING:
     from agent_ls.agent.checkpoints import Checkpoint, RewindPlan, RewindResult
@@ -210,6 +211,8 @@ class Conversations:
             self.turn_observers.append(self.checkpoints)
             self.tool_observers.append(self.checkpoints)  # a turn's first tool call waits for its checkpoint
         self._warmed = False
+        self.jobs = ConversationJobs()
+        """The background jobs of each conversation (:mod:`agent_ls.runtime.jobs`)."""
 
     # the store ---------------------------------------------------------------------------------
     def roots(self) -> list[Path]:
@@ -259,6 +262,7 @@ class Conversations:
             raise Busy(session_id, "; cancel it first")
         store = await self.store()
         self._live.pop(session_id, None)
+        await self.jobs.drop(session_id)
         deleted: bool = await self._call(store.delete_session, session_id)
         return deleted
 
@@ -379,6 +383,9 @@ class Conversations:
                     and (front is None or front is live.front)):
                 return live.session
         host = await self._host()  # (the language server's: the settings are loaded first)
+        callbacks = getattr(host, "callbacks", None)  # the MCP manager's: its tasks become jobs of the calling conversation
+        if callbacks is not None:
+            callbacks.task_started = self.jobs.task_started
         store = await self.store()
         info = None
         if session_id is not None:
@@ -407,9 +414,11 @@ class Conversations:
         front = front or (previous.front if previous is not None else None) or (
             self._front() if self._front is not None else FrontEnd())
         allowed = previous.allowed if previous is not None else set()
+        jobs = self.jobs.table(session_id, max_jobs=agent.max_background_commands, timeout=agent.background_timeout)
         session = await build_session(agent, llm, roots=self.roots(), front=front, manager=host, store=store,
                                       session_id=session_id, session_allowed=allowed,
-                                      tool_observers=self.tool_observers)
+                                      tool_observers=self.tool_observers, jobs=jobs)
+        self.jobs.bind(session.session_id, jobs)
         entry = self._entry(session.session_id)
         first = entry.session is None
         entry.session, entry.front, entry.stale = session, front, False
@@ -776,6 +785,7 @@ class Conversations:
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(asyncio.gather(*ends, return_exceptions=True), 10)
         await self.tasks.close()
+        await self.jobs.close()
         for live in self._live.values():
             if live.turn is not None and not live.turn.done():
                 live.turn.cancel()
@@ -785,6 +795,7 @@ class Conversations:
     def close_now(self) -> None:
         """Close the stores without waiting (the language server's shutdown)."""
         self.tasks.cancel()
+        self.jobs.kill_now()
         if self.checkpoints is not None:
             self.checkpoints.close()
         if self._display is not None:

@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING
 from agent_ls.agent.builtin_tools import builtin_tools
 from agent_ls.agent.config import AgentSettings
 from agent_ls.agent.hooks import hooks_for
+from agent_ls.agent.jobs import JobTable
 from agent_ls.agent.llm import LLMConfig
 from agent_ls.agent.permissions import PermissionGate, PermissionRules, SandboxState, host_asker
 from agent_ls.agent.session import Session
@@ -71,14 +72,16 @@ def network_asker(front: FrontEnd, roots: Sequence[Path]) -> AskHost | None:
 
 
 def tool_registry(agent: AgentSettings, roots: Sequence[Path], manager: MCPManager | PendingHost | None,
-                  front: FrontEnd) -> ToolRegistry:
-    """The built-in tools on ``roots`` (bash timeout and output store from the settings) and the
-    MCP host's tools and skills, deferred as the settings say."""
+                  front: FrontEnd, jobs: JobTable | None = None) -> ToolRegistry:
+    """The built-in tools on ``roots`` (bash timeout and output store from the settings; ``jobs``:
+    the conversation's background jobs) and the MCP host's tools and skills, deferred as the
+    settings say."""
     workspace = Workspace(list(roots))
     tools = builtin_tools(workspace, bash_timeout=agent.bash_timeout, editor=front.editor,
                           outputs=agent.output_store(), bash_env_passthrough=agent.shell_env_passthrough,
                           intelligence=front.intelligence, sandbox=agent.sandbox,
-                          ask_host=network_asker(front, roots))
+                          ask_host=network_asker(front, roots),
+                          jobs=jobs)
     if front.wrap_tools is not None:
         tools = front.wrap_tools(tools, workspace)
     skills: SkillSource | None = None
@@ -102,6 +105,7 @@ async def build_session(
     session_id: str | None = None,
     session_allowed: Iterable[str] = (),
     tool_observers: Sequence[ToolObserver] = (),
+    jobs: JobTable | None = None,
 ) -> Session:
     """A session on ``roots`` with ``llm``: a new one in ``store``, or the stored ``session_id``
     (its history loaded and repaired in a worker thread, never on the event loop).
@@ -109,9 +113,10 @@ async def build_session(
     ``agent``: the settings (:func:`agent_ls.agent.config.agent_settings`); ``manager``: the MCP
     host (None: built-in tools only; a :class:`PendingHost` while it has not started yet); ``session_allowed``: tools the user already allowed for
     the session (a session rebuilt after the settings changed keeps those answers);
-    ``tool_observers``: told around each tool call (:class:`~agent_ls.agent.tool_runner.ToolObserver`).
+    ``tool_observers``: told around each tool call (:class:`~agent_ls.agent.tool_runner.ToolObserver`);
+    ``jobs``: the conversation's background jobs (their ends reach the model's next request).
     """
-    registry = tool_registry(agent, roots, manager, front)
+    registry = tool_registry(agent, roots, manager, front, jobs)
     gate = permission_gate(agent, front.questions, roots)
     gate.session_allowed |= set(session_allowed)
     session = await asyncio.to_thread(
@@ -120,6 +125,8 @@ async def build_session(
                         title_llm=agent.title_llm(), context_window=agent.context_window,
                         compact_at=agent.compact_at, compact_llm=agent.compact_llm(),
                         tool_observers=tool_observers))
+    if jobs is not None:
+        session.inbox = jobs.take_notices
     session.hooks = hooks_for(agent.hooks, roots, session.session_id, agent.shell_env_passthrough,
                               sandbox=agent.sandbox)
     return session

@@ -17,6 +17,7 @@ from agent_ls.server.handlers import (
     chat,
     checkpoints,
     code_actions,
+    jobs,
     lifecycle,
     mcp_methods,
     models,
@@ -53,6 +54,7 @@ def register(server: AgentLanguageServer) -> None:
     trust.register(server)
     checkpoints.register(server)
     sandbox.register(server)
+    jobs.register(server)
 
 
 def _expected_errors(record: logging.LogRecord) -> bool:

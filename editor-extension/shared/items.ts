@@ -3,6 +3,7 @@
  * change cards) and the state that holds them, shared by the extension host and the webview;
  * the reducer that changes it is in ./state.
  */
+import type { JobRow } from "./jobs";
 import {
   PLAN_STATUSES,
   type ApprovalAnswer,
@@ -282,6 +283,8 @@ export interface ChatState {
   plan?: PlanStep[];
   /** The model picker (agent/models): the choices and the session's current model. */
   models?: ModelsResult | null;
+  /** The session's background jobs (agent/jobs, agent/jobsChanged): the Running strip. */
+  jobs?: JobRow[];
   /** What the user allowed the OS sandbox in this workspace (agent/sandboxGrants): the tool
    * cards offer "Allow for this workspace" and, once allowed, "Undo". */
   sandboxGrants?: SandboxGrants | null;

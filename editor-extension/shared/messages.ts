@@ -41,7 +41,9 @@ export type FromWebview =
   /** A user message's "Rewind to here" (issue 40): back to before that prompt (asked first). */
   | { type: "rewindTo"; itemId: string }
   /** A tool card's "Allow for this workspace" (granted) or "Undo" on something the sandbox refused. */
-  | { type: "sandboxGrant"; kind: "hosts" | "writes"; value: string; granted: boolean };
+  | { type: "sandboxGrant"; kind: "hosts" | "writes"; value: string; granted: boolean }
+  /** The Running strip's Stop: a background job of the chat's session. */
+  | { type: "stopJob"; jobId: string };
 
 export const FILE_CHANGE_ACTIONS = ["review", "accept", "reject", "keep", "revert"] as const;
 export type FileChangeAction = (typeof FILE_CHANGE_ACTIONS)[number];
@@ -49,7 +51,7 @@ export type FileChangeAction = (typeof FILE_CHANGE_ACTIONS)[number];
 const FROM_TYPES = new Set([
   "ready", "send", "stop", "newSession", "listSessions", "resumeSession", "approve", "trust", "elicit",
   "attach", "removeAttachment", "copy", "insert", "listPrompts", "sample", "workspaceTrust", "trustWorkspaceCommand",
-  "fileChange", "openOutput", "setModel", "rewindTo", "sandboxGrant",
+  "fileChange", "openOutput", "setModel", "rewindTo", "sandboxGrant", "stopJob",
 ]);
 
 /** A webview message as a typed value, or null when it is not one (the webview is untrusted input). */
@@ -89,6 +91,8 @@ export function parseFromWebview(raw: unknown): FromWebview | null {
       return str("itemId") ? (m as FromWebview) : null;
     case "sandboxGrant":
       return (m.kind === "hosts" || m.kind === "writes") && str("value") && typeof m.granted === "boolean" ? (m as FromWebview) : null;
+    case "stopJob":
+      return str("jobId") ? (m as FromWebview) : null;
     case "fileChange":
       if (m.all !== undefined && typeof m.all !== "boolean") return null;
       if (m.reason !== undefined && typeof m.reason !== "string") return null;

@@ -4,6 +4,7 @@
  * The item types live in ./items, the reducer's parts in ./agentEvents, ./fileChanges and
  * ./history; everything the chat's users need is exported from here.
  */
+import { jobRows } from "./jobs";
 import type {
   AgentEvent,
   ApprovalAnswer,
@@ -11,6 +12,7 @@ import type {
   ChangeStatus,
   ElicitParams,
   FileChangePayload,
+  JobPayload,
   McpPrompt,
   ModelsResult,
   PlanEntryPayload,
@@ -104,7 +106,9 @@ export type ChatAction =
   | { type: "server"; state: ServerConnection; error?: string | null }
   | { type: "busy"; busy: boolean }
   /** The user's sandbox grants for the workspace (agent/sandboxGrants, agent/setSandboxGrant). */
-  | { type: "sandboxGrants"; grants: SandboxGrants };
+  | { type: "sandboxGrants"; grants: SandboxGrants }
+  /** The background jobs of `sessionId` now (agent/jobs, agent/jobsChanged). */
+  | { type: "jobs"; sessionId: string; jobs: JobPayload[] };
 
 /** The states in which a folder's settings are not in effect. */
 export const RESTRICTED_STATES = ["restricted", "declined", "editor-restricted"];
@@ -113,7 +117,9 @@ export function reduce(state: ChatState, action: ChatAction): ChatState {
   switch (action.type) {
     case "reset":
       // Questions still waiting for the user stay: the server waits for their answers.
-      return { ...state, sessionId: action.sessionId, items: pendingItems(state), busy: false, streamingId: null, context: null, plan: [] };
+      return { ...state, sessionId: action.sessionId, items: pendingItems(state), busy: false, streamingId: null, context: null, plan: [], jobs: [] };
+    case "jobs":
+      return action.sessionId === state.sessionId ? { ...state, jobs: jobRows(action.jobs) } : state;
     case "userPrompt":
       return { ...addMessage(state, "user", action.text, action.attachments), busy: true };
     case "event":

@@ -2,7 +2,7 @@
  * The chat webview: renders the shared ChatState (incrementally, item by item) and turns the
  * user's clicks into messages for the extension host. DOM hooks (data-testid) follow
  * editor-extension/CONTRACT.md. Its parts: ./header (New session, server line, restricted
- * banner, sessions), ./planView (the agent's plan, a checklist), ./transcript (the items, the pinned questions, the focus), ./composer (the
+ * banner, sessions), ./planView (the agent's plan, a checklist), ./jobsStrip (the Running strip), ./transcript (the items, the pinned questions, the focus), ./composer (the
  * input, attachments, slash commands, Send and Stop), ./itemActions (what the items' buttons
  * do); the items themselves render in ./messageView, ./toolCards, ./questions and ./fileChanges.
  */
@@ -12,6 +12,7 @@ import { Composer } from "./composer";
 import { closestTo } from "./dom";
 import { Header } from "./header";
 import { PlanView } from "./planView";
+import { JobsStrip } from "./jobsStrip";
 import { ItemActions } from "./itemActions";
 import { SandboxNote } from "./sandboxMark";
 import { Conversation } from "./transcript";
@@ -42,6 +43,7 @@ export class ChatApp {
   private readonly plan: PlanView;
   /** The header's note when commands do not run in an OS sandbox (issue 47). */
   private readonly sandboxNote: SandboxNote;
+  private readonly jobs: JobsStrip;
 
   readonly transcript: HTMLElement;
   /** Pinned questions (approval, trust, elicitation, sampling) waiting for an answer. */
@@ -86,9 +88,10 @@ export class ChatApp {
 
     this.plan = new PlanView(d);
     this.sandboxNote = new SandboxNote(d);
+    this.jobs = new JobsStrip(d, post);
     const c = this.conversation;
     c.onTrustToggle = () => this.header.render(this.state, this.pendingTrust());
-    root.append(this.header.top, this.sandboxNote.element, this.header.banner, c.trustDetails, this.header.sessionsBox, this.plan.element, c.transcript, c.busyHost, c.pending, this.composer.element);
+    root.append(this.header.top, this.sandboxNote.element, this.header.banner, c.trustDetails, this.header.sessionsBox, this.plan.element, this.jobs.element, c.transcript, c.busyHost, c.pending, this.composer.element);
     // the items' buttons (answers, file decisions, code blocks, full output)
     c.transcript.addEventListener("click", (e) => this.onItemClick(e));
     c.pending.addEventListener("click", (e) => this.onItemClick(e));
@@ -141,6 +144,7 @@ export class ChatApp {
   render(): void {
     this.conversation.render(this.state);
     this.plan.render(this.state);
+    this.jobs.render(this.state);
     this.composer.render();
     this.header.render(this.state, this.pendingTrust());
     this.sandboxNote.render(this.state.sandboxGrants);

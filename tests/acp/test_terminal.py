@@ -217,3 +217,33 @@ async def test_with_the_sandbox_on_bash_never_goes_to_the_clients_terminal(setup
         await conn.prompt(session_id=sid, prompt=[text_block("run it")])
         assert "create" not in client.kinds()
         assert "confined" in tool_messages(setup.llm.requests[-1].body)[0]["content"]
+
+
+async def test_a_background_command_runs_in_a_terminal_of_its_own(setup: AcpSetup) -> None:
+    """Issue 41 over ACP: `run_in_background` creates a client terminal and returns its id at once
+    (the turn goes on); `shell_output` reads it through terminal/output, `shell_stop` kills it
+    (terminal/kill); the terminal stays until the session's jobs end (its output readable)."""
+    client = TerminalClient()
+    async with start_agent(setup, client, terminal=True) as (conn, _proc, _):
+        sid = (await conn.new_session(cwd=str(setup.ws), mcp_servers=[])).session_id
+        setup.llm.script(
+            tool_calls([("bash", {"command": "echo serving; exec sleep 3666", "run_in_background": True}, "c_bg")]),
+            text("started"))
+        result = await asyncio.wait_for(conn.prompt(session_id=sid, prompt=[text_block("start it")]), 30)
+        assert result.stop_reason == "end_turn"
+        told = tool_messages(setup.llm.requests[-1].body)[0]["content"]
+        assert told.startswith("Started in the background as bg-1, in the editor's terminal")
+        assert client.kinds() == ["permission", "create", "wait"]  # no release: it runs on
+        [terminal_id] = client.terminals
+        embedded = [c for u in call_updates(client, sid, "c_bg") for c in (u.content or []) if c.type == "terminal"]
+        assert {c.terminal_id for c in embedded} == {terminal_id}
+        await wait_for(lambda: b"serving" in client.terminals[terminal_id].output, what="its output")
+
+        setup.llm.script(tool_calls([("shell_output", {"id": "bg-1"}, "c_out")]),
+                         tool_calls([("shell_stop", {"id": "bg-1"}, "c_stop")]), text("stopped"))
+        await asyncio.wait_for(conn.prompt(session_id=sid, prompt=[text_block("read then stop")]), 30)
+        out, stop = (m["content"] for m in tool_messages(setup.llm.requests[-1].body)[-2:])
+        assert out.startswith("serving\n[bg-1: running, in the editor's terminal]"), out
+        assert "[bg-1: was stopped after" in stop, stop
+        assert "kill" in client.kinds() and client.terminals[terminal_id].proc.returncode is not None
+        assert "release" not in client.kinds()

@@ -56,6 +56,7 @@ CLIENT_SENT = {
     "SetModelParams", "EditorIntelligenceResult", "IntelligenceLocation", "IntelligenceDiagnostic",
     "IntelligenceSymbol", "ActionArgs", "TrustWorkspaceArgs", "CheckpointsParams", "RewindParams", "RedoParams",
     "SetSandboxGrantParams",
+    "JobsParams", "StopJobParams",
 }
 
 

@@ -146,3 +146,25 @@ def test_context_settings_and_their_bad_values(tmp_path: Path) -> None:
     assert "agent.compactModel must be a non-empty string" in text
     s = load(tmp_path, {"agent": {"compactAt": "most"}}, None)
     assert "agent.compactAt must be a number between 0.1 and 1, not a string" in "\n".join(s.problems)
+
+
+def test_background_command_settings(tmp_path: Path) -> None:
+    s = load(tmp_path, {"agent": {"backgroundTimeout": 3600, "maxBackgroundCommands": 3}}, None)
+    assert (s.background_timeout, s.max_background_commands, s.problems) == (3600.0, 3, ())
+    s = load(tmp_path, {"agent": {"backgroundTimeout": -1, "maxBackgroundCommands": 0}}, None)
+    assert (s.background_timeout, s.max_background_commands) == (None, 8)
+    assert any("agent.backgroundTimeout" in p for p in s.problems)
+    assert any("agent.maxBackgroundCommands" in p for p in s.problems)
+
+
+def test_an_untrusted_workspace_cannot_lengthen_or_multiply_background_commands(tmp_path: Path) -> None:
+    ws = tmp_path / "ws"
+    (ws / ".agent-ls").mkdir(parents=True)
+    (ws / ".agent-ls" / "settings.json").write_text(json.dumps(
+        {"agent": {"backgroundTimeout": 99999, "maxBackgroundCommands": 500}}))
+    user = tmp_path / "user.json"
+    user.write_text("{}")
+    s = agent_settings(load_settings([ws], user_settings=user, environ={}), environ={})
+    assert (s.background_timeout, s.max_background_commands) == (None, 8)
+    trusted = agent_settings(load_settings([ws], user_settings=user, environ={}, trust=TRUST_ALL), environ={})
+    assert (trusted.background_timeout, trusted.max_background_commands) == (99999.0, 500)

@@ -14,7 +14,7 @@ can hold, and the session shows the model a page at a time
 
 One module per family: :mod:`.base` (the shared plumbing), :mod:`.reading` (``read_file``),
 :mod:`.editing` (``write_file``, ``edit_file``), :mod:`.search` (``glob``, ``grep``),
-:mod:`.shell` (``bash``), :mod:`.intelligence` (``diagnostics``, ``definition``, ``references``,
+:mod:`.shell` (``bash``), :mod:`.jobs` (``shell_output``, ``shell_stop``), :mod:`.intelligence` (``diagnostics``, ``definition``, ``references``,
 ``symbols``: the editor's language servers, when the front end gives them); ``read_output`` is :mod:`agent_ls.agent.tools.output_store`'s,
 ``update_plan`` :mod:`agent_ls.agent.plan`'s.
 """
@@ -27,11 +27,13 @@ import attrs
 
 from agent_ls.agent.builtin_tools.editing import EditFileTool, WriteFileTool
 from agent_ls.agent.builtin_tools.intelligence import intelligence_tools
+from agent_ls.agent.builtin_tools.jobs import job_tools
 from agent_ls.agent.builtin_tools.reading import ReadFileTool
 from agent_ls.agent.builtin_tools.search import GlobTool, GrepTool
 from agent_ls.agent.builtin_tools.shell import DEFAULT_BASH_TIMEOUT, BashTool
 from agent_ls.agent.editor.editor_files import EditorFiles, FileAccess
 from agent_ls.agent.editor.intelligence import EditorIntelligence
+from agent_ls.agent.jobs import JobTable
 from agent_ls.agent.plan import UpdatePlanTool
 from agent_ls.agent.tools.output_store import OutputStore, ReadOutputTool
 from agent_ls.agent.workspace import Workspace
@@ -51,6 +53,7 @@ def builtin_tools(
     intelligence: EditorIntelligence | None = None,
     sandbox: SandboxSettings | None = None,
     ask_host: AskHost | None = None,
+    jobs: JobTable | None = None,
 ) -> list[Tool]:
     """Every built-in tool, sorted by name, ``read_output`` included.
 
@@ -66,6 +69,8 @@ def builtin_tools(
     ``sandbox`` (``agent.sandbox``; None or not enabled: no sandbox): ``bash`` runs in the OS
     sandbox (:mod:`agent_ls.core.sandbox`) and the file tools refuse its unreadable places;
     ``ask_host`` puts a host the network rule asks about to the user (None: such hosts are refused).
+    ``jobs``: the conversation's background jobs (:mod:`agent_ls.agent.jobs`): ``bash`` takes
+    ``run_in_background`` and ``shell_output`` and ``shell_stop`` join (None: neither).
     """
     box = sandbox.sandbox(workspace.roots, ask_host) if sandbox is not None else None
     if box is not None:
@@ -81,10 +86,12 @@ def builtin_tools(
         GlobTool(workspace, output_cap_chars=keep),
         GrepTool(workspace, output_cap_chars=keep, files=files),
         BashTool(workspace, output_cap_chars=keep, timeout=bash_timeout, env_passthrough=bash_env_passthrough,
-                 sandbox=box),
+                 sandbox=box, jobs=jobs),
         ReadOutputTool(outputs),
         UpdatePlanTool(),
     ]
+    if jobs is not None:
+        tools += job_tools(jobs)
     if intelligence is not None:
         tools += intelligence_tools(intelligence, workspace, output_cap_chars=keep, files=files)
     return sorted(tools, key=lambda t: t.spec.name)

@@ -28,6 +28,7 @@ from typing import Any
 import attrs
 
 from agent_ls.agent.builtin_tools.base import DEFAULT_OUTPUT_CAP_CHARS, BuiltinTool, cut_marker
+from agent_ls.agent.jobs import JobTable, TooMany
 from agent_ls.agent.workspace import Workspace
 from agent_ls.core.process import kill_group, wait_exit
 from agent_ls.core.process_secrets import environment
@@ -158,10 +159,13 @@ class BashTool(BuiltinTool):
         timeout: float = DEFAULT_BASH_TIMEOUT,
         env_passthrough: Iterable[str] = (),
         sandbox: Sandbox | None = None,
+        jobs: JobTable | None = None,
     ) -> None:
         self.timeout = timeout
         self.sandbox = sandbox
         self._last_refused: tuple[str, ...] = ()
+        self.jobs = jobs
+        """Where ``run_in_background`` commands go (None: no background commands)."""
         self.env_passthrough = tuple(env_passthrough)
         self.max_timeout = max(MAX_BASH_TIMEOUT, timeout)
         self._description = self.description_for(terminal=False)
@@ -174,6 +178,13 @@ class BashTool(BuiltinTool):
                 "description": f"Timeout in seconds (default {timeout:g}).",
             },
         }
+        if jobs is not None:
+            self._properties["run_in_background"] = {
+                "type": "boolean",
+                "description": "Start the command in the background and return at once with its id (bg-N): for "
+                               "servers, watchers and long builds. Read its output with shell_output, stop it with "
+                               "shell_stop; you are told when it ends. The timeout does not apply.",
+            }
         if sandbox is not None:
             self._properties["outside_sandbox"] = {
                 "type": "boolean",
@@ -233,6 +244,8 @@ class BashTool(BuiltinTool):
                 argv, env = wrapped.argv, wrapped.env
                 mark = SandboxMark("sandboxed", wrapped.mechanism.value,
                                    "off" if self.sandbox.policy.network.is_off else "proxy")
+        if args.get("run_in_background") is True and self.jobs is not None:
+            return await self._start_background(command, argv, env, wrapped, unconfined)
         try:
             result = await self._spawn_and_collect(argv, env, timeout, unconfined)
         finally:
@@ -241,6 +254,26 @@ class BashTool(BuiltinTool):
         if mark is not None and mark.mode == "sandboxed":
             mark = attrs.evolve(mark, hosts=self._last_refused, paths=refused_writes(result.content, self.sandbox))
         return attrs.evolve(result, sandbox=mark)
+
+    async def _start_background(self, command: str, argv: list[str], env: dict[str, str], wrapped: Wrapped | None,
+                                unconfined: str) -> ToolResult:
+        """The command as a background job (:mod:`agent_ls.agent.jobs`): its id at once; the
+        sandbox's files are cleaned up when it ends."""
+        assert self.jobs is not None
+        cleanup = wrapped.cleanup if wrapped is not None else None
+        try:
+            job = await self.jobs.start_shell(command, argv, cwd=str(self.workspace.root), env=env, cleanup=cleanup)
+        except (TooMany, OSError) as exc:
+            if cleanup is not None:
+                cleanup()
+            return ToolResult.error(f"Could not start the command in the background: {exc}")
+        limit = (f"it is stopped after {_format_seconds(self.jobs.timeout)} (agent.backgroundTimeout)"
+                 if self.jobs.timeout is not None else "it runs until it ends or is stopped")
+        lines = [f"Started in the background as {job.id} ({limit}). Read its output with shell_output "
+                 f"(id {job.id!r}), stop it with shell_stop; you will be told when it ends."]
+        if unconfined:
+            lines.append(unconfined)
+        return ToolResult(content="\n".join(lines))
 
     async def _spawn_and_collect(self, argv: list[str], env: dict[str, str], timeout: float,
                                  unconfined: str) -> ToolResult:

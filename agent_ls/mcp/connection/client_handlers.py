@@ -49,6 +49,9 @@ class HostCallbacks:
     """Where the protocol era each entry negotiated is remembered (``protocol: auto``)."""
     catalogue: CatalogueStore | None = None
     """Where each entry's last catalogue and response cache are kept (None: memory only)."""
+    task_started: Any = None
+    """Takes over an MCP task a tool call started (:data:`agent_ls.mcp.tasks.TaskStarted`; the
+    runtime's: a job of the calling conversation); None: the call waits for the task."""
 
 
 def fill_schema_defaults(content: dict[str, Any] | None, schema: dict[str, Any] | None) -> dict[str, Any]:

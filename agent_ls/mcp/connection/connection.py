@@ -62,6 +62,7 @@ from agent_ls.mcp.oauth.providers import AuthHooks
 from agent_ls.mcp.result_kind import results_read_as_complete
 from agent_ls.mcp.skill_entries import SKILLS_CLIENT_EXTENSION
 from agent_ls.mcp.status import Phase, ServerError, State
+from agent_ls.mcp.tasks import TasksExtension
 
 if TYPE_CHECKING:
     from mcp.shared.dispatcher import ProgressFnT
@@ -410,7 +411,8 @@ class ServerConnection:
             # so a short callTimeout must not cut off a slow server's initialize.
             read_timeout_seconds=max(cfg.call_timeout, cfg.connect_timeout),
             cache=self._cache_config(),
-            extensions=[SKILLS_CLIENT_EXTENSION],  # the host implements the skills extension (skills.py)
+            # the host implements the skills extension (skills.py) and tasks (tasks.py)
+            extensions=[SKILLS_CLIENT_EXTENSION, TasksExtension(self.name, lambda: self.callbacks.task_started)],
         )
         deadline_scope = anyio.CancelScope(deadline=anyio.current_time() + cfg.connect_timeout)
         self._deadline_scope = deadline_scope

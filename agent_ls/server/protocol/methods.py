@@ -2,7 +2,7 @@
 
 Mirrored in ``editor-extension/src/protocol/methods.ts`` and documented in ``docs/protocol.md``.
 The payloads are in the sibling modules (``prompt``, ``sessions``, ``mcp``, ``questions``,
-``commands``); how they go on the wire is :mod:`agent_ls.server.protocol.codec`.
+``commands``, ``jobs``); how they go on the wire is :mod:`agent_ls.server.protocol.codec`.
 """
 
 from __future__ import annotations
@@ -38,6 +38,8 @@ REWIND = "agent/rewind"
 REDO = "agent/redo"
 SANDBOX_GRANTS = "agent/sandboxGrants"
 SET_SANDBOX_GRANT = "agent/setSandboxGrant"
+JOBS = "agent/jobs"
+STOP_JOB = "agent/stopJob"
 
 # client -> server notifications -----------------------------------------------------------
 EDITOR_TRUST = "agent/editorTrust"
@@ -45,6 +47,7 @@ EDITOR_TRUST = "agent/editorTrust"
 # server -> client notifications -----------------------------------------------------------
 EVENT = "agent/event"
 MCP_STATUS_CHANGED = "mcp/statusChanged"
+JOBS_CHANGED = "agent/jobsChanged"
 
 # server -> client requests ----------------------------------------------------------------
 APPROVE = "agent/approve"
@@ -68,11 +71,11 @@ CLIENT_REQUESTS = (
     PROMPT, CANCEL, SESSIONS_LIST, SESSIONS_NEW, SESSIONS_RESUME, SESSIONS_DELETE, SESSIONS_RENAME, SERVER_INFO, MCP_STATUS,
     MCP_RESTART, MCP_SET_ENABLED, MCP_TRUST, MCP_RESOURCES_LIST, MCP_RESOURCES_READ, MCP_PROMPTS_LIST,
     MCP_PROMPTS_GET, MCP_CALL_TOOL, MCP_SIGN_IN, MCP_SIGN_OUT, SET_WORKSPACE_TRUST, CHANGE_OUTCOME, CHANGE_CONTENT,
-    TOOL_OUTPUT, MODELS, SET_MODEL, CHECKPOINTS, REWIND, REDO, SANDBOX_GRANTS, SET_SANDBOX_GRANT,
+    TOOL_OUTPUT, MODELS, SET_MODEL, CHECKPOINTS, REWIND, REDO, SANDBOX_GRANTS, SET_SANDBOX_GRANT, JOBS, STOP_JOB,
 )
 CLIENT_NOTIFICATIONS = (EDITOR_TRUST,)
 SERVER_REQUESTS = (APPROVE, TRUST_SERVER, TRUST_WORKSPACE, ELICIT, SAMPLE, REVIEW_EDIT, EDITOR_INTELLIGENCE)
-SERVER_NOTIFICATIONS = (EVENT, MCP_STATUS_CHANGED)
+SERVER_NOTIFICATIONS = (EVENT, MCP_STATUS_CHANGED, JOBS_CHANGED)
 
 # JSON-RPC / LSP error codes the custom methods answer with --------------------------------
 INVALID_PARAMS = -32602

@@ -4,7 +4,8 @@
  * webview (the view and the editor panel) in step by broadcasting reducer actions.
  * Its parts: ./prompting (turns and Stop), ./questions (approvals, trust, elicitation),
  * ./sampling (MCP sampling consent), ./review (file change reviews), ./attachments (the editor's
- * context attached to a prompt), ./slashPrompts (MCP prompts as slash commands).
+ * context attached to a prompt), ./slashPrompts (MCP prompts as slash commands), ./jobs (background
+ * jobs: the Running strip).
  */
 import * as vscode from "vscode";
 import type { LanguageClient } from "vscode-languageclient/node";
@@ -16,6 +17,7 @@ import { errorText } from "../errors";
 import { fact } from "../factLog";
 import * as P from "../protocol";
 import { ChatAttachments } from "./attachments";
+import { ChatJobs } from "./jobs";
 import { Prompting } from "./prompting";
 import { ChatQuestions } from "./questions";
 import { CHANGE_SCHEME, EditReviews, reviewCapabilityFeature, reviewMode } from "./review";
@@ -80,6 +82,13 @@ export class ChatController implements vscode.Disposable {
     revertEdit: (changeId) => this.reviews.act(changeId, "revert"),
     roots: () => (vscode.workspace.workspaceFolders ?? []).map((f) => f.uri.fsPath),
   });
+  /** Background jobs: the Running strip (agent/jobs, agent/jobsChanged, agent/stopJob). */
+  private readonly jobs = new ChatJobs({
+    dispatch: (a) => this.dispatch(a),
+    state: () => this.state,
+    request: (method, params) => this.agent.request(method, params),
+    warn: (text) => this.agent.output.warn(text),
+  });
   private modelsTimer: ReturnType<typeof setTimeout> | undefined;
   /** A prompt to focus once a chat surface (re)loads: revealing the chat may create it. */
   private focusOnReady: string | null = null;
@@ -92,6 +101,7 @@ export class ChatController implements vscode.Disposable {
   constructor(private readonly agent: AgentClient) {
     this.slashPrompts = new SlashPrompts(agent, (a) => this.dispatch(a));
     this.disposables.push(
+      this.jobs,
       this.busyEmitter,
       this.attachments,
       vscode.workspace.registerTextDocumentContentProvider(CHANGE_SCHEME, this.reviews),
@@ -127,6 +137,7 @@ export class ChatController implements vscode.Disposable {
         this.reviews.request(params, token),
       ),
       client.onNotification(P.EVENT, (params: P.EventParams) => this.prompting.event(params)),
+      this.jobs.bind(client),
       client.onRequest(P.APPROVE, (params: P.ApproveParams, token: vscode.CancellationToken) =>
         this.questions.approve(params, token),
       ),
@@ -156,6 +167,7 @@ export class ChatController implements vscode.Disposable {
     this.state = reduce(this.state, action);
     for (const s of this.surfaces) s.post({ type: "action", action });
     if (wasBusy !== this.state.busy) this.busyEmitter.fire(this.state.busy);
+    if (action.type !== "jobs") this.jobs.sync(); // the session's jobs follow the session shown
   }
 
   private anyVisible(): boolean {
@@ -248,6 +260,9 @@ export class ChatController implements vscode.Disposable {
         return;
       case "fileChange":
         await this.reviews.act(msg.changeId, msg.action, msg.all === true, msg.reason);
+        return;
+      case "stopJob":
+        await this.jobs.stop(msg.jobId);
         return;
       case "openOutput":
         await this.openOutput(msg.sessionId, msg.handle);

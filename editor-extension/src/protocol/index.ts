@@ -13,4 +13,5 @@ export type * from "./questions";
 export type * from "./commands";
 export type * from "./intelligence";
 export type * from "./sandbox";
+export type * from "./jobs";
 export type * from "./wire";

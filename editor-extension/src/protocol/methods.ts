@@ -42,6 +42,9 @@ export const REWIND = "agent/rewind";
 export const REDO = "agent/redo";
 export const SANDBOX_GRANTS = "agent/sandboxGrants";
 export const SET_SANDBOX_GRANT = "agent/setSandboxGrant";
+/** Background jobs (issue 41): what runs in a session (or every session), and the user's Stop. */
+export const JOBS = "agent/jobs";
+export const STOP_JOB = "agent/stopJob";
 
 // client -> server notifications ------------------------------------------------------------
 /** The editor's own workspace trust changed (VS Code: onDidGrantWorkspaceTrust). */
@@ -50,6 +53,8 @@ export const EDITOR_TRUST = "agent/editorTrust";
 // server -> client notifications ------------------------------------------------------------
 export const EVENT = "agent/event";
 export const MCP_STATUS_CHANGED = "mcp/statusChanged";
+/** A session's background job started, ended or changed status (all of its jobs now). */
+export const JOBS_CHANGED = "agent/jobsChanged";
 
 // server -> client requests -----------------------------------------------------------------
 export const APPROVE = "agent/approve";
@@ -77,11 +82,11 @@ export const CLIENT_REQUESTS = [
   PROMPT, CANCEL, SESSIONS_LIST, SESSIONS_NEW, SESSIONS_RESUME, SESSIONS_DELETE, SESSIONS_RENAME, SERVER_INFO, MCP_STATUS,
   MCP_RESTART, MCP_SET_ENABLED, MCP_TRUST, MCP_RESOURCES_LIST, MCP_RESOURCES_READ, MCP_PROMPTS_LIST,
   MCP_PROMPTS_GET, MCP_CALL_TOOL, MCP_SIGN_IN, MCP_SIGN_OUT, SET_WORKSPACE_TRUST, CHANGE_OUTCOME, CHANGE_CONTENT,
-  TOOL_OUTPUT, MODELS, SET_MODEL, CHECKPOINTS, REWIND, REDO, SANDBOX_GRANTS, SET_SANDBOX_GRANT,
+  TOOL_OUTPUT, MODELS, SET_MODEL, CHECKPOINTS, REWIND, REDO, SANDBOX_GRANTS, SET_SANDBOX_GRANT, JOBS, STOP_JOB,
 ] as const;
 export const CLIENT_NOTIFICATIONS = [EDITOR_TRUST] as const;
 export const SERVER_REQUESTS = [APPROVE, TRUST_SERVER, TRUST_WORKSPACE, ELICIT, SAMPLE, REVIEW_EDIT, EDITOR_INTELLIGENCE] as const;
-export const SERVER_NOTIFICATIONS = [EVENT, MCP_STATUS_CHANGED] as const;
+export const SERVER_NOTIFICATIONS = [EVENT, MCP_STATUS_CHANGED, JOBS_CHANGED] as const;
 
 // JSON-RPC / LSP error codes the custom methods answer with ----------------------------------
 /** JSON-RPC "method not found" (e.g. mcp/signIn on a server that predates OAuth). */

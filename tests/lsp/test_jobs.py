@@ -1,0 +1,128 @@
+"""Background jobs over LSP (issue 41): the model starts a background command through the real
+language server; ``agent/jobs`` lists it with its last line, ``agent/jobsChanged`` tells each
+change, ``agent/stopJob`` is the user's Stop; a background command still running when the editor
+shuts the server down, or when the server is killed with SIGKILL, leaves no process behind."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+from pygls.exceptions import JsonRpcException
+
+from agent_ls.server.protocol import methods as P
+from tests.llm.scripted_server import text, tool_calls
+from tests.lsp.conftest import Editor, Setup, close_editor, open_editor
+
+pytestmark = pytest.mark.e2e
+
+
+def with_token(token: str) -> list[int]:
+    """The processes whose command line holds ``token`` (zombies aside)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            cmdline = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+            state = (entry / "stat").read_text().rsplit(")", 1)[1].split()[0]
+        except OSError:
+            continue
+        if token in cmdline and state != "Z" and int(entry.name) != os.getpid():
+            found.append(int(entry.name))
+    return found
+
+
+async def none_left(token: str, seconds: float = 10.0) -> bool:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if not with_token(token):
+            return True
+        await asyncio.sleep(0.1)
+    return False
+
+
+def watch_jobs(changes: list[Any]) -> Any:
+    def configure(ed: Editor) -> None:
+        @ed.client.feature(P.JOBS_CHANGED)
+        def on_jobs(params: Any) -> None:
+            changes.append(params)
+
+    return configure
+
+
+async def until(check: Any, seconds: float = 10.0) -> None:
+    deadline = time.monotonic() + seconds
+    while not check():
+        assert time.monotonic() < deadline, "timed out"
+        await asyncio.sleep(0.05)
+
+
+def start(command: str, call_id: str) -> Any:
+    return tool_calls([("bash", {"command": command, "run_in_background": True}, call_id)])
+
+
+async def test_jobs_are_listed_changes_notified_and_the_user_stops_one(setup: Setup) -> None:
+    setup.user_settings["permissions"] = {"allow": ["bash"]}
+    changes: list[Any] = []
+    ed = await open_editor(setup, configure=watch_jobs(changes))
+    try:
+        setup.llm.script(start("echo serving on 4242; exec sleep 3111", "c1"), text("started"))
+        sid = (await ed.request(P.PROMPT, {"text": "start a server"}))["sessionId"]
+        await until(lambda: any(j["running"] for c in changes for j in c["jobs"]))
+        assert changes[0]["sessionId"] == sid
+        await until(lambda: bool(with_token("sleep 3111")))
+        listed = (await ed.request(P.JOBS, {"sessionId": sid}))["jobs"]
+        assert [(j["id"], j["kind"], j["status"], j["running"]) for j in listed] == [("bg-1", "shell", "running", True)]
+        assert listed[0]["title"] == "echo serving on 4242; exec sleep 3111"
+        assert listed[0]["lastLine"] == "serving on 4242" and listed[0]["elapsedMs"] >= 0
+        assert [j["id"] for j in (await ed.request(P.JOBS, {}))["jobs"]] == ["bg-1"]  # every session's
+
+        stopped = await ed.request(P.STOP_JOB, {"sessionId": sid, "jobId": "bg-1"})
+        assert stopped["status"] == "stopped" and stopped["running"] is False and stopped["signal"] == "SIGTERM"
+        assert await none_left("sleep 3111")
+        await until(lambda: changes[-1]["jobs"][0]["status"] == "stopped")
+        with pytest.raises(JsonRpcException, match="bg-7") as err:
+            await ed.request(P.STOP_JOB, {"sessionId": sid, "jobId": "bg-7"})
+        assert err.value.code == P.REQUEST_FAILED
+
+        setup.llm.script(text("noted"))
+        await ed.request(P.PROMPT, {"text": "and now?", "sessionId": sid})
+        told = "\n".join(str(m.get("content")) for m in setup.llm.requests[-1].json["messages"])
+        assert "background command bg-1 (`echo serving on 4242; exec sleep 3111`) was stopped (SIGTERM)" in told
+    finally:
+        await close_editor(ed)
+
+
+async def test_a_background_command_does_not_outlive_shutdown(setup: Setup) -> None:
+    setup.user_settings["permissions"] = {"allow": ["bash"]}
+    ed = await open_editor(setup)
+    try:
+        setup.llm.script(start("sleep 3222 & sleep 3223", "c1"), text("started"))
+        await ed.request(P.PROMPT, {"text": "start"})
+        await until(lambda: len(with_token("sleep 322")) >= 2)
+    finally:
+        await close_editor(ed)
+    assert await none_left("sleep 322"), "a background command outlived the language server's shutdown"
+
+
+async def test_a_background_command_does_not_outlive_a_sigkilled_server(setup: Setup) -> None:
+    setup.user_settings["permissions"] = {"allow": ["bash"]}
+    ed = await open_editor(setup)
+    process = getattr(ed.client, "_server", None)
+    assert process is not None
+    try:
+        setup.llm.script(start("sleep 3333 & sleep 3334", "c1"), text("started"))
+        await ed.request(P.PROMPT, {"text": "start"})
+        await until(lambda: len(with_token("sleep 333")) >= 2)
+        os.kill(process.pid, signal.SIGKILL)
+        assert await none_left("sleep 333"), "a background command outlived the SIGKILLed language server"
+    finally:
+        if process.returncode is None:
+            process.kill()
+        await ed.client.stop()
