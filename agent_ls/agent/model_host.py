@@ -141,6 +141,7 @@ class _Host:
             while line := await reader.readline():
                 request = json.loads(line)
                 op = request.get("op")
+                log.debug("model host: %s %s", op, request.get("name", ""))
                 if op == "stream":  # the last request of its connection (closed to cancel it)
                     await self._stream(request, reader, writer)
                     return
@@ -356,7 +357,7 @@ def attach(environ: Mapping[str, str], timeout: float = START_TIMEOUT) -> ModelH
         return ModelHostClient(path, _hello(path))
     log.debug("model host: starting one at %s", path)
     with open(folder / f"{path.stem}.log", "ab") as errors:
-        proc = subprocess.Popen([sys.executable, "-m", "agent_ls.agent.model_host", str(path)], env=dict(environ),
+        proc = subprocess.Popen([sys.executable, "-P", "-m", "agent_ls.agent.model_host", str(path)], env=dict(environ),
                                 cwd=folder, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=errors,
                                 start_new_session=True)
     _started.append(proc)  # it outlives this process: never reaped here, never warned about
