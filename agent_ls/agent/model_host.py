@@ -29,7 +29,8 @@ The wire: one JSON object a line. A request ``{"op": "stream", "config", "messag
 is answered by ``{"delta": ...}`` lines and ``{"done": true}`` or ``{"error": {"kind",
 "message"}}`` (an :class:`~agent_ls.agent.llm.LLMError`); ``{"op": "call", "name", "kwargs"}`` by
 ``{"result": ...}`` or ``{"error": ...}``; ``{"op": "warm", "config"}`` rehearses the first call.
-A client that closes its connection cancels its request.
+A client that closes its connection cancels its request. This module is the front end's side
+(and the names both sides share); the host's process is :mod:`agent_ls.agent.model_host_server`.
 """
 
 from __future__ import annotations
@@ -41,7 +42,6 @@ import json
 import logging
 import os
 import socket
-import struct
 import subprocess
 import sys
 import tempfile
@@ -96,164 +96,11 @@ def host_key(environ: Mapping[str, str]) -> str:
             digest.update(f"{name}={environ[name]}\0".encode(errors="surrogateescape"))
     digest.update(sys.executable.encode())
     here = Path(__file__).resolve().parent
-    for module in ("model_host.py", "llm.py"):  # another agent-ls: another host
+    for module in ("model_host.py", "model_host_server.py", "llm.py"):  # another agent-ls: another host
         with contextlib.suppress(OSError):
             st = (here / module).stat()
             digest.update(f"{here / module}:{st.st_mtime_ns}:{st.st_size}".encode())
     return digest.hexdigest()[:20]
-
-
-# --- the host process ------------------------------------------------------------------------
-
-
-class _Host:
-    def __init__(self, path: Path, idle: float) -> None:
-        self.path = path
-        self.idle = idle
-        self.active = 0
-        self.last = time.monotonic()
-        self.warmed: set[str] = set()
-        self.changed = asyncio.Event()
-        """Set when a connection ends (the idle clock starts again)."""
-
-    async def serve(self) -> None:
-        server = await asyncio.start_unix_server(self._client, path=str(self.path), limit=LINE_LIMIT)
-        os.chmod(self.path, 0o600)
-        ino = self.path.stat().st_ino
-        log.info("model host: serving on %s (pid %d)", self.path, os.getpid())
-        try:
-            while (left := self.idle - (time.monotonic() - self.last)) > 0 or self.active:
-                self.changed.clear()
-                with contextlib.suppress(TimeoutError):
-                    await asyncio.wait_for(self.changed.wait(), None if self.active else left)
-        finally:
-            server.close()
-            with contextlib.suppress(OSError):
-                if self.path.stat().st_ino == ino:
-                    self.path.unlink()
-            log.info("model host: idle for %.0f s, exiting", self.idle)
-
-    async def _client(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        self.active += 1
-        try:
-            if _peer_uid(writer) not in (None, os.getuid()):
-                return
-            while line := await reader.readline():
-                request = json.loads(line)
-                op = request.get("op")
-                log.debug("model host: %s %s", op, request.get("name", ""))
-                if op == "stream":  # the last request of its connection (closed to cancel it)
-                    await self._stream(request, reader, writer)
-                    return
-                elif op == "call":
-                    writer.write(_line(self._call(request)))
-                elif op == "warm":
-                    await self._warm(request)
-                    writer.write(_line({"result": None}))
-                elif op == "hello":
-                    writer.write(_line({"result": {"pid": os.getpid()}}))
-                else:
-                    writer.write(_line({"error": {"kind": "internal", "message": f"unknown op {op!r}"}}))
-                await writer.drain()
-        except (ConnectionError, ValueError) as e:
-            log.debug("model host: a client went away (%s)", type(e).__name__)
-        finally:
-            self.active -= 1
-            self.last = time.monotonic()
-            self.changed.set()
-            writer.close()
-
-    def _call(self, request: dict[str, Any]) -> dict[str, Any]:
-        from agent_ls.agent import llm  # lazy: the host's first line of work, after its lock
-
-        name = request.get("name")
-        if name not in CALLS:
-            return {"error": {"kind": "internal", "message": f"not a host call: {name!r}"}}
-        try:
-            return {"result": getattr(llm.get_litellm(), name)(**request.get("kwargs", {}))}
-        except Exception as e:
-            return {"error": {"kind": "exception", "message": f"{type(e).__name__}: {e}"}}
-
-    async def _warm(self, request: dict[str, Any]) -> None:
-        from agent_ls.agent import llm
-
-        config = llm.LLMConfig(**request["config"])
-        if config.model not in self.warmed:
-            self.warmed.add(config.model)
-            await asyncio.to_thread(llm.warm_up, config)
-
-    async def _stream(self, request: dict[str, Any], reader: asyncio.StreamReader,
-                      writer: asyncio.StreamWriter) -> None:
-        from agent_ls.agent import llm
-
-        async def run() -> None:
-            try:
-                config = llm.LLMConfig(**request["config"])
-                async for delta in llm.stream_completion(config, request["messages"], request["tools"]):
-                    writer.write(_line({"delta": delta_wire(delta)}))
-                    await writer.drain()
-                writer.write(_line({"done": True}))
-            except llm.LLMError as e:
-                writer.write(_line({"error": {"kind": e.kind, "message": e.message}}))
-            await writer.drain()
-
-        task = asyncio.ensure_future(run())
-        gone = asyncio.ensure_future(reader.read(1))  # the client sends nothing more: EOF = it cancelled
-        try:
-            await asyncio.wait({task, gone}, return_when=asyncio.FIRST_COMPLETED)
-        finally:
-            gone.cancel()
-            if not task.done():
-                task.cancel()
-                log.debug("model host: a client cancelled its request")
-        task.result()
-
-
-def _peer_uid(writer: asyncio.StreamWriter) -> int | None:
-    sock = writer.get_extra_info("socket")
-    so_peercred = getattr(socket, "SO_PEERCRED", None)
-    if sock is None or so_peercred is None:
-        return None
-    creds = sock.getsockopt(socket.SOL_SOCKET, so_peercred, struct.calcsize("3i"))
-    return int(struct.unpack("3i", creds)[1])
-
-
-def _line(obj: Any) -> bytes:
-    return json.dumps(obj, ensure_ascii=False, separators=(",", ":")).encode() + b"\n"
-
-
-def delta_wire(delta: Any) -> dict[str, Any]:
-    """A :class:`~agent_ls.agent.llm.StreamDelta` as JSON (its default fields left out)."""
-    import attrs
-
-    return attrs.asdict(delta, filter=lambda a, v: v != a.default)
-
-
-def main(argv: list[str] | None = None) -> int:
-    """``python -m agent_ls.agent.model_host SOCKET``: serve until idle. Exits at once (0) when
-    another host holds the socket's lock (two front ends started one at the same moment)."""
-    import fcntl
-
-    from agent_ls.core.process_secrets import take_process_secrets
-
-    take_process_secrets()  # first: the provider keys in memory only, as in every agent-ls process
-    path = Path((argv or sys.argv[1:])[0])
-    lock = open(path.with_suffix(".lock"), "a")  # noqa: SIM115 (held for the process's life)
-    try:
-        fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except OSError:
-        return 0
-    from agent_ls.core.redact import log_to_stderr
-
-    log_to_stderr(os.environ.get("AGENT_LS_MODEL_HOST_LOG", "WARNING"))
-    from agent_ls.agent import llm
-
-    llm.get_litellm()  # before the socket exists: a client that connects finds it loaded
-    with contextlib.suppress(FileNotFoundError):
-        path.unlink()  # a host that died (its lock went with it)
-    idle = float(os.environ.get("AGENT_LS_MODEL_HOST_IDLE") or IDLE_SECONDS)
-    asyncio.run(_Host(path, idle).serve())
-    return 0
 
 
 # --- the front end's side --------------------------------------------------------------------
@@ -293,7 +140,7 @@ class ModelHostClient:
                         self._sync = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
                         self._sync.connect(str(self.path))
                         self._sync_file = self._sync.makefile("rwb")
-                    self._sync_file.write(_line(request))
+                    self._sync_file.write(encode(request))
                     self._sync_file.flush()
                     line = self._sync_file.readline()
                     if not line:
@@ -313,7 +160,7 @@ class ModelHostClient:
         reading: the host then cancels the request)."""
         reader, writer = await asyncio.open_unix_connection(str(self.path), limit=LINE_LIMIT)
         try:
-            writer.write(_line(request))
+            writer.write(encode(request))
             await writer.drain()
             while True:
                 line = await reader.readline()
@@ -335,11 +182,16 @@ class ModelHostClient:
         self._sync = self._sync_file = None
 
 
+def encode(obj: Any) -> bytes:
+    """One message on the wire."""
+    return json.dumps(obj, ensure_ascii=False, separators=(",", ":")).encode() + b"\n"
+
+
 def _hello(path: Path) -> int:
     with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as s:
         s.settimeout(5.0)
         s.connect(str(path))
-        s.sendall(_line({"op": "hello"}))
+        s.sendall(encode({"op": "hello"}))
         with s.makefile("rb") as f:
             return int(json.loads(f.readline())["result"]["pid"])
 
@@ -357,7 +209,7 @@ def attach(environ: Mapping[str, str], timeout: float = START_TIMEOUT) -> ModelH
         return ModelHostClient(path, _hello(path))
     log.debug("model host: starting one at %s", path)
     with open(folder / f"{path.stem}.log", "ab") as errors:
-        proc = subprocess.Popen([sys.executable, "-P", "-m", "agent_ls.agent.model_host", str(path)], env=dict(environ),
+        proc = subprocess.Popen([sys.executable, "-P", "-m", "agent_ls.agent.model_host_server", str(path)], env=dict(environ),
                                 cwd=folder, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=errors,
                                 start_new_session=True)
     _started.append(proc)  # it outlives this process: never reaped here, never warned about
@@ -374,5 +226,3 @@ def attach(environ: Mapping[str, str], timeout: float = START_TIMEOUT) -> ModelH
     raise HostUnavailable(f"no model host after {timeout:g} s")
 
 
-if __name__ == "__main__":
-    sys.exit(main())

@@ -119,7 +119,7 @@ def test_interactive_chat_takes_the_prompt_while_the_model_library_loads(
         read_until(proc.stderr, "[starting the model library (first prompt only)…]")  # taken, and said why it waits
         assert not llm.requests
         held.close()  # now a host may start: this test starts it, the chat attaches to it
-        host = subprocess.Popen([sys.executable, "-m", "agent_ls.agent.model_host", str(path)], env=env,
+        host = subprocess.Popen([sys.executable, "-m", "agent_ls.agent.model_host_server", str(path)], env=env,
                                 stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         assert read_until(proc.stdout, "answered once the library came")
         proc.stdin.write("/exit\n")
