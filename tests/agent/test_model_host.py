@@ -136,13 +136,24 @@ def test_interactive_chat_takes_the_prompt_while_the_model_library_loads(
             host.wait(timeout=30)
 
 
-def test_one_shot_into_a_pipe_says_nothing_while_it_waits(llm: ScriptedLLM, ws: Path, tmp_path: Path,
-                                                         runtime: Path) -> None:
-    env = environment(llm, tmp_path, runtime)
+def test_one_shot_into_a_pipe_says_nothing_while_it_waits_and_the_host_ends_when_idle(
+        llm: ScriptedLLM, ws: Path, tmp_path: Path, runtime: Path) -> None:
+    env = environment(llm, tmp_path, runtime, AGENT_LS_MODEL_HOST_IDLE="1")
     llm.script(text("quiet"))
     proc = chat(env, ws, "hello")
     assert proc.returncode == 0 and proc.stdout.strip() == "quiet"
     assert "starting the model library" not in proc.stderr
+    pid = attached_pid(proc.stderr)
+    deadline = time.monotonic() + 60
+    while any(runtime.glob("model-*.sock")) or Path(f"/proc/{pid}").exists() and "Z" not in _state(pid):
+        assert time.monotonic() < deadline, "the idle model host is still there"
+        time.sleep(0.1)
+
+
+def _state(pid: int) -> str:
+    with contextlib.suppress(OSError):
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    return "gone"
 
 
 def test_a_host_serves_only_its_environment() -> None:
