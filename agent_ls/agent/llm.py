@@ -418,15 +418,39 @@ async def stream_completion(
 async def _host_stream(
     config: LLMConfig, messages: list[dict[str, Any]], tools: list[dict[str, Any]]
 ) -> AsyncIterator[StreamDelta]:
-    """:func:`stream_completion` made by the model host (the same function, in that process)."""
+    """:func:`stream_completion` made by the model host (the same function, in that process). A host
+    that is gone before the request reached it (killed, or ended) is started again, once."""
     request = {"op": "stream", "config": attrs.asdict(config), "messages": messages, "tools": tools}
-    try:
-        async for answer in _host.request(request):
-            if "delta" in answer:
-                wire = answer["delta"]
-                usage = wire.pop("usage", None)
-                yield StreamDelta(**wire, usage=UsageReport(**usage) if usage is not None else None)
-            elif "error" in answer:
-                raise LLMError(answer["error"]["kind"], answer["error"]["message"])
-    except OSError as e:
-        raise LLMError("connection", f"the model host (pid {_host.pid}) failed: {e}") from e
+    host = _host
+    for attempt in (0, 1):
+        started = False
+        try:
+            async for answer in host.request(request):
+                started = True
+                if "delta" in answer:
+                    wire = answer["delta"]
+                    usage = wire.pop("usage", None)
+                    yield StreamDelta(**wire, usage=UsageReport(**usage) if usage is not None else None)
+                elif "error" in answer:
+                    raise LLMError(answer["error"]["kind"], answer["error"]["message"])
+            return
+        except OSError as e:
+            if started or attempt:
+                raise LLMError("connection", f"the model host (pid {host.pid}) failed: {e}") from e
+            log.warning("the model host (pid %d) is gone (%s): starting another", host.pid, e)
+            host = await asyncio.to_thread(_reattach, host)
+
+
+def _reattach(gone: Any) -> Any:
+    """The model host again after ``gone`` went away (started when none answers)."""
+    global _host
+    from agent_ls.agent import model_host
+
+    with _loading:
+        if _host is gone:
+            gone.close()
+            try:
+                _host = model_host.attach(environment())
+            except model_host.HostUnavailable as e:
+                raise LLMError("connection", f"the model host could not be started again: {e}") from e
+    return _host

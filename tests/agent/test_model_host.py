@@ -11,6 +11,7 @@ import re
 import signal
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -173,3 +174,31 @@ def test_the_runtime_folder_must_be_private(tmp_path: Path) -> None:
     folder.chmod(0o755)
     with pytest.raises(PermissionError):
         model_host.private_dir(folder)
+
+
+def test_a_host_that_went_away_is_started_again(llm: ScriptedLLM, ws: Path, tmp_path: Path, runtime: Path) -> None:
+    env = environment(llm, tmp_path, runtime)
+    llm.script(text("one"), text("two"))
+    proc = subprocess.Popen([sys.executable, "-m", "agent_ls.cli", "--log-level", "DEBUG", "chat", "-w", str(ws),
+                             "--model", "openai/scripted"], env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    try:
+        assert proc.stdin is not None and proc.stdout is not None and proc.stderr is not None
+        proc.stdin.write("first\n")
+        proc.stdin.flush()
+        first = attached_pid(read_until(proc.stderr, "model host: attached (pid", 120) + proc.stderr.readline())
+        threading.Thread(target=proc.stderr.read, daemon=True).start()  # the rest of the log: never blocks the chat
+        read_until(proc.stdout, "one")
+        os.kill(first, signal.SIGKILL)  # the host is gone between two prompts
+        proc.stdin.write("second\n")
+        proc.stdin.flush()
+        read_until(proc.stdout, "two", 120)
+        proc.stdin.write("/exit\n")
+        proc.stdin.flush()
+        assert proc.wait(timeout=60) == 0
+        assert llm.requests[-1].body["messages"][-1]["content"] == "second"
+        assert [model_host._hello(s) for s in runtime.glob("model-*.sock")] not in ([], [first])
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        proc.wait()
