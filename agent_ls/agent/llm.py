@@ -38,7 +38,8 @@ def share_model_host(wanted: bool = True) -> None:
     than import litellm itself: the terminal chat and ACP (issue 46). Takes effect at the next
     :func:`load_library`; ``AGENT_LS_MODEL_HOST=0`` keeps everything in-process."""
     global _host_wanted
-    _host_wanted = wanted and os.environ.get("AGENT_LS_MODEL_HOST") != "0"
+    # POSIX only (a Unix socket in a folder checked by owner and mode, flock, SO_PEERCRED)
+    _host_wanted = wanted and os.environ.get("AGENT_LS_MODEL_HOST") != "0" and hasattr(os, "getuid")
 
 
 def load_library() -> None:
