@@ -3,12 +3,37 @@
 
 from __future__ import annotations
 
+import contextlib
+import os
+import signal
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
 from tests.adversarial import Sink
 from tests.llm.scripted_server import ScriptedLLM
+
+
+@pytest.fixture(scope="session", autouse=True)
+def model_hosts(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """The model hosts the tests' chat and ACP processes start (agent_ls.agent.model_host) live
+    in a folder of this run, and end with it (they would otherwise wait idle for minutes)."""
+    folder = tmp_path_factory.mktemp("model-hosts")
+    folder.chmod(0o700)
+    saved = {k: os.environ.get(k) for k in ("AGENT_LS_RUNTIME_DIR", "AGENT_LS_MODEL_HOST_IDLE")}
+    os.environ.update({"AGENT_LS_RUNTIME_DIR": str(folder), "AGENT_LS_MODEL_HOST_IDLE": "60"})
+    yield folder
+    for k, v in saved.items():
+        if v is None:
+            os.environ.pop(k, None)
+        else:
+            os.environ[k] = v
+    from agent_ls.agent import model_host
+
+    for sock in folder.glob("model-*.sock"):
+        with contextlib.suppress(OSError, ValueError, KeyError):
+            os.kill(model_host._hello(sock), signal.SIGTERM)
 
 
 @pytest.fixture(scope="module")

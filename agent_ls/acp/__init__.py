@@ -30,7 +30,9 @@ def main() -> int:
     channel = guard_stdout()
     # lazy: the ACP SDK and the agent, +265 modules, only once stdout is guarded
     from agent_ls.acp.agent import serve
+    from agent_ls.runtime.model_library import share_model_host
 
+    share_model_host()  # the model requests go to the user's warm model host (issue 46)
     code = 0
     try:
         asyncio.run(serve(channel))

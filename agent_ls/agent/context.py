@@ -64,10 +64,10 @@ COMPACT_COMMAND = "/compact"
 def window_of(model: str) -> int | None:
     """The model's input window from litellm's model information, None when unknown."""
     # lazy: agent.llm is not loaded at the ACP start-up (+1 module, ~4 ms)
-    from agent_ls.agent.llm import get_litellm
+    from agent_ls.agent.llm import library
 
     try:
-        info = get_litellm().get_model_info(model)
+        info = library().get_model_info(model)
     except Exception:
         return None
     value = info.get("max_input_tokens") or info.get("max_tokens")
@@ -120,10 +120,10 @@ class TokenCounter:
 
     def _count(self, **kw: Any) -> int:
         # lazy: agent.llm is not loaded at the ACP start-up (+1 module, ~4 ms)
-        from agent_ls.agent.llm import get_litellm
+        from agent_ls.agent.llm import library
 
         try:
-            return int(get_litellm().token_counter(model=self.model, **kw))
+            return int(library().token_counter(model=self.model, **kw))
         except Exception:  # an unknown tokenizer: about 4 characters a token
             return len(json.dumps(kw, ensure_ascii=False, default=str)) // 3 + 4
 

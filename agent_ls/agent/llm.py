@@ -27,6 +27,70 @@ log = logging.getLogger(__name__)
 
 _litellm: Any = None
 _loading = threading.Lock()
+_host: Any = None
+"""The model host this process attached to (:mod:`agent_ls.agent.model_host`), else None."""
+_host_wanted = False
+_host_tried = False
+
+
+def share_model_host(wanted: bool = True) -> None:
+    """Make this process's model requests in the user's model host (started when needed) rather
+    than import litellm itself: the terminal chat and ACP (issue 46). Takes effect at the next
+    :func:`load_library`; ``AGENT_LS_MODEL_HOST=0`` keeps everything in-process."""
+    global _host_wanted
+    # POSIX only (a Unix socket in a folder checked by owner and mode, flock, SO_PEERCRED)
+    _host_wanted = wanted and os.environ.get("AGENT_LS_MODEL_HOST") != "0" and hasattr(os, "getuid")
+
+
+def load_library() -> None:
+    """The model library ready: attached to the model host when one is wanted (started and
+    waited for when none runs; litellm imported here when it cannot be), else litellm imported.
+    Seconds on first use: call it in a worker thread."""
+    global _host, _host_tried
+    if _host is not None:
+        return
+    if _host_wanted and _litellm is None:
+        with _loading:
+            if not _host_tried:
+                _host_tried = True
+                from agent_ls.agent import model_host  # lazy: only for the front ends that share one
+
+                try:
+                    _host = model_host.attach(environment())
+                    log.debug("model host: attached (pid %d)", _host.pid)
+                except model_host.HostUnavailable as e:
+                    log.warning("model host unavailable, loading the model library in this process: %s", e)
+        if _host is not None:
+            return
+    get_litellm()
+
+
+def library_loaded() -> bool:
+    """The model library is ready (litellm imported, or a model host attached)."""
+    return _litellm is not None or _host is not None
+
+
+class _HostLibrary:
+    """litellm's functions the session calls outside a model request, answered by the model host."""
+
+    def __init__(self, host: Any) -> None:
+        self._host = host
+
+    def token_counter(self, **kwargs: Any) -> Any:
+        return self._host.call("token_counter", **kwargs)
+
+    def get_model_info(self, model: str) -> Any:
+        return self._host.call("get_model_info", model=model)
+
+    def validate_environment(self, **kwargs: Any) -> Any:
+        return self._host.call("validate_environment", **kwargs)
+
+
+def library() -> Any:
+    """litellm's token counter, model information and credential check: in the model host when
+    this process uses one (:func:`share_model_host`), else litellm itself."""
+    load_library()
+    return _HostLibrary(_host) if _host is not None else _litellm
 
 
 def get_litellm() -> Any:
@@ -98,7 +162,7 @@ def check_credentials(config: LLMConfig) -> None:
     """Fail early, naming the variable to set, when the provider needs a key that is missing."""
     if config.api_key or config.api_base:
         return
-    litellm = get_litellm()
+    litellm = library()
     taken = process_secrets()
     try:
         env = litellm.validate_environment(model=config.model, api_key=provider_credentials(config).get("api_key"))
@@ -130,7 +194,7 @@ def provider_credentials(config: LLMConfig) -> dict[str, str]:
     if not taken:
         return {}
     try:
-        names = list(get_litellm().validate_environment(model=config.model).get("missing_keys") or [])
+        names = list(library().validate_environment(model=config.model).get("missing_keys") or [])
     except Exception:
         return {}
     for prefix, more in _MORE_CREDENTIALS.items():
@@ -264,6 +328,12 @@ def warm_up(config: LLMConfig) -> None:
     background thread, so the caller's loop keeps serving meanwhile. Never raises: a warm-up is
     only an optimisation.
     """
+    if _host is not None:  # the host rehearses it (once per model)
+        try:
+            _host.warm(attrs.asdict(config))
+        except Exception as e:
+            log.debug("LLM warm-up in the model host for %s failed: %s", config.model, type(e).__name__)
+        return
     litellm = get_litellm()
     kwargs: dict[str, Any] = {
         "model": config.model,
@@ -289,6 +359,10 @@ async def stream_completion(
     config: LLMConfig, messages: list[dict[str, Any]], tools: list[dict[str, Any]]
 ) -> AsyncIterator[StreamDelta]:
     """Stream one model response as :class:`StreamDelta` items; errors become :class:`LLMError`."""
+    if _host is not None:
+        async for delta in _host_stream(config, messages, tools):
+            yield delta
+        return
     litellm = get_litellm()
     kwargs: dict[str, Any] = {
         "model": config.model,
@@ -340,3 +414,44 @@ async def stream_completion(
         if type(e).__name__ == "CancelledError":
             raise
         raise map_error(e, config) from e
+
+
+async def _host_stream(
+    config: LLMConfig, messages: list[dict[str, Any]], tools: list[dict[str, Any]]
+) -> AsyncIterator[StreamDelta]:
+    """:func:`stream_completion` made by the model host (the same function, in that process). A host
+    that is gone before the request reached it (killed, or ended) is started again, once."""
+    request = {"op": "stream", "config": attrs.asdict(config), "messages": messages, "tools": tools}
+    host = _host
+    for attempt in (0, 1):
+        started = False
+        try:
+            async for answer in host.request(request):
+                started = True
+                if "delta" in answer:
+                    wire = answer["delta"]
+                    usage = wire.pop("usage", None)
+                    yield StreamDelta(**wire, usage=UsageReport(**usage) if usage is not None else None)
+                elif "error" in answer:
+                    raise LLMError(answer["error"]["kind"], answer["error"]["message"])
+            return
+        except OSError as e:
+            if started or attempt:
+                raise LLMError("connection", f"the model host (pid {host.pid}) failed: {e}") from e
+            log.warning("the model host (pid %d) is gone (%s): starting another", host.pid, e)
+            host = await asyncio.to_thread(_reattach, host)
+
+
+def _reattach(gone: Any) -> Any:
+    """The model host again after ``gone`` went away (started when none answers)."""
+    global _host
+    from agent_ls.agent import model_host
+
+    with _loading:
+        if _host is gone:
+            gone.close()
+            try:
+                _host = model_host.attach(environment())
+            except model_host.HostUnavailable as e:
+                raise LLMError("connection", f"the model host could not be started again: {e}") from e
+    return _host

@@ -20,7 +20,6 @@ from agent_ls.agent import events as ev
 from agent_ls.agent.config import agent_settings
 from agent_ls.agent.events import Event, compaction_text, context_meter, hook_line
 from agent_ls.agent.plan import UPDATE_PLAN
-from agent_ls.agent.sampling import Sampler
 from agent_ls.cli.common import (
     EXIT_FAIL,
     EXIT_OK,
@@ -32,8 +31,10 @@ from agent_ls.cli.common import (
 from agent_ls.cli.host import settle, start
 from agent_ls.cli.jobs import announce_ends, jobs_command, stop_command
 from agent_ls.cli.rewind import redo_command, rewind_command
+from agent_ls.core.tasks import BackgroundTasks
 from agent_ls.core.visible import visible
 from agent_ls.runtime.conversations import NO_MODEL, ConversationError, Conversations
+from agent_ls.runtime.model_library import ModelLibrary, share_model_host
 from agent_ls.runtime.sessions import FrontEnd
 
 if TYPE_CHECKING:
@@ -57,9 +58,18 @@ async def cmd_chat(args: argparse.Namespace) -> int:
     async def mcp_host() -> MCPManager | None:
         return managers[0] if managers else None
 
+    # The model library (the user's warm model host, or litellm imported here) loads from now on
+    # in the background: the prompt is read meanwhile, and a turn waits for it (issue 46).
+    share_model_host()
+    tasks = BackgroundTasks("chat")
+    library = ModelLibrary(lambda: attrs.evolve(agent, model=args.model) if args.model else agent, tasks)
+    if not (args.list_sessions or args.delete_session):
+        library.prewarm()
+
     # approvals are asked on the terminal (TerminalQuestions, the host's questions)
     conversations = Conversations(folders=lambda: folders, settings=lambda: agent, host=mcp_host,
-                                  front=lambda: FrontEnd(questions=host.questions), checkpoints=True)
+                                  front=lambda: FrontEnd(questions=host.questions), checkpoints=True,
+                                  prepare=library.ready)
     try:
         if args.list_sessions:
             for info in await conversations.sessions():
@@ -77,11 +87,17 @@ async def cmd_chat(args: argparse.Namespace) -> int:
         if model is None:
             print(f"error: {NO_MODEL}; or pass --model", file=sys.stderr)
             return EXIT_USAGE
-        managers.append(await start(host, args))
-        _attach_terminal_sampling(managers[0], host.questions, agent, model)
-        session = await conversations.open(session_id, args.model)
-        assert session is not None  # required: NoModel otherwise
-        return await _chat(args, conversations, session)
+        if settings.servers:  # the MCP SDK (~0.5 s of imports) only when there is a server to talk to
+            managers.append(await start(host, args))
+            _attach_terminal_sampling(managers[0], host.questions, agent, model)
+
+        async def opened() -> Session:
+            await library.ready()  # first: the session counts its tokens with the model library
+            session = await conversations.open(session_id, args.model)
+            assert session is not None  # required: NoModel otherwise
+            return session
+
+        return await _chat(args, conversations, asyncio.ensure_future(opened()))
     except ConversationError as e:
         print(f"error: {e}", file=sys.stderr)
         return EXIT_USAGE
@@ -89,10 +105,32 @@ async def cmd_chat(args: argparse.Namespace) -> int:
         await conversations.close()
         if managers:
             await managers[0].close()
+        tasks.cancel()
 
 
-async def _chat(args: argparse.Namespace, conversations: Conversations, session: Session) -> int:
-    """The one-shot prompt of ``args``, or prompts read from the terminal until ``/exit``."""
+WAIT_QUIETLY = 0.3
+"""Seconds a prompt waits for the model library before :data:`WAITING` is said (a warm model host
+answers in a few milliseconds)."""
+WAITING = "[starting the model library (first prompt only)…]"
+"""Said on stderr while a prompt waits for the model library: in the interactive chat (which took
+the prompt meanwhile), and in a one-shot run on a terminal (not into a pipe or a file)."""
+
+
+async def _chat(args: argparse.Namespace, conversations: Conversations, opening: asyncio.Future[Session]) -> int:
+    """The one-shot prompt of ``args``, or prompts read from the terminal until ``/exit``. The
+    session is ``opening`` (after the model library loaded): the interactive chat takes its first
+    prompt meanwhile, from the first instant."""
+    first: str | None = None
+    if not args.prompt and not opening.done():
+        first = await read_line("\n> ")
+        if first is None or first.strip() in ("/exit", "/quit"):
+            opening.cancel()
+            return EXIT_OK
+    if first is not None or sys.stderr.isatty():
+        await asyncio.wait({opening}, timeout=WAIT_QUIETLY)
+        if not opening.done():
+            print(WAITING, file=sys.stderr, flush=True)
+    session = await opening
     session_id = session.session_id
     print(f"[session {session_id}, model {session.llm.model}]", file=sys.stderr)
     if session.plan:  # a resumed session's plan, as it was left
@@ -129,7 +167,7 @@ async def _chat(args: argparse.Namespace, conversations: Conversations, session:
         reason = await one(" ".join(args.prompt))
         return EXIT_OK if reason in ("end", "compacted") else EXIT_FAIL
     while True:
-        line = await read_line("\n> ")
+        line, first = (first, None) if first is not None else (await read_line("\n> "), None)
         if line is None or line.strip() in ("/exit", "/quit"):
             return EXIT_OK
         command = line.strip()
@@ -266,5 +304,7 @@ def plan_checklist(entries: Sequence[PlanEntry]) -> str:
 def _attach_terminal_sampling(manager: MCPManager, questions: Questions, agent: AgentSettings, model: str) -> None:
     """MCP sampling in ``agent-ls chat``: consent is asked on the terminal, like approvals;
     the chat's model (``--model`` included) answers unless ``agent.sampling.model`` is set."""
+    from agent_ls.agent.sampling import Sampler  # lazy: the MCP SDK's types, with the host
+
     settings = attrs.evolve(agent, model=model)
     manager.set_sampling_handler(Sampler(lambda: settings, questions.sampling_consent))

@@ -10,7 +10,6 @@ import sys
 from typing import TYPE_CHECKING
 
 from agent_ls.agent.permissions import ApprovalAnswer
-from agent_ls.agent.sampling import SamplingAnswer
 from agent_ls.cli.common import read_line
 from agent_ls.cli.workspace_trust import ask_server_trust, ask_workspace_trust
 from agent_ls.core.visible import visible
@@ -20,7 +19,7 @@ if TYPE_CHECKING:
     import mcp_types as types
 
     from agent_ls.agent.permissions import ApprovalRequest, SessionScope
-    from agent_ls.agent.sampling import SamplingRequest
+    from agent_ls.agent.sampling import SamplingAnswer, SamplingRequest
     from agent_ls.config.entries import ServerConfig
     from agent_ls.config.trust import WorkspaceTrustInfo
     from agent_ls.runtime.host import RuntimeHost
@@ -101,6 +100,9 @@ def approval_answer(request: ApprovalRequest, line: str | None) -> ApprovalAnswe
 
 async def sampling_consent(request: SamplingRequest) -> SamplingAnswer:
     """The terminal's sampling consent (:meth:`TerminalQuestions.sampling_consent`)."""
+    # lazy: the MCP SDK's types (~0.25 s), asked for only once an MCP server runs
+    from agent_ls.agent.sampling import SamplingAnswer
+
     lines = [f"\n[sampling] MCP server '{request.server}' asks the model {request.model} "
              f"(at most {request.max_tokens} tokens)"
              + (f" at {request.endpoint}" if request.endpoint else "")]

@@ -45,9 +45,9 @@ async def load() -> None:
     # lazy: ~4 ms at start-up (litellm itself is imported later still)
     from agent_ls.agent import llm
 
-    if llm._litellm is None:
+    if not llm.library_loaded():
         log.debug("litellm: loading (or waiting for its load)")
-        await in_daemon_thread(llm.get_litellm)
+        await in_daemon_thread(llm.load_library)
         log.debug("litellm: loaded")
 
 
@@ -60,6 +60,7 @@ class ModelLibrary:
         self._tasks = tasks
         self.warm_up_task: asyncio.Task[None] | None = None
         """The warm-up while it runs (or after it ended)."""
+        self._warmed = False
 
     def prewarm(self) -> asyncio.Task[None] | None:
         """Import litellm and the session modules in the background, and rehearse the first call,
@@ -70,7 +71,7 @@ class ModelLibrary:
             return self.warm_up_task
         if os.environ.get("AGENT_LS_WARMUP") == "0":
             return None
-        if self._settings().model and "litellm" not in sys.modules:  # (sys.modules: also while importing)
+        if self._settings().model and not self._warmed and "litellm" not in sys.modules:  # (also while importing)
             self.warm_up_task = self._tasks.spawn(self._warm_up(), "warm up the agent")
             return self.warm_up_task
         return None
@@ -89,6 +90,7 @@ class ModelLibrary:
             from agent_ls.agent import llm
 
             await in_daemon_thread(lambda: llm.warm_up(config))
+        self._warmed = True  # (in a model host, litellm is never in this process's sys.modules)
         log.debug("warm-up: done")
 
     async def ready(self, progress: ProgressStarter | None = None) -> None:
@@ -99,7 +101,7 @@ class ModelLibrary:
         from agent_ls.agent import llm
 
         warming = self.prewarm()  # the running warm-up, or one started now
-        if llm._litellm is not None and warming is None:
+        if llm.library_loaded() and warming is None:
             return
         shown = await progress("load", "agent-ls", "Loading the model library (first prompt only)…") \
             if progress is not None else None
@@ -111,6 +113,16 @@ class ModelLibrary:
         finally:
             if shown is not None:
                 shown.end()
+
+
+def share_model_host() -> None:
+    """This process's model requests go to the user's model host (one warm process that holds
+    litellm, :mod:`agent_ls.agent.model_host`) instead of importing litellm here: for the front
+    ends a user starts again and again (``agent-ls chat``, ``agent-ls acp``)."""
+    # lazy: ~4 ms at start-up (litellm itself is not imported)
+    from agent_ls.agent import llm
+
+    llm.share_model_host()
 
 
 def credentials_problem(config: LLMConfig) -> str | None:

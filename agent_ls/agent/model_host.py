@@ -1,0 +1,228 @@
+"""The model host: one warm process per user and environment that holds litellm, which the
+terminal chat and the ACP agent attach to instead of importing litellm themselves (issue 46).
+
+``import litellm`` takes ~3 s of CPU and ~200 MB here, paid by every ``agent-ls chat`` and
+``agent-ls acp`` start. The model host pays it once: a front end that wants the model library
+(:func:`attach`) connects to the host's Unix socket, or starts the host and waits for it (the
+first time: the same seconds as importing litellm itself), and from then on each model request
+goes to the host, which makes it with :func:`agent_ls.agent.llm.stream_completion` (litellm's
+``acompletion``, the same code path as in-process) and streams the deltas back.
+
+What the host does and does not do:
+
+- It only makes model requests (and answers litellm's token counter, model information and
+  credential check). Tools, approvals, trust, hooks and the conversation stay in the front end's
+  process: the host adds no way around any of them.
+- It runs with the environment of the process that started it, secrets included (taken out of
+  its own environment at start-up, as every agent-ls process does), and it serves only processes
+  with the same environment: the socket's name is a hash of that environment (minus variables
+  that change between shells of one user: ``PWD``, ``SHLVL``, agent-ls' own ``AGENT_LS_*``...)
+  and of the agent-ls code. A front end started with another key, proxy or CA bundle gets
+  another host. A model request carries what the settings give: model, endpoint, configured key.
+- The socket lives in a folder only the user can enter (0700, checked) and the host checks each
+  peer's user id (``SO_PEERCRED``).
+- It exits after :data:`IDLE_SECONDS` without a connection (``AGENT_LS_MODEL_HOST_IDLE``).
+- ``AGENT_LS_MODEL_HOST=0`` turns it off: the front end imports litellm itself, as before. When the
+  host cannot start (or answer) in :data:`START_TIMEOUT` seconds, the front end does the same.
+
+The wire: one JSON object a line. A request ``{"op": "stream", "config", "messages", "tools"}``
+is answered by ``{"delta": ...}`` lines and ``{"done": true}`` or ``{"error": {"kind",
+"message"}}`` (an :class:`~agent_ls.agent.llm.LLMError`); ``{"op": "call", "name", "kwargs"}`` by
+``{"result": ...}`` or ``{"error": ...}``; ``{"op": "warm", "config"}`` rehearses the first call.
+A client that closes its connection cancels its request. This module is the front end's side
+(and the names both sides share); the host's process is :mod:`agent_ls.agent.model_host_server`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import hashlib
+import json
+import logging
+import os
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import AsyncIterator, Mapping
+from pathlib import Path
+from typing import Any
+
+log = logging.getLogger(__name__)
+
+IDLE_SECONDS = 900.0
+"""The host exits after this long without a connection (``AGENT_LS_MODEL_HOST_IDLE``)."""
+START_TIMEOUT = 60.0
+"""A front end waits this long for a host it started (a cold litellm import on a busy machine
+takes several seconds), then imports litellm itself."""
+LINE_LIMIT = 1 << 27
+"""The longest line on the wire (a whole conversation with its attachments)."""
+CALLS = frozenset({"token_counter", "get_model_info", "validate_environment"})
+"""The litellm functions a front end calls through the host (pure functions of their JSON arguments)."""
+_VOLATILE = frozenset({"PWD", "OLDPWD", "SHLVL", "_", "PYTEST_CURRENT_TEST", "COLUMNS", "LINES",
+                       "TERM_SESSION_ID", "WINDOWID", "SECURITYSESSIONID"})
+"""Variables that differ between shells and runs of one user and that litellm never reads."""
+
+
+def runtime_dir() -> Path:
+    """The folder of the hosts' sockets: ``AGENT_LS_RUNTIME_DIR``, else ``$XDG_RUNTIME_DIR/agent-ls``,
+    else ``<tmp>/agent-ls-<uid>``."""
+    override = os.environ.get("AGENT_LS_RUNTIME_DIR")
+    if override:
+        return Path(override)
+    xdg = os.environ.get("XDG_RUNTIME_DIR")
+    if xdg and Path(xdg).is_dir():
+        return Path(xdg) / "agent-ls"
+    return Path(tempfile.gettempdir()) / f"agent-ls-{os.getuid()}"
+
+
+def private_dir(path: Path) -> Path:
+    """``path``, made if missing, checked to belong to this user and to be closed to others."""
+    path.mkdir(mode=0o700, parents=True, exist_ok=True)
+    st = path.lstat()
+    if st.st_uid != os.getuid() or st.st_mode & 0o077 or not path.is_dir() or path.is_symlink():
+        raise PermissionError(f"{path} is not a private folder of this user")
+    return path
+
+
+def host_key(environ: Mapping[str, str]) -> str:
+    """The host's name for an environment (the user's, secrets included) and this code."""
+    digest = hashlib.sha256()
+    for name in sorted(environ):
+        if name not in _VOLATILE and not name.startswith("AGENT_LS_"):
+            digest.update(f"{name}={environ[name]}\0".encode(errors="surrogateescape"))
+    digest.update(sys.executable.encode())
+    here = Path(__file__).resolve().parent
+    for module in ("model_host.py", "model_host_server.py", "llm.py"):  # another agent-ls: another host
+        with contextlib.suppress(OSError):
+            st = (here / module).stat()
+            digest.update(f"{here / module}:{st.st_mtime_ns}:{st.st_size}".encode())
+    return digest.hexdigest()[:20]
+
+
+# --- the front end's side --------------------------------------------------------------------
+
+
+_started: list[subprocess.Popen[bytes]] = []
+
+
+class HostUnavailable(Exception):
+    """The model host could not be reached or started (the front end loads litellm itself)."""
+
+
+class ModelHostClient:
+    """A front end's connection to its model host (``path``: the socket)."""
+
+    def __init__(self, path: Path, pid: int) -> None:
+        self.path = path
+        self.pid = pid
+        self._sync: socket.socket | None = None
+        self._sync_file: Any = None
+        self._lock = threading.Lock()
+
+    def call(self, name: str, **kwargs: Any) -> Any:
+        """litellm's ``name`` (one of :data:`CALLS`) in the host: its result, or the exception it
+        raised (as an ``Exception`` with its text). Blocking (a local round trip)."""
+        return self._sync_request({"op": "call", "name": name, "kwargs": kwargs})
+
+    def warm(self, config: dict[str, Any]) -> None:
+        """The host rehearses litellm's first call for ``config``'s model (once). Blocking."""
+        self._sync_request({"op": "warm", "config": config})
+
+    def _sync_request(self, request: dict[str, Any]) -> Any:
+        with self._lock:
+            for attempt in (0, 1):
+                try:
+                    if self._sync_file is None:
+                        self._sync = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+                        self._sync.connect(str(self.path))
+                        self._sync_file = self._sync.makefile("rwb")
+                    self._sync_file.write(encode(request))
+                    self._sync_file.flush()
+                    line = self._sync_file.readline()
+                    if not line:
+                        raise ConnectionError("the model host closed the connection")
+                    break
+                except OSError:
+                    self.close()
+                    if attempt:
+                        raise
+        answer = json.loads(line)
+        if "error" in answer:
+            raise Exception(answer["error"]["message"])  # noqa: TRY002 (litellm's own exception, by text)
+        return answer["result"]
+
+    async def request(self, request: dict[str, Any]) -> AsyncIterator[dict[str, Any]]:
+        """The answer lines to one request, on a connection of its own (closed when the caller stops
+        reading: the host then cancels the request)."""
+        reader, writer = await asyncio.open_unix_connection(str(self.path), limit=LINE_LIMIT)
+        try:
+            writer.write(encode(request))
+            await writer.drain()
+            while True:
+                line = await reader.readline()
+                if not line:
+                    raise ConnectionError(f"the model host (pid {self.pid}) closed the connection")
+                answer = json.loads(line)
+                yield answer
+                if "delta" not in answer:
+                    return
+        finally:
+            writer.close()
+
+    def close(self) -> None:
+        with contextlib.suppress(OSError):
+            if self._sync_file is not None:
+                self._sync_file.close()
+            if self._sync is not None:
+                self._sync.close()
+        self._sync = self._sync_file = None
+
+
+def encode(obj: Any) -> bytes:
+    """One message on the wire."""
+    return json.dumps(obj, ensure_ascii=False, separators=(",", ":")).encode() + b"\n"
+
+
+def _hello(path: Path) -> int:
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as s:
+        s.settimeout(5.0)
+        s.connect(str(path))
+        s.sendall(encode({"op": "hello"}))
+        with s.makefile("rb") as f:
+            return int(json.loads(f.readline())["result"]["pid"])
+
+
+def attach(environ: Mapping[str, str], timeout: float = START_TIMEOUT) -> ModelHostClient:
+    """The model host for ``environ`` (the user's environment, secrets included), started when
+    none answers, and waited for. Blocking (seconds when it starts the host): call it in a worker
+    thread. :class:`HostUnavailable` when there is none after ``timeout`` seconds."""
+    try:
+        folder = private_dir(runtime_dir())
+    except OSError as e:
+        raise HostUnavailable(f"no private runtime folder: {e}") from e
+    path = folder / f"model-{host_key(environ)}.sock"
+    with contextlib.suppress(OSError, ValueError, KeyError):
+        return ModelHostClient(path, _hello(path))
+    log.debug("model host: starting one at %s", path)
+    with open(folder / f"{path.stem}.log", "ab") as errors:
+        proc = subprocess.Popen([sys.executable, "-P", "-m", "agent_ls.agent.model_host_server", str(path)], env=dict(environ),
+                                cwd=folder, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=errors,
+                                start_new_session=True)
+    _started.append(proc)  # it outlives this process: never reaped here, never warned about
+    deadline = time.monotonic() + timeout
+    mine = True
+    while time.monotonic() < deadline:
+        with contextlib.suppress(OSError, ValueError, KeyError):
+            return ModelHostClient(path, _hello(path))
+        if mine and proc.poll() is not None:  # another host holds the lock (it is loading), or it failed
+            mine = False
+            if proc.returncode:
+                raise HostUnavailable(f"the model host exited with {proc.returncode} (see {errors.name})")
+        time.sleep(0.02)
+    raise HostUnavailable(f"no model host after {timeout:g} s")
+
+

@@ -1,0 +1,204 @@
+"""The model host (issue 46): `agent-ls chat` and `agent-ls acp` make their model requests in one
+warm process per user and environment instead of importing litellm themselves; the interactive
+chat takes its prompt while the model library loads. Real processes, the scripted LLM on loopback."""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import os
+import re
+import signal
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import IO, Any
+
+import pytest
+
+from agent_ls.agent import model_host
+from tests.llm.scripted_server import ScriptedLLM, text
+
+pytestmark = pytest.mark.filterwarnings("ignore:.*ReadOnly.*:UserWarning")
+
+IMPORTED_LITELLM = re.compile(r"^import time:.*\|\s*litellm$", re.MULTILINE)
+"""``-X importtime``'s line for the ``litellm`` package itself."""
+
+
+@pytest.fixture
+def runtime(tmp_path: Path) -> Iterator[Path]:
+    """A runtime folder of this test; its hosts are ended after it."""
+    folder = tmp_path / "run"
+    yield folder
+    for sock in folder.glob("model-*.sock"):
+        with contextlib.suppress(OSError, ValueError, KeyError):
+            os.kill(model_host._hello(sock), signal.SIGTERM)
+
+
+def environment(llm: ScriptedLLM, tmp: Path, runtime: Path, **extra: str) -> dict[str, str]:
+    env = dict(os.environ)
+    for k in ("AGENT_LS_MODEL", "AGENT_LS_MODEL_HOST", "AGENT_LS_USER_SETTINGS"):
+        env.pop(k, None)
+    env.update({"AGENT_LS_CONFIG_DIR": str(tmp / "config"), "AGENT_LS_DATA_DIR": str(tmp / "data"),
+                "AGENT_LS_API_BASE": llm.openai_base, "OPENAI_API_KEY": "x",
+                "AGENT_LS_RUNTIME_DIR": str(runtime), "AGENT_LS_MODEL_HOST_IDLE": "30", **extra})
+    return env
+
+
+def chat(env: dict[str, str], ws: Path, *args: str, level: str = "DEBUG") -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-X", "importtime", "-m", "agent_ls.cli", "--log-level", level, "chat",
+                           "-w", str(ws), "--model", "openai/scripted", *args], env=env, capture_output=True,
+                          text=True, timeout=120, stdin=subprocess.DEVNULL)
+
+
+def attached_pid(stderr: str) -> int:
+    found = re.search(r"model host: attached \(pid (\d+)\)", stderr)
+    assert found is not None, stderr[-3000:]
+    return int(found.group(1))
+
+
+def test_chat_requests_go_through_one_warm_model_host(llm: ScriptedLLM, ws: Path, tmp_path: Path,
+                                                      runtime: Path) -> None:
+    env = environment(llm, tmp_path, runtime)
+    llm.script(text("first answer"), text("second answer"))
+    first = chat(env, ws, "hello")
+    second = chat(env, ws, "hello again")
+    assert first.returncode == 0 and second.returncode == 0, first.stderr[-2000:] + second.stderr[-2000:]
+    assert first.stdout.strip() == "first answer" and second.stdout.strip() == "second answer"
+    # both reached the model through the same host, and neither chat imported litellm itself
+    assert attached_pid(first.stderr) == attached_pid(second.stderr)
+    assert not IMPORTED_LITELLM.search(first.stderr) and not IMPORTED_LITELLM.search(second.stderr)
+    # ... which made the request with litellm (its OpenAI client), the conversation's bytes intact
+    request = llm.requests[-1]
+    assert request.headers.get("user-agent", "").startswith("AsyncOpenAI/Python"), request.headers
+    assert request.body["messages"][-1]["content"] == "hello again"
+    assert [p.suffix for p in runtime.iterdir() if p.name.startswith("model-")].count(".sock") == 1
+    assert runtime.stat().st_mode & 0o777 == 0o700
+
+
+def test_model_host_off_keeps_litellm_in_process(llm: ScriptedLLM, ws: Path, tmp_path: Path, runtime: Path) -> None:
+    env = environment(llm, tmp_path, runtime, AGENT_LS_MODEL_HOST="0")
+    llm.script(text("in process"))
+    proc = chat(env, ws, "hello", level="WARNING")  # (litellm in this process logs to stdout)
+    assert proc.returncode == 0 and proc.stdout.strip() == "in process", proc.stderr[-2000:]
+    assert IMPORTED_LITELLM.search(proc.stderr) and "model host" not in proc.stderr
+    assert not list(runtime.glob("model-*.sock")) if runtime.exists() else True
+
+
+def read_until(stream: IO[str], needle: str, timeout: float = 60.0) -> str:
+    """What ``stream`` gave up to and including ``needle`` (a line-less prompt too: char by char)."""
+    seen = ""
+    deadline = time.monotonic() + timeout
+    while needle not in seen:
+        assert time.monotonic() < deadline, f"no {needle!r} in {seen[-2000:]!r}"
+        ch = stream.read(1)
+        assert ch, f"the stream ended before {needle!r}: {seen[-2000:]!r}"
+        seen += ch
+    return seen
+
+
+def test_interactive_chat_takes_the_prompt_while_the_model_library_loads(
+        llm: ScriptedLLM, ws: Path, tmp_path: Path, runtime: Path) -> None:
+    env = environment(llm, tmp_path, runtime)
+    model_host.private_dir(runtime)
+    path = runtime / f"model-{model_host.host_key(env)}.sock"
+    held = open(path.with_suffix(".lock"), "a")  # noqa: SIM115 (released mid-test)
+    fcntl.flock(held, fcntl.LOCK_EX)  # no host can start: the model library cannot load yet
+    llm.script(text("answered once the library came"))
+    proc = subprocess.Popen([sys.executable, "-m", "agent_ls.cli", "chat", "-w", str(ws), "--model", "openai/scripted"],
+                            env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    host: subprocess.Popen[Any] | None = None
+    try:
+        assert proc.stdin is not None and proc.stdout is not None and proc.stderr is not None
+        shown = read_until(proc.stderr, "> ")  # the prompt, at once
+        assert "[session" not in shown
+        proc.stdin.write("what is up\n")
+        proc.stdin.flush()
+        read_until(proc.stderr, "[starting the model library (first prompt only)…]")  # taken, and said why it waits
+        assert not llm.requests
+        held.close()  # now a host may start: this test starts it, the chat attaches to it
+        host = subprocess.Popen([sys.executable, "-m", "agent_ls.agent.model_host_server", str(path)], env=env,
+                                stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        assert read_until(proc.stdout, "answered once the library came")
+        proc.stdin.write("/exit\n")
+        proc.stdin.flush()
+        assert proc.wait(timeout=60) == 0
+        assert llm.requests[-1].body["messages"][-1]["content"] == "what is up"
+    finally:
+        held.close()
+        if proc.poll() is None:
+            proc.kill()
+        proc.wait()
+        if host is not None:
+            host.terminate()
+            host.wait(timeout=30)
+
+
+def test_one_shot_into_a_pipe_says_nothing_while_it_waits_and_the_host_ends_when_idle(
+        llm: ScriptedLLM, ws: Path, tmp_path: Path, runtime: Path) -> None:
+    env = environment(llm, tmp_path, runtime, AGENT_LS_MODEL_HOST_IDLE="1")
+    llm.script(text("quiet"))
+    proc = chat(env, ws, "hello")
+    assert proc.returncode == 0 and proc.stdout.strip() == "quiet"
+    assert "starting the model library" not in proc.stderr
+    pid = attached_pid(proc.stderr)
+    deadline = time.monotonic() + 60
+    while any(runtime.glob("model-*.sock")) or Path(f"/proc/{pid}").exists() and "Z" not in _state(pid):
+        assert time.monotonic() < deadline, "the idle model host is still there"
+        time.sleep(0.1)
+
+
+def _state(pid: int) -> str:
+    with contextlib.suppress(OSError):
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    return "gone"
+
+
+def test_a_host_serves_only_its_environment() -> None:
+    base = {"PATH": "/usr/bin", "OPENAI_API_KEY": "k1", "PWD": "/a", "AGENT_LS_CONFIG_DIR": "/c1"}
+    same = model_host.host_key(base)
+    # another shell of the same user: another folder, agent-ls' own settings
+    assert model_host.host_key({**base, "PWD": "/b", "OLDPWD": "/a", "AGENT_LS_CONFIG_DIR": "/c2"}) == same
+    # another key, proxy or CA bundle: another host
+    assert model_host.host_key({**base, "OPENAI_API_KEY": "k2"}) != same
+    assert model_host.host_key({**base, "HTTPS_PROXY": "http://proxy:3128"}) != same
+    assert model_host.host_key({**base, "SSL_CERT_FILE": "/etc/ca.pem"}) != same
+
+
+def test_the_runtime_folder_must_be_private(tmp_path: Path) -> None:
+    folder = tmp_path / "run"
+    assert model_host.private_dir(folder) == folder and folder.stat().st_mode & 0o777 == 0o700
+    folder.chmod(0o755)
+    with pytest.raises(PermissionError):
+        model_host.private_dir(folder)
+
+
+def test_a_host_that_went_away_is_started_again(llm: ScriptedLLM, ws: Path, tmp_path: Path, runtime: Path) -> None:
+    env = environment(llm, tmp_path, runtime)
+    llm.script(text("one"), text("two"))
+    proc = subprocess.Popen([sys.executable, "-m", "agent_ls.cli", "--log-level", "DEBUG", "chat", "-w", str(ws),
+                             "--model", "openai/scripted"], env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    try:
+        assert proc.stdin is not None and proc.stdout is not None and proc.stderr is not None
+        proc.stdin.write("first\n")
+        proc.stdin.flush()
+        first = attached_pid(read_until(proc.stderr, "model host: attached (pid", 120) + proc.stderr.readline())
+        threading.Thread(target=proc.stderr.read, daemon=True).start()  # the rest of the log: never blocks the chat
+        read_until(proc.stdout, "one")
+        os.kill(first, signal.SIGKILL)  # the host is gone between two prompts
+        proc.stdin.write("second\n")
+        proc.stdin.flush()
+        read_until(proc.stdout, "two", 120)
+        proc.stdin.write("/exit\n")
+        proc.stdin.flush()
+        assert proc.wait(timeout=60) == 0
+        assert llm.requests[-1].body["messages"][-1]["content"] == "second"
+        assert [model_host._hello(s) for s in runtime.glob("model-*.sock")] not in ([], [first])
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        proc.wait()
