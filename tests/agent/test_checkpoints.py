@@ -571,3 +571,38 @@ def test_protected_paths_are_flagged_in_the_plan_and_restored(ws: Path, cps: Che
     cps.rewind(plan)
     assert (ws / ".vscode" / "settings.json").read_text() == '{"a": 1}\n'
     assert not (ws / ".vscode" / "tasks.json").exists() and not (ws / ".mcp.json").exists()
+
+
+def test_a_workspace_of_50000_files_is_checkpointed_and_rewound_whole(tmp_path: Path, ws: Path) -> None:
+    """Issue 40, bad input: a workspace of 50,000 files. The checkpoint keeps them all (under the
+    file limit), a turn that changes, deletes and adds files among them is rewound completely,
+    and a rewind that cannot complete (a file became a folder the user filled) changes nothing
+    and says which file stopped it."""
+    many = ws / "many"
+    for d in range(50):
+        sub = many / f"d{d:02}"
+        sub.mkdir(parents=True)
+        for i in range(1000):
+            (sub / f"f{i:03}.txt").write_text(f"{d}-{i}\n")
+    before = tree_state(ws)
+    assert len(before) >= 50_000
+    with Checkpoints.for_workspace(tmp_path / "data", [ws]) as cps:
+        cp = cps.begin("s1", 0, "p")
+        assert not cp.not_kept
+        sh(ws, "rm many/d07/f001.txt && echo changed > many/d42/f999.txt && echo new > many/d00/new.txt"
+               " && mv many/d13/f500.txt many/d13/moved.txt")
+        cp = cps.finish(cp)
+        cps.rewind(cps.plan_rewind(cp.id))
+        assert tree_state(ws) == before
+        # all or nothing: one file of the plan cannot be put back, nothing else moves
+        cp = cps.begin("s1", 1, "p2")
+        sh(ws, "echo a > many/d01/f001.txt && rm many/d02/f002.txt")
+        cp = cps.finish(cp)
+        plan = cps.plan_rewind(cp.id)
+        (ws / "many/d02/f002.txt").mkdir()
+        (ws / "many/d02/f002.txt/user.txt").write_text("the user's\n")
+        changed = tree_state(ws)
+        with pytest.raises((RewindError, CheckpointError)) as err:
+            cps.rewind(plan, overwrite=True)
+        assert "f002.txt" in str(err.value)
+        assert tree_state(ws) == changed

@@ -30,6 +30,9 @@ async def test_rewind_over_lsp_restores_a_turns_shell_changes_and_its_messages(s
         second = found[1]
         assert sorted(p.rsplit("/", 1)[-1] for p in second["changed"]) == ["made.txt", "old.txt"]
         assert second["prompt"] == "change things" and second["finished"] is not None
+        # a rewind is the user's action: the model is offered no tool that rewinds or restores
+        offered = {t["function"]["name"] for r in setup.llm.requests for t in r.body.get("tools") or []}
+        assert "bash" in offered and not {n for n in offered if any(w in n for w in ("rewind", "checkpoint", "redo"))}
 
         preview = await ed.request(P.REWIND, {"checkpointId": second["id"], "preview": True})
         assert preview["done"] is False
