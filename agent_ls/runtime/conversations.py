@@ -196,6 +196,10 @@ class Conversations:
             self.tool_observers.append(self.checkpoints)  # a turn's first tool call waits for its checkpoint
         self._warmed = False
 
+    def agent_settings(self) -> AgentSettings:
+        """The agent's settings now."""
+        return self._settings()
+
     # the store ---------------------------------------------------------------------------------
     def roots(self) -> list[Path]:
         return list(self._folders()) or [Path.cwd()]
@@ -387,6 +391,10 @@ class Conversations:
         session = await build_session(agent, llm, roots=self.roots(), front=front, manager=host, store=store,
                                       session_id=session_id, session_allowed=allowed,
                                       tool_observers=self.tool_observers)
+        # lazy: +1 module; every session the service builds may hand tasks to subagents
+        from agent_ls.runtime.subagents import attach
+
+        attach(self, session, front, host, agent)
         entry = self._entry(session.session_id)
         first = entry.session is None
         entry.session, entry.front, entry.stale = session, front, False
