@@ -250,6 +250,7 @@ def agent_settings(settings: LoadedSettings, environ: Mapping[str, str] | None =
         kw["output_store_chars"] = page  # a warning at the value says so (config.settings._check_output_sizes)
     perms = sections.permissions or Permissions()
     return AgentSettings(model=model, api_base=api_base, models=sections.models or (), hooks=tuple(settings.hooks),
+                         agents=settings.agents,
                          allow=perms.allow or (), ask=perms.ask or (),
                          deny=perms.deny or (), problems=tuple(problems),
                          sampling=_sampling_settings(agent.sampling),

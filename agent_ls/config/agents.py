@@ -29,15 +29,19 @@ settings file's.
 
 from __future__ import annotations
 
+import hashlib
 import re
 from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import attrs
 
 from agent_ls.config.diagnostics import ConfigDiagnostic
 from agent_ls.config.jsonc import Pos, Span
+
+if TYPE_CHECKING:
+    from agent_ls.config.trust import TrustItem
 
 GENERAL = "general"
 EXPLORE = "explore"
@@ -112,7 +116,7 @@ def _tool_list(value: Any) -> tuple[str, ...] | str:
     """A ``tools`` value (a YAML list or Claude Code's comma-separated string) as agent-ls names,
     or what is wrong with it."""
     if isinstance(value, str):
-        items: list[Any] = [v for v in re.split(r"[,\s]+", value) if v]
+        items: list[Any] = [v.strip() for v in re.split(r",(?![^(]*\))", value) if v.strip()]
     elif isinstance(value, list):
         items = value
     else:
@@ -276,3 +280,26 @@ def load_agents(user_files: Iterable[Path], workspace_files: Iterable[Path], *,
             continue
         by_name[found.name] = found
     return AgentCatalog(tuple(by_name.values()), tuple(problems), tuple(untrusted))
+
+
+AGENT_WHY = "a custom agent's instructions and tool list steer what the model does"
+
+
+def agent_trust_items(files: Iterable[Path]) -> list[TrustItem]:
+    """One trust item per workspace agent file: its name, description and tools as shown to the
+    user, and a digest of its whole text (a changed file is asked about again). A file that
+    cannot be read needs no trust (nothing of it is used)."""
+    from agent_ls.config.trust import TrustItem
+
+    items = []
+    for path in files:
+        text = read_agent_file(path)
+        if isinstance(text, ConfigDiagnostic):
+            continue
+        found = parse_agent(path, text)
+        shown: dict[str, Any] = {"sha256": hashlib.sha256(text.encode()).hexdigest()[:16]}
+        if isinstance(found, AgentDefinition):
+            shown |= {"name": found.name, "description": found.description,
+                      "tools": list(found.tools) if found.tools is not None else "all of the conversation's"}
+        items.append(TrustItem(path, ("agent", agent_name_of(path)), shown, AGENT_WHY))
+    return items

@@ -256,7 +256,9 @@ class AgentTool:
                    events: Callable[[Event], Awaitable[None]] | None,
                    say: Callable[[str], Awaitable[None]]) -> ToolResult:
         child = await self.build(definition, description)
-        if not child.registry.visible():
+        if definition.tools is not None:
+            await child.registry.before_prompt()  # (the MCP tools it may name)
+        if definition.tools is not None and all(t.spec.name in ALWAYS_OFFERED for t in child.registry.visible()):
             return ToolResult.error(f"agent: {definition.name}'s tool list ({', '.join(definition.tools or ())}) "
                                     "names no tool this conversation has")
         label = definition.name

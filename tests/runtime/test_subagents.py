@@ -332,3 +332,81 @@ async def test_a_child_that_never_stops_is_bounded_by_its_step_limit(setup: Setu
         assert "limit of 3 steps" in result
     finally:
         await conversations.close()
+
+
+def custom(tmp_path: Path, name: str, text: str) -> Any:
+    from agent_ls.config.agents import load_agents
+
+    path = tmp_path / f"{name}.md"
+    path.write_text(text)
+    catalog = load_agents([path], [])
+    assert not catalog.diagnostics, catalog.diagnostics
+    return catalog
+
+
+async def test_a_custom_agents_prompt_and_tools_are_what_its_request_carries(setup: Setup, tmp_path: Path) -> None:
+    catalog = custom(tmp_path, "reviewer", "---\ndescription: Reviews diffs\ntools: Read, Grep\n---\n"
+                     "REVIEWER-PROMPT: you review.\n")
+    setup.agent = attrs.evolve(setup.agent, agents=catalog, instructions="USER-INSTRUCTIONS")
+    (setup.ws / "AGENTS.md").write_text("PROJECT-RULES")
+    r = setup.router
+    r.add("", tool_calls([agent_call("review it", "reviewer", "review")]), text("ok"))
+    r.add("REVIEWER-PROMPT", text("looks fine"))
+    conversations = setup.service()
+    try:
+        session = await conversations.open()
+        assert session is not None
+        await asyncio.wait_for(conversations.prompt(session, "go"), 30)
+        agent_tool = next(t for t in r.bodies("")[0]["tools"] if t["function"]["name"] == "agent")
+        assert "- reviewer: Reviews diffs" in agent_tool["function"]["description"]
+        (body,) = r.bodies("REVIEWER-PROMPT")
+        system = body["messages"][0]["content"]
+        assert system.startswith("REVIEWER-PROMPT: you review.")
+        assert "PROJECT-RULES" in system and "USER-INSTRUCTIONS" in system
+        assert "You are agent-ls, a coding agent" not in system
+        assert tool_names(body) == ["grep", "read_file", "read_output"]
+        assert tool_results(r.bodies("")[1])[0].startswith("looks fine")
+    finally:
+        await conversations.close()
+
+
+async def test_a_tool_list_naming_no_existing_tool_is_an_error(setup: Setup, tmp_path: Path) -> None:
+    catalog = custom(tmp_path, "ghost", "---\ndescription: Nothing\ntools: WebFetch, mcp__nowhere__x\n---\nGhost.\n")
+    setup.agent = attrs.evolve(setup.agent, agents=catalog)
+    r = setup.router
+    r.add("", tool_calls([agent_call("x", "ghost")]), text("ok"))
+    conversations = setup.service()
+    try:
+        session = await conversations.open()
+        assert session is not None
+        await asyncio.wait_for(conversations.prompt(session, "go"), 30)
+        (result,) = tool_results(r.bodies("")[1])
+        assert "names no tool this conversation has" in result
+        assert len(r.seen) == 2  # the child never called the model
+    finally:
+        await conversations.close()
+
+
+async def test_subagent_stop_hooks_run_when_a_child_finishes_and_may_send_it_back(setup: Setup) -> None:
+    from agent_ls.config.hooks import HookSpec
+
+    script = ("if [ -e seen ]; then cat > second.json; else touch seen; cat > first.json; "
+              "echo 'add the file names' >&2; exit 2; fi")
+    setup.agent = attrs.evolve(setup.agent, hooks=(HookSpec("SubagentStop", script),))
+    r = setup.router
+    r.add("", tool_calls([agent_call("find it", "explore", "find")]), text("ok"))
+    r.add(EXPLORE_MARK, text("found it"), text("found it in a.py"))
+    conversations = setup.service()
+    try:
+        session = await conversations.open()
+        assert session is not None
+        await asyncio.wait_for(conversations.prompt(session, "go"), 30)
+        first = json.loads((setup.ws / "first.json").read_text())
+        assert first["hook_event_name"] == "SubagentStop" and first["agent_type"] == "explore"
+        assert first["last_assistant_message"] == "found it" and first["stop_hook_active"] is False
+        second = json.loads((setup.ws / "second.json").read_text())
+        assert second["stop_hook_active"] is True and second["last_assistant_message"] == "found it in a.py"
+        assert "add the file names" in str(r.bodies(EXPLORE_MARK)[1]["messages"][-1]["content"])
+        assert tool_results(r.bodies("")[1])[0].startswith("found it in a.py")
+    finally:
+        await conversations.close()
