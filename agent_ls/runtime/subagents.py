@@ -60,6 +60,7 @@ if TYPE_CHECKING:
     import mcp_types as types
 
     from agent_ls.agent.config import AgentSettings
+    from agent_ls.agent.context import TokenCounter
     from agent_ls.agent.permissions import ApprovalAnswer, ApprovalRequest, SessionScope
     from agent_ls.agent.sampling import SamplingAnswer, SamplingRequest
     from agent_ls.agent.session import Session, TurnResult
@@ -212,6 +213,7 @@ class AgentTool:
         self.slots = asyncio.Semaphore(max(1, agent.max_parallel_agents))
         self.asking = asyncio.Lock()
         self.running = 0
+        self._counters: dict[str, TokenCounter] = {}
         self._spec = agent_spec(self.catalog)
 
     @property
@@ -322,12 +324,17 @@ class AgentTool:
         if isinstance(parent.gate, PermissionGate):
             gate.session_allowed = parent.gate.session_allowed  # one set: the user's grants for the session
         child_id = f"{parent.session_id}/{definition.name}-{next(_ids)}"
-        child = await asyncio.to_thread(
-            lambda: Session(llm=llm, registry=registry, gate=gate, roots=roots, session_id=child_id,
-                            max_steps=definition.max_turns or agent.max_steps, extra_instructions=agent.instructions,
-                            context_window=agent.context_window, compact_at=agent.compact_at,
-                            compact_llm=agent.compact_llm(), tool_observers=self.service.tool_observers))
+        # built on the loop: no store to read (a worker thread's hand-off cost more than the few small
+        # project files the prompt reads; scripts/bench_subagents.py)
+        child = Session(llm=llm, registry=registry, gate=gate, roots=roots, session_id=child_id,
+                        max_steps=definition.max_turns or agent.max_steps, extra_instructions=agent.instructions,
+                        context_window=agent.context_window, compact_at=agent.compact_at,
+                        compact_llm=agent.compact_llm(), tool_observers=self.service.tool_observers)
         child.frozen = FrozenPrompt(child_prompt(child.frozen.text, definition))
+        counter = self._counters.get(llm.model)
+        if counter is None:
+            counter = self._counters[llm.model] = child.compactor.counter
+        child.compactor.counter = counter  # the same prompt and tools are counted once, not per child
         child.hooks = hooks_for(agent.hooks, roots, child_id, agent.shell_env_passthrough, sandbox=agent.sandbox)
         return child
 
