@@ -194,6 +194,8 @@ class TurnFinished:
     steps: int
     text: str
     type: str = "turn_finished"
+    subagents: UsageReport | None = None
+    """The tokens the turn's subagents used, when it ran any (already counted in :attr:`usage`)."""
 
 
 @attrs.frozen

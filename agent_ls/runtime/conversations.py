@@ -469,6 +469,10 @@ class Conversations:
                 if display is not None and text != shown:
                     await self.remember_display(session.session_id, text, display)
                 await self.title(session.session_id, shown)
+            # lazy: +1 module (loaded with the session's agent tool)
+            from agent_ls.runtime.subagents import counting_subagents
+
+            sink = counting_subagents(sink)
             turn = TurnInfo(session.session_id, text, compact, session.turns)
             await self._observe("before_turn", turn)
             result: TurnResult | None = None

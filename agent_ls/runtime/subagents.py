@@ -34,7 +34,6 @@ from __future__ import annotations
 import asyncio
 import inspect
 import itertools
-import json
 import logging
 from collections.abc import Awaitable, Callable
 from pathlib import Path
@@ -47,10 +46,12 @@ from agent_ls.agent.events import (
     Event,
     EventSink,
     SubagentEvent,
-    ToolCallStarted,
+    TurnFinished,
+    UsageReport,
     tool_events,
     tool_progress,
 )
+from agent_ls.agent.tool_runner import emit
 from agent_ls.config.agents import GENERAL, AgentCatalog, AgentDefinition
 from agent_ls.config.globs import name_matches
 from agent_ls.core.tools import Capability, ToolResult, ToolSpec
@@ -190,15 +191,6 @@ def transcript_text(definition: AgentDefinition, description: str, history: list
     return "\n".join(out)
 
 
-def _brief(arguments: dict[str, Any]) -> str:
-    for key in ("command", "path", "pattern", "query", "description"):
-        value = arguments.get(key)
-        if isinstance(value, str) and value:
-            return visible(value if len(value) <= 80 else value[:77] + "...")
-    text = json.dumps(arguments, ensure_ascii=False)
-    return visible(text if len(text) <= 80 else text[:77] + "...")
-
-
 class AgentTool:
     """The ``agent`` tool of one parent session (see the module docstring)."""
 
@@ -268,9 +260,7 @@ class AgentTool:
         async def sink(event: Event) -> None:
             if events is not None:
                 await events(SubagentEvent(call_id, label, description, event))
-            if isinstance(event, ToolCallStarted):
-                await say(f"{label}: {event.name} {_brief(event.arguments)}")
-            elif isinstance(event, ApprovalRequested):
+            if isinstance(event, ApprovalRequested):
                 await say(f"{label}: {event.name} waits for your approval")
 
         result = await self._turn(child, definition, prompt, sink, say)
@@ -368,3 +358,22 @@ def attach(service: Service, session: Session, front: FrontEnd, host: Any, agent
     """Give ``session`` its ``agent`` tool (a session the service builds; never a child's)."""
     session.registry.add_builtin(AgentTool(service, session, front, host, agent))
 
+
+
+def counting_subagents(sink: EventSink | None) -> EventSink | None:
+    """``sink`` with the turn's subagents' tokens in its ``turn_finished``: counted in its usage and
+    said apart (:attr:`TurnFinished.subagents`). Their context meters are their own: not summed."""
+    if sink is None:
+        return None
+    used = [UsageReport()]
+
+    async def counted(event: Event) -> None:
+        if isinstance(event, SubagentEvent) and isinstance(event.event, TurnFinished):
+            u = event.event.usage
+            used[0] = used[0] + UsageReport(u.input_tokens, u.output_tokens, u.cache_read_tokens, u.cache_write_tokens)
+        elif isinstance(event, TurnFinished) and used[0] != UsageReport():
+            event = attrs.evolve(event, usage=event.usage + used[0], subagents=used[0])
+            used[0] = UsageReport()
+        await emit(sink, event)
+
+    return counted
