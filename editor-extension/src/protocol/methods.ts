@@ -113,6 +113,7 @@ export const EVENT_TYPES = [
   "compaction",
   "error",
   "turn_finished",
+  "subagent",
 ] as const;
 export const REVIEW_DECISIONS = ["accept", "reject", "deferred"] as const;
 export type ReviewDecision = (typeof REVIEW_DECISIONS)[number];
