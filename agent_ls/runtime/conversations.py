@@ -690,6 +690,13 @@ class Conversations:
             messages = with_tool_runs(messages, await self._call(store.tool_runs, session_id))
         except Exception as e:
             log.warning("could not read how the tools of session %s ran: %s", session_id, e)
+        try:  # the subagents' cards
+            from agent_ls.runtime.subagents import session_outputs, with_subagents
+
+            outputs = await self._call(session_outputs, store, session_id, live)
+            messages = await self._call(with_subagents, messages, outputs)
+        except Exception as e:
+            log.warning("could not read the subagents of session %s: %s", session_id, e)
         changes: list[dict[str, Any]] = []
         try:
             change_store = await self.changes()

@@ -34,6 +34,7 @@ from __future__ import annotations
 import asyncio
 import inspect
 import itertools
+import json
 import logging
 from collections.abc import Awaitable, Callable
 from pathlib import Path
@@ -88,6 +89,10 @@ AGENT_TOOL = "agent"
 ALWAYS_OFFERED = ("read_output",)
 """Tools every child keeps whatever its list says (``read_output`` pages its own long results)."""
 _ids = itertools.count(1)
+RECORD_SUFFIX = "#subagent"
+"""The output store keeps a child's record (for the chat on resume) under its agent call's id + this."""
+RESULT_CHARS = 500
+"""How much of each child call's result its record keeps."""
 
 
 class ChildQuestions:
@@ -340,6 +345,13 @@ class AgentTool:
                 log.exception("could not keep the transcript of subagent %s", definition.name)
         usage = result.usage
         tokens = usage.input_tokens + usage.output_tokens
+        if outputs is not None:
+            try:  # what the chat shows of it on resume (with_subagents)
+                outputs.put(json.dumps(subagent_record(definition, description, child.history, tokens,
+                                                       result.stop_reason), ensure_ascii=False),
+                            AGENT_TOOL, call_id + RECORD_SUFFIX)
+            except Exception:
+                log.exception("could not keep the record of subagent %s", definition.name)
         facts = f"{result.steps} step(s), {tokens} tokens"
         where = f"; its whole transcript: read_output(handle=\"{handle}\")" if handle else ""
         if result.stop_reason == "error":
@@ -377,3 +389,60 @@ def counting_subagents(sink: EventSink | None) -> EventSink | None:
         await emit(sink, event)
 
     return counted
+
+
+def subagent_record(definition: AgentDefinition, description: str, history: list[dict[str, Any]], tokens: int,
+                    stop_reason: str) -> dict[str, Any]:
+    """What the chat shows of a finished child when its session is resumed: its agent and task,
+    its tool calls (arguments, outcome, the start of each result), its tokens and how it ended."""
+    calls: list[dict[str, Any]] = []
+    by_id: dict[str, dict[str, Any]] = {}
+    for m in history:
+        for c in m.get("tool_calls") or [] if m.get("role") == "assistant" else []:
+            fn = c.get("function") or {}
+            try:
+                args = json.loads(fn.get("arguments") or "{}")
+            except ValueError:
+                args = {"arguments": fn.get("arguments")}
+            call = {"callId": c.get("id"), "tool": fn.get("name"), "args": args if isinstance(args, dict) else {},
+                    "isError": False, "result": None}
+            calls.append(call)
+            by_id[str(c.get("id"))] = call
+        done = by_id.get(str(m.get("tool_call_id"))) if m.get("role") == "tool" else None
+        if done is not None:
+            content = str(m.get("content") or "")
+            done["isError"] = content.startswith("Error")
+            done["result"] = content[:RESULT_CHARS]
+    return {"agent": definition.name, "description": description, "tokens": tokens, "stopReason": stop_reason,
+            "calls": calls}
+
+
+def with_subagents(messages: list[dict[str, Any]], outputs: Any) -> list[dict[str, Any]]:
+    """The ``agent`` calls' results of a resumed history with ``run.subagent`` (their records,
+    :func:`subagent_record`; copies, never sent to the model). ``outputs``: the session's output
+    store (an :class:`~agent_ls.agent.tools.output_store.OutputStore`)."""
+    out = []
+    for m in messages:
+        handle = outputs.handle_for(f"{m.get('tool_call_id')}{RECORD_SUFFIX}") if m.get("role") == "tool" else None
+        found = outputs.get(handle) if handle is not None else None
+        text = getattr(found, "text", None)
+        if isinstance(text, str):
+            try:
+                record = json.loads(text)
+            except ValueError:
+                record = None
+            if isinstance(record, dict):
+                m = {**m, "run": {**(m.get("run") or {}), "subagent": record}}
+        out.append(m)
+    return out
+
+
+def session_outputs(store: Any, session_id: str, live: Any) -> Any:
+    """The output store of ``session_id``: the live session's, else one reading the stored outputs."""
+    if live is not None and getattr(live, "outputs", None) is not None:
+        return live.outputs
+    from agent_ls.agent.tools.output_store import OutputStore
+
+    outputs = OutputStore()
+    outputs.attach(store.outputs_for(session_id, outputs.max_chars))
+    return outputs

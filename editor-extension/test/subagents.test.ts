@@ -72,3 +72,25 @@ describe("subagent cards", () => {
     expect(q("tool-card")).toBeNull();
   });
 });
+
+describe("a resumed session's subagent cards", () => {
+  it("shows the child's calls from the record kept with the agent call's result", () => {
+    act({
+      type: "history",
+      sessionId: "s1",
+      messages: [
+        { role: "user", content: "find it" },
+        { role: "assistant", content: null, tool_calls: [{ id: "agent-1", function: { name: "agent", arguments: JSON.stringify({ agent: "explore", description: "find retry", prompt: "x" }) } }] },
+        {
+          role: "tool", tool_call_id: "agent-1", content: "in a.py",
+          run: { server: null, displayName: null, durationMs: 1500, isError: false, denied: false, subagent: { agent: "explore", description: "find retry", tokens: 360, stopReason: "end", calls: [{ callId: "c1", tool: "grep", args: { pattern: "retry" }, isError: false, result: "a.py:3" }] } },
+        },
+      ],
+    });
+    expect(q("tool-card")!.querySelector("summary")!.textContent).toContain("explore: find retry");
+    const calls = qa("subagent-call");
+    expect(calls.length).toBe(1);
+    expect(calls[0].textContent).toContain("grep retry");
+    expect(q("subagent-meta")!.textContent).toBe("explore · 1 tool call · 1.5 s · 360 tokens");
+  });
+});

@@ -410,3 +410,33 @@ async def test_subagent_stop_hooks_run_when_a_child_finishes_and_may_send_it_bac
         assert tool_results(r.bodies("")[1])[0].startswith("found it in a.py")
     finally:
         await conversations.close()
+
+
+async def test_a_resumed_session_keeps_its_childrens_cards_and_transcripts(setup: Setup) -> None:
+    r = setup.router
+    r.add("", tool_calls([agent_call("find it", "explore", "find retry", "call_agent")]), text("ok"))
+    r.add(EXPLORE_MARK, tool_calls([("grep", {"pattern": "retry"}, "call_grep")]), text("nothing found"))
+    conversations = setup.service()
+    try:
+        session = await conversations.open()
+        assert session is not None
+        sid = session.session_id
+        await asyncio.wait_for(conversations.prompt(session, "go"), 30)
+    finally:
+        await conversations.close()
+    again = setup.service()  # agent-ls restarted: the session is read from the store
+    try:
+        transcript = await again.transcript(sid)
+        (result,) = [m for m in transcript.messages if m.get("tool_call_id") == "call_agent"]
+        record = result["run"]["subagent"]
+        assert record["agent"] == "explore" and record["description"] == "find retry"
+        assert record["stopReason"] == "end" and record["tokens"] > 0
+        assert [(c["callId"], c["tool"], c["args"], c["isError"]) for c in record["calls"]] == [
+            ("call_grep", "grep", {"pattern": "retry"}, False)]
+        # the whole transcript is still there under the handle the model was given
+        handle = result["content"].split('read_output(handle="')[1].split('"')[0]
+        await again.open(sid)
+        stored = again.output(sid, handle)
+        assert "nothing found" in stored.text and "-> grep" in stored.text
+    finally:
+        await again.close()
