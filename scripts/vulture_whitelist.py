@@ -98,3 +98,5 @@ _.after_call
 _.wrap_shell
 # For the runtime: builtin_tools(..., ask_host=host_asker(questions.approve)) (agent_ls/agent/permissions)
 _.host_asker
+# ACP: a subagent's tool call names its agent call in _meta (agent_ls/acp/session.py; the SDK serialises it)
+_.field_meta
