@@ -104,3 +104,5 @@ _.host_asker
 _.model_config
 _.ttl_ms
 _.identifier
+# ACP: a subagent's tool call names its agent call in _meta (agent_ls/acp/session.py; the SDK serialises it)
+_.field_meta

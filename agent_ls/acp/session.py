@@ -121,6 +121,8 @@ class AcpSession:
         host.askers.append(self)
         self.front: FrontEnd | None = None
         self.call_args: dict[str, dict[str, Any]] = {}
+        self.subagent_calls: dict[str, ev.SubagentEvent] = {}
+        """The tool calls of subagents (their call id -> the event that started them)."""
         self.previews: dict[str, U.Preview] = {}
         """The whole-file change of each running file tool call (its diff)."""
         self.terminals: dict[str, str] = {}
@@ -214,7 +216,16 @@ class AcpSession:
             await self.send(U.plan_update(transcript.plan))
 
     async def sink(self, event: Any) -> None:
-        if isinstance(event, ev.TextDelta):
+        if isinstance(event, ev.SubagentEvent):
+            # a subagent's tool calls are tool calls of the session too, titled with the agent's name
+            # (ACP has no nesting yet: its subagent shapes are proposals); its text is its answer,
+            # which comes back as the result of the agent call
+            if isinstance(event.event, (ev.ToolCallStarted, ev.ToolCallProgress, ev.ToolCallFinished)):
+                self.subagent_calls.setdefault(event.event.call_id, event)
+                await self.sink(event.event)
+                if isinstance(event.event, ev.ToolCallFinished):
+                    self.subagent_calls.pop(event.event.call_id, None)
+        elif isinstance(event, ev.TextDelta):
             await self.send(update_agent_message_text(event.text))
         elif isinstance(event, ev.ThinkingDelta):
             await self.send(update_agent_thought_text(event.text))
@@ -232,8 +243,13 @@ class AcpSession:
             preview = await self._preview(event.name, event.arguments, spec)
             if preview is not None:
                 self.previews[event.call_id] = preview
-            await self.send(U.tool_started(event.call_id, event.name, event.arguments, spec, self.folder,
-                                           "pending" if asks else "in_progress", preview))
+            update = U.tool_started(event.call_id, event.name, event.arguments, spec, self.folder,
+                                    "pending" if asks else "in_progress", preview)
+            if (child := self.subagent_calls.get(event.call_id)) is not None:
+                update.title = f"{child.agent}: {update.title}"
+                update.field_meta = {"agentLs": {"subagent": {"agent": child.agent, "description": child.description,
+                                                              "parentToolCallId": child.call_id}}}
+            await self.send(update)
         elif isinstance(event, ev.ToolCallProgress):
             await self.send(U.tool_progress(event.call_id, event.message))
         elif isinstance(event, ev.PlanUpdated):

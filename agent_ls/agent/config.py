@@ -30,6 +30,7 @@ import attrs
 
 from agent_ls.agent.llm import LLMConfig
 from agent_ls.agent.tools.output_store import DEFAULT_PAGE_CHARS, DEFAULT_STORE_CHARS, OutputStore
+from agent_ls.config.agents import AgentCatalog
 from agent_ls.config.globs import first_match
 from agent_ls.config.hooks import HookSpec
 from agent_ls.config.sandbox import SandboxSettings
@@ -169,6 +170,11 @@ class AgentSettings:
     once trusted); a session runs them through :func:`agent_ls.agent.hooks.hooks_for`."""
     sandbox: SandboxSettings = SandboxSettings()
     """``agent.sandbox``: the OS sandbox ``bash`` runs in (:mod:`agent_ls.config.sandbox`)."""
+    agents: AgentCatalog = AgentCatalog()
+    """The agents the ``agent`` tool runs: the built-ins and the custom agents' files (a workspace's
+    once trusted), :mod:`agent_ls.config.agents`."""
+    max_parallel_agents: int = 3
+    """``agent.maxParallelAgents``: subagents of one conversation that run at once (the others wait)."""
 
     def model_choices(self) -> tuple[str, ...]:
         """The models a session may use: :attr:`model` (the default) first, then ``models``,
@@ -241,7 +247,7 @@ def agent_settings(settings: LoadedSettings, environ: Mapping[str, str] | None =
     for field in ("max_steps", "defer_mcp_tools", "max_retries", "bash_timeout", "background_timeout",
                   "max_background_commands", "shell_env_passthrough", "instructions",
                   "output_page_chars", "output_store_chars", "title_model", "context_window", "compact_at",
-                  "compact_model"):
+                  "compact_model", "max_parallel_agents"):
         value = getattr(agent, field)
         if value is not None:
             kw[field] = value
@@ -250,6 +256,7 @@ def agent_settings(settings: LoadedSettings, environ: Mapping[str, str] | None =
         kw["output_store_chars"] = page  # a warning at the value says so (config.settings._check_output_sizes)
     perms = sections.permissions or Permissions()
     return AgentSettings(model=model, api_base=api_base, models=sections.models or (), hooks=tuple(settings.hooks),
+                         agents=settings.agents,
                          allow=perms.allow or (), ask=perms.ask or (),
                          deny=perms.deny or (), problems=tuple(problems),
                          sampling=_sampling_settings(agent.sampling),

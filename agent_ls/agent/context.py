@@ -357,6 +357,12 @@ class Compactor:
             self._counter = TokenCounter(self.llm.model)
         return self._counter
 
+    @counter.setter
+    def counter(self, counter: TokenCounter) -> None:
+        """A counter shared with other sessions of the model (a parent's subagents: their system
+        prompts and tool lists are counted once)."""
+        self._counter = counter
+
     def _describe(self, handle: str) -> tuple[str, int]:
         return self.outputs.describe(handle) if self.outputs is not None else ("tool", 0)
 

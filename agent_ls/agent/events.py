@@ -224,17 +224,40 @@ class TurnFinished:
     steps: int
     text: str
     type: str = "turn_finished"
+    subagents: UsageReport | None = None
+    """The tokens the turn's subagents used, when it ran any (already counted in :attr:`usage`)."""
+
+
+@attrs.frozen
+class SubagentEvent:
+    """An event of a subagent (a child session the ``agent`` tool runs,
+    :mod:`agent_ls.runtime.subagents`), said within the parent's turn: the front end shows it
+    inside the card of the parent's ``agent`` call ``call_id``."""
+
+    call_id: str
+    """The parent's ``agent`` call that runs the child."""
+    agent: str
+    """The agent's name (``explore``, ``general``, a custom agent's)."""
+    description: str
+    """The short description the model gave the task."""
+    event: Any
+    """The child's own event (its tool calls, text, usage, its ``turn_finished``)."""
+    type: str = "subagent"
 
 
 Event = (TurnStarted | TextDelta | ThinkingDelta | ToolCallStarted | ToolCallProgress | ApprovalRequested
          | ToolCallFinished | FileChange | PlanUpdated | UsageReport | ContextCompacted | HookRan | TurnError
-         | TurnFinished)
+         | TurnFinished | SubagentEvent)
 EventSink = Callable[[Event], Awaitable[None] | None]
 
 ProgressReporter = Callable[[str], Awaitable[None] | None]
 tool_progress: contextvars.ContextVar[ProgressReporter | None] = contextvars.ContextVar("tool_progress", default=None)
 """Where the tool call running in this context reports its progress (set by the tool runner around
 the lookup and the call; None outside a call)."""
+tool_events: contextvars.ContextVar[Callable[[Event], Awaitable[None]] | None] = contextvars.ContextVar(
+    "tool_events", default=None)
+"""The sink of the turn whose tool call runs in this context (set by the tool runner with
+:data:`tool_progress`): the ``agent`` tool says its child's events there."""
 
 
 async def report_progress(message: str) -> None:
@@ -253,6 +276,9 @@ def to_dict(event: Event) -> dict[str, Any]:
         head, *rest = name.split("_")
         return head + "".join(p.title() for p in rest)
 
+    if isinstance(event, SubagentEvent):  # the child's event in the same shape
+        return {"callId": event.call_id, "agent": event.agent, "description": event.description,
+                "event": to_dict(event.event), "type": event.type}
     return {camel(k): v for k, v in attrs.asdict(event, recurse=True).items()}
 
 

@@ -44,6 +44,7 @@ from agent_ls.agent.events import (
     ToolCallFinished,
     ToolCallProgress,
     ToolCallStarted,
+    tool_events,
     tool_progress,
 )
 from agent_ls.agent.hooks.gating import ask_for_hook, hook_may_allow, verdict_of
@@ -164,6 +165,7 @@ class ToolRunner:
         await emit(sink, ToolCallStarted(call.id, call.name, args, server, display))
         denied = False
         progress = tool_progress.set(lambda message: emit(sink, ToolCallProgress(call.id, call.name, message)))
+        events = tool_events.set(lambda event: emit(sink, event))
         try:
             if tool is None and self.resolve is not None:
                 tool = await self.resolve(call.name)
@@ -189,6 +191,7 @@ class ToolRunner:
             await asyncio.shield(finish())
             raise
         finally:
+            tool_events.reset(events)
             tool_progress.reset(progress)
         handle = None
         if self.shape is not None:

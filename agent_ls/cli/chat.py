@@ -200,7 +200,9 @@ class TerminalPrinter:
         """A compaction was printed (``/compact`` that did nothing says so itself)."""
 
     def __call__(self, event: Event) -> None:
-        if isinstance(event, ev.TextDelta):
+        if isinstance(event, ev.SubagentEvent):
+            self.subagent(event)
+        elif isinstance(event, ev.TextDelta):
             print(event.text, end="", flush=True)
         elif isinstance(event, ev.PlanUpdated):
             print(f"\n{plan_checklist(event.entries)}", file=sys.stderr, flush=True)
@@ -228,8 +230,30 @@ class TerminalPrinter:
         elif isinstance(event, ev.TurnFinished):
             u = event.usage
             context = f", {context_meter(u)}" if u.context_window else ""
-            print(f"\n[{event.stop_reason}; tokens in {u.input_tokens}, out {u.output_tokens}, "
+            children = (f" (subagents: in {event.subagents.input_tokens}, out {event.subagents.output_tokens})"
+                        if event.subagents is not None else "")
+            print(f"\n[{event.stop_reason}; tokens in {u.input_tokens}, out {u.output_tokens}{children}, "
                   f"cache read {u.cache_read_tokens}{context}]", file=sys.stderr, flush=True)
+
+    def subagent(self, wrapped: ev.SubagentEvent) -> None:
+        """A subagent's tool calls and its end, indented under the ``agent`` call with its name
+        (its answer is the call's result)."""
+        event, who = wrapped.event, f"  [{visible(wrapped.agent)}]"
+        if isinstance(event, ev.ToolCallStarted) and event.call_id not in self.started:
+            self.started.add(event.call_id)
+            print(f"{who} {tool_line(event.name, event.arguments)}", file=sys.stderr, flush=True)
+        elif isinstance(event, ev.ToolCallFinished):
+            first = (event.content.strip().splitlines() or [""])[0]
+            print(f"{who} [tool {'error' if event.is_error else 'ok'}] {clip(first, RESULT_LINE_CHARS)}",
+                  file=sys.stderr, flush=True)
+        elif isinstance(event, ev.ToolCallProgress):
+            print(f"{who} [tool {visible(event.name)}: {visible(event.message)}]", file=sys.stderr, flush=True)
+        elif isinstance(event, ev.TurnError):
+            print(f"{who} [error] {visible(event.message)}", file=sys.stderr, flush=True)
+        elif isinstance(event, ev.TurnFinished):
+            u = event.usage
+            print(f"{who} [{event.stop_reason}; {event.steps} step(s), tokens in {u.input_tokens}, out "
+                  f"{u.output_tokens}]", file=sys.stderr, flush=True)
 
 
 async def model_command(conversations: Conversations, session_id: str, current: str, name: str) -> str:

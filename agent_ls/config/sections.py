@@ -144,6 +144,8 @@ class AgentSection:
     compact_at: Fraction | None = None
     compact_model: NonEmptyStr | None = None
     sandbox: SandboxSection | None = None
+    max_parallel_agents: PositiveInt | None = None
+    """How many subagents of one conversation run at once (:mod:`agent_ls.runtime.subagents`)."""
 
 
 @attrs.frozen

@@ -8,6 +8,10 @@ Scopes, lowest precedence first (a later scope replaces an earlier entry of the 
    ``.mcp.json`` (``mcpServers``);
 3. per workspace folder, ``.agent-ls/settings.json`` (``mcpServers``).
 
+Custom agents (:mod:`agent_ls.config.agents`) come from ``<user config dir>/agents/*.md`` and each
+folder's ``.github/agents/*.agent.md``, ``.claude/agents/*.md`` and ``.agent-ls/agents/*.md``; a
+folder's only once it is trusted (each file is a trust item: a changed file is asked about again).
+
 Hooks (:mod:`agent_ls.config.hooks`) come from the user file, each folder's
 ``.agent-ls/settings.json``, its ``.claude/settings.json`` and ``.claude/settings.local.json``
 (only their ``hooks`` key), all together; a folder's only once it is trusted.
@@ -25,6 +29,7 @@ from typing import Any
 import attrs
 
 from agent_ls.config import jsonc
+from agent_ls.config.agents import AgentCatalog, agent_files, agent_trust_items, load_agents
 from agent_ls.config.diagnostics import ConfigDiagnostic, Problems, type_name
 from agent_ls.config.entries import (
     SCOPE_RANK,
@@ -88,6 +93,8 @@ class LoadedSettings:
     hooks: list[HookSpec] = attrs.field(factory=list)
     """Every hook in effect: the trusted folders' (``.agent-ls/settings.json``, then
     ``.claude/settings.json`` and ``.claude/settings.local.json``, in folder order), then the user's."""
+    agents: AgentCatalog = AgentCatalog()
+    """The agents the ``agent`` tool may run: the built-ins, the user's files, the trusted folders'."""
 
     def diagnostics_for(self, file: Path) -> list[ConfigDiagnostic]:
         return [d for d in self.diagnostics if d.file == file]
@@ -176,6 +183,7 @@ def _read_folder(folder: Path, loaded: LoadedSettings) -> tuple[list[_FileRead],
         servers = root.get(key)
         if isinstance(servers, dict):
             entries += [EntryView.from_raw(n, e, file) for n, e in servers.items() if isinstance(n, str) and n.strip()]
+    items += agent_trust_items(agent_files(None, [folder])[1])
     for rel in CLAUDE_FILES:
         claude = folder / rel
         loaded.files.append(claude)
@@ -331,7 +339,25 @@ def load_settings(
         else:
             loaded.failed[name] = entry
     _check_output_sizes(loaded, docs)
+    _load_agents(loaded, user_file.parent / "agents", workspace_folders)
     return loaded
+
+
+def _load_agents(loaded: LoadedSettings, user_dir: Path, folders: Sequence[Path]) -> None:
+    """The custom agents: the user's, and those of the folders that are trusted (the others'
+    files get a note that they are ignored until then)."""
+    user, workspace = agent_files(user_dir, folders)
+    loaded.files += [*workspace, *user]
+    if not user and not workspace:
+        return
+    trusted = [f for f in workspace if any(
+        f.is_relative_to(folder) and loaded.workspaces[folder].trusted for folder in loaded.workspaces)]
+    loaded.agents = load_agents(user, workspace, trusted=trusted)
+    loaded.diagnostics += loaded.agents.diagnostics
+    for path in loaded.agents.untrusted:
+        loaded.diagnostics.append(ConfigDiagnostic(
+            path, (), "ignored until you trust this workspace: a custom agent's instructions and tool list steer "
+            "what the model does", "information", summary=f"{path.name}: ignored until you trust this workspace"))
 
 
 def _check_output_sizes(loaded: LoadedSettings, docs: Mapping[Path, jsonc.Document]) -> None:

@@ -77,6 +77,7 @@ WHY: dict[str, str] = {
     "agent.compactModel": "it chooses a model that receives the conversation to summarize it",
     "agent.contextWindow": "it changes how much of the conversation reaches the model per request",
     "agent.compactAt": "it changes how much of the conversation reaches the model per request",
+    "agent.maxParallelAgents": "it lets more subagents call the model at once",
     "mcp": "it changes how much of each MCP tool result is kept (and reaches the model)",
     "hooks": "a hook runs this command on your machine",
     "agent": "it changes how the agent runs",

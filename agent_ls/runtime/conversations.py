@@ -214,6 +214,10 @@ class Conversations:
         self.jobs = ConversationJobs()
         """The background jobs of each conversation (:mod:`agent_ls.runtime.jobs`)."""
 
+    def agent_settings(self) -> AgentSettings:
+        """The agent's settings now."""
+        return self._settings()
+
     # the store ---------------------------------------------------------------------------------
     def roots(self) -> list[Path]:
         return list(self._folders()) or [Path.cwd()]
@@ -419,6 +423,10 @@ class Conversations:
                                       session_id=session_id, session_allowed=allowed,
                                       tool_observers=self.tool_observers, jobs=jobs)
         self.jobs.bind(session.session_id, jobs)
+        # lazy: +1 module; every session the service builds may hand tasks to subagents
+        from agent_ls.runtime.subagents import attach
+
+        attach(self, session, front, host, agent)
         entry = self._entry(session.session_id)
         first = entry.session is None
         entry.session, entry.front, entry.stale = session, front, False
@@ -508,6 +516,10 @@ class Conversations:
                 if display is not None and text != shown:
                     await self.remember_display(session.session_id, text, display)
                 await self.title(session.session_id, shown)
+            # lazy: +1 module (loaded with the session's agent tool)
+            from agent_ls.runtime.subagents import counting_subagents
+
+            sink = counting_subagents(sink)
             turn = TurnInfo(session.session_id, text, compact, session.turns)
             await self._observe("before_turn", turn)
             result: TurnResult | None = None
@@ -736,6 +748,13 @@ class Conversations:
             messages = with_tool_runs(messages, await self._call(store.tool_runs, session_id))
         except Exception as e:
             log.warning("could not read how the tools of session %s ran: %s", session_id, e)
+        try:  # the subagents' cards
+            from agent_ls.runtime.subagents import session_outputs, with_subagents
+
+            outputs = await self._call(session_outputs, store, session_id, live)
+            messages = await self._call(with_subagents, messages, outputs)
+        except Exception as e:
+            log.warning("could not read the subagents of session %s: %s", session_id, e)
         changes: list[dict[str, Any]] = []
         try:
             change_store = await self.changes()

@@ -24,7 +24,8 @@ log = logging.getLogger("agent_ls.server")
 
 
 SETTINGS_GLOBS = ("**/.agent-ls/settings.json", "**/.mcp.json", "**/.vscode/mcp.json", "**/.claude/settings.json",
-                 "**/.claude/settings.local.json")
+                 "**/.claude/settings.local.json",
+                 "**/.agent-ls/agents/*.md", "**/.claude/agents/*.md", "**/.github/agents/*.agent.md")
 
 
 def is_settings_file(path: str | None) -> bool:
@@ -33,7 +34,13 @@ def is_settings_file(path: str | None) -> bool:
     p = Path(path)
     return (p.name == "settings.json" and p.parent.name in (".agent-ls", ".claude")) or (
         p.name == "settings.local.json" and p.parent.name == ".claude") or p.name == ".mcp.json" or (
-        p.name == "mcp.json" and p.parent.name == ".vscode") or _is_user_settings(p)
+        p.name == "mcp.json" and p.parent.name == ".vscode") or _is_user_settings(p) or _is_agent_file(p)
+
+
+def _is_agent_file(p: Path) -> bool:
+    """A custom agent's definition (:mod:`agent_ls.config.agents`)."""
+    return p.suffix == ".md" and p.parent.name == "agents" and (
+        p.parent.parent.name in (".agent-ls", ".claude") or p.name.endswith(".agent.md"))
 
 
 def is_host_state(path: str | None) -> bool:

@@ -49,9 +49,11 @@ def event_payload(event: Any) -> dict[str, Any]:
     from agent_ls.agent.events import to_dict
 
     out = to_dict(event)
-    usage = out.get("usage")
-    if isinstance(usage, dict):  # turn_finished carries the turn's usage as a nested record
-        out["usage"] = {k: v for k, v in snake_to_camel_dict(usage).items() if k != "type"}
+    if out.get("type") == "subagent":  # a subagent's event: its own event in the same shape
+        return {**out, "event": event_payload(getattr(event, "event", None))}
+    for key in ("usage", "subagents"):  # turn_finished carries the turn's usage (its subagents') as records
+        if isinstance(record := out.get(key), dict):
+            out[key] = {k: v for k, v in snake_to_camel_dict(record).items() if k != "type"}
     if attachments := out.get("attachments"):  # tool_call_finished: camelCase like every payload
         out["attachments"] = [snake_to_camel_dict(a) for a in attachments]
     return out

@@ -9,6 +9,7 @@ import { addMessage, isTool, newId, pushItem, toolStatus, updateItem } from "./i
 import { PLAN_TOOL, planSteps, type ChatItem, type ChatState, type MessageItem, type ThinkingItem, type ToolItem } from "./items";
 import { compactionLabel, readableErrorText } from "./labels";
 import { sandboxMark } from "./sandbox";
+import { AGENT_TOOL, applySubagent, newSubagent } from "./subagents";
 
 /** A thinking block still streaming. */
 const isOpenThinking = (it: ChatItem): it is ThinkingItem => it.kind === "thinking" && !it.done;
@@ -102,8 +103,11 @@ export function applyEvent(state: ChatState, sessionId: string | null, event: Ag
         result: null,
         durationMs: null,
       };
+      if (event.name === AGENT_TOOL) item.subagent = newSubagent(item.args, now);
       return { ...pushItem(state, item, nextId), streamingId: null };
     }
+    case "subagent":
+      return applySubagent(state, event, now);
     case "tool_call_progress":
       // shown on the running call's card until it ends (e.g. waiting for an MCP server to start)
       return updateItem(state, isTool(event.callId), () => ({ progress: typeof event.message === "string" ? event.message : null }));

@@ -6,6 +6,7 @@ import type { StoredMessage } from "../src/protocol";
 import { toolStatus } from "./itemOps";
 import { PLAN_TOOL, type ChatItem, type MessageItem, type ToolItem } from "./items";
 import { attachmentLabel } from "./labels";
+import { subagentFromRun } from "./subagents";
 
 /** A stored session's messages as chat items (text, tool calls and their results). */
 export function historyItems(messages: StoredMessage[], startId: number): [ChatItem[], number] {
@@ -66,11 +67,13 @@ export function historyItems(messages: StoredMessage[], startId: number): [ChatI
  * so that it looks as it did live. Older servers send no `run`: the card keeps "done". */
 function applyToolRun(item: ToolItem, raw: unknown): void {
   if (!raw || typeof raw !== "object") return;
-  const r = raw as { server?: unknown; displayName?: unknown; durationMs?: unknown; isError?: unknown; denied?: unknown };
+  const r = raw as { server?: unknown; displayName?: unknown; durationMs?: unknown; isError?: unknown; denied?: unknown; subagent?: unknown };
   if (typeof r.server === "string") item.server = r.server;
   if (typeof r.displayName === "string") item.displayName = r.displayName;
   if (typeof r.durationMs === "number" && Number.isFinite(r.durationMs)) item.durationMs = r.durationMs;
   item.status = toolStatus(r.isError === true, r.denied === true);
+  const child = subagentFromRun(item.args, r.subagent); // an agent call: its subagent's card (issue 42)
+  if (child) item.subagent = child;
 }
 
 /** A resumed message's `display` ({text, attachments}) as text and chip labels; null when absent or malformed. */

@@ -78,6 +78,34 @@ export interface ToolItem extends ItemBase {
   progress?: string | null;
   /** Where a command ran (bash): sandboxed or not, and what the sandbox refused (issue 47). */
   sandbox?: SandboxMark | null;
+  /** The subagent an `agent` call runs (issue 42), its tool calls nested in the card. */
+  subagent?: SubagentCard | null;
+}
+
+/** One tool call of a subagent, shown inside its `agent` card. */
+export interface SubagentCall {
+  callId: string;
+  tool: string;
+  args: Record<string, unknown>;
+  status: ToolStatus;
+  awaitingApproval: boolean;
+  durationMs: number | null;
+  result: string | null;
+}
+
+/** What a subagent did so far: its name and task, its tool calls, its tokens and how it ended. */
+export interface SubagentCard {
+  agent: string;
+  description: string;
+  /** When the card learned of it (ms since the epoch); the elapsed time counts from here. */
+  startedAt: number | null;
+  /** When it ended (null: still running). */
+  finishedAt: number | null;
+  /** Input + output tokens of its responses so far. */
+  tokens: number;
+  /** `end`, `max_steps`, `error` or `cancelled` once it ended. */
+  stopReason: string | null;
+  calls: SubagentCall[];
 }
 
 export interface ApprovalItem extends ItemBase {

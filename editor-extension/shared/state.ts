@@ -64,6 +64,7 @@ import {
   type WorkspaceTrustItem,
 } from "./items";
 import { readableErrorText } from "./labels";
+import { hasSubagentCall } from "./subagents";
 
 export * from "./items";
 export { applyEvent } from "./agentEvents";
@@ -349,7 +350,9 @@ export function reduce(state: ChatState, action: ChatAction): ChatState {
  * ("Allow add from healthy? Allow once") above the call's result, not after it.
  */
 function beforeToolCard(state: ChatState, item: ApprovalItem, nextId: number): ChatState {
-  const isCard = isTool(item.requestId);
+  const own = isTool(item.requestId);
+  const child = hasSubagentCall(item.requestId); // a subagent's call: before its agent card
+  const isCard = (it: ChatItem) => own(it) || child(it);
   let at = state.items.length - 1;
   while (at >= 0 && !isCard(state.items[at])) at--;
   if (at < 0) return pushItem(state, item, nextId);

@@ -1,7 +1,7 @@
 /** Tool call cards: what ran, on which server, how it ended and how long it took; long cards
  * start collapsed to their summary line (issue 17). */
 import { toolStatusLabel } from "../shared/labels";
-import type { SandboxGrants, ToolItem } from "../shared/state";
+import type { SandboxGrants, SubagentCard, ToolItem } from "../shared/state";
 import { el, json } from "./dom";
 import { renderSandboxRefusals, renderSandboxSummary } from "./sandboxMark";
 
@@ -56,8 +56,10 @@ export function renderTool(d: Document, item: ToolItem, choices: CardChoices, gr
   const summary = el(d, "summary");
   // The outcome in words with a glyph, in the text colour: never colour alone (issue 17).
   const status = toolStatusLabel(item.status, item.awaitingApproval);
+  const child = item.subagent ?? null;
+  if (child) card.setAttribute("data-agent", child.agent);
   summary.append(
-    el(d, "span", { class: "tool-name" }, item.displayName || item.tool),
+    el(d, "span", { class: "tool-name" }, child ? subagentTitle(child) : item.displayName || item.tool),
     el(d, "span", { class: "tool-server" }, item.server ? ` · ${item.server}` : ""),
     el(d, "span", { class: "tool-status" }, " · "),
   );
@@ -92,6 +94,53 @@ export function renderTool(d: Document, item: ToolItem, choices: CardChoices, gr
   }
   const refused = item.sandbox ? renderSandboxRefusals(d, item.sandbox, grants) : null;
   if (refused) result.appendChild(refused);
-  card.append(summary, el(d, "div", { class: "label" }, item.tool), args, result);
+    card.append(summary, el(d, "div", { class: "label" }, item.tool), args);
+  if (child) card.append(renderSubagent(d, child, item.durationMs));
+  card.append(result);
   return card;
+}
+
+/** An `agent` card's title: the agent and its task. */
+function subagentTitle(child: SubagentCard): string {
+  return child.description ? `${child.agent}: ${child.description}` : child.agent;
+}
+
+/** A call's arguments in one short line (the command, path or pattern when it has one). */
+function brief(args: Record<string, unknown>): string {
+  for (const key of ["command", "path", "pattern", "query"]) {
+    const v = args[key];
+    if (typeof v === "string" && v) return v.length > 80 ? `${v.slice(0, 77)}...` : v;
+  }
+  const text = json(args).replace(/\s+/g, " ");
+  return text.length > 80 ? `${text.slice(0, 77)}...` : text;
+}
+
+/** What a subagent did (issue 42): its tool calls nested in its card, how long it ran, its tokens;
+ * updated live as its events arrive (the result below is its answer). */
+function renderSubagent(d: Document, child: SubagentCard, durationMs: number | null): HTMLElement {
+  const box = el(d, "div", { "data-testid": "subagent", class: "subagent" });
+  const elapsed = durationMs ?? (child.startedAt !== null ? (child.finishedAt ?? Date.now()) - child.startedAt : null);
+  const calls = child.calls.length;
+  const facts = [
+    child.agent,
+    `${calls} tool call${calls === 1 ? "" : "s"}`,
+    ...(elapsed !== null ? [formatDuration(elapsed)] : []),
+    `${child.tokens.toLocaleString("en-US")} tokens`,
+    ...(child.stopReason && child.stopReason !== "end" ? [child.stopReason.replace("_", " ")] : []),
+  ];
+  box.append(el(d, "div", { "data-testid": "subagent-meta", class: "label" }, facts.join(" · ")));
+  const list = el(d, "ul", { "data-testid": "subagent-calls", class: "subagent-calls", "aria-label": `Tool calls of ${child.agent}` });
+  for (const call of child.calls) {
+    const status = toolStatusLabel(call.status, call.awaitingApproval);
+    const li = el(d, "li", { "data-testid": "subagent-call", "data-status": call.status, class: `subagent-call ${call.status}` });
+    li.append(
+      el(d, "span", { class: "tool-name" }, call.tool),
+      ` ${brief(call.args)} · `,
+      el(d, "span", { class: "tool-status-icon", "aria-hidden": "true" }, status.icon),
+      ` ${status.text}${call.durationMs !== null ? ` (${formatDuration(call.durationMs)})` : ""}`,
+    );
+    list.append(li);
+  }
+  box.append(list);
+  return box;
 }

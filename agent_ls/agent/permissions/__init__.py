@@ -521,7 +521,11 @@ class ApprovalRequest:
     call_id: str = ""
     """The tool call asking (the id of its ``tool_call_started`` event and card)."""
     session_id: str | None = None
-    """The session whose turn made the call; None for a direct call from the editor."""
+    """The session whose turn made the call; None for a direct call from the editor. A
+    subagent's call names its parent's session (the chat the user sees)."""
+    agent: str | None = None
+    """The subagent that makes the call, as the user is shown it (``explore: find the retry
+    logic``: its name and the description of its task); None for the conversation's own calls."""
 
     def scope(self, scope_id: str | None) -> SessionScope | None:
         """The offered scope with this id (a front end's answer), or None."""

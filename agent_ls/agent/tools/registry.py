@@ -16,7 +16,7 @@ list, the deferred catalogue, what ``tool_search`` finds and loads, and what can
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any, Protocol, runtime_checkable
 
 from agent_ls.agent.events import report_progress
@@ -111,11 +111,19 @@ class ToolRegistry:
         self.loaded: set[str] = set()
         self.active: list[str] | None = None
         """None mirrors every tool; a list is a deliberate filter of model-facing names."""
+        self.admit: Callable[[ToolSpec], bool] | None = None
+        """Which tools this registry may offer at all, whatever the MCP servers add later (a
+        subagent's narrowed tool set, :mod:`agent_ls.runtime.subagents`); None: every tool."""
         self.search_limit = search_limit
         self._index: ToolIndex | None = None
         self._search_tool = ToolSearchTool(self)
         if mcp is not None:
             self._set_mcp(mcp.tools())
+
+    def add_builtin(self, tool: Tool) -> None:
+        """Offer one more tool that is always visible (the runtime's ``agent`` tool)."""
+        self._builtins = dict(sorted({**self._builtins, tool.spec.name: tool}.items()))
+        self._index = None
 
     # the active set ----------------------------------------------------------------------
     def set_active(self, names: Iterable[str] | None) -> None:
@@ -127,16 +135,18 @@ class ToolRegistry:
         return name in (self._mcp if layer is None else layer) or name.startswith(MCP_PREFIX)
 
     def _allowed_mcp(self) -> dict[str, Tool]:
-        if self.active is None:
-            return self._mcp
-        keep = set(self.active)
-        return {n: t for n, t in self._mcp.items() if n in keep}
+        return self._admitted(self._mcp)
 
     def _allowed_builtins(self) -> dict[str, Tool]:
-        if self.active is None:
-            return self._builtins
-        keep = set(self.active)
-        return {n: t for n, t in self._builtins.items() if n in keep}
+        return self._admitted(self._builtins)
+
+    def _admitted(self, layer: dict[str, Tool]) -> dict[str, Tool]:
+        if self.active is None and self.admit is None:
+            return layer
+        keep = set(self.active) if self.active is not None else None
+        admit = self.admit
+        return {n: t for n, t in layer.items()
+                if (keep is None or n in keep) and (admit is None or admit(t.spec))}
 
     # the MCP layer ---------------------------------------------------------------------
     def _set_mcp(self, tools: Iterable[Any]) -> None:

@@ -94,7 +94,7 @@ SAMPLING_ANSWERS = ("allow_once", "allow_session", "deny")
 WORKSPACE_TRUST_STATES = ("trusted", "restricted", "declined", "editor-restricted", "nothing-to-trust")
 EVENT_TYPES = ("turn_started", "text", "thinking", "tool_call_started", "tool_call_progress", "approval_requested",
                "tool_call_finished", "file_change", "plan", "usage", "compaction", "hook", "error",
-               "turn_finished")
+               "turn_finished", "subagent")
 REVIEW_DECISIONS = ("accept", "reject", "deferred")
 CHANGE_STATUSES = ("proposed", "accepted", "rejected", "failed", "written", "applied", "kept", "reverted")
 CHANGE_OUTCOMES = ("kept", "reverted")

@@ -122,6 +122,7 @@ export const EVENT_TYPES = [
   "hook",
   "error",
   "turn_finished",
+  "subagent",
 ] as const;
 export const REVIEW_DECISIONS = ["accept", "reject", "deferred"] as const;
 export type ReviewDecision = (typeof REVIEW_DECISIONS)[number];

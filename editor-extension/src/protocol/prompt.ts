@@ -225,9 +225,25 @@ export interface TurnFinishedEvent {
   usage?: Usage;
   steps?: number;
   text?: string;
+  /** The tokens of the turn's subagents (already in `usage`), when it ran any. */
+  subagents?: Usage | null;
+}
+
+/** A subagent's event (issue 42): the child the `agent` call `callId` runs. */
+export interface SubagentEvent {
+  type: "subagent";
+  /** The parent's `agent` call (its card). */
+  callId: string;
+  /** The agent's name (`explore`, `general`, a custom agent's). */
+  agent: string;
+  /** The task in a few words, as the model described it. */
+  description: string;
+  /** The child's own event: its tool calls, usage and `turn_finished`. */
+  event: AgentEvent;
 }
 
 export type AgentEvent =
+  | SubagentEvent
   | TurnStartedEvent
   | TextEvent
   | ThinkingEvent

@@ -53,6 +53,18 @@ export interface ToolRunInfo {
   durationMs: number | null;
   isError: boolean;
   denied: boolean;
+  /** An `agent` call's subagent (issue 42): its agent, task, tool calls (`{callId, tool, args, isError, result}`),
+   * tokens and `stopReason`, for its card. */
+  subagent?: SubagentRecord;
+}
+
+/** What is kept of a finished subagent for its card on resume. */
+export interface SubagentRecord {
+  agent: string;
+  description: string;
+  tokens: number;
+  stopReason: string;
+  calls: { callId: string; tool: string; args: Record<string, unknown>; isError: boolean; result: string | null }[];
 }
 
 /** An attachment as the chat shows it (a chip): what it was, without its content. */
