@@ -94,7 +94,7 @@ export function renderTool(d: Document, item: ToolItem, choices: CardChoices, gr
   }
   const refused = item.sandbox ? renderSandboxRefusals(d, item.sandbox, grants) : null;
   if (refused) result.appendChild(refused);
-    card.append(summary, el(d, "div", { class: "label" }, item.tool), args);
+  card.append(summary, el(d, "div", { class: "label" }, item.tool), args);
   if (child) card.append(renderSubagent(d, child, item.durationMs));
   card.append(result);
   return card;
