@@ -111,24 +111,46 @@ def _import_litellm() -> Any:
     # litellm loads a .env (found from its install folder upwards, or the cwd) into
     # os.environ at import unless LITELLM_MODE says it is not a development run: a venv
     # inside a cloned repository would otherwise take that repository's OPENAI_BASE_URL.
-    mode = os.environ.get("LITELLM_MODE")
+    # LITELLM_LOG: its handler (stdout for records below WARNING) lets only warnings through while
+    # the import runs (it logs as it builds its HTTP clients); afterwards its records go to ours
+    # (_route_litellm_logs).
+    saved = {k: os.environ.get(k) for k in ("LITELLM_MODE", "LITELLM_LOG")}
     os.environ["LITELLM_MODE"] = "PRODUCTION"
+    os.environ["LITELLM_LOG"] = "WARNING"
     try:
         with collector_paused():  # a third of its import time otherwise (agent_ls.core.imports)
             import litellm
     finally:
-        if mode is None:
-            os.environ.pop("LITELLM_MODE", None)
-        else:
-            os.environ["LITELLM_MODE"] = mode
+        for k, v in saved.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
 
     litellm.suppress_debug_info = True
     litellm.drop_params = True
+    _route_litellm_logs()
     # The default tokenizer (tiktoken's cl100k_base, 0.2-0.6 s to load): the session counts
     # every request with it before sending it, the first prompt too (issue 30 item 2).
     with contextlib.suppress(Exception):
         litellm.token_counter(text="")
     return litellm
+
+
+LITELLM_LOGGERS = ("LiteLLM", "LiteLLM Router", "LiteLLM Proxy")
+
+
+def _route_litellm_logs() -> None:
+    """litellm's own handler writes its records below WARNING to stdout: the protocol's channel
+    of the language server and ``agent-ls acp``, the answer of ``agent-ls chat -p``. Its loggers
+    lose that handler and their own level: their records reach this process's handlers (stderr or
+    the editor's log, secrets masked) at the level the user chose (``--log-level``)."""
+    for name in LITELLM_LOGGERS:
+        logger = logging.getLogger(name)
+        for handler in list(logger.handlers):
+            logger.removeHandler(handler)
+        logger.setLevel(logging.NOTSET)
+        logger.propagate = True
 
 
 @attrs.frozen
