@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from agent_ls.config.sandbox import grants_of, set_workspace_grant
 from agent_ls.core.sandbox import detect
@@ -15,6 +16,9 @@ from agent_ls.server.protocol.codec import InvalidParams, NoParams
 from agent_ls.server.protocol.methods import SANDBOX_GRANTS, SET_SANDBOX_GRANT
 from agent_ls.server.protocol.sandbox import SandboxGrantsPayload, SandboxGrantsResult, SetSandboxGrantParams
 from agent_ls.server.server import AgentLanguageServer, request
+
+if TYPE_CHECKING:
+    from agent_ls.runtime.host import RuntimeHost
 
 
 def grants_result(folders: list[Path], enabled: bool) -> SandboxGrantsResult:
@@ -28,15 +32,15 @@ def grants_result(folders: list[Path], enabled: bool) -> SandboxGrantsResult:
     return SandboxGrantsResult(out, enabled, avail.mechanism.value, message)
 
 
-def _enabled(ls: AgentLanguageServer) -> bool:
-    return ls.runtime.agent_settings().sandbox.enabled
+def _enabled(runtime: RuntimeHost) -> bool:
+    return runtime.agent_settings().sandbox.enabled
 
 
 def register(server: AgentLanguageServer) -> None:
     @request(server, SANDBOX_GRANTS, NoParams)
     async def sandbox_grants(ls: AgentLanguageServer, _: NoParams) -> SandboxGrantsResult:
         await ls.lifecycle.settings_loaded()
-        return await asyncio.to_thread(grants_result, ls.folders(), _enabled(ls))
+        return await asyncio.to_thread(grants_result, ls.folders(), _enabled(ls.runtime))
 
     @request(server, SET_SANDBOX_GRANT, SetSandboxGrantParams)
     async def set_sandbox_grant(ls: AgentLanguageServer, p: SetSandboxGrantParams) -> SandboxGrantsResult:
@@ -54,4 +58,4 @@ def register(server: AgentLanguageServer) -> None:
             await asyncio.to_thread(set_workspace_grant, folder, p.kind, p.value, p.granted)
         except ValueError as exc:
             raise InvalidParams(f"{'kind' if 'kind' in str(exc) else 'value'}: {exc}") from None
-        return await asyncio.to_thread(grants_result, folders, _enabled(ls))
+        return await asyncio.to_thread(grants_result, folders, _enabled(ls.runtime))
