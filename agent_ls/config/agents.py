@@ -19,6 +19,7 @@ A file::
     disallowedTools: [Bash]
     model: anthropic/claude-haiku-4-5   # default: the parent's model
     maxTurns: 10                        # default: agent.maxSteps
+    maxDepth: 2                         # default 1: it starts no subagents of its own
     ---
     You review code. ...                # the system prompt
 
@@ -45,6 +46,8 @@ if TYPE_CHECKING:
 
 GENERAL = "general"
 EXPLORE = "explore"
+MAX_DEPTH = 3
+"""The deepest a chain of subagents may go (the conversation's own session is depth 0)."""
 MAX_AGENT_FILE_BYTES = 64_000
 """A definition file larger than this is refused (a diagnostic)."""
 
@@ -66,6 +69,10 @@ class AgentDefinition:
     max_turns: int | None = None
     source: str = "built-in"
     """Where it was defined (a file path, or ``built-in``)."""
+    max_depth: int = 1
+    """How deep the chain of subagents may go while it runs (1: it gets no ``agent`` tool; 2: it
+    may start subagents, which start none; at most :data:`MAX_DEPTH`, and never deeper than the
+    agent that started it allows)."""
 
 
 BUILTIN_AGENTS: tuple[AgentDefinition, ...] = (
@@ -195,9 +202,13 @@ def parse_agent(path: Path, text: str, default_name: str | None = None) -> Agent
     max_turns = meta.get("maxTurns")
     if max_turns is not None and (not isinstance(max_turns, int) or isinstance(max_turns, bool) or max_turns < 1):
         return bad("maxTurns", f"maxTurns must be a positive integer, got {max_turns!r}")
+    max_depth = meta.get("maxDepth", 1)
+    if not isinstance(max_depth, int) or isinstance(max_depth, bool) or not 1 <= max_depth <= MAX_DEPTH:
+        return bad("maxDepth", f"maxDepth must be 1 to {MAX_DEPTH}, got {max_depth!r}")
     if not prompt:
         return _diag(path, "the system prompt (the text after the frontmatter) is empty", end)
-    return AgentDefinition(given, description.strip(), prompt, tools, disallowed, False, model, max_turns, str(path))
+    return AgentDefinition(given, description.strip(), prompt, tools, disallowed, False, model, max_turns, str(path),
+                           max_depth)
 
 
 def agent_name_of(path: Path) -> str:
@@ -301,5 +312,7 @@ def agent_trust_items(files: Iterable[Path]) -> list[TrustItem]:
         if isinstance(found, AgentDefinition):
             shown |= {"name": found.name, "description": found.description,
                       "tools": list(found.tools) if found.tools is not None else "all of the conversation's"}
+            if found.max_depth > 1:
+                shown["maxDepth"] = found.max_depth
         items.append(TrustItem(path, ("agent", agent_name_of(path)), shown, AGENT_WHY))
     return items

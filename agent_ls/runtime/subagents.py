@@ -8,7 +8,10 @@ gives every session the service builds its :class:`AgentTool`):
   instructions), its own output store, context accounting and compaction;
 - its own tool set, which only narrows the parent's (the tools the parent's registry offers,
   then the definition's ``tools`` / ``disallowedTools``; ``explore`` keeps the tools that read);
-  no ``agent`` tool of its own (depth 1);
+  no ``agent`` tool of its own (depth 1), unless its definition's ``maxDepth`` lets it start
+  subagents (never deeper than every agent above it allows, at most ``MAX_DEPTH``): then its
+  children are built the same way, their questions asked through its own (one at a time, named
+  by the whole chain);
 - the parent's permission rules and "allow for this session" grants (one set, shared: what the
   user allows for the session in a child's question holds for the parent too), the same sandbox,
   the same tool hooks and observers (checkpoints: the parent's call waited for the prompt's
@@ -53,7 +56,7 @@ from agent_ls.agent.events import (
     tool_progress,
 )
 from agent_ls.agent.tool_runner import emit
-from agent_ls.config.agents import GENERAL, AgentCatalog, AgentDefinition
+from agent_ls.config.agents import GENERAL, MAX_DEPTH, AgentCatalog, AgentDefinition
 from agent_ls.config.globs import name_matches
 from agent_ls.core.tools import Capability, ToolResult, ToolSpec
 from agent_ls.core.visible import visible
@@ -151,15 +154,20 @@ def agent_spec(catalog: AgentCatalog) -> ToolSpec:
         capability=Capability.READ)
 
 
-def admits(definition: AgentDefinition, parent: Callable[[str], bool]) -> Callable[[ToolSpec], bool]:
+def admits(definition: AgentDefinition, parent: Callable[[str], bool], *,
+           nested: bool = False) -> Callable[[ToolSpec], bool]:
     """Which tools a child of ``definition`` may have: those the parent has (``parent``: by name),
-    narrowed by the definition (``explore``: tools that read only)."""
+    narrowed by the definition (``explore``: tools that read only); the ``agent`` tool only when
+    the child may start subagents of its own (``nested``) and its tool list names it."""
 
     def named(spec: ToolSpec, patterns: tuple[str, ...]) -> bool:
         return any(name_matches(spec.name, p) for p in patterns)
 
     def admit(spec: ToolSpec) -> bool:
-        if spec.name == AGENT_TOOL or not parent(spec.name):
+        if spec.name == AGENT_TOOL:
+            return nested and not named(spec, definition.disallowed) and (
+                definition.tools is None or named(spec, definition.tools))
+        if not parent(spec.name):
             return False
         if definition.read_only and spec.capability is not Capability.READ:
             return False
@@ -200,8 +208,12 @@ class AgentTool:
     """The ``agent`` tool of one parent session (see the module docstring)."""
 
     def __init__(self, service: Service, parent: Session, front: FrontEnd, host: Any,
-                 agent: AgentSettings) -> None:
+                 agent: AgentSettings, *, depth: int = 1, limit: int = MAX_DEPTH) -> None:
         self.service = service
+        self.depth = depth
+        """The depth of the children it starts (the conversation's session's children: 1)."""
+        self.limit = limit
+        """The deepest a child of a child may go (what the agents above it allow: ``maxDepth``)."""
         """Where the settings, the roots and the tool observers come from."""
         self.parent = parent
         self.front = front
@@ -314,7 +326,10 @@ class AgentTool:
                 front.questions, parent.session_id, f"{definition.name} ({visible(description)})", self.asking))
         llm = (agent.llm_config(definition.model) if definition.model else None) or parent.llm
         registry = tool_registry(agent, roots, self.host, front)
-        registry.admit = admits(definition, lambda n: parent.registry.get(n) is not None or n in ALWAYS_OFFERED)
+        deepest = min(self.limit, definition.max_depth)
+        nested = self.depth < deepest  # it may start subagents of its own (its definition's maxDepth)
+        registry.admit = admits(definition, lambda n: parent.registry.get(n) is not None or n in ALWAYS_OFFERED,
+                                nested=nested)
         gate = permission_gate(agent, front.questions, roots)
         if isinstance(parent.gate, PermissionGate):
             gate.session_allowed = parent.gate.session_allowed  # one set: the user's grants for the session
@@ -331,6 +346,9 @@ class AgentTool:
             counter = self._counters[llm.model] = child.compactor.counter
         child.compactor.counter = counter  # the same prompt and tools are counted once, not per child
         child.hooks = hooks_for(agent.hooks, roots, child_id, agent.shell_env_passthrough, sandbox=agent.sandbox)
+        if nested:
+            child.registry.add_builtin(AgentTool(self.service, child, front, self.host, agent,
+                                                 depth=self.depth + 1, limit=deepest))
         return child
 
     def _result(self, definition: AgentDefinition, description: str, child: Session, result: TurnResult,

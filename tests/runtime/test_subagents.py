@@ -370,6 +370,37 @@ async def test_a_custom_agents_prompt_and_tools_are_what_its_request_carries(set
         await conversations.close()
 
 
+async def test_a_definitions_max_depth_lets_its_child_start_children_and_no_deeper(setup: Setup,
+                                                                                   tmp_path: Path) -> None:
+    """Children start no children (depth 1) unless their definition's ``maxDepth`` allows it; a
+    grandchild never goes deeper than every agent above it allows, whatever its own says."""
+    from agent_ls.config.agents import load_agents
+
+    lead, worker = tmp_path / "lead.md", tmp_path / "worker.md"
+    lead.write_text("---\ndescription: Splits work\nmaxDepth: 2\n---\nLEAD-PROMPT: split it.\n")
+    worker.write_text("---\ndescription: Does one part\nmaxDepth: 3\n---\nWORKER-PROMPT: do it.\n")
+    catalog = load_agents([lead, worker], [])
+    assert not catalog.diagnostics, catalog.diagnostics
+    setup.agent = attrs.evolve(setup.agent, agents=catalog)
+    r = setup.router
+    r.add("", tool_calls([agent_call("plan the work", "lead", "lead")]), text("all done"))
+    r.add("LEAD-PROMPT", tool_calls([agent_call("do part one", "worker", "part one")]), text("lead: part one done"))
+    r.add("WORKER-PROMPT", text("worker: did part one"))
+    conversations = setup.service()
+    try:
+        session = await conversations.open()
+        assert session is not None
+        result = await asyncio.wait_for(conversations.prompt(session, "go"), 30)
+        assert result.text == "all done"
+        assert "agent" in tool_names(r.bodies("LEAD-PROMPT")[0])  # maxDepth 2: it may delegate
+        (worker_body,) = r.bodies("WORKER-PROMPT")
+        assert "agent" not in tool_names(worker_body)  # depth 2 is as deep as the lead allows
+        assert tool_results(r.bodies("LEAD-PROMPT")[1])[0].startswith("worker: did part one")
+        assert tool_results(r.bodies("")[1])[0].startswith("lead: part one done")
+    finally:
+        await conversations.close()
+
+
 async def test_a_tool_list_naming_no_existing_tool_is_an_error(setup: Setup, tmp_path: Path) -> None:
     catalog = custom(tmp_path, "ghost", "---\ndescription: Nothing\ntools: WebFetch, mcp__nowhere__x\n---\nGhost.\n")
     setup.agent = attrs.evolve(setup.agent, agents=catalog)

@@ -52,6 +52,7 @@ def test_a_yaml_list_of_tools_and_vs_code_names(tmp_path: Path) -> None:
     ("---\nname: x\n---\nprompt\n", 0, "a description"),
     ("---\ndescription: x\ntools: 3\n---\nprompt\n", 2, "tools: must be a list"),
     ("---\ndescription: x\nmaxTurns: 0\n---\nprompt\n", 2, "maxTurns must be a positive integer"),
+    ("---\ndescription: x\nmaxDepth: 4\n---\nprompt\n", 2, "maxDepth must be 1 to 3"),
     ("---\ndescription: x\nname: 'bad name!'\n---\nprompt\n", 2, "the name must be"),
     ("---\ndescription: x\n---\n\n", 2, "system prompt"),
 ])
