@@ -26,6 +26,7 @@ import { fullOutputStep, resumedCardsStep, reviewSteps } from './review.ts';
 import { sandboxStep } from './sandbox.ts';
 import { intelligenceStep } from './intelligence.ts';
 import { rewindStep } from './rewind.ts';
+import { subagentStep } from './subagent.ts';
 import { serversSteps, settingsRestartStep } from './serverSteps.ts';
 import { uxSteps } from './ux.ts';
 import { collapseServersView } from './workbench.ts';
@@ -107,6 +108,7 @@ async function scenario(page: Page, steps: Steps, facts: FactLog): Promise<void>
   await sessionSteps(run);
   await resumedCardsStep(reviewCtx);
   await rewindStep(run, ['final-answer']); // issue 40: "Rewind to here" puts a file and its editor back
+  await subagentStep(run, ['final-answer']); // issue 42: a subagent's card with its own tool call nested
   await chatPanelStep(run);
   await settingsRestartStep(run);
 

@@ -66,6 +66,13 @@ REWIND_BEFORE = "the text before the agent's turn"
 REWIND_AFTER = "the agent rewrote this"
 REWIND_PROMPT = "Rewrite the rewind demo file."
 REWIND_DONE = "I rewrote the rewind demo file."
+# subagents (editor-extension/e2e/subagent.ts, issue 42): the model hands a task to the `explore`
+# agent, which reads a file; the chat shows the child's card with its read nested, then the answer.
+SUBAGENT_PROMPT = "Ask a subagent what the rewind demo file says."
+SUBAGENT_TASK = "Read rewind_demo.txt and quote its first line."
+SUBAGENT_DESCRIPTION = "quote the demo file"
+SUBAGENT_CHILD_ANSWER = "The demo file's first line is quoted above."
+SUBAGENT_DONE = "The subagent read the rewind demo file."
 
 # the editor's language intelligence (editor-extension/e2e/intelligence.ts): a TypeScript project
 INTEL_FILES = {
@@ -104,7 +111,7 @@ LATE_MISSING = "tool_search did not find the late server's tool:"
 STEP_TIMEOUT_MS = 45_000
 WORKSPACE_ENV = "AGENT_LS_E2E_FROM_WORKSPACE"  # set by the workspace's .vscode/settings.json: must be ignored
 RESTART_ENV = "AGENT_LS_E2E_RESTART"  # the driver adds it to the Machine settings (settings-restart)
-DRIVER_TIMEOUT_S = 390  # issue 44 added the layout-narrow step (~1 min: two themes, two widths)
+DRIVER_TIMEOUT_S = 420  # issue 44 added the layout-narrow step (~1 min: two themes, two widths); issue 42 subagent-card
 
 
 # ----------------------------------------------------------------------------- the model
@@ -138,7 +145,7 @@ class Model:
     def route(self, body: dict[str, Any]) -> Turn:
         msgs = body.get("messages") or []
         markers = (EXPLAIN_QUESTION, ASK_QUESTION, ELICIT_PROMPT, STOP_PROMPT, ATTACH_PROMPT, REVIEW_PROMPT, REJECT_PROMPT,
-                   OUTPUT_PROMPT, INTEL_PROMPT, LATE_PROMPT, REWIND_PROMPT, PROMPT)
+                   OUTPUT_PROMPT, INTEL_PROMPT, LATE_PROMPT, REWIND_PROMPT, SUBAGENT_PROMPT, SUBAGENT_TASK, PROMPT)
         idx, asked = -1, ""
         for i in range(len(msgs) - 1, -1, -1):
             if msgs[i].get("role") == "user" and any(k in _content_text(msgs[i]) for k in markers):
@@ -207,6 +214,17 @@ class Model:
                 what, answer = "rewind: bash", tool_calls([("bash", {"command": f"printf '{REWIND_AFTER}\\n' > {REWIND_FILE}"})])
             elif last_tool == "bash":
                 what, answer = "rewind: done", text(REWIND_DONE)
+        elif SUBAGENT_TASK in asked:  # the child's own conversation (its first user message is the task)
+            if last_tool is None:
+                what, answer = "subagent child: read", tool_calls([("read_file", {"path": REWIND_FILE})])
+            elif last_tool == "read_file":
+                what, answer = "subagent child: answer", text(SUBAGENT_CHILD_ANSWER)
+        elif SUBAGENT_PROMPT in asked:
+            if last_tool is None:
+                what, answer = "subagent: agent", tool_calls([("agent", {
+                    "agent": "explore", "description": SUBAGENT_DESCRIPTION, "prompt": SUBAGENT_TASK})])
+            elif last_tool == "agent":
+                what, answer = "subagent: done", text(SUBAGENT_DONE)
         elif LATE_PROMPT in asked:
             if last_tool is None:
                 what, answer = "late: tool_search", tool_calls([("tool_search", {"query": f"select:{LATE_TOOL}"})])
@@ -274,6 +292,8 @@ def driver_scenario() -> dict[str, Any]:
         "rewind": {"file": REWIND_FILE, "before": REWIND_BEFORE, "after": REWIND_AFTER, "prompt": REWIND_PROMPT,
                    "done": REWIND_DONE},
         "sandboxRefusedFolder": SANDBOX_REFUSED,
+        "subagent": {"prompt": SUBAGENT_PROMPT, "agent": "explore", "description": SUBAGENT_DESCRIPTION,
+                     "tool": "read_file", "done": SUBAGENT_DONE},
         "intelligence": {"file": INTEL_FILE, "prompt": INTEL_PROMPT, "seen": INTEL_SEEN, "missing": INTEL_MISSING},
         "firstPrompt": {"prompt": LATE_PROMPT, "done": f"{LATE_DONE} 5.", "missing": LATE_MISSING, "tool": LATE_TOOL},
     }
