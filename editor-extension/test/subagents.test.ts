@@ -4,7 +4,7 @@
  * child's call is placed before the card), its elapsed time and tokens, its answer as the result;
  * a details element the keyboard opens and closes.
  */
-import { beforeEach, describe, expect, it } from "vitest";
+import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { initialState, reduce, type ChatAction, type ChatState } from "../shared/state";
 import type { AgentEvent } from "../src/protocol";
 import { act, ev, mount, q, qa } from "./webviewHarness";
@@ -17,6 +17,21 @@ const child = (event: AgentEvent, callId = "agent-1"): AgentEvent => ({
 });
 
 describe("subagent cards", () => {
+  afterEach(() => vi.useRealTimers());
+
+  it("counts a running child's elapsed time on between its events, and stops once it ended", () => {
+    vi.useFakeTimers();
+    vi.setSystemTime(new Date(2026, 11, 6, 12, 0, 0));
+    ev({ type: "tool_call_started", callId: "agent-1", name: "agent", arguments: { agent: "explore", description: "find retry", prompt: "x" } });
+    ev(child({ type: "tool_call_started", callId: "c1", name: "grep", arguments: { pattern: "retry" } }));
+    expect(q("subagent-meta")!.textContent).toContain("0 ms");
+    vi.advanceTimersByTime(3000);
+    expect(q("subagent-meta")!.textContent).toContain("3.0 s");
+    ev({ type: "tool_call_finished", callId: "agent-1", name: "agent", isError: false, content: "done", durationMs: 3200 });
+    vi.advanceTimersByTime(5000);
+    expect(q("subagent-meta")!.textContent).toContain("3.2 s");
+  });
+
   it("nests the child's tool calls live, with its tokens and its answer", () => {
     ev({ type: "tool_call_started", callId: "agent-1", name: "agent", arguments: { agent: "explore", description: "find retry", prompt: "find the retry logic" } });
     const card = () => q("tool-card")!;

@@ -119,16 +119,27 @@ function brief(args: Record<string, unknown>): string {
  * updated live as its events arrive (the result below is its answer). */
 function renderSubagent(d: Document, child: SubagentCard, durationMs: number | null): HTMLElement {
   const box = el(d, "div", { "data-testid": "subagent", class: "subagent" });
-  const elapsed = durationMs ?? (child.startedAt !== null ? (child.finishedAt ?? Date.now()) - child.startedAt : null);
   const calls = child.calls.length;
-  const facts = [
-    child.agent,
-    `${calls} tool call${calls === 1 ? "" : "s"}`,
-    ...(elapsed !== null ? [formatDuration(elapsed)] : []),
-    `${child.tokens.toLocaleString("en-US")} tokens`,
-    ...(child.stopReason && child.stopReason !== "end" ? [child.stopReason.replace("_", " ")] : []),
-  ];
-  box.append(el(d, "div", { "data-testid": "subagent-meta", class: "label" }, facts.join(" · ")));
+  const facts = (): string => {
+    const elapsed = durationMs ?? (child.startedAt !== null ? (child.finishedAt ?? Date.now()) - child.startedAt : null);
+    return [
+      child.agent,
+      `${calls} tool call${calls === 1 ? "" : "s"}`,
+      ...(elapsed !== null ? [formatDuration(elapsed)] : []),
+      `${child.tokens.toLocaleString("en-US")} tokens`,
+      ...(child.stopReason && child.stopReason !== "end" ? [child.stopReason.replace("_", " ")] : []),
+    ].join(" · ");
+  };
+  const meta = el(d, "div", { "data-testid": "subagent-meta", class: "label" }, facts());
+  box.append(meta);
+  if (durationMs === null && child.finishedAt === null && child.startedAt !== null) {
+    // while it runs, its elapsed time counts on between its events (the card is drawn again on
+    // each event: a replaced card's timer stops at its next tick)
+    const tick = setInterval(() => {
+      if (!meta.isConnected) clearInterval(tick);
+      else meta.textContent = facts();
+    }, 1000);
+  }
   const list = el(d, "ul", { "data-testid": "subagent-calls", class: "subagent-calls", "aria-label": `Tool calls of ${child.agent}` });
   for (const call of child.calls) {
     const status = toolStatusLabel(call.status, call.awaitingApproval);
