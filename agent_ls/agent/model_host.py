@@ -58,6 +58,8 @@ IDLE_SECONDS = 900.0
 START_TIMEOUT = 60.0
 """A front end waits this long for a host it started (a cold litellm import on a busy machine
 takes several seconds), then imports litellm itself."""
+MAX_SOCKET_PATH = 107
+"""The longest path a Unix socket may have (``sun_path`` is 108 bytes with its NUL on Linux)."""
 LINE_LIMIT = 1 << 27
 """The longest line on the wire (a whole conversation with its attachments)."""
 CALLS = frozenset({"token_counter", "get_model_info", "validate_environment"})
@@ -205,6 +207,8 @@ def attach(environ: Mapping[str, str], timeout: float = START_TIMEOUT) -> ModelH
     except OSError as e:
         raise HostUnavailable(f"no private runtime folder: {e}") from e
     path = folder / f"model-{host_key(environ)}.sock"
+    if len(os.fsencode(path)) > MAX_SOCKET_PATH:
+        raise HostUnavailable(f"the runtime folder's path is too long for a Unix socket ({path})")
     with contextlib.suppress(OSError, ValueError, KeyError):
         return ModelHostClient(path, _hello(path))
     log.debug("model host: starting one at %s", path)

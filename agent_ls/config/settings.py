@@ -105,11 +105,14 @@ class LoadedSettings:
         return merge_sections(self.sections)
 
 
-def _empty_folder(path: Path) -> bool:
-    try:
-        return path.is_dir() and not path.is_symlink() and not any(path.iterdir())
-    except OSError:
-        return False
+def _placeholder(path: Path) -> bool:
+    """A sandboxed command's read-only placeholder at ``path`` while it runs (an empty folder
+    bubblewrap mounted on a missing power file): as if the file were absent. A user's own folder
+    there is said (a diagnostic)."""
+    # lazy: the sandbox's runner, only on this rare path
+    from agent_ls.core.sandbox.runner import is_placeholder
+
+    return is_placeholder(str(path))
 
 
 def _read_file(file: Path, problems_out: list[ConfigDiagnostic]) -> jsonc.Document | None:
@@ -123,7 +126,7 @@ def _read_file(file: Path, problems_out: list[ConfigDiagnostic]) -> jsonc.Docume
     except FileNotFoundError:
         return None
     except NotRegularFile as e:
-        if _empty_folder(file):  # a sandboxed command's read-only placeholder while it runs: as if absent
+        if _placeholder(file):
             return None
         problems_out.append(ConfigDiagnostic(file, (), f"cannot read the file: it is {e.strerror}, not a regular "
                                                        "file; it is ignored"))

@@ -8,9 +8,11 @@ import contextlib
 import fcntl
 import os
 import re
+import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 from collections.abc import Iterator
@@ -29,13 +31,17 @@ IMPORTED_LITELLM = re.compile(r"^import time:.*\|\s*litellm$", re.MULTILINE)
 
 
 @pytest.fixture
-def runtime(tmp_path: Path) -> Iterator[Path]:
-    """A runtime folder of this test; its hosts are ended after it."""
-    folder = tmp_path / "run"
+def runtime() -> Iterator[Path]:
+    """A runtime folder of this test; its hosts are ended after it. A short path, as a real
+    runtime folder is: a Unix socket's path has at most 107 bytes (pytest's folders under xdist
+    are longer)."""
+    base = Path(tempfile.mkdtemp(prefix="als-"))
+    folder = base / "run"
     yield folder
     for sock in folder.glob("model-*.sock"):
         with contextlib.suppress(OSError, ValueError, KeyError):
             os.kill(model_host._hello(sock), signal.SIGTERM)
+    shutil.rmtree(base, ignore_errors=True)
 
 
 def environment(llm: ScriptedLLM, tmp: Path, runtime: Path, **extra: str) -> dict[str, str]:
@@ -203,3 +209,11 @@ def test_a_host_that_went_away_is_started_again(llm: ScriptedLLM, ws: Path, tmp_
         if proc.poll() is None:
             proc.kill()
         proc.wait()
+
+
+def test_a_runtime_folder_too_long_for_a_socket_is_said(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A Unix socket's path has at most 107 bytes: a longer runtime folder is a clear reason to
+    load the model library in the process, not a host that cannot bind."""
+    monkeypatch.setenv("AGENT_LS_RUNTIME_DIR", str(tmp_path / ("x" * 110)))
+    with pytest.raises(model_host.HostUnavailable, match="too long for a Unix socket"):
+        model_host.attach({"PATH": "/usr/bin"}, timeout=1)

@@ -10,8 +10,9 @@ from tests.lsp.conftest import Setup, close_editor, open_editor
 
 pytestmark = pytest.mark.e2e
 
-WINDOW = 12_300
-"""12,000 for the conversation's own tools, and the built-in ``agent`` tool's description (~280 tokens)."""
+WINDOW = 13_000
+"""12,000 for the conversation's own tools, then the built-in ``agent`` tool's description and the
+background job tools' (``shell_output``, ``shell_stop``, ``task_wait``, ``run_in_background``): ~1,000."""
 
 
 async def test_session_under_a_small_window_compacts_and_slash_compact_works(setup: Setup) -> None:
@@ -28,7 +29,7 @@ async def test_session_under_a_small_window_compacts_and_slash_compact_works(set
         for i in range(5):
             result = await editor.request("agent/prompt", {"text": f"read f{i}", "sessionId": sid})
             sid = result["sessionId"]
-            assert result["stopReason"] == "end", result
+            assert result["stopReason"] == "end", (result.get("error"), i)
         assert not [r for r in setup.llm.requests if r.rejected]
         events = editor.session_events(sid)
         compactions = [e for e in events if e["type"] == "compaction"]

@@ -87,6 +87,8 @@ MALFORMED: list[tuple[str, Any, str]] = [
     (P.SESSIONS_RESUME, {"sessionId": 1}, "sessionId"),
     (P.SESSIONS_DELETE, {"sessionId": None}, "sessionId"),
     (P.SESSIONS_RENAME, {"sessionId": "x", "title": 3}, "title"),
+    (P.JOBS, {"sessionId": 5}, "sessionId"),
+    (P.STOP_JOB, {"sessionId": "s"}, "jobId"),
     (P.SERVER_INFO, [1], "params must be an object"),
     (P.MCP_STATUS, 7, "params must be an object"),
     (P.MCP_RESTART, {"server": 5}, "server"),

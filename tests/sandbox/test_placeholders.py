@@ -43,9 +43,15 @@ async def test_git_add_all_works_in_a_repository_without_mcp_json_and_the_file_s
     assert not placeholder_event(str(place.ws / ".mcp.json"))  # the user's own file is a change
 
 
-def test_the_loader_takes_an_empty_folder_for_an_absent_settings_file(tmp_path: Path) -> None:
+def test_the_loader_takes_a_placeholder_for_an_absent_settings_file(tmp_path: Path,
+                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    from agent_ls.core.sandbox import runner
+
     ws = tmp_path / "ws"
     (ws / ".mcp.json").mkdir(parents=True)
+    loaded = load_settings([ws], user_settings=tmp_path / "none.json", environ={})
+    assert any("it is a directory" in d.message for d in loaded.diagnostics)  # the user's own empty folder
+    monkeypatch.setitem(runner._placeholder_users, str(ws / ".mcp.json"), 1)  # a sandboxed command holds it now
     loaded = load_settings([ws], user_settings=tmp_path / "none.json", environ={})
     assert [d.message for d in loaded.diagnostics] == []
     (ws / ".mcp.json" / "x").write_text("")  # a folder with content is not a placeholder: said
