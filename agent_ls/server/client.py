@@ -26,6 +26,17 @@ if TYPE_CHECKING:
     from pygls.workspace import Workspace
 
 
+def offers(capabilities: lsp.ClientCapabilities, feature: str) -> bool:
+    """The client says it answers one of agent-ls's own requests: ``experimental.agentLs.<feature>``
+    is ``true`` in its capabilities (``reviewEdits``, ``intelligence``)."""
+    try:
+        experimental = capabilities.experimental
+    except AttributeError:
+        return False
+    ours = experimental.get("agentLs") if isinstance(experimental, dict) else None
+    return isinstance(ours, dict) and ours.get(feature) is True
+
+
 class EditorClient:
     """What the server asks of and tells the editor (one per connection)."""
 

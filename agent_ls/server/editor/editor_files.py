@@ -34,6 +34,7 @@ from pygls.uris import to_fs_path
 from agent_ls.agent.editor.changes import Proposal, ReviewAnswer
 from agent_ls.agent.editor.editor_files import EditOutcome, OpenDocument, TextChange
 from agent_ls.server.ask import AskFailed, ask
+from agent_ls.server.client import offers
 from agent_ls.server.protocol.methods import REVIEW_CAPABILITY, REVIEW_DECISIONS, REVIEW_EDIT
 from agent_ls.server.protocol.sessions import ReviewEditParams, ReviewEditResult
 
@@ -82,12 +83,7 @@ def text_edits(base: str, changes: Sequence[TextChange], encoding: str) -> list[
 
 def reviews_edits(capabilities: lsp.ClientCapabilities) -> bool:
     """The client answers ``agent/reviewEdit`` (``experimental.agentLs.reviewEdits``)."""
-    try:
-        experimental = capabilities.experimental
-    except AttributeError:
-        return False
-    ours = experimental.get("agentLs") if isinstance(experimental, dict) else None
-    return isinstance(ours, dict) and ours.get(REVIEW_CAPABILITY) is True
+    return offers(capabilities, REVIEW_CAPABILITY)
 
 
 class LspEditorFiles:

@@ -38,6 +38,7 @@ from agent_ls.agent.editor.intelligence import (
     Symbol,
 )
 from agent_ls.server.ask import AskFailed, ask
+from agent_ls.server.client import offers
 from agent_ls.server.protocol.intelligence import (
     EditorIntelligenceParams,
     EditorIntelligenceResult,
@@ -63,12 +64,7 @@ SYNC_POLL_SECONDS = 0.02
 
 def supports_intelligence(capabilities: lsp.ClientCapabilities) -> bool:
     """The client answers ``agent/editorIntelligence`` (``experimental.agentLs.intelligence``)."""
-    try:
-        experimental = capabilities.experimental
-    except AttributeError:
-        return False
-    ours = experimental.get("agentLs") if isinstance(experimental, dict) else None
-    return isinstance(ours, dict) and ours.get(INTELLIGENCE_CAPABILITY) is True
+    return offers(capabilities, INTELLIGENCE_CAPABILITY)
 
 
 def lsp_intelligence(client: EditorClient) -> LspIntelligence | None:
