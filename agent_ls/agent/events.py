@@ -78,6 +78,10 @@ class ToolCallFinished:
     sandbox: dict[str, Any] | None = None
     """Where a command ran (:class:`agent_ls.core.tools.SandboxMark` as a record: ``mode``,
     ``mechanism``, ``network``, ``hosts``, ``paths``); the chat marks the card with it."""
+    app: dict[str, Any] | None = None
+    """The call's MCP App (:meth:`agent_ls.core.tools.AppView.to_json`): a front end that renders
+    apps shows it under the card (when it has ``html``); others say the tool has an app they
+    cannot show."""
     type: str = "tool_call_finished"
 
 

@@ -43,6 +43,7 @@ from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from agent_ls.config.entries import ServerConfig
 from agent_ls.core.process import kill_process_tree
 from agent_ls.core.redact import redact_live
+from agent_ls.mcp.apps import APPS_CLIENT_EXTENSION
 from agent_ls.mcp.catalogue import Listing, catalogue_key
 from agent_ls.mcp.connection.client_handlers import ClientHandlers, HostCallbacks
 from agent_ls.mcp.connection.eras import era_for_attempt, remember_era
@@ -412,7 +413,7 @@ class ServerConnection:
             read_timeout_seconds=max(cfg.call_timeout, cfg.connect_timeout),
             cache=self._cache_config(),
             # the host implements the skills extension (skills.py) and tasks (tasks.py)
-            extensions=[SKILLS_CLIENT_EXTENSION, TasksExtension(self.name, lambda: self.callbacks.task_started)],
+            extensions=[SKILLS_CLIENT_EXTENSION, TasksExtension(self.name, lambda: self.callbacks.task_started), APPS_CLIENT_EXTENSION],
         )
         deadline_scope = anyio.CancelScope(deadline=anyio.current_time() + cfg.connect_timeout)
         self._deadline_scope = deadline_scope
