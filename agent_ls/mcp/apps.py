@@ -21,7 +21,7 @@ import base64
 import binascii
 import logging
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 import attrs
 import mcp_types as types
@@ -29,8 +29,22 @@ from mcp.client.extension import advertise
 
 from agent_ls.core.tools import AppView
 
-if TYPE_CHECKING:
-    from agent_ls.mcp.connection.connection import ServerConnection
+
+class ServerConnection(Protocol):
+    """What loading an app needs of a server's connection (:class:`agent_ls.mcp.connection.ServerConnection`)."""
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def list_version(self) -> int: ...
+
+    @property
+    def listing(self) -> Any: ...
+
+    async def read_resource(self, uri: str) -> types.ReadResourceResult: ...
+
+    def redact(self, text: str) -> str: ...
 
 log = logging.getLogger(__name__)
 
@@ -58,13 +72,6 @@ class ToolUi:
     resource_uri: str | None
     visibility: tuple[str, ...] = VISIBILITIES
 
-    @property
-    def for_model(self) -> bool:
-        return "model" in self.visibility
-
-    @property
-    def for_app(self) -> bool:
-        return "app" in self.visibility
 
 
 def tool_ui(tool: types.Tool) -> tuple[ToolUi | None, str | None]:
@@ -153,10 +160,12 @@ def parse_resource(uri: str, result: types.ReadResourceResult, listed: types.Res
             raise AppError(f"{uri} is not valid base64 UTF-8 HTML ({e})") from None
     # the content's _meta.ui first (the spec's place), the listed resource's as a fallback
     ui = _ui_meta(c.meta) or _ui_meta(listed.meta if listed is not None else None)
-    raw_csp = ui.get("csp") if isinstance(ui.get("csp"), dict) else {}
+    raw_csp = ui.get("csp")
+    raw_csp = raw_csp if isinstance(raw_csp, dict) else {}
     csp = {k: _domains(raw_csp.get(k)) for k in CSP_KEYS if _domains(raw_csp.get(k))}
-    raw_perm = ui.get("permissions") if isinstance(ui.get("permissions"), dict) else {}
-    permissions = {k: {} for k in PERMISSION_KEYS if isinstance(raw_perm.get(k), dict)}
+    raw_perm = ui.get("permissions")
+    raw_perm = raw_perm if isinstance(raw_perm, dict) else {}
+    permissions: dict[str, Any] = {k: {} for k in PERMISSION_KEYS if isinstance(raw_perm.get(k), dict)}
     border = ui.get("prefersBorder")
     return AppResource(uri, html, csp, permissions, border if isinstance(border, bool) else None)
 

@@ -50,7 +50,7 @@ if TYPE_CHECKING:
     from agent_ls.agent.session import Session
     from agent_ls.agent.session import TurnResult as TurnResult
     from agent_ls.agent.store import SessionInfo, SessionStore
-    from agent_ls.agent.tool_runner import Shaper, ToolObserver, ToolRunner
+    from agent_ls.agent.tool_runner import Shaper, ToolObserver, ToolOutcome, ToolRunner
     from agent_ls.mcp.manager import MCPManager
     from agent_ls.runtime.checkpointing import TurnCheckpoints
     from agent_ls.runtime.display import DisplayStore
@@ -79,6 +79,8 @@ class NoModel(ConversationError):
 
 
 RENAME_MAX_CHARS = 120
+APP_CONTEXT_CHARS = 8000
+"""What an MCP App's ``ui/update-model-context`` may say to the model (the rest is cut)."""
 """The longest title a user may give a session (a longer one is cut at a word boundary)."""
 
 
@@ -169,6 +171,9 @@ class _Live:
     """SessionStart's ``source``: ``startup`` (a new conversation) or ``resume``."""
     start_context: str = ""
     """What SessionStart's hooks added for the model: kept for every rebuild of the session."""
+    app_context: dict[str, str] = attrs.field(factory=dict)
+    """What each MCP App (by its server and resource) set for the model with
+    ``ui/update-model-context``: said at the start of the next prompt (a later update replaces)."""
 
 
 SessionHost = Callable[[], Awaitable["MCPManager | PendingHost | None"]]
@@ -333,6 +338,36 @@ class Conversations:
         """Something the model must hear at the start of the next prompt (the user reverted one
         of its changes in the editor)."""
         self._entry(session_id).notes.append(note)
+
+    # MCP Apps ----------------------------------------------------------------------------------
+    async def app_call(self, session_id: str, server: str, tool: str, arguments: dict[str, Any], call_id: str,
+                       sink: EventSink | None = None) -> ToolOutcome:
+        """A tool call an MCP App of ``server`` asks for in conversation ``session_id``: the same
+        runner, permission gate, hooks and approvals as the model's calls of that session (its
+        events to ``sink``: the call is a card in the chat like any other). Refused with
+        :class:`agent_ls.mcp.apps.AppError` (nothing asked) when the tool is not the server's or
+        is model only."""
+        # lazy: the MCP SDK (a host with apps has it loaded already)
+        from agent_ls.agent.tool_runner import ToolCall
+        from agent_ls.mcp.apps import AppError
+
+        host = await self._host()
+        app_tool = getattr(host, "app_tool", None)
+        if app_tool is None:
+            raise AppError("the MCP host is not running")
+        found = await app_tool(server, tool)
+        session = await self.open(session_id)
+        assert session is not None  # required=True: a session or NoModel
+        return await session.runner().run(ToolCall(call_id, found.spec.name, arguments), found, sink)
+
+    def app_context(self, session_id: str, app: str, text: str) -> None:
+        """``ui/update-model-context`` of the MCP App ``app`` (its server and resource): said to the
+        model at the start of the next prompt, replacing what that app set before (empty: cleared)."""
+        entry = self._entry(session_id)
+        if text.strip():
+            entry.app_context[app] = text[:APP_CONTEXT_CHARS]
+        else:
+            entry.app_context.pop(app, None)
 
     # the model ---------------------------------------------------------------------------------
     def choice(self, chosen: str | None, session_id: str | None = None) -> ModelChoice:
@@ -512,6 +547,11 @@ class Conversations:
                 if live.notes:
                     text = f"[From the editor: {'; '.join(live.notes)}.]\n\n{text}"
                     live.notes.clear()
+                if live.app_context:
+                    said = "\n".join(f"[Context set by the MCP app {who} (the user sees it in the chat): {what}]"
+                                     for who, what in sorted(live.app_context.items()))
+                    text = f"{said}\n\n{text}"
+                    live.app_context.clear()
                 shown = typed if typed is not None else text
                 if display is not None and text != shown:
                     await self.remember_display(session.session_id, text, display)

@@ -76,6 +76,9 @@ class RuntimeHost:
         self.sampling = sampling
         """MCP sampling goes to the model (with ``questions.sampling_consent``); False: the manager
         refuses it (a headless ``agent-ls mcp`` command has no model to offer)."""
+        self.renders_apps = False
+        """The front end renders MCP Apps (the editor's chat says so at ``initialize``): a tool's
+        app is loaded and carried by its result; otherwise the app is only named."""
 
     # trust -----------------------------------------------------------------------------------------
     @property
@@ -200,6 +203,7 @@ class RuntimeHost:
         if on_change is not None:
             kwargs["on_change"] = on_change
         manager: MCPManager = host.create_manager(self.folders(), settings, **kwargs, **options)
+        manager.apps.renders = self.renders_apps
         self.manager = manager
         return manager
 
