@@ -286,6 +286,16 @@ def to_dict(event: Event) -> dict[str, Any]:
     return {camel(k): v for k, v in attrs.asdict(event, recurse=True).items()}
 
 
+def app_notice(app: dict[str, Any] | None) -> str | None:
+    """What a front end that does not render MCP Apps says under a tool call that has one (None:
+    the call has no app). The text result is shown as for any tool."""
+    if not app:
+        return None
+    tool, server, uri = (str(app.get(k) or "?") for k in ("tool", "server", "resourceUri"))
+    return (f"The tool {tool!r} of MCP server {server!r} has an interactive app ({uri}) that this client "
+            "cannot show; its text result is shown instead.")
+
+
 def compaction_text(done: Any) -> str:
     """What a compaction (a ``ContextCompacted`` event, or None: nothing done) did, in a sentence
     for the chat, the terminal and ACP."""

@@ -220,6 +220,8 @@ class TerminalPrinter:
             first = (event.content.strip().splitlines() or [""])[0]
             print(f"[tool {'error' if event.is_error else 'ok'}] {clip(first, RESULT_LINE_CHARS)}",
                   file=sys.stderr, flush=True)
+            if (notice := ev.app_notice(event.app)) is not None:
+                print(f"[app] {visible(notice)}", file=sys.stderr, flush=True)
         elif isinstance(event, ev.HookRan):
             print(visible(hook_line(event)), file=sys.stderr, flush=True)
         elif isinstance(event, ev.TurnError):

@@ -136,7 +136,7 @@ def build_server() -> MCPServer:
     apps = Apps()
 
     @apps.tool(resource_uri=BOARD, description="Show the board for a title (an interactive app).",
-               structured_output=False)
+               structured_output=False, annotations=types.ToolAnnotations(readOnlyHint=True, openWorldHint=False))
     def show_board(ctx: Context, title: str = "board", attack: bool = False) -> types.CallToolResult:
         said = "the client renders apps" if client_supports_apps(ctx) else "text only"
         text = f"board for {title}: 3 items ({said})"
@@ -149,7 +149,7 @@ def build_server() -> MCPServer:
         return f"saved {choice}"
 
     @apps.tool(resource_uri=BOARD, visibility=["model"], description="A tool only the model may call.",
-               structured_output=False, annotations=types.ToolAnnotations(readOnlyHint=True))
+               structured_output=False, annotations=types.ToolAnnotations(readOnlyHint=True, openWorldHint=False))
     def model_secret() -> str:
         return "the secret"
 
@@ -160,25 +160,25 @@ def build_server() -> MCPServer:
     mcp = MCPServer("apps", version="1.0.0", log_level="WARNING", extensions=[apps])
 
     @mcp.tool(structured_output=False, meta={"ui": {"resourceUri": "https://evil.example/app.html"}},
-              annotations=types.ToolAnnotations(readOnlyHint=True))
+              annotations=types.ToolAnnotations(readOnlyHint=True, openWorldHint=False))
     def bad_meta() -> str:
         """A tool whose _meta.ui is malformed."""
         return "bad meta ran"
 
     @mcp.tool(structured_output=False, meta={"ui": {"resourceUri": "ui://apps/missing.html"}},
-              annotations=types.ToolAnnotations(readOnlyHint=True))
+              annotations=types.ToolAnnotations(readOnlyHint=True, openWorldHint=False))
     def missing_app() -> str:
         """A tool whose app resource does not exist."""
         return "missing app ran"
 
     @mcp.tool(structured_output=False, meta={"ui": {"resourceUri": "ui://apps/plain.txt"}},
-              annotations=types.ToolAnnotations(readOnlyHint=True))
+              annotations=types.ToolAnnotations(readOnlyHint=True, openWorldHint=False))
     def plain_app() -> str:
         """A tool whose app resource is plain text."""
         return "plain app ran"
 
     @mcp.tool(structured_output=False, meta={"ui": {"resourceUri": "ui://apps/huge.html"}},
-              annotations=types.ToolAnnotations(readOnlyHint=True))
+              annotations=types.ToolAnnotations(readOnlyHint=True, openWorldHint=False))
     def huge_app() -> str:
         """A tool whose app resource is 20 MB."""
         return "huge app ran"
