@@ -13,7 +13,7 @@ from mcp.shared.exceptions import MCPError
 from pydantic import ValidationError
 
 from agent_ls.core.tools import ToolResult, ToolSpec
-from agent_ls.mcp.apps import AppResources, ToolUi, tool_ui
+from agent_ls.mcp.apps import APP_INITIATED, AppResources, ToolUi, tool_ui
 from agent_ls.mcp.capability import infer_capability
 from agent_ls.mcp.connection.failures import REQUEST_TIMEOUT, ServerUnavailable
 from agent_ls.mcp.results import convert_call_result
@@ -192,7 +192,7 @@ class MCPTool:
         except Exception as e:  # transport failures: tell the model, never crash the turn
             return ToolResult.error(conn.redact(f"{tag} failed: {type(e).__name__}: {e}"))
         out = convert_call_result(result, self._max_output_chars())
-        if self._spec.app_resource is not None and self._apps is not None:
+        if self._spec.app_resource is not None and self._apps is not None and not APP_INITIATED.get():
             ui = ToolUi(self._spec.app_resource, self._spec.visibility)
             out = attrs.evolve(out, app=await self._apps.view(conn, original, ui, arguments, result))
         if out.is_error:

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import contextvars
 import logging
 from collections.abc import Sequence
 from typing import Any, Protocol
@@ -59,6 +60,10 @@ MAX_RESULT_CHARS = 1_000_000
 """A tool result larger than this (as JSON) is not handed to its app (the app is told it was too large)."""
 CSP_KEYS = ("connectDomains", "resourceDomains", "frameDomains", "baseUriDomains")
 PERMISSION_KEYS = ("camera", "microphone", "geolocation", "clipboardWrite")
+
+
+APP_INITIATED: contextvars.ContextVar[bool] = contextvars.ContextVar("agent_ls_app_initiated", default=False)
+"""Set while a call an app asked for runs: its result goes back to that app, it opens no app of its own."""
 
 
 class AppError(Exception):

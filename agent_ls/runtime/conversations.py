@@ -349,7 +349,7 @@ class Conversations:
         is model only."""
         # lazy: the MCP SDK (a host with apps has it loaded already)
         from agent_ls.agent.tool_runner import ToolCall
-        from agent_ls.mcp.apps import AppError
+        from agent_ls.mcp.apps import APP_INITIATED, AppError
 
         host = await self._host()
         app_tool = getattr(host, "app_tool", None)
@@ -358,7 +358,11 @@ class Conversations:
         found = await app_tool(server, tool)
         session = await self.open(session_id)
         assert session is not None  # required=True: a session or NoModel
-        return await session.runner().run(ToolCall(call_id, found.spec.name, arguments), found, sink)
+        token = APP_INITIATED.set(True)  # its result goes back to the app: no second app of its own
+        try:
+            return await session.runner().run(ToolCall(call_id, found.spec.name, arguments), found, sink)
+        finally:
+            APP_INITIATED.reset(token)
 
     def app_context(self, session_id: str, app: str, text: str) -> None:
         """``ui/update-model-context`` of the MCP App ``app`` (its server and resource): said to the

@@ -72,6 +72,7 @@ async def test_the_app_reaches_a_client_that_renders_apps_and_its_calls_are_gate
         assert ask["sessionId"] == sid and ask["callId"].startswith("app-")
         card = finished(ed, sid, ask["callId"])
         assert card["content"] == "saved blue"
+        assert card["app"] is None  # its result goes back to the app: no second app of its own
 
         # denied by the user: the app gets a denied result, nothing ran
         ed.approval_answers = ["deny"]
