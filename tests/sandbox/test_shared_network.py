@@ -7,6 +7,7 @@ with SIGKILL."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import re
 import signal
@@ -23,7 +24,8 @@ from agent_ls.agent.builtin_tools import builtin_tools
 from agent_ls.agent.jobs import JobTable
 from agent_ls.agent.workspace import Workspace
 from agent_ls.config.sandbox import SandboxSettings
-from agent_ls.core.sandbox import Mechanism, NetworkPolicy, detect
+from agent_ls.core.sandbox import Mechanism, NetworkPolicy, detect, landlock
+from agent_ls.core.sandbox.runner import FORCE_VARIABLE
 from agent_ls.core.tools import Tool
 from tests.sandbox.conftest import Place
 
@@ -242,3 +244,70 @@ async def test_a_server_killed_with_sigkill_leaves_nothing_in_the_namespace(home
     finally:
         if server.poll() is None:
             server.kill()
+
+
+@pytest.mark.skipif(landlock.abi_version() < landlock.MIN_ABI, reason="no Landlock ABI 4 in this kernel")
+async def test_under_landlock_commands_share_the_hosts_network_and_cannot_connect(
+        home: Place, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The limit docs/security.md states: no network namespace to share, and TCP only to the proxy."""
+    monkeypatch.setenv(FORCE_VARIABLE, "landlock")
+    assert detect().mechanism is Mechanism.LANDLOCK
+    jobs = JobTable()
+    t = _tools(home, jobs, NetworkPolicy.off())
+    port = free_port()
+    try:
+        await t["bash"].call({"command": serve(port), "run_in_background": True})
+        assert await namespace_of(t["bash"]) == os.stat("/proc/self/ns/net").st_ino  # the host's own
+        for _ in range(100):  # the server listens on the host's loopback
+            with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", port), 1):
+                break
+            await asyncio.sleep(0.1)
+        else:
+            pytest.fail("the background server never listened on the host's loopback")
+        later = await t["bash"].call({"command": fetch(home, f"http://127.0.0.1:{port}/", attempts=1)})
+        assert "unreachable" in later.content and "Permission denied" in later.content, later.content
+        assert jobs.network.inode is None  # nothing was made
+    finally:
+        await jobs.close()
+
+
+@bwrap_only
+async def test_a_switch_between_network_off_and_the_proxy_gives_a_new_namespace(home: Place) -> None:
+    """A command started with the network off never shares a namespace with a way out: the
+    setting's switch (a session rebuilt with other settings, the same conversation) makes a new one."""
+    jobs = JobTable()
+    off, ask = _tools(home, jobs, NetworkPolicy.off()), _tools(home, jobs, NetworkPolicy(ask=True))
+    probe = f"{sys.executable} -c \"import socket; socket.create_connection(('127.0.0.1', 3128), 2); print('open')\""
+    try:
+        await off["bash"].call({"command": "sleep 60", "run_in_background": True})
+        first = await namespace_of(off["bash"])
+        routed = await namespace_of(ask["bash"])
+        assert routed != first
+        assert "open" in (await ask["bash"].call({"command": probe})).content  # the proxy's listener
+        again = await namespace_of(off["bash"])
+        assert again not in (first, routed)
+        assert "open" not in (await off["bash"].call({"command": probe})).content
+        assert in_namespace(first), "the command started with the network off left its namespace"
+        assert held_by_us(first)  # retired, but held while a command that joined it runs
+        await jobs.stop("bg-1")
+        assert await until_empty(first) == [] and not held_by_us(first)
+    finally:
+        await jobs.close()
+
+
+@bwrap_only
+async def test_without_nsenter_each_command_gets_its_own_namespace(home: Place, monkeypatch: pytest.MonkeyPatch,
+                                                                   caplog: pytest.LogCaptureFixture) -> None:
+    from agent_ls.core.sandbox import netns, runner
+
+    monkeypatch.setattr(netns, "nsenter_path", lambda: None)
+    runner._warn_unshared.cache_clear()
+    jobs = JobTable()
+    t = _tools(home, jobs, NetworkPolicy.off())
+    try:
+        ours = os.stat("/proc/self/ns/net").st_ino
+        first, second = await namespace_of(t["bash"]), await namespace_of(t["bash"])
+        assert first != second and ours not in (first, second)
+        assert "nsenter (util-linux) is not installed" in caplog.text
+    finally:
+        await jobs.close()

@@ -113,10 +113,11 @@ class Namespace:
         if self.closed:
             return
         self.closed = True
-        if self.server is not None:
-            self.server.close()  # closes the listener too
-            self.server = None
-        elif self.listener is not None:
+        with contextlib.suppress(Exception):  # (the event loop may be gone at exit)
+            if self.server is not None:
+                self.server.close()  # closes the listener too
+        self.server = None
+        if self.listener is not None:
             self.listener.close()
         self._finalizer()
 
@@ -125,7 +126,7 @@ async def create(bwrap: str, *, routed: bool, port: int) -> Namespace:
     """A new user and network namespace (loopback up); ``routed``: with a socket bound to
     127.0.0.1:``port`` inside, not yet accepting. :class:`NamespaceUnavailable` when it cannot be made."""
     ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("LD_", "GCONV_", "MALLOC_"))}
+    env = {"PATH": os.environ.get("PATH", os.defpath)}  # our own script: nothing of the user's environment
     argv = [bwrap, "--ro-bind", "/", "/", "--dev", "/dev", "--unshare-user", "--unshare-net", "--",
             sys.executable, "-I", "-S", SEED_SCRIPT, str(theirs.fileno()), str(port if routed else 0)]
     try:
