@@ -27,7 +27,7 @@ from agent_ls.config.sandbox import SandboxSettings
 from agent_ls.core.sandbox import Mechanism, NetworkPolicy, detect, landlock
 from agent_ls.core.sandbox.runner import FORCE_VARIABLE
 from agent_ls.core.tools import Tool
-from tests.sandbox.conftest import Place
+from tests.sandbox.conftest import CANARY, Place
 
 bwrap_only = pytest.mark.skipif(detect().mechanism is not Mechanism.BUBBLEWRAP, reason="bubblewrap does not work here")
 
@@ -309,5 +309,25 @@ async def test_without_nsenter_each_command_gets_its_own_namespace(home: Place, 
         first, second = await namespace_of(t["bash"]), await namespace_of(t["bash"])
         assert first != second and ours not in (first, second)
         assert "nsenter (util-linux) is not installed" in caplog.text
+    finally:
+        await jobs.close()
+
+
+@bwrap_only
+@pytest.mark.parametrize("shared", [True, False])
+async def test_a_command_has_no_capabilities_to_undo_its_mounts(home: Place, shared: bool) -> None:
+    """Joined or not, and also when agent-ls runs as root: no capability left inside, so the
+    empty place over ~/.ssh cannot be unmounted to read the key."""
+    jobs = JobTable()
+    tools = _tools(home, jobs, NetworkPolicy.off())
+    if not shared:
+        tools = {t.spec.name: t for t in builtin_tools(Workspace([home.ws]), output_cap_chars=20_000,
+                                                       sandbox=SandboxSettings(network=NetworkPolicy.off()))}
+    try:
+        r = await tools["bash"].call({"command": f"grep CapEff /proc/self/status; umount {home.home}/.ssh; "
+                                                 f"cat {home.home}/.ssh/id_ed25519; readlink /proc/self/ns/net"})
+        assert "CapEff:\t0000000000000000" in r.content, r.content
+        assert CANARY not in r.content
+        assert (str(jobs.network.inode) in r.content) is shared
     finally:
         await jobs.close()

@@ -105,6 +105,10 @@ def bwrap_command(
     args = [*join, bwrap, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc",
             "--unshare-pid", "--unshare-ipc", *(() if join else ("--unshare-net",)), "--unshare-uts",
             "--unshare-cgroup-try"]
+    if os.geteuid() == 0:
+        # bubblewrap run by root keeps root's capabilities inside (in the shared namespace's user
+        # namespace, or the host's): enough to unmount a hidden place and read what it hides
+        args += ["--cap-drop", "ALL"]
     for place in policy.writable:
         if os.path.isdir(place):
             args += ["--bind", place, place]

@@ -127,7 +127,9 @@ async def create(bwrap: str, *, routed: bool, port: int) -> Namespace:
     127.0.0.1:``port`` inside, not yet accepting. :class:`NamespaceUnavailable` when it cannot be made."""
     ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
     env = {"PATH": os.environ.get("PATH", os.defpath)}  # our own script: nothing of the user's environment
-    argv = [bwrap, "--ro-bind", "/", "/", "--dev", "/dev", "--unshare-user", "--unshare-net", "--",
+    # (no --dev: an unprivileged bubblewrap would then nest a second user namespace, and the seed
+    # could not name the one that owns the network namespace)
+    argv = [bwrap, "--ro-bind", "/", "/", "--unshare-user", "--unshare-net", "--",
             sys.executable, "-I", "-S", SEED_SCRIPT, str(theirs.fileno()), str(port if routed else 0)]
     try:
         with ours:
