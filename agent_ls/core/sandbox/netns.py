@@ -19,8 +19,9 @@ How, without a process to keep it alive or to orphan:
   --net=/proc/AGENT/fd/N --preserve-credentials -- bwrap ...`` without ``--unshare-net``. The user
   namespace first, because joining a network namespace needs ``CAP_SYS_ADMIN`` in the user
   namespace that owns it; bubblewrap then makes its own nested user namespace (a user that is not
-  root) or drops its capabilities as before. The paths name descriptors agent-ls holds, not a
-  process id, so a reused pid can never send a command into someone else's namespace.
+  root: no capabilities) or, run as root there, drops every capability (``--cap-drop ALL``,
+  :func:`~agent_ls.core.sandbox.bwrap.bwrap_command`). The paths name descriptors agent-ls holds,
+  not a process id, so a reused pid can never send a command into someone else's namespace.
 - **The proxy, one per namespace**: agent-ls's :class:`~agent_ls.core.sandbox.proxy.NetworkProxy`
   accepts on the listening socket the seed made *inside* the namespace: no bridge process, no Unix
   socket bound in. Each connection goes to the proxy of the conversation's latest sandbox (the
