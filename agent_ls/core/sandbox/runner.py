@@ -279,9 +279,14 @@ class Sandbox:
         granted = self.policy.with_grants(self.grants())
         if avail.mechanism is Mechanism.BUBBLEWRAP:
             joined = await self._join(network) if network is not None else None
-            socket_path = None if off or joined is not None else await self.proxy.start()
-            policy = granted.refreshed()  # the power files as they are now (a .git made since)
-            missing, held = await asyncio.to_thread(_hold_placeholders, policy)
+            try:
+                socket_path = None if off or joined is not None else await self.proxy.start()
+                policy = granted.refreshed()  # the power files as they are now (a .git made since)
+                missing, held = await asyncio.to_thread(_hold_placeholders, policy)
+            except BaseException:
+                if joined is not None:
+                    joined.release()
+                raise
             try:
                 args, outer = bwrap_command(policy, argv, cwd=where, env=environ, bwrap=_bwrap_path(),
                                             proxy_socket=socket_path, placeholders=missing,
