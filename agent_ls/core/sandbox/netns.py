@@ -38,7 +38,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import functools
-import logging
 import os
 import shutil
 import socket
@@ -50,8 +49,6 @@ from pathlib import Path
 import attrs
 
 from agent_ls.core.sandbox.proxy import NetworkProxy
-
-log = logging.getLogger("agent_ls.core.sandbox.netns")
 
 SEED_SCRIPT = str(Path(__file__).with_name("netns_seed.py"))
 CREATE_TIMEOUT = 10.0
@@ -153,6 +150,8 @@ async def create(bwrap: str, *, routed: bool, port: int) -> Namespace:
             except TimeoutError:
                 with contextlib.suppress(ProcessLookupError):
                     proc.kill()
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(proc.wait(), CREATE_TIMEOUT)
                 err = b"timed out"
     except OSError as exc:
         raise NamespaceUnavailable(f"bubblewrap could not start ({exc})") from None
@@ -175,7 +174,6 @@ class Joined:
     """The proxy listens on 127.0.0.1:``PROXY_PORT`` in the namespace."""
     release: Callable[[], None]
     """Call once the command (and all it left running) has ended."""
-    inode: int
 
 
 class SharedNetwork:
@@ -216,7 +214,7 @@ class SharedNetwork:
                 if ns.server is None and ns.listener is not None:
                     ns.server = await asyncio.start_server(self._serve, sock=ns.listener)
             ns.leases += 1
-        return Joined(ns.join_prefix(nsenter), ns.routed, ns.release, ns.inode)
+        return Joined(ns.join_prefix(nsenter), ns.routed, ns.release)
 
     async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         proxy = self._proxy
