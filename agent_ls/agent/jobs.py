@@ -38,6 +38,7 @@ from typing import Protocol
 import attrs
 
 from agent_ls.core.process import kill_group, wait_exit
+from agent_ls.core.sandbox.netns import SharedNetwork
 
 log = logging.getLogger("agent_ls.agent.jobs")
 
@@ -350,6 +351,9 @@ class JobTable:
         self.listeners: list[Callable[[JobTable], None]] = []
         """Told after each change (a job started, ended, or its task's status changed)."""
         self.closed = False
+        self.network = SharedNetwork()
+        """The network namespace this conversation's sandboxed commands share (made at the first;
+        closed with the table): a server a background command starts is reachable from the next."""
 
     # the registry ----------------------------------------------------------------------------
     def new_id(self) -> str:
@@ -450,6 +454,7 @@ class JobTable:
         releases = [release() for job in self._jobs.values() if (release := getattr(job, "release", None))]
         if releases:
             await asyncio.gather(*releases, return_exceptions=True)
+        self.network.close()
 
     def add_task(self, title: str, source: TaskSource, result_text: Callable[[object], tuple[str, bool]]) -> TaskJob:
         """A task a tool call started, as a job of this conversation (its id is what the model is told)."""
@@ -465,6 +470,7 @@ class JobTable:
             kill = getattr(job, "kill_now", None)
             if kill is not None:
                 kill()
+        self.network.close()
 
 
 class TaskSource(Protocol):

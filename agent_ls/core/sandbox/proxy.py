@@ -85,14 +85,14 @@ class NetworkProxy:
             # a session that ends without aclose() still leaves no folder behind
             weakref.finalize(self, shutil.rmtree, self._dir, ignore_errors=True)
             self.socket_path = os.path.join(self._dir, "proxy.sock")
-            self._server = await asyncio.start_unix_server(self._handle, path=self.socket_path)
+            self._server = await asyncio.start_unix_server(self.handle, path=self.socket_path)
         assert self.socket_path is not None
         return self.socket_path
 
     async def start_tcp(self) -> int:
         """Also listen on 127.0.0.1 (for Landlock, which has no network namespace to bridge into)."""
         if self._tcp is None:
-            self._tcp = await asyncio.start_server(self._handle, host="127.0.0.1", port=0)
+            self._tcp = await asyncio.start_server(self.handle, host="127.0.0.1", port=0)
         return int(self._tcp.sockets[0].getsockname()[1])
 
     async def aclose(self) -> None:
@@ -145,7 +145,9 @@ class NetworkProxy:
         with contextlib.suppress(Exception):
             await writer.drain()
 
-    async def _handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+    async def handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        """Serve one connection from inside a sandbox (its socket, its listener, or a shared
+        namespace's listener: :mod:`agent_ls.core.sandbox.netns`)."""
         try:
             await self._serve(reader, writer)
         except (ConnectionError, OSError, asyncio.IncompleteReadError, asyncio.LimitOverrunError, ValueError):
