@@ -486,6 +486,11 @@ class TaskSource(Protocol):
         """Poll once (``status`` and ``message`` follow); the value is handed to ``result_text``."""
         ...
 
+    async def answer(self, got: object) -> None:
+        """The task waits for input (``input_required``): ask the user what it asks for (what
+        :meth:`get` returned says) and send the answers; nothing when they were sent already."""
+        ...
+
     async def cancel(self) -> None: ...
 
 
@@ -496,8 +501,9 @@ TASK_ENDED = frozenset({"completed", "failed", "cancelled"})
 
 class TaskJob:
     """A task a tool call started (an MCP task): polled in the background at the server's
-    interval, its status message shown like a command's last line, cancelled on Stop
-    (``tasks/cancel``) or past its limit; its result is what ``shell_output`` and ``task_wait``
+    interval, its status message shown like a command's last line, what it asks for
+    (``input_required``) asked of the user while its state says it waits for input, cancelled on
+    Stop (``tasks/cancel``) or past its limit; its result is what ``shell_output`` and ``task_wait``
     return once it ended. ``result_text``: the finished task's result as text and whether it is
     an error."""
 
@@ -534,6 +540,11 @@ class TaskJob:
                     if self.status in TASK_ENDED:
                         self.result, self.is_error = self._result_text(got)
                         return
+                    if self.status == "input_required":
+                        await self.source.answer(got)  # (the state says it waits, meanwhile)
+                        if self.source.message != self.message:
+                            self.message = self.source.message
+                            self._on_change()
                     await asyncio.sleep(self.source.poll)
         except TimeoutError:
             self.status, self.message = "timed_out", f"no end within {self.limit:g} s; it was cancelled"

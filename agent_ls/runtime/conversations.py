@@ -336,9 +336,6 @@ class Conversations:
                     and (front is None or front is live.front)):
                 return live.session
         host = await self._host()  # (the language server's: the settings are loaded first)
-        callbacks = getattr(host, "callbacks", None)  # the MCP manager's: its tasks become jobs of the calling conversation
-        if callbacks is not None:
-            callbacks.task_started = self.jobs.task_started
         store = await self.store()
         info = None
         if session_id is not None:
