@@ -51,10 +51,11 @@ fi
 # shared), then the editor end-to-end test alone (a real code-server and Chromium want the
 # machine to themselves). Most tests wait on subprocesses, so one worker more than cores pays.
 # test_e2e_provision.py: the extension installs its own server in code-server (issue 31).
+# artifacts/junit-suite.xml: each test's time, to see where the suite's time goes (scripts/suite_times.py).
 E2E=(tests/extension/test_e2e.py tests/extension/test_e2e_provision.py)
 WORKERS="${AGENT_LS_TEST_WORKERS:-$(( $(nproc) + 1 ))}"
 echo "[test] pytest: everything but ${E2E[*]}, $WORKERS workers"
-run_pytest -n "$WORKERS" --dist loadfile --durations=15 "${E2E[@]/#/--deselect=}"
+run_pytest -n "$WORKERS" --dist loadfile --durations=15 --junitxml=artifacts/junit-suite.xml "${E2E[@]/#/--deselect=}"
 rc=$?
 wait "$E2E_SETUP_PID"
 e2e_setup=$?
