@@ -131,6 +131,7 @@ class SessionHost:
         """The conversations of the folder (its session store); each session opens its own with
         its :class:`~agent_ls.runtime.sessions.FrontEnd` (the client's files and terminal)."""
         self.lifecycle.reloaded.append(self.conversations.settings_changed)
+        self.runtime.task_owner = self.conversations.jobs.task_started  # a task a turn starts: a job of its session
 
     def agent_settings(self) -> AgentSettings:
         # lazy: +3 modules, ~12 ms at the ACP start-up

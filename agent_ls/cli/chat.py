@@ -70,6 +70,7 @@ async def cmd_chat(args: argparse.Namespace) -> int:
     conversations = Conversations(folders=lambda: folders, settings=lambda: agent, host=mcp_host,
                                   front=lambda: FrontEnd(questions=host.questions), checkpoints=True,
                                   prepare=library.ready)
+    host.task_owner = conversations.jobs.task_started  # an MCP task a turn starts: a job of its conversation
     try:
         if args.list_sessions:
             for info in await conversations.sessions():

@@ -52,6 +52,7 @@ from agent_ls.mcp.status import (
     activation,
     error_dict,
 )
+from agent_ls.mcp.tasks import TaskStarted
 from agent_ls.mcp.trust_decisions import TrustDecisions, TrustHandler
 
 log = logging.getLogger(__name__)
@@ -84,6 +85,7 @@ class MCPManager(SignIns, TrustDecisions):
         oauth_store: OAuthStore | None = None,
         sign_in_timeout: float | None = None,
         catalogue: CatalogueStore | None = None,
+        task_started: TaskStarted | None = None,
     ) -> None:
         self._roots: list[Path] = [Path(r) for r in roots]
         self.auth_opener = auth_opener
@@ -109,6 +111,7 @@ class MCPManager(SignIns, TrustDecisions):
             on_dirty=self._mark_dirty,
             eras=state,
             catalogue=catalogue,
+            task_started=task_started,
         )
         self._conns: dict[str, ServerConnection] = {}
         self._failed: dict[str, FailedEntry] = {}

@@ -194,11 +194,15 @@ class HostLifecycle:
         return await self.ensure_manager()
 
     async def settings_loaded(self) -> None:
-        """Wait until the settings are loaded (the start's first step: milliseconds), starting the
-        host if nothing has yet."""
+        """Wait until the settings are loaded and, while the host starts, its preview computed (the
+        start's first steps: milliseconds), starting the host if nothing has yet. The preview
+        too: between the two, :meth:`host_starting` would answer None and a caller that asks
+        it would start the host at once, before the model library."""
         if self.runtime.settings is None:
             if self.runtime.manager is None and not self.lock.locked():
                 self.tasks.spawn(self.start(), "start MCP host")
+            await self.preview_ready.wait()
+        elif self.starting:
             await self.preview_ready.wait()
 
     # start -----------------------------------------------------------------------------------------

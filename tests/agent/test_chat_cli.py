@@ -323,3 +323,20 @@ def test_a_tool_with_an_app_shows_its_text_and_says_it_has_an_app(llm: ScriptedL
     assert "[tool ok] board for q3" in proc.stderr, proc.stderr
     assert ("[app] The tool 'show_board' of MCP server 'apps' has an interactive app (ui://apps/board.html) "
             "that this client cannot show") in proc.stderr, proc.stderr
+
+
+def test_an_mcp_task_is_a_job_of_the_chat_and_slash_jobs_lists_it(llm: ScriptedLLM, ws: Path,
+                                                                  tmp_path: Path) -> None:
+    """An MCP task (the tasks extension) a turn of `agent-ls chat` starts returns at once as a job
+    of the chat's session (the runtime host's task owner, wired by the chat), and `/jobs` lists it."""
+    server = Path(__file__).resolve().parents[1] / "servers" / "tasks_server.py"
+    (tmp_path / "config").mkdir(exist_ok=True)
+    (tmp_path / "config" / "settings.json").write_text(json.dumps({
+        "mcpServers": {"tasks": {"command": sys.executable, "args": [str(server)]}},
+        "permissions": {"allow": ["mcp__tasks__*"]}}))
+    llm.script(tool_calls([("mcp__tasks__never", {}, "c1")]), text("started"))
+    proc = chat(llm, tmp_path, ws, stdin="start the endless job\n/jobs\n/exit\n")
+    assert proc.returncode == 0, proc.stderr
+    result = [m for m in llm.requests[-1].json["messages"] if m.get("tool_call_id") == "c1"][0]["content"]
+    assert "started as bg-1 and the turn goes on" in result, result
+    assert re.search(r"bg-1  working +\d+s  tasks: never", proc.stdout), proc.stdout

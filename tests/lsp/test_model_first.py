@@ -30,8 +30,6 @@ def _tool_names(body: dict[str, object]) -> list[str]:
     return [t["function"]["name"] for t in body.get("tools") or []]  # type: ignore[attr-defined, index]
 
 
-@pytest.mark.xfail(strict=False, reason="known regression of 2026-12-06, about 1 run in 3: the MCP host sometimes "
-                   "starts before the model library has loaded (the model-first order); under investigation")
 async def test_a_prompt_sent_at_once_goes_to_the_model_before_the_servers_start(setup: Setup) -> None:
     """A prompt sent right after ``initialize`` is answered as soon as the model library has
     loaded: it does not wait for the MCP SDK nor for the servers, which start afterwards; the

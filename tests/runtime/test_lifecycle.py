@@ -1,0 +1,65 @@
+"""The host's lifecycle (agent_ls/runtime/lifecycle.py) on its own: the order of its start."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import time
+from pathlib import Path
+
+import pytest
+
+from agent_ls.config.state import HostState
+from agent_ls.core.tasks import BackgroundTasks
+from agent_ls.mcp.status import ServerStatus
+from agent_ls.runtime import lifecycle as lifecycle_module
+from agent_ls.runtime.host import RuntimeHost
+from agent_ls.runtime.lifecycle import HostLifecycle, LogListener
+
+
+@pytest.fixture
+def folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    user = tmp_path / "user.json"
+    user.write_text(json.dumps({"model": "openai/m", "mcpServers": {"u": {"command": "echo", "args": ["u"]}}}))
+    monkeypatch.setenv("AGENT_LS_USER_SETTINGS", str(user))
+    monkeypatch.setenv("AGENT_LS_CONFIG_DIR", str(tmp_path / "config"))
+    monkeypatch.setenv("AGENT_LS_DATA_DIR", str(tmp_path / "data"))
+    monkeypatch.setenv("AGENT_LS_WARMUP", "0")  # no model library here: the host waits for the limit
+    monkeypatch.setenv("AGENT_LS_MODEL_FIRST_LIMIT", "600")
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    return ws
+
+
+async def test_a_request_between_the_settings_and_the_preview_does_not_start_the_host(
+        folder: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The start reads the settings, then computes the preview of the status (a thread: long on a
+    loaded machine). A request that asks whether the host is still starting (the editor's first
+    code action or prompt list) waits for that preview rather than finding none and starting
+    the host before the model library (the model-first order)."""
+    slow = lifecycle_module.preview
+
+    def slow_preview(*args: object) -> list[ServerStatus] | None:
+        time.sleep(0.5)
+        return slow(*args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(lifecycle_module, "preview", slow_preview)
+    tasks = BackgroundTasks("test", logging.getLogger(__name__))
+    runtime = RuntimeHost(lambda: [folder], state=HostState(tmp_path / "host-state.json"))
+    lifecycle = HostLifecycle(runtime, LogListener(), tasks, preview_first=False)
+    monkeypatch.setattr(lifecycle.models, "prewarm", lambda: asyncio.ensure_future(asyncio.sleep(600)))
+    start = asyncio.ensure_future(lifecycle.start())
+    try:
+        for _ in range(500):
+            if runtime.settings is not None:
+                break
+            await asyncio.sleep(0.01)
+        assert runtime.settings is not None and not lifecycle.preview_ready.is_set()  # in between
+        await lifecycle.settings_loaded()
+        assert lifecycle.host_starting() is not None  # the preview answers
+        assert not lifecycle.wanted.is_set() and lifecycle.manager is None
+    finally:
+        start.cancel()
+        tasks.cancel()
+        await asyncio.gather(start, return_exceptions=True)
