@@ -43,11 +43,11 @@ async function observe(f: Frame): Promise<void> {
     w.benchMarks = [];
     const seen = new WeakSet<Element>();
     const check = (): void => {
-      for (const el of document.querySelectorAll('[data-testid="tool-card"][data-status="done"], [data-testid="app-frame"]')) {
-        if (seen.has(el)) continue;
+      document.querySelectorAll<HTMLElement>('[data-testid="tool-card"][data-status="done"], [data-testid="app-frame"]').forEach((el: HTMLElement) => {
+        if (seen.has(el)) return;
         seen.add(el);
         w.benchMarks.push({ kind: el.tagName === 'IFRAME' ? 'frame' : 'card', at: Date.now() });
-      }
+      });
     };
     new MutationObserver(check).observe(document.body, { subtree: true, childList: true, attributes: true, attributeFilter: ['data-status'] });
   });
@@ -76,10 +76,11 @@ async function main(): Promise<number> {
       await sendPrompt(f, r.prompt, T);
       await waitAssistantText(f, r.done, T);
       const frameEl = f.locator(tid('app-frame')).last();
-      const app = await until('the app frame', async () => (await (await frameEl.elementHandle())?.contentFrame()) ?? undefined, T);
+      const app = await until('the app frame', async () => (await (await frameEl.elementHandle()).contentFrame()) ?? undefined, T);
       await until('the app to show the result', async () => ((await app.locator('body[data-result-at]').count()) > 0 ? true : undefined), T, 10);
       const inApp = await app.evaluate(() => {
-        const paint = performance.getEntriesByType('paint').find((e) => e.name === 'first-contentful-paint') ?? performance.getEntriesByType('paint')[0];
+        const entries = performance.getEntriesByType('paint');
+        const paint = entries.find((e) => e.name === 'first-contentful-paint') ?? entries.at(0);
         return { paintAt: paint ? performance.timeOrigin + paint.startTime : undefined, resultAt: Number(document.body.dataset.resultAt) };
       });
       const seen = await marks(f);

@@ -37,7 +37,7 @@ async function appFrame(f: Frame, T: number): Promise<Frame> {
   return until(
     'the app frame to load',
     async () => {
-      const frame = await (await el.elementHandle())?.contentFrame();
+      const frame = await (await el.elementHandle()).contentFrame();
       if (!frame) return undefined;
       return (await frame.locator('#title').count()) > 0 ? frame : undefined;
     },
