@@ -291,6 +291,9 @@ def app_notice(app: dict[str, Any] | None) -> str | None:
     the call has no app). The text result is shown as for any tool."""
     if not app:
         return None
+    notice = app.get("notice")
+    if isinstance(notice, str) and notice:
+        return notice
     tool, server, uri = (str(app.get(k) or "?") for k in ("tool", "server", "resourceUri"))
     return (f"The tool {tool!r} of MCP server {server!r} has an interactive app ({uri}) that this client "
             "cannot show; its text result is shown instead.")

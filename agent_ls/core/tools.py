@@ -119,11 +119,22 @@ class AppView:
     error: str | None = None
     """Why the app is not shown (a missing resource, not the app MIME type, too large)."""
 
+    @property
+    def notice(self) -> str | None:
+        """What a front end that does not show this app says under the call (None: it is shown)."""
+        if self.html is not None:
+            return None
+        if self.error:
+            return f"The app of tool {self.tool!r} (MCP server {self.server!r}) cannot be shown: {self.error}"
+        return (f"The tool {self.tool!r} of MCP server {self.server!r} has an interactive app ({self.resource_uri}) "
+                "that this client cannot show; its text result is shown instead.")
+
     def to_json(self) -> dict[str, Any]:
         """The app as an event carries it (camelCase; the arguments and result exactly as given)."""
         return {"server": self.server, "tool": self.tool, "resourceUri": self.resource_uri,
                 "arguments": self.arguments, "html": self.html, "csp": self.csp, "permissions": self.permissions,
-                "prefersBorder": self.prefers_border, "result": self.result, "error": self.error}
+                "prefersBorder": self.prefers_border, "result": self.result, "error": self.error,
+                "notice": self.notice}
 
 
 @attrs.frozen

@@ -54,7 +54,7 @@ async def test_the_app_reaches_a_client_that_renders_apps_and_its_calls_are_gate
         sid = (await ed.request(P.PROMPT, {"text": "show the board"}))["sessionId"]
         app = finished(ed, sid)["app"]
         assert app["server"] == "apps" and app["tool"] == "show_board" and app["resourceUri"] == apps_server.BOARD
-        assert "ui/initialize" in app["html"] and app["error"] is None
+        assert "ui/initialize" in app["html"] and app["error"] is None and app["notice"] is None
         assert app["csp"]["connectDomains"] == ["https://api.example.com"]
         assert app["arguments"] == {"title": "q3"}
         assert app["result"]["structuredContent"]["title"] == "q3"
@@ -107,5 +107,6 @@ async def test_a_client_without_apps_gets_the_name_only(setup: Setup) -> None:
         event = finished(ed, sid)
         assert "board for q3" in event["content"]
         assert event["app"]["resourceUri"] == apps_server.BOARD and event["app"]["html"] is None
+        assert "has an interactive app (ui://apps/board.html) that this client cannot show" in event["app"]["notice"]
     finally:
         await close_editor(ed)

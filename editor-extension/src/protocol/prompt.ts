@@ -148,6 +148,8 @@ export interface McpAppPayload {
   /** The CallToolResult as JSON (ui/notifications/tool-result). */
   result: Record<string, unknown> | null;
   error: string | null;
+  /** What a client that does not show the app says (null when `html` is given). */
+  notice?: string | null;
 }
 
 /** Non-text content of a tool result: images, audio, resources. */
