@@ -15,6 +15,7 @@ import type { AgentClient } from "../src/client";
 import * as P from "../src/protocol";
 import { AppViews, fromHost } from "../webview/appView";
 import * as vscode from "./fakes/vscode";
+import * as W from "./webviewHarness";
 
 const flush = () => new Promise((r) => setTimeout(r, 0));
 
@@ -192,6 +193,33 @@ describe("the app frames in the webview", () => {
     const node = views.render(document, appItem({ frameId: null, frameUrl: null, notice: "This tool's app cannot be shown: too large" }));
     expect(node.querySelector("iframe")).toBeNull();
     expect(node.querySelector("[data-testid=app-notice]")?.textContent).toContain("too large");
+  });
+});
+
+describe("an app in the chat webview", () => {
+  it("shows the app right under its tool card, keeps its frame across re-renders, tears it down with the session", async () => {
+    W.mount({ sessionId: "s1" });
+    W.ev({ type: "tool_call_started", callId: "c1", name: "mcp__apps__show_board", arguments: {}, server: "apps", displayName: "show_board" });
+    W.ev({
+      type: "tool_call_finished", callId: "c1", name: "mcp__apps__show_board", isError: false, content: "board", durationMs: 1,
+      app: { server: "apps", tool: "show_board", resourceUri: "ui://apps/board.html", arguments: {}, html: null, csp: null, permissions: null,
+             prefersBorder: null, result: null, error: null, frameId: "f".repeat(32), frameUrl: "http://127.0.0.1:9/app/" + "f".repeat(32) } as P.McpAppPayload,
+    });
+    const card = W.q("tool-card")!;
+    const box = W.q("app-card")!;
+    expect(card.nextElementSibling).toBe(box);
+    const frame = box.querySelector("iframe")!;
+    const posted: unknown[] = [];
+    frame.contentWindow!.postMessage = ((m: unknown) => void posted.push(m)) as typeof window.postMessage;
+    W.act({ type: "appContext", frameId: "f".repeat(32), text: "filter" });
+    expect(W.q("app-card")!.querySelector("iframe")).toBe(frame); // the same frame: not reloaded
+    expect(W.q("app-context")!.textContent).toContain("filter");
+    W.act({ type: "reset", sessionId: "s2" });
+    await flush();
+    expect(posted).toEqual([expect.objectContaining({ method: "ui/resource-teardown" })]);
+    expect(box.hidden).toBe(true); // hidden while it winds down, removed once it answered or half a second passed
+    await new Promise((r) => setTimeout(r, 600));
+    expect(box.isConnected).toBe(false);
   });
 });
 
