@@ -109,6 +109,13 @@ export class AppBridge {
     else this.notification(method, params);
   }
 
+  /** The editor's theme changed: `ui/notifications/host-context-changed` (once the app is initialized). */
+  themeChanged(theme: "light" | "dark"): void {
+    if (theme === this.data.theme) return;
+    this.data.theme = theme;
+    if (this.initialized) this.send("ui/notifications/host-context-changed", { theme });
+  }
+
   /** Asks the app to wind down (`ui/resource-teardown`) and waits for its answer, at most `ms`. */
   async teardown(reason = "the chat closed this app", ms = 500): Promise<void> {
     if (this.closed) return;

@@ -119,6 +119,18 @@ describe("the app bridge", () => {
     expect(sent.find((m) => m.id === 99)).toBeUndefined();
   });
 
+  it("tells an initialized app when the editor's theme changes", () => {
+    const { b, sent } = bridge();
+    b.themeChanged("light"); // before initialized: kept for the app's ui/initialize
+    expect(sent).toHaveLength(0);
+    b.receive({ jsonrpc: "2.0", method: "ui/notifications/initialized", params: {} });
+    b.themeChanged("dark");
+    b.themeChanged("dark");
+    expect(sent.filter((m) => m.method === "ui/notifications/host-context-changed")).toEqual([
+      { jsonrpc: "2.0", method: "ui/notifications/host-context-changed", params: { theme: "dark" } },
+    ]);
+  });
+
   it("tears the app down with ui/resource-teardown, then says nothing more", async () => {
     const { b, sent } = bridge();
     const done = b.teardown("closed", 1000);

@@ -43,7 +43,13 @@ export class AppViews {
     private readonly post: (m: FromWebview) => void,
     private readonly theme: () => "light" | "dark" = () =>
       document.body.classList.contains("vscode-light") || document.body.classList.contains("vscode-high-contrast-light") ? "light" : "dark",
-  ) {}
+  ) {
+    // the editor's theme is the body's class (VS Code sets it): running apps are told when it changes
+    new MutationObserver(() => {
+      const theme = this.theme();
+      for (const m of this.mounted.values()) m.bridge.themeChanged(theme);
+    }).observe(document.body, { attributes: true, attributeFilter: ["class"] });
+  }
 
   /** The app item's element (the same element again when only its context line changed: the
    * frame is never reloaded by a re-render). */
