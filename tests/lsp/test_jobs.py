@@ -24,7 +24,8 @@ pytestmark = pytest.mark.e2e
 
 
 def with_token(token: str) -> list[int]:
-    """The processes whose command line holds ``token`` (zombies aside)."""
+    """The processes whose command line holds ``token`` (zombies aside). The whole machine's:
+    the tests put this pytest process's pid in their tokens (other runs share the machine)."""
     found = []
     for entry in Path("/proc").iterdir():
         if not entry.name.isdigit():
@@ -116,12 +117,12 @@ async def test_a_background_command_does_not_outlive_shutdown(setup: Setup) -> N
     setup.user_settings["permissions"] = {"allow": ["bash"]}
     ed = await open_editor(setup)
     try:
-        setup.llm.script(start("sleep 3222 & sleep 3223", "c1"), text("started"))
+        setup.llm.script(start(f"sleep 322{os.getpid()}2 & sleep 322{os.getpid()}3", "c1"), text("started"))
         await ed.request(P.PROMPT, {"text": "start"})
-        await until(lambda: len(with_token("sleep 322")) >= 2)
+        await until(lambda: len(with_token(f"sleep 322{os.getpid()}")) >= 2)
     finally:
         await close_editor(ed)
-    assert await none_left("sleep 322"), "a background command outlived the language server's shutdown"
+    assert await none_left(f"sleep 322{os.getpid()}"), "a background command outlived the language server's shutdown"
 
 
 async def test_a_background_command_does_not_outlive_a_sigkilled_server(setup: Setup) -> None:
@@ -130,11 +131,11 @@ async def test_a_background_command_does_not_outlive_a_sigkilled_server(setup: S
     process = getattr(ed.client, "_server", None)
     assert process is not None
     try:
-        setup.llm.script(start("sleep 3333 & sleep 3334", "c1"), text("started"))
+        setup.llm.script(start(f"sleep 333{os.getpid()}3 & sleep 333{os.getpid()}4", "c1"), text("started"))
         await ed.request(P.PROMPT, {"text": "start"})
-        await until(lambda: len(with_token("sleep 333")) >= 2)
+        await until(lambda: len(with_token(f"sleep 333{os.getpid()}")) >= 2)
         os.kill(process.pid, signal.SIGKILL)
-        assert await none_left("sleep 333"), "a background command outlived the SIGKILLed language server"
+        assert await none_left(f"sleep 333{os.getpid()}"), "a background command outlived the SIGKILLed language server"
     finally:
         if process.returncode is None:
             process.kill()
