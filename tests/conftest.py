@@ -6,6 +6,7 @@ from __future__ import annotations
 import contextlib
 import os
 import signal
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -34,6 +35,25 @@ def model_hosts(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     for sock in folder.glob("model-*.sock"):
         with contextlib.suppress(OSError, ValueError, KeyError):
             os.kill(model_host._hello(sock), signal.SIGTERM)
+
+
+@pytest.fixture(autouse=True)
+def no_model_host_left_attached() -> Iterator[None]:
+    """A test that runs a front end in this process (``cmd_chat``) attaches the process to a model
+    host (module globals of :mod:`agent_ls.agent.llm`): detached again after the test, or every
+    later test of this worker would make its model calls in that host, with the host's
+    environment instead of the one the test set (its secrets, its keys)."""
+    llm = sys.modules.get("agent_ls.agent.llm")
+    before = (llm._host, llm._host_wanted, llm._host_tried) if llm is not None else None
+    yield
+    llm = sys.modules.get("agent_ls.agent.llm")
+    if llm is None:
+        return
+    host, wanted, tried = before or (None, False, False)
+    if llm._host is not None and llm._host is not host:
+        with contextlib.suppress(Exception):
+            llm._host.close()
+    llm._host, llm._host_wanted, llm._host_tried = host, wanted, tried
 
 
 @pytest.fixture(scope="module")

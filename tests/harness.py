@@ -6,6 +6,7 @@ for the session, the folders and environment of one agent-ls process, and pollin
   ``agent-ls`` process (the LSP ``Setup`` and the ACP ``AcpSetup`` extend it);
   :func:`fresh_setup` is the body of their ``setup`` fixtures.
 - :func:`wait_for`: poll a condition on the running event loop.
+- :func:`happens_before_end`: wait for an event a running request must cause.
 """
 
 from __future__ import annotations
@@ -93,3 +94,17 @@ async def wait_for(pred: Callable[[], Any], timeout: float = 30.0, what: str = "
         if loop.time() > end:
             raise AssertionError(f"{what} not met within {timeout}s")
         await asyncio.sleep(0.02)
+
+
+async def happens_before_end(event: asyncio.Event, request: asyncio.Future[Any], what: str) -> None:
+    """Wait until ``event`` is set while ``request`` (a request in flight) runs; the request
+    ending first fails the test with its outcome. No deadline of its own: how long a loaded
+    machine takes is not what the test checks (pytest-timeout bounds the test)."""
+    waiter = asyncio.ensure_future(event.wait())
+    try:
+        await asyncio.wait({waiter, request}, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        waiter.cancel()
+    if not event.is_set():
+        outcome = "cancelled" if request.cancelled() else (request.exception() or request.result())
+        raise AssertionError(f"{what} never happened: the request ended first ({outcome!r})")

@@ -17,6 +17,7 @@ from agent_ls.agent.tool_runner import CANCELLED_RESULT, ToolCall, ToolRunner, c
 from agent_ls.core.tools import Capability, ToolResult
 from tests.agent.conftest import Recorder, make_session
 from tests.agent.helpers import Source, Timed
+from tests.harness import happens_before_end
 from tests.llm.scripted_server import ScriptedLLM, text, tool_calls
 
 WRITE = "mcp__s__delete"
@@ -129,7 +130,7 @@ async def test_a_call_cancelled_while_asking_still_finishes_its_card() -> None:
     rec = Recorder()
     runner = ToolRunner(PermissionGate(PermissionRules(), never), "s1", record=record)
     task = asyncio.create_task(runner.run(ToolCall("c1", WRITE, {}), Timed(WRITE, Capability.WRITE, []), rec))
-    await asyncio.wait_for(asking.wait(), 5)
+    await happens_before_end(asking, task, "the approval question")
     task.cancel()
     try:
         await task

@@ -16,6 +16,7 @@ from agent_ls.agent.permissions import ApprovalAnswer, ApprovalRequest, Permissi
 from agent_ls.core.tools import Capability
 from tests.agent.conftest import Recorder, make_session
 from tests.agent.helpers import Source, Timed, assert_history_consistent
+from tests.harness import happens_before_end
 from tests.llm.scripted_server import ScriptedLLM, Usage, slow_text, text, tool_calls
 
 pytestmark = pytest.mark.filterwarnings("ignore:.*ReadOnly.*:UserWarning")
@@ -130,7 +131,7 @@ async def test_cancel_while_waiting_for_approval(llm: ScriptedLLM, ws: Path) -> 
     s = make_session(llm, ws, gate=PermissionGate(PermissionRules(), handler))
     rec = Recorder()
     task = asyncio.create_task(s.prompt("write", rec))
-    await asyncio.wait_for(waiting.wait(), 30)
+    await happens_before_end(waiting, task, "the approval question")
     task.cancel()
     with pytest.raises(asyncio.CancelledError):
         await task

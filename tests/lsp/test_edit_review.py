@@ -21,6 +21,7 @@ from typing import Any
 import pytest
 
 from agent_ls.server.protocol import methods as P
+from tests.harness import happens_before_end
 from tests.llm.scripted_server import text, tool_calls
 from tests.lsp.conftest import Editor, Setup, close_editor, open_editor
 from tests.lsp.test_editor_files import FULL_EDITS, Buffers, results, start
@@ -175,33 +176,30 @@ async def test_a_review_withdrawn_by_stop_stays_proposed(reviewer: tuple[Editor,
     ed, buffers = reviewer
     path, uri, typed = unsaved_file(setup, buffers)
     asked = asyncio.Event()
-    withdrawn: list[str] = []
+    withdrawn: asyncio.Future[str] = asyncio.get_running_loop().create_future()
 
     async def hold(params: dict[str, Any]) -> dict[str, Any]:
         asked.set()
         try:
             await asyncio.Event().wait()
         except asyncio.CancelledError:
-            withdrawn.append(params["changeId"])
+            withdrawn.set_result(params["changeId"])
             raise
         return {}
 
     ed.review_answer = hold
     setup.llm.script(tool_calls([EDIT]), text("never"))
     msg_id, task = ed.start_request("agent/prompt", {"text": "change it"})
-    await asyncio.wait_for(asked.wait(), 30)
+    await happens_before_end(asked, task, "the review")
     ed.cancel(msg_id)
     with pytest.raises(Exception):  # noqa: B017 - the prompt's RequestCancelled error
-        await asyncio.wait_for(task, 30)
+        await task
     assert ed.applied_edits == [] and buffers.text(uri) == typed
     session_id = ed.reviews[0]["sessionId"]
     resumed = await ed.request(P.SESSIONS_RESUME, {"sessionId": session_id})
     assert [c["status"] for c in resumed["changes"]] == ["proposed"]
-    for _ in range(100):
-        if withdrawn:
-            break
-        await asyncio.sleep(0.05)
-    assert withdrawn == [ed.reviews[0]["changeId"]]
+    # the server withdraws its review request ($/cancelRequest): the client's handler is cancelled
+    assert await withdrawn == ed.reviews[0]["changeId"]
 
 
 async def test_clients_without_the_capability_are_not_asked(setup: Setup) -> None:

@@ -11,6 +11,7 @@ import pytest
 from lsprotocol import types as lsp
 
 from agent_ls.server.protocol import methods as P
+from tests.harness import happens_before_end
 from tests.llm.scripted_server import text, tool_calls
 from tests.lsp.conftest import Editor, Setup, close_editor, open_editor, wait_for
 
@@ -169,11 +170,11 @@ async def test_cancelling_the_tool_call_withdraws_the_consent_question(setup: Se
         await ed.wait_state("knob", "connected")
         msg_id, task = ed.start_request(P.MCP_CALL_TOOL, {"server": "knob", "tool": "sample",
                                                           "arguments": {"prompt": "p"}})
-        await asyncio.wait_for(asked.wait(), 30)
+        await happens_before_end(asked, task, "the sampling question")
         ed.cancel(msg_id)
-        await asyncio.wait_for(withdrawn.wait(), 30)
+        await withdrawn.wait()
         with pytest.raises(Exception):  # noqa: B017 - the cancelled request's error
-            await asyncio.wait_for(task, 30)
+            await task
         assert sampling_requests(setup) == []
         # The server is still fine: the next request is asked and answered.
         assert (await ed.status())["knob"]["state"] == "connected"
