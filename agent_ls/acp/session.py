@@ -421,8 +421,10 @@ class AcpSession:
         return out
 
     async def publish_commands(self, wait: float = 0.0) -> None:
-        if wait and self.host.manager is not None:
-            await self.host.manager.settle(wait)
+        """``available_commands_update`` when the commands changed; ``wait``: for the host's start
+        and its servers' first connection, at most that long."""
+        if wait and (manager := await self.host.started_manager(wait)) is not None:
+            await manager.settle(wait)
         self.commands = self._collect_commands()
         names = sorted([*self.commands, *BUILTIN_COMMANDS])
         if names == (self._commands_sent or []):
