@@ -39,6 +39,7 @@ import argparse
 import asyncio
 import contextlib
 import json
+import logging
 import os
 import signal
 import statistics
@@ -138,6 +139,7 @@ async def lsp_turn(llm: ScriptedLLM, ws: Path, env: dict[str, str], steps: int) 
     from lsprotocol import types as lsp
     from pygls.lsp.client import LanguageClient
 
+    logging.getLogger("pygls").setLevel(logging.ERROR)  # (the server's notifications: nobody listens)
     client = LanguageClient("bench", "1.0")
     await client.start_io(sys.executable, "-m", "agent_ls.cli", env=env, cwd=str(ws))
     try:
