@@ -225,6 +225,10 @@ class AcpSession:
                 await self.sink(event.event)
                 if isinstance(event.event, ev.ToolCallFinished):
                     self.subagent_calls.pop(event.event.call_id, None)
+        elif isinstance(event, ev.TurnStarted):
+            # the first message's title is stored by now: sent before the title model's (started
+            # as the turn ends) can replace it in the store
+            await self.publish_title()
         elif isinstance(event, ev.TextDelta):
             await self.send(update_agent_message_text(event.text))
         elif isinstance(event, ev.ThinkingDelta):
