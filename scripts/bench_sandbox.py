@@ -6,7 +6,11 @@
    network off; and network "ask", which adds the bridge into the namespace; and network off
    with the user's workspace grants read from host-state.json per command) and without, in
    the same run, alternating so machine noise hits each alike. Prints the medians and the
-   time the sandbox adds (goal: at most 15 ms with network off).
+   time the sandbox adds (goal: at most 15 ms with network off). Also each sandboxed command
+   joining its conversation's shared network namespace (``nsenter`` into it, no namespace of its
+   own: :mod:`agent_ls.core.sandbox.netns`), network off and "ask" (the proxy's listener in the
+   namespace instead of a bridge per command), against a namespace per command, in the same
+   run; and the time to make a conversation's shared namespace (once per conversation).
 2. Questions: a scripted 20-command edit-test-fix session through the permission gate, counting
    the approval questions with the sandbox and ``autoAllow`` against without it (the user
    answers "allow once" each time, as a careful user does).
@@ -17,6 +21,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import os
+import shutil
 import statistics
 import sys
 import tempfile
@@ -27,6 +32,7 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
 from agent_ls.agent.builtin_tools.shell import BashTool  # noqa: E402
+from agent_ls.agent.jobs import JobTable  # noqa: E402
 from agent_ls.agent.permissions import (  # noqa: E402
     ApprovalAnswer,
     ApprovalRequest,
@@ -36,7 +42,7 @@ from agent_ls.agent.permissions import (  # noqa: E402
 )
 from agent_ls.agent.workspace import Workspace  # noqa: E402
 from agent_ls.config.sandbox import SandboxSettings, set_workspace_grant  # noqa: E402
-from agent_ls.core.sandbox import NetworkPolicy, Sandbox, detect  # noqa: E402
+from agent_ls.core.sandbox import Mechanism, NetworkPolicy, Sandbox, SharedNetwork, detect  # noqa: E402
 from agent_ls.core.tools import Capability, ToolSpec  # noqa: E402
 
 SESSION = [
@@ -70,8 +76,14 @@ async def bench_time(runs: int) -> None:
         os.environ["AGENT_LS_DATA_DIR"] = os.path.join(d, ".data")
         set_workspace_grant(Path(d), "writes", tempfile.gettempdir(), True)
         granted = BashTool(ws, sandbox=settings.sandbox([d]))
+        shared_off = BashTool(ws, sandbox=Sandbox(settings.policy([d])), jobs=JobTable())
+        shared_ask = BashTool(ws, sandbox=Sandbox(SandboxSettings(network=NetworkPolicy(ask=True)).policy([d])),
+                              jobs=JobTable())
         tools = {"no sandbox": plain, "sandbox, network off": off, "sandbox, network ask (bridge)": ask,
-                 "sandbox, network off, grants read": granted}
+                 "sandbox, network off, grants read": granted,
+                 "shared namespace, network off": shared_off, "shared namespace, network ask": shared_ask}
+        if avail.mechanism is not Mechanism.BUBBLEWRAP:  # (only bubblewrap shares a namespace)
+            del tools["shared namespace, network off"], tools["shared namespace, network ask"]
         if not avail.available:
             tools = {"no sandbox": plain}
         times: dict[str, list[float]] = {k: [] for k in tools}
@@ -86,8 +98,31 @@ async def bench_time(runs: int) -> None:
             med = statistics.median(ts)
             extra = "" if name == "no sandbox" else f"  (+{(med - base) * 1000:.1f} ms, x{med / base:.2f})"
             print(f"  {name:32s} {med * 1000:7.1f} ms{extra}")
+        if avail.mechanism is Mechanism.BUBBLEWRAP:
+            for per_command, shared in (("sandbox, network off", "shared namespace, network off"),
+                                        ("sandbox, network ask (bridge)", "shared namespace, network ask")):
+                a, b = statistics.median(times[per_command]), statistics.median(times[shared])
+                print(f"  joining the shared namespace against a namespace per command ({shared[18:]}): "
+                      f"{(b - a) * 1000:+.1f} ms per command")
+            print(f"making a conversation's shared namespace (once), median of {min(runs, 20)}: "
+                  f"{statistics.median(await _make_namespace(min(runs, 20))) * 1000:.1f} ms")
+        for tool in (shared_off, shared_ask):
+            assert tool.jobs is not None
+            await tool.jobs.close()
         if ask.sandbox is not None:
             await ask.sandbox.aclose()
+
+
+async def _make_namespace(runs: int) -> list[float]:
+    out = []
+    for _ in range(runs):
+        network = SharedNetwork()
+        t0 = time.perf_counter()
+        joined = await network.join(shutil.which("bwrap") or "bwrap", None, 0)
+        out.append(time.perf_counter() - t0)
+        joined.release()
+        network.close()
+    return out
 
 
 async def bench_questions() -> None:

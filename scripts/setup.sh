@@ -27,6 +27,7 @@
 #   Steps 5 and 6 run when their script exists; each keeps its own stamps.
 #
 # --no-npm  skip steps 2 to 6 (nothing beyond PyPI is needed)
+# --no-e2e  skip step 6 (scripts/test.sh runs it in the background while the suite runs)
 # --force   ignore stamps and redo every step
 #
 # Environment: PYTHON=/path/to/python3.x picks the interpreter for a new .venv.
@@ -42,10 +43,12 @@ ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
 
 DO_NPM=1
+DO_E2E=1
 FORCE=0
 for arg in "$@"; do
   case "$arg" in
     --no-npm) DO_NPM=0 ;;
+    --no-e2e) DO_E2E=0 ;;
     --force) FORCE=1 ;;
     -h|--help) awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "${BASH_SOURCE[0]}"; exit 0 ;;
     *) echo "setup.sh: unknown option: $arg (try --help)" >&2; exit 2 ;;
@@ -252,7 +255,9 @@ fi
 
 # --- 5./6. the extension and its end-to-end tooling (own scripts, own stamps) ---------------
 for sub in setup_extension setup_e2e; do
-  if [[ -f "$ROOT/scripts/$sub.sh" ]]; then
+  if [[ $sub == setup_e2e && $DO_E2E -eq 0 ]]; then
+    step_line e2e "skipped (--no-e2e)"
+  elif [[ -f "$ROOT/scripts/$sub.sh" ]]; then
     FORCE="$FORCE" bash "$ROOT/scripts/$sub.sh" || { echo "setup.sh: scripts/$sub.sh failed" >&2; exit 1; }
   fi
 done

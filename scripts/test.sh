@@ -8,7 +8,17 @@ set -uo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
 
-bash scripts/setup.sh || exit 1
+# The whole suite: the editor e2e's tooling (code-server, Node 24: mostly a download) installs in
+# the background while lint and the rest of the suite run; the e2e waits for it.
+E2E_SETUP_PID=""
+if [[ $# -eq 0 ]]; then
+  bash scripts/setup.sh --no-e2e || exit 1
+  mkdir -p .tools/logs
+  bash scripts/setup_e2e.sh >.tools/logs/e2e-background.log 2>&1 &
+  E2E_SETUP_PID=$!
+else
+  bash scripts/setup.sh || exit 1
+fi
 PY="$ROOT/.venv/bin/python"
 
 echo "[test] ruff"
@@ -41,11 +51,19 @@ fi
 # shared), then the editor end-to-end test alone (a real code-server and Chromium want the
 # machine to themselves). Most tests wait on subprocesses, so one worker more than cores pays.
 # test_e2e_provision.py: the extension installs its own server in code-server (issue 31).
+# artifacts/junit-suite.xml: each test's time, to see where the suite's time goes (scripts/suite_times.py).
 E2E=(tests/extension/test_e2e.py tests/extension/test_e2e_provision.py)
 WORKERS="${AGENT_LS_TEST_WORKERS:-$(( $(nproc) + 1 ))}"
 echo "[test] pytest: everything but ${E2E[*]}, $WORKERS workers"
-run_pytest -n "$WORKERS" --dist loadfile --durations=15 "${E2E[@]/#/--deselect=}"
+run_pytest -n "$WORKERS" --dist loadfile --durations=15 --junitxml=artifacts/junit-suite.xml "${E2E[@]/#/--deselect=}"
 rc=$?
+wait "$E2E_SETUP_PID"
+e2e_setup=$?
+cat .tools/logs/e2e-background.log
+if [[ $e2e_setup -ne 0 ]]; then
+  echo "[test] scripts/setup_e2e.sh failed (above): the editor e2e cannot run" >&2
+  exit 1
+fi
 echo "[test] pytest: ${E2E[*]}"
 run_pytest --durations=5 "${E2E[@]}"
 rc2=$?

@@ -103,6 +103,7 @@ _.host_asker
 # the wire models' config and fields, the extension's identifier.
 _.model_config
 _.ttl_ms
+_.input_responses
 _.identifier
 # ACP: a subagent's tool call names its agent call in _meta (agent_ls/acp/session.py; the SDK serialises it)
 _.field_meta

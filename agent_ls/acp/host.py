@@ -139,17 +139,13 @@ class SessionHost:
         """The conversations of the folder (its session store); each session opens its own with
         its :class:`~agent_ls.runtime.sessions.FrontEnd` (the client's files and terminal)."""
         self.lifecycle.reloaded.append(self.conversations.settings_changed)
-        self.lifecycle.manager_created.append(self._manager_created)
+        self.runtime.task_owner = self.conversations.jobs.task_started  # a task a turn starts: a job of its session
 
     def agent_settings(self) -> AgentSettings:
         # lazy: +3 modules, ~12 ms at the ACP start-up
         from agent_ls.agent.config import agent_settings
 
         return agent_settings(self.settings)
-
-    def _manager_created(self, manager: MCPManager) -> None:
-        # a session built while the host started has no manager to wire its jobs to
-        manager.callbacks.task_started = self.conversations.jobs.task_started
 
     @property
     def settings(self) -> LoadedSettings:

@@ -262,7 +262,7 @@ class AcpSession:
             args = self.call_args.pop(event.call_id, {})
             await self.send(U.tool_finished(event.call_id, event.name, args, self.folder, event.is_error,
                                             event.content, self.previews.pop(event.call_id, None),
-                                            self.terminals.pop(event.call_id, None)))
+                                            self.terminals.pop(event.call_id, None), ev.app_notice(event.app)))
         elif isinstance(event, ev.UsageReport) and event.context_window:
             await self.send(U.usage_update(event.context_tokens, event.context_window, event.context_source))
         elif isinstance(event, ev.ContextCompacted) and event.note:

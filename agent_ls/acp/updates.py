@@ -245,14 +245,17 @@ def result_text(content: str) -> str:
 
 
 def tool_finished(call_id: str, name: str, args: dict[str, Any], root: Path, is_error: bool, content: str,
-                  preview: Preview | None = None, terminal_id: str | None = None) -> Any:
+                  preview: Preview | None = None, terminal_id: str | None = None, notice: str | None = None) -> Any:
     """The end of a tool call: its diff (unless it failed), the terminal it ran in, its result
-    as text; a terminal's output also as ``rawOutput`` (for clients that do not show terminals)."""
+    as text; a terminal's output also as ``rawOutput`` (for clients that do not show terminals);
+    ``notice``: the call has an MCP App that ACP cannot show (said after the text)."""
     blocks: list[Any] = [] if is_error else tool_diff(name, args, root, preview)
     if terminal_id is not None:
         blocks.append(tool_terminal_ref(terminal_id))
     if content:
         blocks.append(tool_content(text_block(result_text(content))))
+    if notice:
+        blocks.append(tool_content(text_block(notice)))
     raw = {"output": result_text(content)} if terminal_id is not None else None
     return update_tool_call(call_id, status="failed" if is_error else "completed", content=blocks or None,
                             raw_output=raw)

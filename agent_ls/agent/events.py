@@ -78,6 +78,10 @@ class ToolCallFinished:
     sandbox: dict[str, Any] | None = None
     """Where a command ran (:class:`agent_ls.core.tools.SandboxMark` as a record: ``mode``,
     ``mechanism``, ``network``, ``hosts``, ``paths``); the chat marks the card with it."""
+    app: dict[str, Any] | None = None
+    """The call's MCP App (:meth:`agent_ls.core.tools.AppView.to_json`): a front end that renders
+    apps shows it under the card (when it has ``html``); others say the tool has an app they
+    cannot show."""
     type: str = "tool_call_finished"
 
 
@@ -280,6 +284,19 @@ def to_dict(event: Event) -> dict[str, Any]:
         return {"callId": event.call_id, "agent": event.agent, "description": event.description,
                 "event": to_dict(event.event), "type": event.type}
     return {camel(k): v for k, v in attrs.asdict(event, recurse=True).items()}
+
+
+def app_notice(app: dict[str, Any] | None) -> str | None:
+    """What a front end that does not render MCP Apps says under a tool call that has one (None:
+    the call has no app). The text result is shown as for any tool."""
+    if not app:
+        return None
+    notice = app.get("notice")
+    if isinstance(notice, str) and notice:
+        return notice
+    tool, server, uri = (str(app.get(k) or "?") for k in ("tool", "server", "resourceUri"))
+    return (f"The tool {tool!r} of MCP server {server!r} has an interactive app ({uri}) that this client "
+            "cannot show; its text result is shown instead.")
 
 
 def compaction_text(done: Any) -> str:

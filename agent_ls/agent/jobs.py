@@ -38,6 +38,7 @@ from typing import Protocol
 import attrs
 
 from agent_ls.core.process import kill_group, wait_exit
+from agent_ls.core.sandbox.netns import SharedNetwork
 
 log = logging.getLogger("agent_ls.agent.jobs")
 
@@ -350,6 +351,9 @@ class JobTable:
         self.listeners: list[Callable[[JobTable], None]] = []
         """Told after each change (a job started, ended, or its task's status changed)."""
         self.closed = False
+        self.network = SharedNetwork()
+        """The network namespace this conversation's sandboxed commands share (made at the first;
+        closed with the table): a server a background command starts is reachable from the next."""
 
     # the registry ----------------------------------------------------------------------------
     def new_id(self) -> str:
@@ -450,6 +454,7 @@ class JobTable:
         releases = [release() for job in self._jobs.values() if (release := getattr(job, "release", None))]
         if releases:
             await asyncio.gather(*releases, return_exceptions=True)
+        self.network.close()
 
     def add_task(self, title: str, source: TaskSource, result_text: Callable[[object], tuple[str, bool]]) -> TaskJob:
         """A task a tool call started, as a job of this conversation (its id is what the model is told)."""
@@ -465,6 +470,7 @@ class JobTable:
             kill = getattr(job, "kill_now", None)
             if kill is not None:
                 kill()
+        self.network.close()
 
 
 class TaskSource(Protocol):
@@ -480,6 +486,11 @@ class TaskSource(Protocol):
         """Poll once (``status`` and ``message`` follow); the value is handed to ``result_text``."""
         ...
 
+    async def answer(self, got: object) -> None:
+        """The task waits for input (``input_required``): ask the user what it asks for (what
+        :meth:`get` returned says) and send the answers; nothing when they were sent already."""
+        ...
+
     async def cancel(self) -> None: ...
 
 
@@ -490,8 +501,9 @@ TASK_ENDED = frozenset({"completed", "failed", "cancelled"})
 
 class TaskJob:
     """A task a tool call started (an MCP task): polled in the background at the server's
-    interval, its status message shown like a command's last line, cancelled on Stop
-    (``tasks/cancel``) or past its limit; its result is what ``shell_output`` and ``task_wait``
+    interval, its status message shown like a command's last line, what it asks for
+    (``input_required``) asked of the user while its state says it waits for input, cancelled on
+    Stop (``tasks/cancel``) or past its limit; its result is what ``shell_output`` and ``task_wait``
     return once it ended. ``result_text``: the finished task's result as text and whether it is
     an error."""
 
@@ -528,6 +540,11 @@ class TaskJob:
                     if self.status in TASK_ENDED:
                         self.result, self.is_error = self._result_text(got)
                         return
+                    if self.status == "input_required":
+                        await self.source.answer(got)  # (the state says it waits, meanwhile)
+                        if self.source.message != self.message:
+                            self.message = self.source.message
+                            self._on_change()
                     await asyncio.sleep(self.source.poll)
         except TimeoutError:
             self.status, self.message = "timed_out", f"no end within {self.limit:g} s; it was cancelled"

@@ -199,8 +199,9 @@ class ToolRunner:
         duration_ms = (time.perf_counter() - started) * 1e3
         attachments = tuple(attrs.asdict(a) for a in result.attachments)
         mark = attrs.asdict(result.sandbox) if result.sandbox is not None else None
+        app = result.app.to_json() if result.app is not None else None
         await emit(sink, ToolCallFinished(call.id, call.name, result.is_error, result.content, duration_ms, denied,
-                                          attachments, output_handle=handle, sandbox=mark))
+                                          attachments, output_handle=handle, sandbox=mark, app=app))
         await self._record(ToolRun(call.id, call.name, server, display, round(duration_ms, 1), result.is_error, denied))
         return ToolOutcome(result, denied, duration_ms, handle)
 

@@ -70,6 +70,7 @@ async def cmd_chat(args: argparse.Namespace) -> int:
     conversations = Conversations(folders=lambda: folders, settings=lambda: agent, host=mcp_host,
                                   front=lambda: FrontEnd(questions=host.questions), checkpoints=True,
                                   prepare=library.ready)
+    host.task_owner = conversations.jobs.task_started  # an MCP task a turn starts: a job of its conversation
     try:
         if args.list_sessions:
             for info in await conversations.sessions():
@@ -220,6 +221,8 @@ class TerminalPrinter:
             first = (event.content.strip().splitlines() or [""])[0]
             print(f"[tool {'error' if event.is_error else 'ok'}] {clip(first, RESULT_LINE_CHARS)}",
                   file=sys.stderr, flush=True)
+            if (notice := ev.app_notice(event.app)) is not None:
+                print(f"[app] {visible(notice)}", file=sys.stderr, flush=True)
         elif isinstance(event, ev.HookRan):
             print(visible(hook_line(event)), file=sys.stderr, flush=True)
         elif isinstance(event, ev.TurnError):

@@ -48,6 +48,11 @@ class ToolSpec:
     """For MCP tools with an ``outputSchema``."""
     annotations: dict[str, Any] | None = None
     """For MCP tools: the tool annotations as sent by the server (camelCase keys)."""
+    app_resource: str | None = None
+    """For MCP tools with an app (MCP Apps, ``_meta.ui.resourceUri``): its ``ui://`` resource."""
+    visibility: tuple[str, ...] = ("model", "app")
+    """For MCP tools: who may call it (``_meta.ui.visibility``): ``model`` (the agent), ``app``
+    (its server's app). A tool without ``model`` is never offered to the model."""
 
     def to_openai(self) -> dict[str, Any]:
         """The OpenAI-style ``tools`` entry (what litellm accepts for every provider)."""
@@ -90,6 +95,49 @@ class SandboxMark:
 
 
 @attrs.frozen
+class AppView:
+    """An MCP App to show with a tool call's result (MCP Apps, ``io.modelcontextprotocol/ui``).
+
+    Without ``html`` the front end only says that the tool has an app it cannot show (it does not
+    render apps, or ``error`` says why the app could not be loaded); the text result is shown as
+    for any tool."""
+
+    server: str
+    tool: str
+    """The tool's name on its server."""
+    resource_uri: str
+    arguments: dict[str, Any] = attrs.field(factory=dict)
+    """The call's arguments (``ui/notifications/tool-input``)."""
+    html: str | None = None
+    csp: dict[str, list[str]] | None = None
+    """The resource's declared domains (``connectDomains``, ``resourceDomains``, ``frameDomains``,
+    ``baseUriDomains``); empty or None: the spec's restrictive default."""
+    permissions: dict[str, Any] | None = None
+    prefers_border: bool | None = None
+    result: dict[str, Any] | None = None
+    """The ``CallToolResult`` as JSON (``ui/notifications/tool-result``)."""
+    error: str | None = None
+    """Why the app is not shown (a missing resource, not the app MIME type, too large)."""
+
+    @property
+    def notice(self) -> str | None:
+        """What a front end that does not show this app says under the call (None: it is shown)."""
+        if self.html is not None:
+            return None
+        if self.error:
+            return f"The app of tool {self.tool!r} (MCP server {self.server!r}) cannot be shown: {self.error}"
+        return (f"The tool {self.tool!r} of MCP server {self.server!r} has an interactive app ({self.resource_uri}) "
+                "that this client cannot show; its text result is shown instead.")
+
+    def to_json(self) -> dict[str, Any]:
+        """The app as an event carries it (camelCase; the arguments and result exactly as given)."""
+        return {"server": self.server, "tool": self.tool, "resourceUri": self.resource_uri,
+                "arguments": self.arguments, "html": self.html, "csp": self.csp, "permissions": self.permissions,
+                "prefersBorder": self.prefers_border, "result": self.result, "error": self.error,
+                "notice": self.notice}
+
+
+@attrs.frozen
 class ToolResult:
     """The outcome of a tool call."""
 
@@ -104,6 +152,8 @@ class ToolResult:
     """How many characters of text were cut by the output cap (0 when nothing was cut)."""
     sandbox: SandboxMark | None = None
     """Where a command ran (``bash``): sandboxed or not, and what the sandbox refused."""
+    app: AppView | None = None
+    """The MCP App that shows this result (an MCP tool with ``_meta.ui``)."""
 
     @classmethod
     def error(cls, message: str) -> ToolResult:

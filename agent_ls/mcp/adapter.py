@@ -6,12 +6,14 @@ import asyncio
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+import attrs
 import mcp_types as types
 from mcp.client import InputRequiredRoundsExceededError
 from mcp.shared.exceptions import MCPError
 from pydantic import ValidationError
 
 from agent_ls.core.tools import ToolResult, ToolSpec
+from agent_ls.mcp.apps import APP_INITIATED, AppResources, ToolUi, tool_ui
 from agent_ls.mcp.capability import infer_capability
 from agent_ls.mcp.connection.failures import REQUEST_TIMEOUT, ServerUnavailable
 from agent_ls.mcp.results import convert_call_result
@@ -40,6 +42,7 @@ def annotations_dict(tool: types.Tool) -> dict[str, Any] | None:
 def make_spec(server: str, tool: types.Tool, name: str) -> ToolSpec:
     ann = annotations_dict(tool)
     description = tool.description or (tool.title or "")
+    ui, _problem = tool_ui(tool)  # a malformed _meta.ui: a plain tool (the problem is a note in the status)
     return ToolSpec(
         name=name,
         description=description,
@@ -50,6 +53,8 @@ def make_spec(server: str, tool: types.Tool, name: str) -> ToolSpec:
         display_name=tool.name,
         output_schema=tool.output_schema,
         annotations=ann,
+        app_resource=ui.resource_uri if ui is not None else None,
+        visibility=ui.visibility if ui is not None else ("model", "app"),
     )
 
 
@@ -133,11 +138,13 @@ class MCPTool:
     """One MCP tool; calls go through the live connection of its server."""
 
     def __init__(
-        self, spec: ToolSpec, connection: ServerConnection, *, max_output_chars: Callable[[], int]
+        self, spec: ToolSpec, connection: ServerConnection, *, max_output_chars: Callable[[], int],
+        apps: AppResources | None = None,
     ) -> None:
         self._spec = spec
         self._connection = connection
         self._max_output_chars = max_output_chars
+        self._apps = apps
         self._validator: Any | None = None
         self._validator_built = False
 
@@ -185,6 +192,9 @@ class MCPTool:
         except Exception as e:  # transport failures: tell the model, never crash the turn
             return ToolResult.error(conn.redact(f"{tag} failed: {type(e).__name__}: {e}"))
         out = convert_call_result(result, self._max_output_chars())
+        if self._spec.app_resource is not None and self._apps is not None and not APP_INITIATED.get():
+            ui = ToolUi(self._spec.app_resource, self._spec.visibility)
+            out = attrs.evolve(out, app=await self._apps.view(conn, original, ui, arguments, result))
         if out.is_error:
             return ToolResult(
                 content=f"{tag} returned an error: {out.content}",
@@ -192,5 +202,6 @@ class MCPTool:
                 attachments=out.attachments,
                 structured=out.structured,
                 truncated_chars=out.truncated_chars,
+                app=out.app,
             )
         return out

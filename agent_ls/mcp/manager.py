@@ -32,6 +32,7 @@ from agent_ls.core.redact import add_secrets, install_log_redaction
 from agent_ls.core.tasks import BackgroundTasks
 from agent_ls.core.tools import ToolResult
 from agent_ls.mcp.adapter import MCPTool, make_spec
+from agent_ls.mcp.apps import AppError, AppResources
 from agent_ls.mcp.catalogue import CatalogueStore
 from agent_ls.mcp.connection.client_handlers import ElicitationHandler, HostCallbacks, SamplingHandler
 from agent_ls.mcp.connection.connection import ServerConnection
@@ -51,6 +52,7 @@ from agent_ls.mcp.status import (
     activation,
     error_dict,
 )
+from agent_ls.mcp.tasks import TaskStarted
 from agent_ls.mcp.trust_decisions import TrustDecisions, TrustHandler
 
 log = logging.getLogger(__name__)
@@ -83,6 +85,7 @@ class MCPManager(SignIns, TrustDecisions):
         oauth_store: OAuthStore | None = None,
         sign_in_timeout: float | None = None,
         catalogue: CatalogueStore | None = None,
+        task_started: TaskStarted | None = None,
     ) -> None:
         self._roots: list[Path] = [Path(r) for r in roots]
         self.auth_opener = auth_opener
@@ -96,6 +99,8 @@ class MCPManager(SignIns, TrustDecisions):
         self.state_store = state
         self.trust_handler = trust_handler
         self.max_output_chars = max_output_chars
+        self.apps = AppResources()
+        """MCP Apps: whether the front end renders them, their loaded resources."""
         self.restart_policy = restart_policy or RestartPolicy()
         self.on_change = on_change
         self.callbacks = HostCallbacks(
@@ -106,6 +111,7 @@ class MCPManager(SignIns, TrustDecisions):
             on_dirty=self._mark_dirty,
             eras=state,
             catalogue=catalogue,
+            task_started=task_started,
         )
         self._conns: dict[str, ServerConnection] = {}
         self._failed: dict[str, FailedEntry] = {}
@@ -319,7 +325,11 @@ class MCPManager(SignIns, TrustDecisions):
 
     def tools(self) -> list[MCPTool]:
         """Every tool of every connected server (and of a starting one, from the catalogue of its
-        last connection), sorted by server then tool name."""
+        last connection) that the model may call, sorted by server then tool name (a tool whose
+        ``_meta.ui.visibility`` leaves out ``model`` is for its app only: :meth:`app_tool`)."""
+        return [t for t in self._all_tools() if "model" in t.spec.visibility]
+
+    def _all_tools(self) -> list[MCPTool]:
         live = sorted((c for c in self._conns.values() if c.serving), key=lambda c: c.name)
         key = tuple((c.name, c.list_version, id(c)) for c in live)
         if key != self._tools_key:
@@ -329,7 +339,7 @@ class MCPManager(SignIns, TrustDecisions):
             for c in live:
                 for t in c.listing.tools:
                     spec = make_spec(c.name, t, names[(c.name, t.name)])
-                    tools.append(MCPTool(spec, c, max_output_chars=lambda: self.max_output_chars))
+                    tools.append(MCPTool(spec, c, max_output_chars=lambda: self.max_output_chars, apps=self.apps))
             self._tools = tools
             self._tools_key = key
         return list(self._tools)
@@ -370,6 +380,21 @@ class MCPManager(SignIns, TrustDecisions):
             raise ToolUnavailable(f"MCP server {server!r} is not connected ({conn.state.value}"
                                   + (f"; {conn.error}" if conn.error else "") + ")")
         raise ToolUnavailable(f"MCP server {server!r} has no tool named {tool!r}")
+
+    async def app_tool(self, server: str, tool: str) -> MCPTool:
+        """The tool ``tool`` (its name on ``server``) that an app of ``server`` asks to call.
+
+        Refused (:class:`AppError`, nothing asked, nothing run) when the server has no such tool or
+        its visibility leaves out ``app`` (a model-only tool: the spec's MUST). An app reaches
+        only its own server's tools: the caller passes the app's server, never one the app names."""
+        await self.refresh_if_dirty()
+        for t in self._all_tools():
+            if t.server == server and t.spec.display_name == tool:
+                if "app" not in t.spec.visibility:
+                    raise AppError(f"the tool {tool!r} of MCP server {server!r} is not callable by its app "
+                                   "(its visibility is model only)")
+                return t
+        raise AppError(f"MCP server {server!r} has no tool named {tool!r}")
 
     async def call_tool(self, server: str, tool: str, arguments: dict[str, Any]) -> ToolResult:
         """Call a tool without the agent (``agent-ls mcp call``, the demo): why it cannot be

@@ -2,7 +2,7 @@
 checkpoint of the workspace before each prompt's turn, what the turn changed recorded after it
 (however it ended), and rewind / redo as the user's actions, the same in every front end.
 
-:class:`TurnCheckpoints` is a :class:`~agent_ls.runtime.conversations.TurnObserver` over
+:class:`TurnCheckpoints` is a :class:`~agent_ls.runtime.turns.TurnObserver` over
 :class:`agent_ls.agent.checkpoints.Checkpoints` (the engine: a content-addressed store in the
 data directory that never touches the user's ``.git``). It sees every change path at once: the
 editor's edits, MCP servers writing files and shell commands all land on the disk, and the
@@ -24,7 +24,7 @@ if TYPE_CHECKING:
 
 
 class TurnInfo(Protocol):
-    """A turn as the conversation service tells it (:class:`agent_ls.runtime.conversations.TurnInfo`)."""
+    """A turn as the conversation service tells it (:class:`agent_ls.runtime.turns.TurnInfo`)."""
 
     @property
     def session_id(self) -> str: ...

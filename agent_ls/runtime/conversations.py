@@ -14,16 +14,16 @@ owns:
   with the "allow for this session" answers kept (:meth:`Conversations.settings_changed`);
 - one turn at a time per session: a second prompt while one runs is refused with
   :class:`Busy`, everywhere; :meth:`Conversations.cancel` ends the running turn whoever started
-  it; ``/compact`` is a turn of its own;
+  it; ``/compact`` is a turn of its own (the turn itself: :mod:`agent_ls.runtime.turns`);
 - notes for the next prompt (the user reverted a change), how a message is shown when that is
   not the text the model got, and the transcript a front end replays on resume
-  (:meth:`Conversations.transcript`);
+  (:meth:`Conversations.transcript`, read by :mod:`agent_ls.runtime.transcript`);
 - the observer points: :class:`TurnObserver` around each turn, and
   :class:`~agent_ls.agent.tool_runner.ToolObserver` around each tool call of every session it
   builds. Checkpoints, hooks and subagents attach there (docs/architecture.md).
 
-Errors a user can act on are :class:`ConversationError`; each front end maps them to its
-protocol's error once.
+Errors a user can act on are :class:`ConversationError` (:mod:`agent_ls.runtime.errors`); each
+front end maps them to its protocol's error once.
 """
 
 from __future__ import annotations
@@ -33,12 +33,27 @@ import contextlib
 import logging
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any
 
 import attrs
 
 from agent_ls.core.tasks import BackgroundTasks
+from agent_ls.runtime.errors import NO_MODEL as NO_MODEL
+from agent_ls.runtime.errors import BadChoice as BadChoice
+from agent_ls.runtime.errors import Busy as Busy
+from agent_ls.runtime.errors import ConversationError as ConversationError
+from agent_ls.runtime.errors import NoModel, UnknownSession
 from agent_ls.runtime.jobs import ConversationJobs
+from agent_ls.runtime.transcript import Transcript, read_transcript
+from agent_ls.runtime.turns import (
+    TurnInfo,
+    TurnObserver,
+    TurnSlot,
+    compact_turn,
+    observe,
+    run_turn,
+    show_hook_runs,
+)
 
 if TYPE_CHECKING:
     from agent_ls.agent.checkpoints import Checkpoint, RewindPlan, RewindResult
@@ -46,11 +61,10 @@ if TYPE_CHECKING:
     from agent_ls.agent.editor.changes import ChangeStore
     from agent_ls.agent.events import EventSink
     from agent_ls.agent.permissions import PermissionGate
-    from agent_ls.agent.plan import PlanEntry
     from agent_ls.agent.session import Session
     from agent_ls.agent.session import TurnResult as TurnResult
     from agent_ls.agent.store import SessionInfo, SessionStore
-    from agent_ls.agent.tool_runner import Shaper, ToolObserver, ToolRunner
+    from agent_ls.agent.tool_runner import Shaper, ToolObserver, ToolOutcome, ToolRunner
     from agent_ls.mcp.manager import MCPManager
     from agent_ls.runtime.checkpointing import TurnCheckpoints
     from agent_ls.runtime.display import DisplayStore
@@ -62,42 +76,11 @@ log = logging.getLogger("agent_ls.runtime")
 COMPACT_COMMAND = "/compact"
 """The built-in command every front end offers: compact the conversation now."""
 
-NO_MODEL = ("no model is configured: set \"model\" in the agent-ls user settings or the workspace's "
-            ".agent-ls/settings.json (a workspace's model applies once you trust the folder), or the "
-            "AGENT_LS_MODEL environment variable (any litellm model string, e.g. anthropic/claude-sonnet-4-5, "
-            "or ollama/qwen3 with \"apiBase\": \"http://127.0.0.1:11434\")")
-"""What every front end says when there is no model to use."""
-
-
-class ConversationError(Exception):
-    """A request the service cannot carry out, said so the user can act on it."""
-
-
-class NoModel(ConversationError):
-    def __init__(self) -> None:
-        super().__init__(NO_MODEL)
-
-
 RENAME_MAX_CHARS = 120
+APP_CONTEXT_CHARS = 8000
+"""What an MCP App's ``ui/update-model-context`` may say to the model (the rest is cut)."""
 """The longest title a user may give a session (a longer one is cut at a word boundary)."""
 
-
-class UnknownSession(ConversationError):
-    def __init__(self, session_id: str, where: str = "") -> None:
-        super().__init__(f"no session {session_id!r}{where}")
-        self.session_id = session_id
-
-
-class Busy(ConversationError):
-    """The session is answering a prompt: one turn at a time."""
-
-    def __init__(self, session_id: str, what: str = "") -> None:
-        super().__init__(f"session {session_id} is already answering a prompt{what}")
-        self.session_id = session_id
-
-
-class BadChoice(ConversationError):
-    """A model that is not one of the settings' choices."""
 
 
 @attrs.frozen
@@ -110,53 +93,18 @@ class ModelChoice:
     session_id: str | None = None
 
 
-@attrs.frozen
-class Transcript:
-    """A stored session as a front end replays it: the history (user messages with how they
-    were shown, ``display``; tool results with how they ran, ``run``), the file changes and the
-    plan. What could not be read is left out and logged: the history is what matters."""
-
-    session_id: str
-    messages: list[dict[str, Any]]
-    changes: list[dict[str, Any]]
-    plan: tuple[PlanEntry, ...]
-
-
-@attrs.frozen
-class TurnInfo:
-    """One turn as observers see it."""
-
-    session_id: str
-    text: str
-    """What the model gets (attachments rendered, notes said); ``/compact`` for a compaction."""
-    compact: bool = False
-    index: int = 0
-    """The prompt's index in the session (0: its first user message)."""
-
-
-class TurnObserver(Protocol):
-    """Told around each turn of every conversation of the service (checkpoints, hooks,
-    subagents). An observer that raises is logged; the turn goes on."""
-
-    async def before_turn(self, turn: TurnInfo) -> None: ...
-
-    async def after_turn(self, turn: TurnInfo, result: TurnResult | None) -> None:
-        """``result``: None when the turn was cancelled."""
-        ...
-
-
 @attrs.define
 class _Live:
     """What the service keeps of a conversation between requests."""
 
+    slot: TurnSlot
+    """Its turn slot: one turn at a time."""
     session: Session | None = None
     front: FrontEnd | None = None
     stale: bool = False
     """Built on settings that have changed since: rebuilt at its next use."""
     allowed: set[str] = attrs.field(factory=set)
     """What the user allowed "for the session" (the gate adds to it; a rebuilt session keeps it)."""
-    lock: asyncio.Lock = attrs.field(factory=asyncio.Lock)
-    turn: asyncio.Task[Any] | None = None
     notes: list[str] = attrs.field(factory=list)
     shown: list[Any] = attrs.field(factory=list)
     """Events to show at the start of the next turn: the ``hook`` events of the SessionStart
@@ -169,6 +117,9 @@ class _Live:
     """SessionStart's ``source``: ``startup`` (a new conversation) or ``resume``."""
     start_context: str = ""
     """What SessionStart's hooks added for the model: kept for every rebuild of the session."""
+    app_context: dict[str, str] = attrs.field(factory=dict)
+    """What each MCP App (by its server and resource) set for the model with
+    ``ui/update-model-context``: said at the start of the next prompt (a later update replaces)."""
 
 
 SessionHost = Callable[[], Awaitable["MCPManager | PendingHost | None"]]
@@ -334,6 +285,40 @@ class Conversations:
         of its changes in the editor)."""
         self._entry(session_id).notes.append(note)
 
+    # MCP Apps ----------------------------------------------------------------------------------
+    async def app_call(self, session_id: str, server: str, tool: str, arguments: dict[str, Any], call_id: str,
+                       sink: EventSink | None = None) -> ToolOutcome:
+        """A tool call an MCP App of ``server`` asks for in conversation ``session_id``: the same
+        runner, permission gate, hooks and approvals as the model's calls of that session (its
+        events to ``sink``: the call is a card in the chat like any other). Refused with
+        :class:`agent_ls.mcp.apps.AppError` (nothing asked) when the tool is not the server's or
+        is model only."""
+        # lazy: the MCP SDK (a host with apps has it loaded already)
+        from agent_ls.agent.tool_runner import ToolCall
+        from agent_ls.mcp.apps import APP_INITIATED, AppError
+
+        host = await self._host()
+        app_tool = getattr(host, "app_tool", None)
+        if app_tool is None:
+            raise AppError("the MCP host is not running")
+        found = await app_tool(server, tool)
+        session = await self.open(session_id)
+        assert session is not None  # required=True: a session or NoModel
+        token = APP_INITIATED.set(True)  # its result goes back to the app: no second app of its own
+        try:
+            return await session.runner().run(ToolCall(call_id, found.spec.name, arguments), found, sink)
+        finally:
+            APP_INITIATED.reset(token)
+
+    def app_context(self, session_id: str, app: str, text: str) -> None:
+        """``ui/update-model-context`` of the MCP App ``app`` (its server and resource): said to the
+        model at the start of the next prompt, replacing what that app set before (empty: cleared)."""
+        entry = self._entry(session_id)
+        if text.strip():
+            entry.app_context[app] = text[:APP_CONTEXT_CHARS]
+        else:
+            entry.app_context.pop(app, None)
+
     # the model ---------------------------------------------------------------------------------
     def choice(self, chosen: str | None, session_id: str | None = None) -> ModelChoice:
         agent = self._settings()
@@ -367,7 +352,10 @@ class Conversations:
 
     # live sessions -----------------------------------------------------------------------------
     def _entry(self, session_id: str) -> _Live:
-        return self._live.setdefault(session_id, _Live())
+        live = self._live.get(session_id)
+        if live is None:
+            live = self._live[session_id] = _Live(TurnSlot(session_id))
+        return live
 
     def live(self, session_id: str) -> Session | None:
         """The session as built now (None: not built in this process, or no model)."""
@@ -387,9 +375,6 @@ class Conversations:
                     and (front is None or front is live.front)):
                 return live.session
         host = await self._host()  # (the language server's: the settings are loaded first)
-        callbacks = getattr(host, "callbacks", None)  # the MCP manager's: its tasks become jobs of the calling conversation
-        if callbacks is not None:
-            callbacks.task_started = self.jobs.task_started
         store = await self.store()
         info = None
         if session_id is not None:
@@ -490,7 +475,7 @@ class Conversations:
     def busy(self, session_id: str) -> bool:
         """The session is answering a prompt."""
         live = self._live.get(session_id)
-        return live is not None and live.lock.locked()
+        return live is not None and live.slot.busy
 
     async def prompt(self, session: Session, text: str, sink: EventSink | None = None, *, typed: str | None = None,
                      display: dict[str, Any] | None = None) -> TurnResult:
@@ -506,12 +491,18 @@ class Conversations:
         async with self.turn_slot(session.session_id):
             if self._prepare is not None:
                 await self._prepare()
-            await self._show_pending(live, sink)
+            runs, live.shown = live.shown, []
+            await show_hook_runs(runs, sink)
             log.debug("prompt: litellm ready, the turn starts")
             if not compact:
                 if live.notes:
                     text = f"[From the editor: {'; '.join(live.notes)}.]\n\n{text}"
                     live.notes.clear()
+                if live.app_context:
+                    said = "\n".join(f"[Context set by the MCP app {who} (the user sees it in the chat): {what}]"
+                                     for who, what in sorted(live.app_context.items()))
+                    text = f"{said}\n\n{text}"
+                    live.app_context.clear()
                 shown = typed if typed is not None else text
                 if display is not None and text != shown:
                     await self.remember_display(session.session_id, text, display)
@@ -521,65 +512,14 @@ class Conversations:
 
             sink = counting_subagents(sink)
             turn = TurnInfo(session.session_id, text, compact, session.turns)
-            await self._observe("before_turn", turn)
+            await observe(self.turn_observers, "before_turn", turn)
             result: TurnResult | None = None
             try:
                 live.turned = True
-                result = await (self._compact(session, sink) if compact else self._turn(session, text, sink))
+                result = await (compact_turn(session, sink) if compact else run_turn(session, text, sink))
             finally:
-                await asyncio.shield(self._observe("after_turn", turn, result))
+                await asyncio.shield(observe(self.turn_observers, "after_turn", turn, result))
             return result
-
-    async def _turn(self, session: Session, text: str, sink: EventSink | None) -> TurnResult:
-        """The turn, with the conversation hooks when the settings have any: ``UserPromptSubmit``
-        before the prompt goes (it may block it or add context), ``Stop`` when the model ends
-        (it may send it back to work); each hook run is a ``hook`` event."""
-        hooks = session.hooks
-        if hooks is None:
-            return await session.prompt(text, sink)
-        # lazy: the hook runner, only when hooks are configured
-        from agent_ls.agent.hooks.turns import prompt_with_hooks
-
-        turned = await prompt_with_hooks(session, hooks, text, sink, report=self._hook_report(sink))
-        if turned.blocked is not None:
-            return await self._blocked(sink, turned.blocked.message or "a UserPromptSubmit hook blocked the prompt")
-        assert turned.result is not None
-        return turned.result  # type: ignore[return-value]  # the session's own TurnResult
-
-    @staticmethod
-    def _hook_report(sink: EventSink | None) -> Any:
-        """Each hook run as a ``hook`` event (the chat's hook line; the terminal prints it, ACP
-        sends it as a tool call of its own)."""
-        # lazy: the hook runner, only when hooks are configured
-        from agent_ls.agent.hooks import reporter
-
-        return reporter(sink)
-
-    @staticmethod
-    async def _show_pending(live: _Live, sink: EventSink | None) -> None:
-        """The ``hook`` events of the hooks that ran when the session opened (SessionStart)."""
-        if not live.shown:
-            return
-        # lazy: the hook runner, only when hooks are configured
-        from agent_ls.agent.hooks import hook_ran
-        from agent_ls.agent.tool_runner import emit
-
-        runs, live.shown = live.shown, []
-        for run in runs:
-            await emit(sink, hook_ran(run))
-
-    @staticmethod
-    async def _blocked(sink: EventSink | None, message: str) -> TurnResult:
-        """A turn a hook stopped before it began: said as the turn's error."""
-        # lazy: +2 modules, ~8 ms at start-up
-        from agent_ls.agent.events import TurnError, TurnFinished, UsageReport
-        from agent_ls.agent.session import TurnResult
-        from agent_ls.agent.tool_runner import emit
-
-        error = TurnError("hook_blocked", message)
-        await emit(sink, error)
-        await emit(sink, TurnFinished("error", UsageReport(), 0, ""))
-        return TurnResult("error", "", UsageReport(), 0, error)
 
     @contextlib.asynccontextmanager
     async def turn_slot(self, session_id: str) -> AsyncIterator[None]:
@@ -587,74 +527,19 @@ class Conversations:
         of its own around :meth:`prompt` (ACP asks its trust questions and expands an MCP prompt
         first): refused with :class:`Busy` while another task holds it; :meth:`prompt` in the
         task that holds it goes ahead, and :meth:`cancel` cancels that task."""
-        live = self._entry(session_id)
-        task = asyncio.current_task()
-        if live.lock.locked() and live.turn is task:
-            yield  # the holder's own prompt
-            return
-        if live.lock.locked():
-            raise Busy(session_id)
-        async with live.lock:
-            live.turn = task
-            try:
-                yield
-            finally:
-                if live.turn is task:
-                    live.turn = None
-
-    async def _compact(self, session: Session, sink: EventSink | None) -> TurnResult:
-        """``/compact``: a turn whose answer is what the compaction did (``stop_reason``
-        ``"compacted"``, or ``"error"`` with the error)."""
-        # lazy: +2 modules, ~8 ms at start-up
-        from agent_ls.agent.events import TurnError, UsageReport, compaction_text
-        from agent_ls.agent.session import TurnResult
-        from agent_ls.agent.tool_runner import emit
-
-        errors: list[TurnError] = []
-        usage: list[UsageReport] = []
-
-        async def keep(event: Any) -> None:
-            if isinstance(event, TurnError):
-                errors.append(event)
-            elif isinstance(event, UsageReport):
-                usage.append(event)
-            await emit(sink, event)
-
-        if session.hooks is not None:
-            pre = await session.hooks.pre_compact("manual", report=self._hook_report(sink))
-            if pre.blocked:
-                return await self._blocked(sink, pre.message)
-        done = await session.compact(keep)
-        total = usage[-1] if usage else UsageReport()
-        if errors:
-            return TurnResult("error", errors[0].message, total, 0, errors[0])
-        return TurnResult("compacted", compaction_text(done), total, 0)
+        async with self._entry(session_id).slot.hold():
+            yield
 
     def turn_running(self, session_id: str) -> asyncio.Task[Any] | None:
         live = self._live.get(session_id)
-        return live.turn if live is not None and live.turn is not None and not live.turn.done() else None
+        return live.slot.running() if live is not None else None
 
     async def cancel(self, session_id: str, timeout: float = 30.0) -> bool:
         """Cancel the running turn of ``session_id`` (whoever started it) and wait until it has
         ended: its ``turn_finished`` (``cancelled``) is sent before this returns. False when the
         session runs no turn."""
-        task = self.turn_running(session_id)
-        if task is None or task is asyncio.current_task():
-            return False
-        task.cancel()
-        done, _ = await asyncio.wait({task}, timeout=timeout)
-        if not done:
-            log.warning("the turn of session %s did not end within %.0f s of its cancellation", session_id, timeout)
-        return True
-
-    async def _observe(self, point: str, *args: Any) -> None:
-        for observer in self.turn_observers:
-            try:
-                await getattr(observer, point)(*args)
-            except asyncio.CancelledError:
-                raise
-            except Exception:  # an observer must not break the turn
-                log.exception("turn observer %s failed", point)
+        live = self._live.get(session_id)
+        return live is not None and await live.slot.cancel(timeout)
 
     # checkpoints ------------------------------------------------------------------------------
     def warm_checkpoints(self) -> None:
@@ -731,48 +616,13 @@ class Conversations:
 
     # resume ------------------------------------------------------------------------------------
     async def transcript(self, session_id: str) -> Transcript:
-        """The stored session as a front end replays it (:class:`Transcript`)."""
+        """The stored session as a front end replays it (:class:`~agent_ls.runtime.transcript.Transcript`)."""
         store = await self.store()
         if await self._call(store.get_session, session_id) is None:
             raise UnknownSession(session_id)
         entry = self._live.get(session_id)
         live = entry.session if entry is not None and not entry.stale else None  # (stale: the store has changed)
-        messages: list[dict[str, Any]] = (list(live.history) if live is not None
-                                          else await self._call(store.load_messages, session_id))
-        try:
-            display = await self._display_store()
-            messages = await self._call(display.annotate, session_id, messages)
-        except Exception as e:  # the history itself is what matters
-            log.warning("could not read how session %s shows its messages: %s", session_id, e)
-        try:
-            messages = with_tool_runs(messages, await self._call(store.tool_runs, session_id))
-        except Exception as e:
-            log.warning("could not read how the tools of session %s ran: %s", session_id, e)
-        try:  # the subagents' cards
-            from agent_ls.runtime.subagents import session_outputs, with_subagents
-
-            outputs = await self._call(session_outputs, store, session_id, live)
-            messages = await self._call(with_subagents, messages, outputs)
-        except Exception as e:
-            log.warning("could not read the subagents of session %s: %s", session_id, e)
-        changes: list[dict[str, Any]] = []
-        try:
-            change_store = await self.changes()
-            changes = await self._call(change_store.list, session_id)
-        except Exception as e:  # the history itself is what matters
-            log.warning("could not read the file changes of session %s: %s", session_id, e)
-        plan: tuple[PlanEntry, ...] = ()
-        try:
-            if live is not None:
-                plan = live.plan
-            else:
-                # lazy: ~2 ms at start-up
-                from agent_ls.agent.plan import plan_from_json
-
-                plan = plan_from_json(await self._call(store.load_plan, session_id))
-        except Exception as e:  # the history itself is what matters
-            log.warning("could not read the plan of session %s: %s", session_id, e)
-        return Transcript(session_id, messages, changes, plan)
+        return await read_transcript(store, session_id, live, self._display_store, self.changes)
 
     def output(self, session_id: str, handle: str) -> Any:
         """A tool's whole output kept in ``session_id``'s output store (``read_output``'s handle)."""
@@ -806,8 +656,9 @@ class Conversations:
         await self.tasks.close()
         await self.jobs.close()
         for live in self._live.values():
-            if live.turn is not None and not live.turn.done():
-                live.turn.cancel()
+            running = live.slot.running()
+            if running is not None:
+                running.cancel()
         self._live.clear()
         self.close_now()
 
@@ -824,17 +675,3 @@ class Conversations:
             self._store.close()
             self._store = None
 
-
-def with_tool_runs(messages: list[dict[str, Any]], runs: dict[str, Any]) -> list[dict[str, Any]]:
-    """The tool results of a resumed history with ``run``: ``{server, displayName, durationMs,
-    isError, denied}`` (how the call ran, for the chat's tool cards; copies, never sent to the model)."""
-    if not runs:
-        return messages
-    out = []
-    for m in messages:
-        run = runs.get(m.get("tool_call_id") or "") if m.get("role") == "tool" else None
-        if run is not None:
-            m = {**m, "run": {"server": run.server, "displayName": run.display_name, "durationMs": run.duration_ms,
-                              "isError": run.is_error, "denied": run.denied}}
-        out.append(m)
-    return out

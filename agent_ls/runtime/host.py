@@ -12,7 +12,10 @@ workspace folders, wired to the front end's :class:`~agent_ls.runtime.questions.
 - The MCP manager (:meth:`RuntimeHost.start_manager`): the MCP SDK is imported off the event
   loop (it takes a while); workspace servers ask ``questions.trust_server``, forms go to
   ``questions.elicit``, sampling goes through :class:`agent_ls.agent.sampling.Sampler` with
-  ``questions.sampling_consent``.
+  ``questions.sampling_consent``, and an MCP task a tool call starts goes to
+  :attr:`RuntimeHost.task_owner` (the conversation service's jobs: a job of the conversation
+  whose turn made the call), wired once by the front end that builds the host and its
+  conversations, whenever the manager is (re)made.
 
 What differs between the front ends stays with them: when to ask about a folder, progress and
 status notifications, diagnostics of the settings files.
@@ -38,6 +41,7 @@ if TYPE_CHECKING:
     from agent_ls.config.state import HostState
     from agent_ls.config.trust import TrustPolicy, WorkspaceRequest, WorkspaceTrustInfo
     from agent_ls.mcp.manager import MCPManager
+    from agent_ls.mcp.tasks import TaskHandle
 
 # The settings modules (agent_ls.config.settings, .state, .reload, .trust: ~65 ms with
 # platformdirs, filelock and the typed sections) are imported where they are used: the language
@@ -76,6 +80,18 @@ class RuntimeHost:
         self.sampling = sampling
         """MCP sampling goes to the model (with ``questions.sampling_consent``); False: the manager
         refuses it (a headless ``agent-ls mcp`` command has no model to offer)."""
+        self.renders_apps = False
+        """The front end renders MCP Apps (the editor's chat says so at ``initialize``): a tool's
+        app is loaded and carried by its result; otherwise the app is only named."""
+        self.task_owner: Callable[[TaskHandle], str | None] | None = None
+        """Takes over an MCP task a tool call started (:data:`agent_ls.mcp.tasks.TaskStarted`):
+        the conversation service's :meth:`~agent_ls.runtime.jobs.ConversationJobs.task_started`,
+        which makes it a job of the conversation whose turn made the call. None (a headless
+        command): the call waits for its task."""
+
+    def _task_started(self, handle: TaskHandle) -> str | None:
+        owner = self.task_owner
+        return owner(handle) if owner is not None else None
 
     # trust -----------------------------------------------------------------------------------------
     @property
@@ -192,7 +208,7 @@ class RuntimeHost:
         host = await (import_host() if import_host is not None else
                       asyncio.to_thread(importlib.import_module, "agent_ls.mcp.host"))
         kwargs: dict[str, Any] = {"state": self.state, "trust_handler": self._trust_server,
-                                  "elicitation_handler": self.questions.elicit}
+                                  "elicitation_handler": self.questions.elicit, "task_started": self._task_started}
         if self.sampling:
             from agent_ls.agent.sampling import Sampler  # the MCP SDK's types: imported with the host
 
@@ -200,6 +216,7 @@ class RuntimeHost:
         if on_change is not None:
             kwargs["on_change"] = on_change
         manager: MCPManager = host.create_manager(self.folders(), settings, **kwargs, **options)
+        manager.apps.renders = self.renders_apps
         self.manager = manager
         return manager
 

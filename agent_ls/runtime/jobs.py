@@ -98,8 +98,10 @@ class ConversationJobs:
             table.kill_now()
 
     def task_started(self, handle: TaskHandle) -> str | None:
-        """The MCP host's hook (:data:`agent_ls.mcp.tasks.TaskStarted`): a task a tool call of a
-        conversation started becomes a job of that conversation (the call returns its id at once).
+        """The MCP host's hook (:data:`agent_ls.mcp.tasks.TaskStarted`, the runtime host's
+        :attr:`~agent_ls.runtime.host.RuntimeHost.task_owner`): a task a tool call of a
+        conversation started becomes a job of that conversation, found by the turn's call context
+        (the call returns its id at once).
         A call outside a conversation (a direct call of the user's) waits for its task: None."""
         # lazy: the turn's call context (+sqlite3), only once an MCP task starts
         from agent_ls.agent.editor.changes import current_call

@@ -137,8 +137,6 @@ class HostLifecycle:
         self.preview_first = preview_first
         self.ask_workspaces = ask_workspaces
         self.mcp_on_demand = mcp_on_demand
-        self.manager_created: list[Callable[[MCPManager], None]] = []
-        """Called with the manager as soon as it exists (before its servers start)."""
         self.reloaded: list[Callable[[], None]] = []
         """Called after each reload (the conversations rebuild their sessions)."""
         self.settled: list[Callable[[], None]] = []
@@ -273,8 +271,6 @@ class HostLifecycle:
             on_change=self.listener.status_changed)
         log.debug("MCP host: the SDK imported, the manager started")
         self.preview = None
-        for created in self.manager_created:
-            created(manager)
         manager.set_auth_opener(self.listener.open_url)
         await self.runtime.apply()
         warming = self.models.prewarm()  # unless the model came first: the servers start in their own processes

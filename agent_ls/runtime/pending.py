@@ -105,6 +105,14 @@ class PendingHost:
         manager = self._manager()
         return await manager.refresh_if_dirty() if manager is not None else False
 
+    async def app_tool(self, server: str, tool: str) -> Any:
+        """The manager's :meth:`~agent_ls.mcp.manager.MCPManager.app_tool` (an app exists only
+        once its server answered a call: the host is running)."""
+        manager = self._manager()
+        if manager is None:
+            raise LookupError("the MCP host is still starting")
+        return await manager.app_tool(server, tool)
+
     def tools(self) -> Sequence[Any]:
         manager = self._manager()
         return manager.tools() if manager is not None else ()

@@ -14,6 +14,7 @@ import logging
 import os
 
 from agent_ls.server.handlers import (
+    apps,
     chat,
     checkpoints,
     code_actions,
@@ -55,6 +56,7 @@ def register(server: AgentLanguageServer) -> None:
     checkpoints.register(server)
     sandbox.register(server)
     jobs.register(server)
+    apps.register(server)
 
 
 def _expected_errors(record: logging.LogRecord) -> bool:

@@ -284,9 +284,12 @@ def editor_conversations(client: EditorClient, runtime: RuntimeHost, lifecycle: 
         return FrontEnd(questions=runtime.questions, editor=LspEditorFiles(client),
                         intelligence=lsp_intelligence(client))
 
-    return Conversations(folders=client.folders, settings=runtime.agent_settings, host=lifecycle.session_host,
-                         front=front, prepare=lambda: lifecycle.models.ready(lifecycle.listener.progress),
-                         tasks=tasks, checkpoints=True)
+    conversations = Conversations(folders=client.folders, settings=runtime.agent_settings,
+                                  host=lifecycle.session_host, front=front,
+                                  prepare=lambda: lifecycle.models.ready(lifecycle.listener.progress),
+                                  tasks=tasks, checkpoints=True)
+    runtime.task_owner = conversations.jobs.task_started  # an MCP task a turn starts: a job of its conversation
+    return conversations
 
 
 Handler = Callable[..., Awaitable[Any]]

@@ -27,6 +27,7 @@ import { sandboxStep } from './sandbox.ts';
 import { intelligenceStep } from './intelligence.ts';
 import { rewindStep } from './rewind.ts';
 import { subagentStep } from './subagent.ts';
+import { mcpAppSteps } from './mcpApp.ts';
 import { serversSteps, settingsRestartStep } from './serverSteps.ts';
 import { uxSteps } from './ux.ts';
 import { collapseServersView } from './workbench.ts';
@@ -118,6 +119,9 @@ async function scenario(page: Page, steps: Steps, facts: FactLog): Promise<void>
   await uxSteps(run, ['final-answer']);
   // issue 44 item 2: nothing clipped or broken at a 300 px and a wide side bar (layout.ts)
   await layoutStep(run, ['final-answer']);
+  // issue 45: an MCP App under its card, its calls approved, attacks blocked (last: its session
+  // lengthens the session list the keyboard steps above walk through)
+  await mcpAppSteps(run, ['final-answer']);
 
   // issue 30 item 2: when each prompt was sent and its first words shown; test_e2e.py adds when its
   // request reached the model and prints the figures (recorded, never asserted: the machine is shared)

@@ -11,6 +11,7 @@ import type { BrowserContext, Frame, Page } from 'playwright-core';
 import type { ReviewScenario } from './review.ts';
 import type { RewindScenario } from './rewind.ts';
 import type { SubagentScenario } from './subagent.ts';
+import type { McpAppScenario } from './mcpApp.ts';
 import type { IntelligenceScenario } from './intelligence.ts';
 
 export type Playwright = typeof import('playwright-core');
@@ -103,6 +104,8 @@ export interface Scenario {
   rewind: RewindScenario;
   /** A subagent's card (subagent.ts, issue 42). */
   subagent: SubagentScenario;
+  /** MCP Apps (mcpApp.ts, issue 45). */
+  mcpApp: McpAppScenario;
   /** Issue 47: the folder the full-output step's bash command tries to write in (refused by the sandbox). */
   sandboxRefusedFolder: string;
   /** The editor's language intelligence as the agent's tools (intelligence.ts). */

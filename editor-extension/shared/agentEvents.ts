@@ -2,11 +2,11 @@
  * The chat's state after one streamed agent event (agent/event): text deltas, the model's
  * reasoning (thinking blocks), tool cards, file changes, errors, the turn's start and end.
  */
-import type { AgentEvent, ToolCallFinishedEvent, ToolCallStartedEvent, Wire } from "../src/protocol";
+import type { AgentEvent, McpAppPayload, ToolCallFinishedEvent, ToolCallStartedEvent, Wire } from "../src/protocol";
 import { changeRow, upsertChange } from "./fileChanges";
 import { addHook } from "./hooks";
 import { addMessage, isTool, newId, pushItem, toolStatus, updateItem } from "./itemOps";
-import { PLAN_TOOL, planSteps, type ChatItem, type ChatState, type MessageItem, type ThinkingItem, type ToolItem } from "./items";
+import { PLAN_TOOL, planSteps, type AppItem, type ChatItem, type ChatState, type MessageItem, type ThinkingItem, type ToolItem } from "./items";
 import { compactionLabel, readableErrorText } from "./labels";
 import { sandboxMark } from "./sandbox";
 import { AGENT_TOOL, applySubagent, newSubagent } from "./subagents";
@@ -45,6 +45,35 @@ function addThinking(state: ChatState, text: string, now: number): ChatState {
   const item: ThinkingItem = { kind: "thinking", id, rev: 0, text, startedAt: now, done: false, durationMs: null };
   // streamingId on the block: the reply text that follows starts its own message after it
   return { ...pushItem(state, item, nextId), streamingId: id };
+}
+
+/** The wire `app` of a tool_call_finished, as the extension host passes it on: the HTML is
+ * replaced by the frame it registered (`frameId`, `frameUrl`). */
+export type AppWire = McpAppPayload & { frameId?: string | null; frameUrl?: string | null };
+
+/** A tool call's MCP App, right under its card (no app: the same state). */
+export function addApp(state: ChatState, sessionId: string | null, event: ToolCallFinishedEvent): ChatState {
+  const app = event.app as unknown as Wire<AppWire> | null | undefined;
+  if (!app || typeof app !== "object" || typeof app.server !== "string") return state;
+  const at = state.items.findIndex((it) => it.kind === "tool" && it.callId === event.callId);
+  if (at < 0) return state;
+  const [id, nextId] = newId(state, "a");
+  const shown = typeof app.frameUrl === "string" && typeof app.frameId === "string";
+  const notice = shown
+    ? null
+    : app.error
+      ? `This tool's app cannot be shown: ${app.error}`
+      : "This tool has an app that this chat cannot show; its text result is above.";
+  const item: AppItem = {
+    kind: "app", id, rev: 0, callId: event.callId, sessionId: sessionId ?? state.sessionId,
+    server: app.server, tool: app.tool ?? "", resourceUri: app.resourceUri ?? "",
+    frameId: shown ? (app.frameId ?? null) : null, frameUrl: shown ? (app.frameUrl ?? null) : null,
+    arguments: app.arguments ?? {},
+    result: app.result ?? null,
+    prefersBorder: app.prefersBorder !== false, notice, context: null,
+  };
+  const items = [...state.items.slice(0, at + 1), item, ...state.items.slice(at + 1)];
+  return { ...state, items, nextId };
 }
 
 /** `now`: the time the event arrived (ms since the epoch), for how long the model thought. */
@@ -125,7 +154,7 @@ export function applyEvent(state: ChatState, sessionId: string | null, event: Ag
         output: typeof event.outputHandle === "string" && sessionId ? { sessionId, handle: event.outputHandle } : null,
         sandbox: sandboxMark(wire.sandbox),
       }));
-      if (next !== state) return { ...next, streamingId: null };
+      if (next !== state) return { ...addApp(next, sessionId, event), streamingId: null };
       if (event.name === PLAN_TOOL && !event.isError) return { ...state, streamingId: null };
       // A finish without a start (a failed plan update; else should not happen): show a finished card anyway.
       const [id, nextId] = newId(state, "t");

@@ -280,7 +280,29 @@ export interface HookItem extends ItemBase {
   tool: string | null;
 }
 
-export type ChatItem = MessageItem | ThinkingItem | ToolItem | ApprovalItem | TrustItem | WorkspaceTrustItem | ElicitItem | SamplingItem | ChangesItem | HookItem;
+/** An MCP App shown under its tool call's card (MCP Apps): a sandboxed frame, or why it is not shown. */
+export interface AppItem extends ItemBase {
+  kind: "app";
+  callId: string;
+  sessionId: string | null;
+  server: string;
+  /** The tool's name on its server. */
+  tool: string;
+  resourceUri: string;
+  /** The host's record of the frame (its session and server: the app's word is never asked). */
+  frameId: string | null;
+  /** Where the frame loads the app's document from (null: not shown). */
+  frameUrl: string | null;
+  arguments: Record<string, unknown>;
+  result: Record<string, unknown> | null;
+  prefersBorder: boolean;
+  /** Why the app is not shown (null: it is). */
+  notice: string | null;
+  /** What the app last set for the model with ui/update-model-context (shown in the card). */
+  context: string | null;
+}
+
+export type ChatItem = MessageItem | ThinkingItem | ToolItem | ApprovalItem | TrustItem | WorkspaceTrustItem | ElicitItem | SamplingItem | ChangesItem | HookItem | AppItem;
 
 export interface AttachmentChip {
   kind: "selection" | "file" | "resource";

@@ -8,7 +8,9 @@ export type ToWebview =
   | { type: "action"; action: ChatAction }
   | { type: "setInput"; text: string; focus?: boolean }
   /** Scroll to an item and focus its first button (a pending prompt the user asked to see). */
-  | { type: "focusItem"; id: string };
+  | { type: "focusItem"; id: string }
+  /** The answer to an MCP App's request the webview passed on (appCall, appMessage, appContext). */
+  | { type: "appReply"; requestId: string; result?: Record<string, unknown>; error?: string };
 
 /** Webview -> host. */
 export type FromWebview =
@@ -43,7 +45,12 @@ export type FromWebview =
   /** A tool card's "Allow for this workspace" (granted) or "Undo" on something the sandbox refused. */
   | { type: "sandboxGrant"; kind: "hosts" | "writes"; value: string; granted: boolean }
   /** The Running strip's Stop: a background job of the chat's session. */
-  | { type: "stopJob"; jobId: string };
+  | { type: "stopJob"; jobId: string }
+  /** An MCP App's request, passed on by the chat's bridge for the frame `frameId` (the host knows
+   * the frame's session and server): tools/call, ui/message, ui/update-model-context. */
+  | { type: "appCall"; frameId: string; requestId: string; tool: string; arguments: Record<string, unknown> }
+  | { type: "appMessage"; frameId: string; requestId: string; text: string }
+  | { type: "appContext"; frameId: string; requestId: string; text: string };
 
 export const FILE_CHANGE_ACTIONS = ["review", "accept", "reject", "keep", "revert"] as const;
 export type FileChangeAction = (typeof FILE_CHANGE_ACTIONS)[number];
@@ -51,7 +58,7 @@ export type FileChangeAction = (typeof FILE_CHANGE_ACTIONS)[number];
 const FROM_TYPES = new Set([
   "ready", "send", "stop", "newSession", "listSessions", "resumeSession", "approve", "trust", "elicit",
   "attach", "removeAttachment", "copy", "insert", "listPrompts", "sample", "workspaceTrust", "trustWorkspaceCommand",
-  "fileChange", "openOutput", "setModel", "rewindTo", "sandboxGrant", "stopJob",
+  "fileChange", "openOutput", "setModel", "rewindTo", "sandboxGrant", "stopJob", "appCall", "appMessage", "appContext",
 ]);
 
 /** A webview message as a typed value, or null when it is not one (the webview is untrusted input). */
@@ -93,6 +100,12 @@ export function parseFromWebview(raw: unknown): FromWebview | null {
       return (m.kind === "hosts" || m.kind === "writes") && str("value") && typeof m.granted === "boolean" ? (m as FromWebview) : null;
     case "stopJob":
       return str("jobId") ? (m as FromWebview) : null;
+    case "appCall":
+      return str("frameId") && str("requestId") && str("tool") && !!m.arguments && typeof m.arguments === "object" &&
+        !Array.isArray(m.arguments) ? (m as FromWebview) : null;
+    case "appMessage":
+    case "appContext":
+      return str("frameId") && str("requestId") && str("text") ? (m as FromWebview) : null;
     case "fileChange":
       if (m.all !== undefined && typeof m.all !== "boolean") return null;
       if (m.reason !== undefined && typeof m.reason !== "string") return null;

@@ -46,6 +46,7 @@ import {
 import {
   planSteps,
   trustEntry,
+  type AppItem,
   type ApprovalItem,
   type AttachmentChip,
   type ChangesItem,
@@ -109,7 +110,9 @@ export type ChatAction =
   /** The user's sandbox grants for the workspace (agent/sandboxGrants, agent/setSandboxGrant). */
   | { type: "sandboxGrants"; grants: SandboxGrants }
   /** The background jobs of `sessionId` now (agent/jobs, agent/jobsChanged). */
-  | { type: "jobs"; sessionId: string; jobs: JobPayload[] };
+  | { type: "jobs"; sessionId: string; jobs: JobPayload[] }
+  /** An MCP App set context for the model (ui/update-model-context): shown in its card. */
+  | { type: "appContext"; frameId: string; text: string };
 
 /** The states in which a folder's settings are not in effect. */
 export const RESTRICTED_STATES = ["restricted", "declined", "editor-restricted"];
@@ -121,6 +124,9 @@ export function reduce(state: ChatState, action: ChatAction): ChatState {
       return { ...state, sessionId: action.sessionId, items: pendingItems(state), busy: false, streamingId: null, context: null, plan: [], jobs: [] };
     case "jobs":
       return action.sessionId === state.sessionId ? { ...state, jobs: jobRows(action.jobs) } : state;
+    case "appContext":
+      return updateItem(state, (it): it is AppItem => it.kind === "app" && it.frameId === action.frameId,
+        () => ({ context: action.text || null }));
     case "userPrompt":
       return { ...addMessage(state, "user", action.text, action.attachments), busy: true };
     case "event":

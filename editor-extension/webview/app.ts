@@ -8,6 +8,7 @@
  */
 import type { FromWebview, ToWebview } from "../shared/messages";
 import { initialState, reduce, type ChatState } from "../shared/state";
+import { AppViews } from "./appView";
 import { Composer } from "./composer";
 import { closestTo } from "./dom";
 import { Header } from "./header";
@@ -44,6 +45,8 @@ export class ChatApp {
   /** The header's note when commands do not run in an OS sandbox (issue 47). */
   private readonly sandboxNote: SandboxNote;
   private readonly jobs: JobsStrip;
+  /** The MCP Apps' frames and bridges (main.ts routes their messages here first). */
+  readonly apps: AppViews;
 
   readonly transcript: HTMLElement;
   /** Pinned questions (approval, trust, elicitation, sampling) waiting for an answer. */
@@ -77,7 +80,9 @@ export class ChatApp {
     this.sendButton = this.composer.sendButton;
     this.stopButton = this.composer.stopButton;
     this.actions = new ItemActions(post, () => this.state, this.input);
+    this.apps = new AppViews(post);
     this.conversation = new Conversation(d, {
+      apps: this.apps,
       input: this.input,
       cards: { collapsed: this.collapsed, expanded: this.expanded, save: () => this.save() },
       submitElicit: (item, form) => this.actions.submitElicit(item, form),
@@ -114,6 +119,8 @@ export class ChatApp {
       this.render();
     } else if (message.type === "setInput") {
       this.composer.setText(message.text, message.focus === true);
+    } else if (message.type === "appReply") {
+      this.apps.reply(message.requestId, message.result, message.error);
     } else {
       this.conversation.focusItem(message.id);
     }

@@ -1,6 +1,7 @@
 /** Webview entry point: wires the ChatApp to the VS Code webview API. */
 import type { FromWebview, ToWebview } from "../shared/messages";
 import { ChatApp } from "./app";
+import { fromHost } from "./appView";
 import "./style.css";
 
 interface VsCodeApi {
@@ -18,5 +19,10 @@ const app = new ChatApp(root, {
   getState: () => vscode.getState(),
   setState: (s) => vscode.setState(s),
 });
-window.addEventListener("message", (e: MessageEvent) => app.receive(e.data as ToWebview));
+window.addEventListener("message", (e: MessageEvent) => {
+  // An MCP App's frame: to its bridge, never to the chat (appView.ts).
+  if (app.apps.route(e)) return;
+  if (!fromHost(e, window.origin)) return;
+  app.receive(e.data as ToWebview);
+});
 vscode.postMessage({ type: "ready" } satisfies FromWebview);

@@ -8,7 +8,9 @@
  * heading line (a "Show" button opens one). Also the busy line, and where the keyboard focus
  * goes when a question arrives or is answered.
  */
+import type { AppItem } from "../shared/items";
 import type { ChatItem, ChatState, ElicitItem, SandboxGrants } from "../shared/state";
+import type { AppViews } from "./appView";
 import { closestTo, el, scrollIntoView } from "./dom";
 import { renderChanges } from "./fileChanges";
 import { renderHook } from "./hookView";
@@ -26,6 +28,8 @@ export interface ConversationDeps {
   submitElicit(item: ElicitItem, form: HTMLFormElement): void;
   /** The user's sandbox grants for the workspace (a refusal on a tool card offers Allow or Undo). */
   sandboxGrants?: () => SandboxGrants | null | undefined;
+  /** The MCP Apps' frames (none: an app item shows its notice only). */
+  apps?: AppViews;
 }
 
 export class Conversation {
@@ -168,8 +172,14 @@ export class Conversation {
     }
     for (const [id, r] of this.rendered) {
       if (!seen.has(id)) {
-        r.el.remove();
         this.rendered.delete(id);
+        if (this.deps.apps?.has(id)) {
+          // an app leaves the chat: asked to wind down first (ui/resource-teardown), hidden meanwhile
+          r.el.hidden = true;
+          void this.deps.apps.teardown(id).finally(() => r.el.remove());
+        } else {
+          r.el.remove();
+        }
       }
     }
     if (inTranscript === 0) {
@@ -291,6 +301,9 @@ export class Conversation {
       case "changes":
         node = renderChanges(d, item);
         break;
+      case "app":
+        node = this.deps.apps ? this.deps.apps.render(d, item, previous) : renderAppNotice(d, item);
+        break;
       case "hook":
         node = renderHook(d, item, this.deps.cards);
         break;
@@ -308,4 +321,11 @@ export class Conversation {
     }
     return node;
   }
+}
+
+/** An app item where no frames are made: why it is not shown. */
+function renderAppNotice(d: Document, item: AppItem): HTMLElement {
+  const box = el(d, "div", { "data-testid": "app-card", class: "app-card" });
+  box.append(el(d, "div", { "data-testid": "app-notice", class: "app-notice", role: "note" }, item.notice ?? "This tool has an app that is not shown here."));
+  return box;
 }

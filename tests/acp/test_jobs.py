@@ -5,6 +5,8 @@ the model's next request; the ACP agent's exit leaves no process behind."""
 from __future__ import annotations
 
 import asyncio
+import sys
+from pathlib import Path
 
 import pytest
 from acp import text_block
@@ -14,6 +16,8 @@ from tests.llm.scripted_server import text, tool_calls
 from tests.lsp.test_jobs import with_token
 
 pytestmark = pytest.mark.e2e
+
+TASKS_SERVER = Path(__file__).resolve().parents[1] / "servers" / "tasks_server.py"
 
 
 async def test_the_end_of_a_background_command_reaches_the_next_request(setup: AcpSetup) -> None:
@@ -36,3 +40,22 @@ async def test_the_end_of_a_background_command_reaches_the_next_request(setup: A
             break
         await asyncio.sleep(0.1)
     assert with_token("sleep 3777") == [], "a background command outlived the ACP agent"
+
+
+async def test_an_mcp_task_is_a_job_of_the_acp_session_whose_turn_started_it(setup: AcpSetup) -> None:
+    """An MCP task (the tasks extension) a turn of an ACP session starts returns at once as a job
+    of that session (the runtime host's task owner, wired by the ACP host), and its end reaches
+    the session's next request."""
+    setup.user_settings["mcpServers"] = {"tasks": {"command": sys.executable, "args": [str(TASKS_SERVER)]}}
+    setup.user_settings["permissions"] = {"allow": ["mcp__tasks__*"]}
+    setup.write()
+    async with start_agent(setup) as (conn, _proc, _client):
+        sid = (await conn.new_session(cwd=str(setup.ws), mcp_servers=[])).session_id
+        setup.llm.script(tool_calls([("mcp__tasks__slow", {"seconds": 1}, "c1")]), text("started"), text("noted"))
+        await asyncio.wait_for(conn.prompt(session_id=sid, prompt=[text_block("run the long job")]), 60)
+        result = [m for m in setup.llm.requests[-1].body["messages"] if m.get("tool_call_id") == "c1"][0]["content"]
+        assert "started as bg-1 and the turn goes on" in str(result), result
+        await asyncio.sleep(2.0)
+        await asyncio.wait_for(conn.prompt(session_id=sid, prompt=[text_block("news?")]), 30)
+        told = "\n".join(str(m.get("content")) for m in setup.llm.requests[-1].body["messages"])
+        assert "task bg-1 (tasks: slow) completed after" in told, told

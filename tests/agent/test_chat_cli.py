@@ -305,3 +305,38 @@ def test_slash_jobs_lists_and_slash_stop_stops_a_background_command(llm: Scripte
     from tests.lsp.test_jobs import with_token
 
     assert with_token("sleep 3555") == []
+
+
+def test_a_tool_with_an_app_shows_its_text_and_says_it_has_an_app(llm: ScriptedLLM, ws: Path,
+                                                                    tmp_path: Path) -> None:
+    """MCP Apps in `agent-ls chat`: a terminal cannot show an app; the text result and one line
+    saying the tool has an app this client cannot show (tests/servers/apps_server.py)."""
+    from tests.servers import apps_server
+
+    config = tmp_path / "config"
+    config.mkdir()
+    (config / "settings.json").write_text(json.dumps({"mcpServers": {"apps": {
+        "command": sys.executable, "args": [str(Path(apps_server.__file__))], "connectTimeout": 60}}}))
+    llm.script(tool_calls([("mcp__apps__show_board", {"title": "q3"})]), text("Shown."))
+    proc = chat(llm, tmp_path, ws, "show", "the", "board")
+    assert proc.returncode == 0, proc.stderr
+    assert "[tool ok] board for q3" in proc.stderr, proc.stderr
+    assert ("[app] The tool 'show_board' of MCP server 'apps' has an interactive app (ui://apps/board.html) "
+            "that this client cannot show") in proc.stderr, proc.stderr
+
+
+def test_an_mcp_task_is_a_job_of_the_chat_and_slash_jobs_lists_it(llm: ScriptedLLM, ws: Path,
+                                                                  tmp_path: Path) -> None:
+    """An MCP task (the tasks extension) a turn of `agent-ls chat` starts returns at once as a job
+    of the chat's session (the runtime host's task owner, wired by the chat), and `/jobs` lists it."""
+    server = Path(__file__).resolve().parents[1] / "servers" / "tasks_server.py"
+    (tmp_path / "config").mkdir(exist_ok=True)
+    (tmp_path / "config" / "settings.json").write_text(json.dumps({
+        "mcpServers": {"tasks": {"command": sys.executable, "args": [str(server)]}},
+        "permissions": {"allow": ["mcp__tasks__*"]}}))
+    llm.script(tool_calls([("mcp__tasks__never", {}, "c1")]), text("started"))
+    proc = chat(llm, tmp_path, ws, stdin="start the endless job\n/jobs\n/exit\n")
+    assert proc.returncode == 0, proc.stderr
+    result = [m for m in llm.requests[-1].json["messages"] if m.get("tool_call_id") == "c1"][0]["content"]
+    assert "started as bg-1 and the turn goes on" in result, result
+    assert re.search(r"bg-1  working +\d+s  tasks: never", proc.stdout), proc.stdout

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -21,8 +22,10 @@ from tests.sandbox.conftest import http_port as http_port  # the fixture
 pytestmark = [pytest.mark.filterwarnings("ignore:.*ReadOnly.*:UserWarning"),
               pytest.mark.skipif(detect().mechanism is not Mechanism.BUBBLEWRAP, reason="bubblewrap does not work here")]
 
-FETCH = (f"{sys.executable} -c \"import urllib.request as u, sys; "
-         "print(u.urlopen(sys.argv[1], timeout=5).read().decode())\"")
+# "localhost" stands for a remote host here: through the proxy, although the sandbox's loopback
+# names skip it by default (a conversation's commands share a loopback where its servers listen)
+FETCH = (f"{sys.executable} -c \"import os, urllib.request as u, sys; os.environ['no_proxy'] = ''; "
+         "os.environ['NO_PROXY'] = ''; print(u.urlopen(sys.argv[1], timeout=5).read().decode())\"")
 
 
 def chat(llm: ScriptedLLM, tmp: Path, ws: Path, *args: str, stdin: str = "") -> subprocess.CompletedProcess[str]:
@@ -62,3 +65,31 @@ def test_bash_is_contained_and_always_is_kept(llm: ScriptedLLM, ws: Path, tmp_pa
     again = chat(llm, tmp_path, ws, "again")
     assert again.returncode == 0 and "[approve]" not in again.stderr, again.stderr
     assert "hello from the host" in [m for m in llm.requests[-1].body["messages"] if m["role"] == "tool"][-1]["content"]
+
+
+def test_start_the_dev_server_and_check_that_health_answers(llm: ScriptedLLM, ws: Path, tmp_path: Path) -> None:
+    """Issue 41's story with the sandbox on (its default network, "ask"): a server started in the
+    background by one sandboxed command answers the next one, which asks nobody (the loopback is
+    the conversation's own, not a host to ask about)."""
+    for d in (tmp_path / "home", tmp_path / "tmp", tmp_path / "config"):
+        d.mkdir(parents=True)
+    (tmp_path / "config" / "settings.json").write_text(json.dumps({"agent": {"sandbox": {"autoAllow": True}}}))
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    (ws / "health").write_text("ok\n")
+    check = (f"{sys.executable} -c \"import time, urllib.request as u\nfor _ in range(100):\n try:\n  "
+             f"print(u.urlopen('http://127.0.0.1:{port}/health', timeout=5).read().decode()); break\n"
+             " except OSError: time.sleep(0.1)\"")
+    llm.script(
+        tool_calls([("bash", {"command": f"exec {sys.executable} -m http.server {port} --bind 127.0.0.1",
+                              "run_in_background": True})]),
+        tool_calls([("bash", {"command": check})]),
+        text("it answers"),
+    )
+    proc = chat(llm, tmp_path, ws, "start the dev server and check that /health answers")
+    assert proc.returncode == 0, proc.stderr
+    assert "[approve]" not in proc.stderr, proc.stderr
+    results = [m["content"] for m in llm.requests[-1].body["messages"] if m["role"] == "tool"]
+    assert "bg-1" in results[0], results[0]
+    assert results[1].startswith("ok"), results[1]

@@ -204,7 +204,7 @@ def test_event_payloads_are_camel_case() -> None:
     d = to_dict(ToolCallFinished("c1", "bash", True, "boom", 1.5, denied=True))
     assert json.loads(json.dumps(d)) == {"callId": "c1", "name": "bash", "isError": True, "content": "boom",
                                          "durationMs": 1.5, "denied": True, "attachments": [], "outputHandle": None,
-                                         "sandbox": None, "type": "tool_call_finished"}
+                                         "sandbox": None, "app": None, "type": "tool_call_finished"}
 
 
 

@@ -23,6 +23,7 @@ import pytest
 
 from tests.extension.conftest import E2E_SRC, EXTENSION_ID, LISTENING, E2ETools, kill_tree, sweep, tail
 from tests.extension.e2e_scenario import (
+    APPS_SERVER,
     CODE,
     CODE_FILE,
     ELICIT_PROMPT,
@@ -45,6 +46,7 @@ from tests.extension.e2e_scenario import (
     Model,
 )
 from tests.llm.scripted_server import ScriptedLLM
+from tests.servers import apps_server
 from tests.servers.launch import knob_stdio_params
 
 # ------------------------------------------------------------------------------ helpers
@@ -122,7 +124,9 @@ def write_settings(run: Run, llm: ScriptedLLM) -> None:
         "agent": {"maxRetries": 0},
         # issue 44 item 1: a server that takes 4 s to start (e2e/firstPrompt.ts)
         "mcpServers": {SERVER: knob_stdio_params(),
-                       LATE_SERVER: knob_stdio_params("--name", LATE_SERVER, "--slow-start", LATE_START_S)},
+                       LATE_SERVER: knob_stdio_params("--name", LATE_SERVER, "--slow-start", LATE_START_S),
+                       # issue 45: an MCP server with an app (e2e/mcpApp.ts)
+                       APPS_SERVER: {"command": sys.executable, "args": [str(Path(apps_server.__file__))]}},
         "toolActions": TOOL_ACTIONS,
     }
     (run.config / "settings.json").write_text(json.dumps(user, indent=2))

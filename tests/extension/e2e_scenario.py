@@ -108,10 +108,24 @@ LATE_PROMPT = "Add 2 and 3 with the add tool of the late knob server."
 LATE_DONE = "The late server's add tool says"
 LATE_MISSING = "tool_search did not find the late server's tool:"
 
+# MCP Apps (editor-extension/e2e/mcpApp.ts, issue 45): a tool with an app (tests/servers/apps_server.py);
+# the app renders under its card, gets the result, calls back a tool that asks for approval, sends a
+# ui/message; a second call runs the app's attacks
+APPS_SERVER = "apps"
+APP_TOOL = "mcp__apps__show_board"
+APP_PROMPT = "Show me the board for q3."
+APP_DONE = "The board for q3 is shown above."
+APP_MESSAGE = "The user picked blue on the board."  # the board app's ui/message (its "Send message" button)
+APP_MESSAGE_SEEN = "Blue it is: the board's message reached me."
+ATTACK_PROMPT = "Show me the board in attack mode."
+ATTACK_DONE = "The attack board is shown above."
+STILL_PROMPT = "Are you still there after the board?"
+STILL_DONE = "Still here after the board."
+
 STEP_TIMEOUT_MS = 45_000
 WORKSPACE_ENV = "AGENT_LS_E2E_FROM_WORKSPACE"  # set by the workspace's .vscode/settings.json: must be ignored
 RESTART_ENV = "AGENT_LS_E2E_RESTART"  # the driver adds it to the Machine settings (settings-restart)
-DRIVER_TIMEOUT_S = 420  # issue 44 added the layout-narrow step (~1 min: two themes, two widths); issue 42 subagent-card
+DRIVER_TIMEOUT_S = 480  # issue 45 added mcp-app and mcp-app-attacks; issue 44 added the layout-narrow step (~1 min: two themes, two widths); issue 42 subagent-card
 
 
 # ----------------------------------------------------------------------------- the model
@@ -145,7 +159,8 @@ class Model:
     def route(self, body: dict[str, Any]) -> Turn:
         msgs = body.get("messages") or []
         markers = (EXPLAIN_QUESTION, ASK_QUESTION, ELICIT_PROMPT, STOP_PROMPT, ATTACH_PROMPT, REVIEW_PROMPT, REJECT_PROMPT,
-                   OUTPUT_PROMPT, INTEL_PROMPT, LATE_PROMPT, REWIND_PROMPT, SUBAGENT_PROMPT, SUBAGENT_TASK, PROMPT)
+                   OUTPUT_PROMPT, INTEL_PROMPT, LATE_PROMPT, REWIND_PROMPT, SUBAGENT_PROMPT, SUBAGENT_TASK, APP_PROMPT,
+                   APP_MESSAGE, ATTACK_PROMPT, STILL_PROMPT, PROMPT)
         idx, asked = -1, ""
         for i in range(len(msgs) - 1, -1, -1):
             if msgs[i].get("role") == "user" and any(k in _content_text(msgs[i]) for k in markers):
@@ -225,6 +240,20 @@ class Model:
                     "agent": "explore", "description": SUBAGENT_DESCRIPTION, "prompt": SUBAGENT_TASK})])
             elif last_tool == "agent":
                 what, answer = "subagent: done", text(SUBAGENT_DONE)
+        elif APP_MESSAGE in asked and last_tool is None:
+            what, answer = "app: ui/message seen", text(APP_MESSAGE_SEEN)
+        elif ATTACK_PROMPT in asked:
+            if last_tool is None:
+                what, answer = "app: attack board", tool_calls([(APP_TOOL, {"title": "attack", "attack": True})])
+            elif last_tool == APP_TOOL:
+                what, answer = "app: attack done", text(ATTACK_DONE)
+        elif STILL_PROMPT in asked and last_tool is None:
+            what, answer = "app: still here", text(STILL_DONE)
+        elif APP_PROMPT in asked:
+            if last_tool is None:
+                what, answer = "app: show board", tool_calls([(APP_TOOL, {"title": "q3"})])
+            elif last_tool == APP_TOOL:
+                what, answer = "app: done", text(APP_DONE)
         elif LATE_PROMPT in asked:
             if last_tool is None:
                 what, answer = "late: tool_search", tool_calls([("tool_search", {"query": f"select:{LATE_TOOL}"})])
@@ -296,4 +325,7 @@ def driver_scenario() -> dict[str, Any]:
                      "tool": "read_file", "done": SUBAGENT_DONE},
         "intelligence": {"file": INTEL_FILE, "prompt": INTEL_PROMPT, "seen": INTEL_SEEN, "missing": INTEL_MISSING},
         "firstPrompt": {"prompt": LATE_PROMPT, "done": f"{LATE_DONE} 5.", "missing": LATE_MISSING, "tool": LATE_TOOL},
+        "mcpApp": {"server": APPS_SERVER, "tool": APP_TOOL, "prompt": APP_PROMPT, "done": APP_DONE, "message": APP_MESSAGE,
+                   "messageSeen": APP_MESSAGE_SEEN, "attackPrompt": ATTACK_PROMPT, "attackDone": ATTACK_DONE,
+                   "stillPrompt": STILL_PROMPT, "stillDone": STILL_DONE},
     }

@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import os
 import signal
+import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -126,3 +127,30 @@ async def test_a_background_command_does_not_outlive_a_sigkilled_server(setup: S
         if process.returncode is None:
             process.kill()
         await ed.client.stop()
+
+
+TASKS_SERVER = Path(__file__).resolve().parents[1] / "servers" / "tasks_server.py"
+
+
+async def test_an_mcp_task_that_asks_for_input_reaches_the_editors_form_and_its_job_says_it_waits(
+        setup: Setup) -> None:
+    """The tasks extension's ``input_required`` through the real language server: the task's form
+    is an ``mcp/elicit`` request to the editor (the same as any server's form), ``agent/jobsChanged``
+    says the job waits for input meanwhile, and the editor's answer completes the task."""
+    setup.user_settings["mcpServers"]["tasks"] = {"command": sys.executable, "args": [str(TASKS_SERVER)]}
+    setup.user_settings["permissions"] = {"allow": ["mcp__tasks__*"]}
+    changes: list[Any] = []
+    ed = await open_editor(setup, configure=watch_jobs(changes))
+    try:
+        await ed.wait_state("tasks", "connected")
+        ed.elicit_answer = {"action": "accept", "content": {"name": "Ada"}}
+        setup.llm.script(tool_calls([("mcp__tasks__ask", {"question": "Your name?"}, "c1")]), text("started"))
+        sid = (await ed.request(P.PROMPT, {"text": "ask me"}))["sessionId"]
+        await until(lambda: bool(ed.elicitations))
+        assert ed.elicitations[0]["server"] == "tasks" and ed.elicitations[0]["message"] == "Your name?"
+        waiting = [j for c in changes for j in c["jobs"] if j["status"] == "input_required"]
+        assert waiting and waiting[0]["message"] == "waiting for input: Your name?" and waiting[0]["running"]
+        await until(lambda: bool(changes) and changes[-1]["jobs"][0]["status"] == "completed")
+        assert changes[-1]["sessionId"] == sid and len(ed.elicitations) == 1
+    finally:
+        await close_editor(ed)

@@ -10,6 +10,8 @@ import attrs
 from agent_ls.server.protocol.codec import camel
 from agent_ls.server.protocol.commands import AskResult
 from agent_ls.server.protocol.mcp import (
+    AppCallToolParams,
+    AppContextParams,
     ServerStatusPayload,
     StatusResult,
     ToolResultPayload,
@@ -79,7 +81,7 @@ def test_every_payload_field_is_mentioned() -> None:
                 TrustWorkspaceResult, SetWorkspaceTrustParams, EditorTrustParams, WorkspaceStatusPayload,
                 WorkspaceSettingPayload, StatusResult, SampleParams, ReviewEditParams, ReviewEditResult,
                 ChangeOutcomeParams, ChangeContentParams, ChangeContentResult, FileChangePayload,
-                ToolOutputParams, ToolOutputResult]
+                ToolOutputParams, ToolOutputResult, AppCallToolParams, AppContextParams]
     missing = [f"{cls.__name__}.{camel(a.name)}" for cls in payloads for a in attrs.fields(cls)
                if f"`{camel(a.name)}`" not in DOC and f"{camel(a.name)}" not in DOC]
     assert missing == []

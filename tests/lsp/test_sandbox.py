@@ -24,8 +24,10 @@ from tests.sandbox.conftest import http_port as http_port  # the fixture
 pytestmark = [pytest.mark.e2e,
               pytest.mark.skipif(detect().mechanism is not Mechanism.BUBBLEWRAP, reason="bubblewrap does not work here")]
 
-FETCH = (f"{sys.executable} -c \"import urllib.request as u, sys; "
-         "print(u.urlopen(sys.argv[1], timeout=5).read().decode())\"")
+# "localhost" stands for a remote host here: through the proxy, although the sandbox's loopback
+# names skip it by default (a conversation's commands share a loopback where its servers listen)
+FETCH = (f"{sys.executable} -c \"import os, urllib.request as u, sys; os.environ['no_proxy'] = ''; "
+         "os.environ['NO_PROXY'] = ''; print(u.urlopen(sys.argv[1], timeout=5).read().decode())\"")
 
 
 def sandboxed_home(setup: Setup) -> tuple[Path, Path]:

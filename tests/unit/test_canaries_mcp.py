@@ -241,3 +241,23 @@ def test_the_sdk_still_rejects_a_result_without_result_type() -> None:
         return
     fail("result_kind (results_read_as_complete)", "agent_ls/mcp/result_kind.py",
          "the SDK now accepts a 2026-07-28 result without resultType: the workaround is no longer needed")
+
+
+# --- mcp: a 2025-11-25 CreateTaskResult of tools/call (agent_ls/mcp/legacy_tasks.py) -----------------
+
+def test_the_sdk_still_rejects_a_legacy_create_task_result() -> None:
+    """agent_ls/mcp/legacy_tasks.py gives a legacy ``CreateTaskResult`` (``{"task": {...}}``) an
+    empty ``content`` because the SDK validates every 2025-11-25 ``tools/call`` result as a
+    ``CallToolResult``. When this canary fails, the SDK accepts the task shape itself: remove
+    ``legacy_task_results`` (and read the task as the SDK gives it) and this canary."""
+    from mcp_types import methods
+    from pydantic import ValidationError
+
+    task = {"taskId": "t", "status": "working", "createdAt": "2025-11-25T00:00:00Z",
+            "lastUpdatedAt": "2025-11-25T00:00:00Z", "ttl": None}
+    try:
+        methods.validate_server_result("tools/call", "2025-11-25", {"task": task})
+    except ValidationError:
+        return
+    fail("legacy_task_results (with_task_content)", "agent_ls/mcp/legacy_tasks.py",
+         "the SDK now accepts a 2025-11-25 CreateTaskResult of tools/call: the workaround is no longer needed")

@@ -236,7 +236,8 @@ class BashTool(BuiltinTool):
             mark = SandboxMark("outside")
         elif self.sandbox is not None:
             try:
-                wrapped = await self.sandbox.wrap(argv, cwd=str(self.workspace.root), env=env)
+                wrapped = await self.sandbox.wrap(argv, cwd=str(self.workspace.root), env=env,
+                                                  network=self.jobs.network if self.jobs is not None else None)
             except SandboxUnavailable as exc:  # the gate asked the user for this command (it always does then)
                 unconfined = f"[ran without a sandbox: {exc}]"
                 mark = SandboxMark("unsandboxed")

@@ -3,10 +3,12 @@ same file rules for the tools that work in-process.
 
 :mod:`.policy` (what may be touched), :mod:`.bwrap` (bubblewrap, Linux), :mod:`.landlock` (the
 Linux fallback), :mod:`.seatbelt` (macOS profile text), :mod:`.proxy` (the network proxy outside),
-:mod:`.runner` (which mechanism, and :meth:`Sandbox.wrap`: the one seam every spawn goes through).
+:mod:`.runner` (which mechanism, and :meth:`Sandbox.wrap`: the one seam every spawn goes through),
+:mod:`.netns` (the network namespace a conversation's commands share).
 docs/security.md explains the choice of mechanisms.
 """
 
+from agent_ls.core.sandbox.netns import SharedNetwork
 from agent_ls.core.sandbox.policy import NetworkPolicy, NetworkRuleError, SandboxPolicy
 from agent_ls.core.sandbox.runner import (
     Availability,
@@ -20,4 +22,4 @@ from agent_ls.core.sandbox.runner import (
 )
 
 __all__ = ["Availability", "Mechanism", "NetworkPolicy", "NetworkRuleError", "Sandbox", "SandboxPolicy",
-           "SandboxUnavailable", "Wrapped", "detect", "is_placeholder", "placeholder_event"]
+           "SandboxUnavailable", "SharedNetwork", "Wrapped", "detect", "is_placeholder", "placeholder_event"]

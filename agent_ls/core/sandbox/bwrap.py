@@ -5,11 +5,15 @@ then the files that grant power are bound read-only over them (an empty read-onl
 placeholder where one does not exist yet, a file's too), then the unreadable places are hidden (an empty read-only tmpfs
 over a folder, ``/dev/null`` over a file). Later mounts win, so the order is the policy.
 
-Always new PID, IPC and network namespaces: the command sees only its own processes (so it
-cannot reach the agent's through ``/proc``), and its network has nothing but its own loopback.
-When the policy lets some hosts through, a bridge inside (``socat``, else a small Python script)
-listens on 127.0.0.1:``PROXY_PORT`` and forwards to the proxy's Unix socket, bound in from
-outside; ``HTTP(S)_PROXY`` point there. A program that ignores the variables reaches nothing.
+Always new PID and IPC namespaces: the command sees only its own processes (so it cannot reach
+the agent's through ``/proc``). Its network has nothing but a loopback of its own: a new network
+namespace per command, or the one its conversation's commands share (``join``:
+:mod:`agent_ls.core.sandbox.netns`, where a background server is reachable from a later command).
+When the policy lets some hosts through, something listens on 127.0.0.1:``PROXY_PORT`` inside
+and leads to the proxy: in a command's own namespace a bridge (``socat``, else a small Python
+script) forwarding to the proxy's Unix socket, bound in from outside; in a shared namespace the
+proxy's own listener. ``HTTP(S)_PROXY`` point there. A program that ignores the variables
+reaches nothing.
 
 No ``--die-with-parent`` (it would kill background servers the command leaves running on
 purpose); no ``--new-session`` (the caller kills the command's process group on timeout,
@@ -65,10 +69,17 @@ def _bridge(proxy_socket: str) -> list[str]:
     return [sys.executable, "-I", "-S", BRIDGE_SCRIPT, proxy_socket, str(PROXY_PORT), "--"]
 
 
-def proxy_environment(port: int = PROXY_PORT) -> dict[str, str]:
+LOOPBACK_NAMES = "localhost,127.0.0.1,::1"
+
+
+def proxy_environment(port: int = PROXY_PORT, *, own_loopback: bool = False) -> dict[str, str]:
+    """The proxy variables. ``own_loopback``: the command's loopback is its conversation's (a
+    shared namespace: :mod:`agent_ls.core.sandbox.netns`), where its own servers listen, so
+    loopback names do not go through the proxy (which would take them to the host's loopback)."""
     url = f"http://127.0.0.1:{port}"
     env = {k: url for k in ("HTTP_PROXY", "HTTPS_PROXY", "http_proxy", "https_proxy", "ALL_PROXY", "all_proxy")}
-    env.update({"NO_PROXY": "", "no_proxy": ""})
+    skip = LOOPBACK_NAMES if own_loopback else ""
+    env.update({"NO_PROXY": skip, "no_proxy": skip})
     return env
 
 
@@ -81,13 +92,23 @@ def bwrap_command(
     bwrap: str = "bwrap",
     proxy_socket: str | None = None,
     placeholders: Sequence[str] = (),
+    join: Sequence[str] = (),
+    shared_proxy: bool = False,
 ) -> tuple[list[str], dict[str, str]]:
     """The argv that runs ``argv`` confined by ``policy``, and the environment to start it with.
 
     ``proxy_socket``: the proxy's Unix socket (None: no network at all). ``placeholders``: the
-    missing power paths to guard (:func:`placeholder_plan`; the caller removes them afterwards)."""
-    args = [bwrap, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc",
-            "--unshare-pid", "--unshare-ipc", "--unshare-net", "--unshare-uts", "--unshare-cgroup-try"]
+    missing power paths to guard (:func:`placeholder_plan`; the caller removes them afterwards).
+    ``join``: the command that enters a shared network namespace (:mod:`agent_ls.core.sandbox.netns`),
+    put before bubblewrap, which then makes no network namespace of its own; ``shared_proxy``: the
+    proxy listens on 127.0.0.1:``PROXY_PORT`` in it (``proxy_socket`` is not used then)."""
+    args = [*join, bwrap, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc",
+            "--unshare-pid", "--unshare-ipc", *(() if join else ("--unshare-net",)), "--unshare-uts",
+            "--unshare-cgroup-try"]
+    if os.geteuid() == 0:
+        # bubblewrap run by root keeps root's capabilities inside (in the shared namespace's user
+        # namespace, or the host's): enough to unmount a hidden place and read what it hides
+        args += ["--cap-drop", "ALL"]
     for place in policy.writable:
         if os.path.isdir(place):
             args += ["--bind", place, place]
@@ -120,7 +141,10 @@ def bwrap_command(
     if policy.temp_dir:
         args += ["--setenv", "TMPDIR", policy.temp_dir]
     inner_argv = list(argv)
-    if proxy_socket is not None:
+    if join and shared_proxy:
+        for k, v in proxy_environment(own_loopback=True).items():
+            args += ["--setenv", k, v]
+    elif proxy_socket is not None and not join:
         sock_dir = os.path.dirname(proxy_socket)
         args += ["--ro-bind", sock_dir, sock_dir]
         for k, v in proxy_environment().items():

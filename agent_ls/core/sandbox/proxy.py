@@ -13,6 +13,8 @@ import asyncio
 import contextlib
 import os
 import shutil
+import socket
+import stat
 import tempfile
 import weakref
 from collections.abc import Awaitable, Callable
@@ -25,6 +27,69 @@ AskHost = Callable[[str], Awaitable[HostAnswer]]
 """Asks the user whether a sandboxed command may reach a host: allow once, for the session, or deny."""
 
 _MAX_HEAD = 65536
+
+DIR_PREFIX = "agent-ls-proxy-"
+"""The proxy's socket folder: ``agent-ls-proxy-<pid>-<random>`` in /tmp. A process that ends
+with ``os._exit`` (the language server, the ACP agent) or is killed cannot remove its own, so
+the next proxy of any agent-ls process sweeps the folders of processes that are gone
+(:func:`sweep_stale`)."""
+
+_swept: set[str] = set()
+
+
+def sweep_once(base: str) -> None:
+    """:func:`sweep_stale` of ``base``, once per process."""
+    if base not in _swept:
+        _swept.add(base)
+        sweep_stale(base)
+
+
+def sweep_stale(base: str) -> list[str]:
+    """Remove the proxy folders in ``base`` that this user owns and whose process is gone (or,
+    named before the pid was in the name, whose socket no longer answers). Returns what went."""
+    removed: list[str] = []
+    try:
+        names = [n for n in os.listdir(base) if n.startswith(DIR_PREFIX)]
+    except OSError:
+        return removed
+    uid = os.getuid()
+    for name in names:
+        path = os.path.join(base, name)
+        try:
+            st = os.lstat(path)
+        except OSError:
+            continue
+        if not stat.S_ISDIR(st.st_mode) or st.st_uid != uid:
+            continue
+        pid_text = name[len(DIR_PREFIX):].partition("-")[0]
+        if pid_text.isdigit():
+            if int(pid_text) == os.getpid() or _alive(int(pid_text)):
+                continue
+        elif _answers(os.path.join(path, "proxy.sock")):
+            continue
+        shutil.rmtree(path, ignore_errors=True)
+        removed.append(path)
+    return removed
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True  # another user's process of that number
+    return True
+
+
+def _answers(sock_path: str) -> bool:
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as probe:
+        probe.settimeout(0.2)
+        try:
+            probe.connect(sock_path)
+        except OSError:
+            return False
+    return True
 
 
 async def _relay(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
@@ -79,20 +144,21 @@ class NetworkProxy:
         """Listen (once) and return the socket's path."""
         if self._server is None:
             # A Unix socket path is limited to ~100 bytes: a short base, whatever TMPDIR says.
-            base = "/tmp" if os.path.isdir("/tmp") else None
-            self._dir = tempfile.mkdtemp(prefix="agent-ls-proxy-", dir=base)
+            base = "/tmp" if os.path.isdir("/tmp") else tempfile.gettempdir()
+            sweep_once(base)
+            self._dir = tempfile.mkdtemp(prefix=f"{DIR_PREFIX}{os.getpid()}-", dir=base)
             os.chmod(self._dir, 0o700)
             # a session that ends without aclose() still leaves no folder behind
             weakref.finalize(self, shutil.rmtree, self._dir, ignore_errors=True)
             self.socket_path = os.path.join(self._dir, "proxy.sock")
-            self._server = await asyncio.start_unix_server(self._handle, path=self.socket_path)
+            self._server = await asyncio.start_unix_server(self.handle, path=self.socket_path)
         assert self.socket_path is not None
         return self.socket_path
 
     async def start_tcp(self) -> int:
         """Also listen on 127.0.0.1 (for Landlock, which has no network namespace to bridge into)."""
         if self._tcp is None:
-            self._tcp = await asyncio.start_server(self._handle, host="127.0.0.1", port=0)
+            self._tcp = await asyncio.start_server(self.handle, host="127.0.0.1", port=0)
         return int(self._tcp.sockets[0].getsockname()[1])
 
     async def aclose(self) -> None:
@@ -145,7 +211,9 @@ class NetworkProxy:
         with contextlib.suppress(Exception):
             await writer.drain()
 
-    async def _handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+    async def handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        """Serve one connection from inside a sandbox (its socket, its listener, or a shared
+        namespace's listener: :mod:`agent_ls.core.sandbox.netns`)."""
         try:
             await self._serve(reader, writer)
         except (ConnectionError, OSError, asyncio.IncompleteReadError, asyncio.LimitOverrunError, ValueError):

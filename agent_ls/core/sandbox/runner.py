@@ -14,6 +14,7 @@ import atexit
 import contextlib
 import enum
 import functools
+import logging
 import os
 import shutil
 import subprocess
@@ -25,10 +26,13 @@ from collections.abc import Callable, Mapping, Sequence
 import attrs
 
 from agent_ls.core.sandbox import landlock
-from agent_ls.core.sandbox.bwrap import bwrap_command, placeholder_plan, proxy_environment
+from agent_ls.core.sandbox.bwrap import PROXY_PORT, bwrap_command, placeholder_plan, proxy_environment
+from agent_ls.core.sandbox.netns import Joined, NamespaceUnavailable, SharedNetwork
 from agent_ls.core.sandbox.policy import Grants, GrantSource, SandboxPolicy
 from agent_ls.core.sandbox.proxy import AskHost, NetworkProxy
 from agent_ls.core.sandbox.seatbelt import seatbelt_command
+
+log = logging.getLogger("agent_ls.core.sandbox")
 
 FORCE_VARIABLE = "AGENT_LS_SANDBOX_MECHANISM"
 """``bubblewrap``, ``landlock`` or ``none``: use that mechanism (tests force the fallbacks)."""
@@ -209,6 +213,18 @@ def sweep_placeholders() -> None:
 atexit.register(sweep_placeholders)
 
 
+def _release(placeholders: Sequence[str], joined: Joined | None) -> None:
+    _release_placeholders(placeholders)
+    if joined is not None:
+        joined.release()
+
+
+@functools.lru_cache(maxsize=1)
+def _warn_unshared(why: str) -> None:
+    log.warning("sandboxed commands get a network namespace each (a server one starts is not reachable "
+                "from the next): %s", why)
+
+
 @attrs.frozen
 class Wrapped:
     """A command ready to start confined."""
@@ -244,27 +260,45 @@ class Sandbox:
         return out
 
     async def wrap(self, argv: Sequence[str], *, cwd: str | None = None,
-                   env: Mapping[str, str] | None = None) -> Wrapped:
+                   env: Mapping[str, str] | None = None, network: SharedNetwork | None = None) -> Wrapped:
         """The seam every spawn goes through: ``argv`` (run in ``cwd``, default the first root,
         with ``env``, default this process's) as a confined command. :class:`SandboxUnavailable`
-        when nothing can confine it."""
+        when nothing can confine it.
+
+        ``network``: the conversation's shared network namespace (:mod:`.netns`; bubblewrap only):
+        the command joins it, so what its earlier commands left listening on the loopback is
+        reachable. Where it cannot be made, the command gets a namespace of its own (said once in
+        the log). Landlock has no network namespace (the host's is shared, TCP connections only
+        to the proxy's port), so it is not used there."""
         avail = self.availability
         if not avail.available:
             raise SandboxUnavailable(avail.sentence())
         where = cwd if cwd is not None else self.policy.roots[0]
         environ = dict(os.environ if env is None else env)
-        socket_path = None if self.policy.network.is_off else await self.proxy.start()
+        off = self.policy.network.is_off
         granted = self.policy.with_grants(self.grants())
         if avail.mechanism is Mechanism.BUBBLEWRAP:
-            policy = granted.refreshed()  # the power files as they are now (a .git made since)
-            missing, held = await asyncio.to_thread(_hold_placeholders, policy)
+            joined = await self._join(network) if network is not None else None
+            try:
+                socket_path = None if off or joined is not None else await self.proxy.start()
+                policy = granted.refreshed()  # the power files as they are now (a .git made since)
+                missing, held = await asyncio.to_thread(_hold_placeholders, policy)
+            except BaseException:
+                if joined is not None:
+                    joined.release()
+                raise
             try:
                 args, outer = bwrap_command(policy, argv, cwd=where, env=environ, bwrap=_bwrap_path(),
-                                            proxy_socket=socket_path, placeholders=missing)
+                                            proxy_socket=socket_path, placeholders=missing,
+                                            join=joined.prefix if joined is not None else (),
+                                            shared_proxy=joined is not None and joined.routed)
             except BaseException:
                 _release_placeholders(held)
+                if joined is not None:
+                    joined.release()
                 raise
-            return Wrapped(args, outer, avail.mechanism, functools.partial(_release_placeholders, held))
+            return Wrapped(args, outer, avail.mechanism, functools.partial(_release, held, joined))
+        socket_path = None if off else await self.proxy.start()
         if avail.mechanism is Mechanism.LANDLOCK:
             port = await self.proxy.start_tcp() if socket_path is not None else None
             args, outer = landlock.landlock_command(granted, argv, cwd=where, env=environ, proxy_port=port)
@@ -279,10 +313,18 @@ class Sandbox:
             return Wrapped(seatbelt_command(granted, argv, proxy_port=port), environ, avail.mechanism)
         raise SandboxUnavailable(avail.sentence())
 
+    async def _join(self, network: SharedNetwork) -> Joined | None:
+        """A place in the conversation's namespace (None: the command gets its own)."""
+        try:
+            return await network.join(_bwrap_path(), None if self.policy.network.is_off else self.proxy, PROXY_PORT)
+        except NamespaceUnavailable as exc:
+            _warn_unshared(str(exc))
+            return None
+
     async def wrap_shell(self, command: str, *, cwd: str | None = None,
-                         env: Mapping[str, str] | None = None) -> Wrapped:
+                         env: Mapping[str, str] | None = None, network: SharedNetwork | None = None) -> Wrapped:
         """:meth:`wrap` for a command line run with ``bash -c``."""
-        return await self.wrap(["bash", "-c", command], cwd=cwd, env=env)
+        return await self.wrap(["bash", "-c", command], cwd=cwd, env=env, network=network)
 
     async def aclose(self) -> None:
         await self.proxy.aclose()

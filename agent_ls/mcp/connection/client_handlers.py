@@ -11,7 +11,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 import attrs
 import mcp_types as types
@@ -20,6 +20,9 @@ from pydantic import FileUrl
 
 from agent_ls.mcp.catalogue import CatalogueStore
 from agent_ls.mcp.connection.eras import EraMemory
+
+if TYPE_CHECKING:
+    from agent_ls.mcp.tasks import TaskStarted
 
 log = logging.getLogger(__name__)
 
@@ -49,7 +52,7 @@ class HostCallbacks:
     """Where the protocol era each entry negotiated is remembered (``protocol: auto``)."""
     catalogue: CatalogueStore | None = None
     """Where each entry's last catalogue and response cache are kept (None: memory only)."""
-    task_started: Any = None
+    task_started: TaskStarted | None = None
     """Takes over an MCP task a tool call started (:data:`agent_ls.mcp.tasks.TaskStarted`; the
     runtime's: a job of the calling conversation); None: the call waits for the task."""
 

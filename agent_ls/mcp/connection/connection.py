@@ -43,6 +43,7 @@ from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from agent_ls.config.entries import ServerConfig
 from agent_ls.core.process import kill_process_tree
 from agent_ls.core.redact import redact_live
+from agent_ls.mcp.apps import APPS_CLIENT_EXTENSION
 from agent_ls.mcp.catalogue import Listing, catalogue_key
 from agent_ls.mcp.connection.client_handlers import ClientHandlers, HostCallbacks
 from agent_ls.mcp.connection.eras import era_for_attempt, remember_era
@@ -58,6 +59,7 @@ from agent_ls.mcp.connection.failures import (
 )
 from agent_ls.mcp.connection.listing import every_page, list_all, listing_key
 from agent_ls.mcp.connection.transports import StderrTail, http_transport, stdio_transport
+from agent_ls.mcp.legacy_tasks import LegacyTasks, legacy_task_results, task_tool
 from agent_ls.mcp.oauth.providers import AuthHooks
 from agent_ls.mcp.result_kind import results_read_as_complete
 from agent_ls.mcp.skill_entries import SKILLS_CLIENT_EXTENSION
@@ -133,6 +135,7 @@ class ServerConnection:
         self._deadline_scope: anyio.CancelScope | None = None
         self._got_ready = False
         self._probe_again = False
+        self._legacy_tasks: LegacyTasks | None = None
 
     # what it is and says ------------------------------------------------------------------
     @property
@@ -270,6 +273,11 @@ class ServerConnection:
         progress: ProgressFnT | None = None,
     ) -> types.CallToolResult:
         async with self._session() as client:
+            if task_tool(client, self.listing.tools, name):  # a legacy server runs it as a task (legacy_tasks.py)
+                if self._legacy_tasks is None or self._legacy_tasks.session is not client.session:
+                    self._legacy_tasks = LegacyTasks(self.name, client.session)
+                return await self._legacy_tasks.call(name, arguments, timeout=timeout or self.config.call_timeout,
+                                                     hook=self.callbacks.task_started, progress=progress)
             return await client.call_tool(
                 name, arguments, read_timeout_seconds=timeout or self.config.call_timeout,
                 progress_callback=progress,
@@ -394,7 +402,7 @@ class ServerConnection:
         self._lost = asyncio.Event()
         phase = Phase.SPAWN if cfg.transport == "stdio" else Phase.HANDSHAKE
         got_ready = False
-        transport = results_read_as_complete(self._transport())
+        transport = legacy_task_results(results_read_as_complete(self._transport()))
         handlers = ClientHandlers(self.name, self.callbacks, self._mark_dirty, lambda line: self.stderr.add(line))
         client = Client(
             transport,
@@ -412,7 +420,7 @@ class ServerConnection:
             read_timeout_seconds=max(cfg.call_timeout, cfg.connect_timeout),
             cache=self._cache_config(),
             # the host implements the skills extension (skills.py) and tasks (tasks.py)
-            extensions=[SKILLS_CLIENT_EXTENSION, TasksExtension(self.name, lambda: self.callbacks.task_started)],
+            extensions=[SKILLS_CLIENT_EXTENSION, TasksExtension(self.name, lambda: self.callbacks.task_started), APPS_CLIENT_EXTENSION],
         )
         deadline_scope = anyio.CancelScope(deadline=anyio.current_time() + cfg.connect_timeout)
         self._deadline_scope = deadline_scope

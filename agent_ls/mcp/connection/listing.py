@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 import mcp_types as types
 from mcp.shared.exceptions import MCPError
 
+from agent_ls.mcp.apps import app_notes
 from agent_ls.mcp.catalogue import Listing
 from agent_ls.mcp.connection.failures import unwrap
 
@@ -88,7 +89,7 @@ async def list_all(
                                        "tools")
     finally:
         _LEFT_OUT.reset(token)
-    listing.notes = [f"{line} (the server's other tools work)" for line in left_out]
+    listing.notes = [f"{line} (the server's other tools work)" for line in left_out] + app_notes(listing.tools)
     if caps.prompts is not None or probe:
         listing.prompts = await grab("prompts", lambda c: client.list_prompts(cursor=c, cache_mode=cache_mode),
                                      "prompts")

@@ -19,4 +19,5 @@ needs, never the server.
 - :mod:`.models`: the model picker
 - :mod:`.code_actions`: code actions and their commands
 - :mod:`.trust`: workspace and editor trust
+- :mod:`.apps`: MCP Apps (``agent/appCallTool``, ``agent/appContext``)
 """

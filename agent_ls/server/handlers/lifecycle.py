@@ -18,6 +18,7 @@ from pygls.uris import to_fs_path
 
 from agent_ls import __version__
 from agent_ls.server import preload
+from agent_ls.server.client import offers
 from agent_ls.server.config_files import (
     is_host_state,
     is_settings_file,
@@ -25,7 +26,7 @@ from agent_ls.server.config_files import (
 )
 from agent_ls.server.host import shutdown_host
 from agent_ls.server.protocol.codec import NoParams
-from agent_ls.server.protocol.methods import SERVER_INFO
+from agent_ls.server.protocol.methods import APPS_CAPABILITY, SERVER_INFO
 from agent_ls.server.protocol.sessions import ServerInfoResult
 from agent_ls.server.server import AgentLanguageServer, request
 from agent_ls.server.workspaces import editor_trust_from
@@ -51,6 +52,7 @@ def _register_lifecycle(server: AgentLanguageServer) -> None:
         # Evidence for the "initialize stays light" promise (reported by agent/serverInfo).
         ls.modules_at_initialize = {m: m in sys.modules for m in HEAVY_MODULES}
         ls.runtime.editor_trusted = editor_trust_from(params.initialization_options)
+        ls.runtime.renders_apps = offers(params.capabilities, APPS_CAPABILITY)
         # Once the result is on its way (not before: an import thread started at process start
         # competes with this answer for the interpreter), start the host: first what answers the
         # first mcp/status (the settings and the kept catalogues, no MCP SDK), while the editor

@@ -98,6 +98,33 @@ class CallToolParams:
 
 @_register
 @attrs.define
+class AppCallToolParams:
+    """``agent/appCallTool``: a ``tools/call`` an MCP App asks for (the chat's bridge sends it)."""
+
+    session_id: str
+    """The conversation whose tool call shows the app (its gate and approvals)."""
+    server: str
+    """The app's server (the bridge's record of the frame, never what the app says)."""
+    tool: str
+    """The tool's name on that server."""
+    arguments: dict[str, Any] = attrs.field(factory=dict)
+    call_id: str | None = None
+    """The call's id in its events (default: ``app-<request id>``)."""
+
+
+@_register
+@attrs.define
+class AppContextParams:
+    """``agent/appContext``: an MCP App's ``ui/update-model-context`` (its text content)."""
+
+    session_id: str
+    server: str
+    resource_uri: str
+    text: str
+
+
+@_register
+@attrs.define
 class ToolResultPayload:
     """Result of ``mcp/callTool`` and ``agent-ls.runToolAction``."""
 

@@ -25,6 +25,8 @@ MCP_RESOURCES_READ = "mcp/resources/read"
 MCP_PROMPTS_LIST = "mcp/prompts/list"
 MCP_PROMPTS_GET = "mcp/prompts/get"
 MCP_CALL_TOOL = "mcp/callTool"
+APP_CALL_TOOL = "agent/appCallTool"
+APP_CONTEXT = "agent/appContext"
 MCP_SIGN_IN = "mcp/signIn"
 MCP_SIGN_OUT = "mcp/signOut"
 SET_WORKSPACE_TRUST = "agent/setWorkspaceTrust"
@@ -72,6 +74,7 @@ CLIENT_REQUESTS = (
     MCP_RESTART, MCP_SET_ENABLED, MCP_TRUST, MCP_RESOURCES_LIST, MCP_RESOURCES_READ, MCP_PROMPTS_LIST,
     MCP_PROMPTS_GET, MCP_CALL_TOOL, MCP_SIGN_IN, MCP_SIGN_OUT, SET_WORKSPACE_TRUST, CHANGE_OUTCOME, CHANGE_CONTENT,
     TOOL_OUTPUT, MODELS, SET_MODEL, CHECKPOINTS, REWIND, REDO, SANDBOX_GRANTS, SET_SANDBOX_GRANT, JOBS, STOP_JOB,
+    APP_CALL_TOOL, APP_CONTEXT,
 )
 CLIENT_NOTIFICATIONS = (EDITOR_TRUST,)
 SERVER_REQUESTS = (APPROVE, TRUST_SERVER, TRUST_WORKSPACE, ELICIT, SAMPLE, REVIEW_EDIT, EDITOR_INTELLIGENCE)
@@ -104,4 +107,7 @@ REVIEW_CAPABILITY = "reviewEdits"
 """``capabilities.experimental.agentLs.reviewEdits: true``: the client answers ``agent/reviewEdit``."""
 INTELLIGENCE_CAPABILITY = "intelligence"
 """``capabilities.experimental.agentLs.intelligence: true``: the client answers ``agent/editorIntelligence``."""
+APPS_CAPABILITY = "mcpApps"
+"""``capabilities.experimental.agentLs.mcpApps: true``: the client renders MCP Apps (a tool's app
+is loaded and carried by ``tool_call_finished``; it calls ``agent/appCallTool``...)."""
 INTELLIGENCE_KINDS = ("diagnostics", "definition", "references", "symbols")

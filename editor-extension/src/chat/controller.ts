@@ -8,7 +8,7 @@
  * jobs: the Running strip).
  */
 import * as vscode from "vscode";
-import type { LanguageClient } from "vscode-languageclient/node";
+import type { ClientCapabilities, LanguageClient, StaticFeature } from "vscode-languageclient/node";
 import { parseFromWebview, type FromWebview, type ToWebview } from "../../shared/messages";
 import { initialState, reduce, type ChatAction, type ChatState } from "../../shared/state";
 import type { AgentClient } from "../client";
@@ -16,6 +16,7 @@ import { argsWithSession, codeActionOutcome } from "../codeActions";
 import { errorText } from "../errors";
 import { fact } from "../factLog";
 import * as P from "../protocol";
+import { AppFrames } from "./appFrames";
 import { ChatAttachments } from "./attachments";
 import { ChatJobs } from "./jobs";
 import { Prompting } from "./prompting";
@@ -29,6 +30,28 @@ import { SlashPrompts } from "./slashPrompts";
 export interface ChatSurface {
   post(message: ToWebview): void;
   readonly visible: boolean;
+}
+
+/** `capabilities.experimental.agentLs.mcpApps: true`: the chat renders MCP Apps. */
+export function appsCapabilityFeature(): StaticFeature {
+  return {
+    fillClientCapabilities(capabilities: ClientCapabilities): void {
+      const experimental = (capabilities.experimental ?? {}) as Record<string, unknown>;
+      const ours = (experimental.agentLs ?? {}) as Record<string, unknown>;
+      experimental.agentLs = { ...ours, [P.APPS_CAPABILITY]: true };
+      capabilities.experimental = experimental;
+    },
+    initialize(): void {},
+    getState: () => ({ kind: "static" }),
+    clear(): void {},
+  };
+}
+
+/** A CallToolResult for an app from the host's answer to agent/appCallTool. */
+export function appToolResult(r: P.ToolResultPayload): Record<string, unknown> {
+  const out: Record<string, unknown> = { content: [{ type: "text", text: r.content }], isError: r.isError };
+  if (r.structured) out.structuredContent = r.structured;
+  return out;
 }
 
 export class ChatController implements vscode.Disposable {
@@ -59,8 +82,15 @@ export class ChatController implements vscode.Disposable {
     request: (method, params) => this.agent.request(method, params),
     mode: reviewMode,
   });
+  /** Where the MCP Apps' documents are served from (./appFrames). */
+  readonly appFrames = new AppFrames();
   /** Our prompts and the turns code actions started. */
   private readonly prompting = new Prompting({
+    appFrame: (sessionId, app) => {
+      const frame = this.appFrames.register(sessionId ?? this.state.sessionId ?? "", app);
+      const why = app.html && !frame ? "the chat could not start the server that shows apps" : app.error;
+      return { ...app, html: null, error: why ?? null, frameId: frame?.id ?? null, frameUrl: frame?.url ?? null };
+    },
     dispatch: (a) => this.dispatch(a),
     state: () => this.state,
     request: (method, params, token) => this.agent.request(method, params, token),
@@ -101,6 +131,7 @@ export class ChatController implements vscode.Disposable {
   constructor(private readonly agent: AgentClient) {
     this.slashPrompts = new SlashPrompts(agent, (a) => this.dispatch(a));
     this.disposables.push(
+      this.appFrames,
       this.jobs,
       this.busyEmitter,
       this.attachments,
@@ -132,6 +163,7 @@ export class ChatController implements vscode.Disposable {
   private bind(client: LanguageClient): vscode.Disposable[] {
     // (test doubles of the client may lack registerFeature)
     (client as Partial<Pick<LanguageClient, "registerFeature">>).registerFeature?.(reviewCapabilityFeature());
+    (client as Partial<Pick<LanguageClient, "registerFeature">>).registerFeature?.(appsCapabilityFeature());
     return [
       client.onRequest(P.REVIEW_EDIT, (params: P.ReviewEditParams, token: vscode.CancellationToken) =>
         this.reviews.request(params, token),
@@ -164,7 +196,10 @@ export class ChatController implements vscode.Disposable {
 
   private dispatch(action: ChatAction): void {
     const wasBusy = this.state.busy;
+    const wasSession = this.state.sessionId;
     this.state = reduce(this.state, action);
+    // another conversation shown: the apps of the others are forgotten (their frames torn down)
+    if (wasSession !== this.state.sessionId) this.appFrames.keepOnly(this.state.sessionId);
     for (const s of this.surfaces) s.post({ type: "action", action });
     if (wasBusy !== this.state.busy) this.busyEmitter.fire(this.state.busy);
     if (action.type !== "jobs") this.jobs.sync(); // the session's jobs follow the session shown
@@ -273,6 +308,53 @@ export class ChatController implements vscode.Disposable {
       case "sandboxGrant":
         await this.sandboxGrants.set(msg.kind, msg.value, msg.granted);
         return;
+      case "appCall":
+      case "appMessage":
+      case "appContext":
+        await this.appRequest(surface, msg);
+        return;
+    }
+  }
+
+  // MCP Apps -----------------------------------------------------------------------------------
+  /** An app's request the webview's bridge passed on: answered to that surface (`appReply`). The
+   * frame's session and server are the host's record; a frame it does not know is refused. */
+  private async appRequest(surface: ChatSurface, msg: Extract<FromWebview, { type: "appCall" | "appMessage" | "appContext" }>): Promise<void> {
+    const reply = (result?: Record<string, unknown>, error?: string) =>
+      surface.post({ type: "appReply", requestId: msg.requestId, ...(result ? { result } : {}), ...(error !== undefined ? { error } : {}) });
+    const frame = this.appFrames.get(msg.frameId);
+    if (!frame || frame.sessionId !== this.state.sessionId) {
+      reply(undefined, "this app is not part of the conversation shown");
+      return;
+    }
+    try {
+      if (msg.type === "appCall") {
+        fact(`app-call ${frame.server} ${msg.tool}`);
+        const r = await this.agent.request<P.ToolResultPayload>(P.APP_CALL_TOOL, {
+          sessionId: frame.sessionId, server: frame.server, tool: msg.tool, arguments: msg.arguments,
+        } satisfies P.AppCallToolParams);
+        reply(appToolResult(r));
+      } else if (msg.type === "appContext") {
+        await this.agent.request(P.APP_CONTEXT, {
+          sessionId: frame.sessionId, server: frame.server, resourceUri: frame.resourceUri, text: msg.text,
+        } satisfies P.AppContextParams);
+        this.dispatch({ type: "appContext", frameId: frame.id, text: msg.text });
+        fact(`app-context ${frame.server}`);
+        reply({});
+      } else {
+        // ui/message: a prompt the user sees, marked as the app's (never a hidden one)
+        if (this.state.busy || this.prompting.running) {
+          reply(undefined, "the agent is answering; the message was not sent");
+          return;
+        }
+        const shown = `From the app of ${frame.tool} (MCP server ${frame.server}): ${msg.text}`;
+        const text = `[A message from the MCP app of tool '${frame.tool}' (server '${frame.server}'), shown to the user as sent by that app]\n${msg.text}`;
+        fact(`app-message ${frame.server}`);
+        reply({});
+        await this.prompting.run(shown, text, [], []);
+      }
+    } catch (e) {
+      reply(undefined, errorText(e));
     }
   }
 

@@ -4,6 +4,7 @@
  * own prompt, agent/cancel for a turn a code action started).
  */
 import * as vscode from "vscode";
+import type { AppWire } from "../../shared/agentEvents";
 import type { ChatAction, ChatState } from "../../shared/state";
 import { errorCode, errorText } from "../errors";
 import { fact } from "../factLog";
@@ -18,6 +19,8 @@ export interface PromptingHost {
   turnOver(sessionId: string | null): void;
   /** After a prompt: the session list changed (a new session, a new title, a later update). */
   listSessions(): void;
+  /** A tool call's MCP App: registered with the frame server (its HTML replaced by the frame). */
+  appFrame?(sessionId: string | null, app: P.McpAppPayload): AppWire;
 }
 
 export class Prompting {
@@ -124,7 +127,14 @@ export class Prompting {
     if (!isEventParams(params)) return;
     fact(`event ${params.event.type}`);
     this.turns.onEvent(params.sessionId, params.event);
-    this.dispatch({ type: "event", sessionId: params.sessionId, event: params.event });
+    let event = params.event;
+    if (event.type === "tool_call_finished" && event.app && this.host.appFrame) {
+      // the HTML stays in the extension host: the webview gets the frame's address
+      const app = this.host.appFrame(params.sessionId, event.app);
+      event = { ...event, app };
+      fact(`app ${app.server} ${app.resourceUri} ${app.frameUrl ? "shown" : "not shown"}`);
+    }
+    this.dispatch({ type: "event", sessionId: params.sessionId, event });
   }
 
   /** The server went away: no turn runs any more (our own prompt fails on its own). */

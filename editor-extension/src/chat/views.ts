@@ -15,8 +15,9 @@ export function nonce(): string {
   return crypto.randomBytes(18).toString("base64").replace(/[^A-Za-z0-9]/g, "");
 }
 
-/** The webview's HTML: no inline script, every script needs the nonce. */
-export function chatHtml(webview: vscode.Webview, extensionUri: vscode.Uri): string {
+/** The webview's HTML: no inline script, every script needs the nonce. `appFrames`: where MCP Apps
+ * are served from (./appFrames), the only source a frame may load (null: no app frames). */
+export function chatHtml(webview: vscode.Webview, extensionUri: vscode.Uri, appFrames: string | null = null): string {
   const n = nonce();
   const script = webview.asWebviewUri(vscode.Uri.joinPath(extensionUri, "dist", "webview.js"));
   const style = webview.asWebviewUri(vscode.Uri.joinPath(extensionUri, "dist", "webview.css"));
@@ -26,6 +27,7 @@ export function chatHtml(webview: vscode.Webview, extensionUri: vscode.Uri): str
     `img-src ${webview.cspSource} data:`,
     `font-src ${webview.cspSource}`,
     `script-src 'nonce-${n}'`,
+    `frame-src ${appFrames && /^https?:\/\/[^\s;,'"]+$/.test(appFrames) ? appFrames : "'none'"}`,
   ].join("; ");
   return `<!DOCTYPE html>
 <html lang="en">
@@ -98,7 +100,11 @@ export class ChatViews implements vscode.WebviewViewProvider, vscode.WebviewPane
       attached.dispose();
       sub.dispose();
     });
-    webview.html = chatHtml(webview, this.extensionUri);
+    // the app frame server first: its address goes into the chat's CSP (frame-src)
+    void this.chat.appFrames.start().then(
+      (base) => (webview.html = chatHtml(webview, this.extensionUri, base)),
+      () => (webview.html = chatHtml(webview, this.extensionUri)),
+    );
   }
 
   /** Shows the chat view in the side bar. */

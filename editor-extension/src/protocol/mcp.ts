@@ -52,6 +52,24 @@ export interface CallToolParams {
   arguments?: Record<string, unknown>;
 }
 
+/** agent/appCallTool: a tools/call an MCP App asks for (sent by the chat's bridge). */
+export interface AppCallToolParams {
+  sessionId: string;
+  /** The app's server as the bridge recorded its frame (never what the app says). */
+  server: string;
+  tool: string;
+  arguments?: Record<string, unknown>;
+  callId?: string | null;
+}
+
+/** agent/appContext: an MCP App's ui/update-model-context (its text). */
+export interface AppContextParams {
+  sessionId: string;
+  server: string;
+  resourceUri: string;
+  text: string;
+}
+
 export interface ToolResultPayload {
   isError: boolean;
   content: string;

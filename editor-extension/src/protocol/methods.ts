@@ -22,6 +22,9 @@ export const MCP_RESOURCES_READ = "mcp/resources/read";
 export const MCP_PROMPTS_LIST = "mcp/prompts/list";
 export const MCP_PROMPTS_GET = "mcp/prompts/get";
 export const MCP_CALL_TOOL = "mcp/callTool";
+/** MCP Apps: an app's tools/call (through the session's approvals) and its ui/update-model-context. */
+export const APP_CALL_TOOL = "agent/appCallTool";
+export const APP_CONTEXT = "agent/appContext";
 /** OAuth (issue 7); a server without it answers "method not found". */
 export const MCP_SIGN_IN = "mcp/signIn";
 export const MCP_SIGN_OUT = "mcp/signOut";
@@ -83,6 +86,7 @@ export const CLIENT_REQUESTS = [
   MCP_RESTART, MCP_SET_ENABLED, MCP_TRUST, MCP_RESOURCES_LIST, MCP_RESOURCES_READ, MCP_PROMPTS_LIST,
   MCP_PROMPTS_GET, MCP_CALL_TOOL, MCP_SIGN_IN, MCP_SIGN_OUT, SET_WORKSPACE_TRUST, CHANGE_OUTCOME, CHANGE_CONTENT,
   TOOL_OUTPUT, MODELS, SET_MODEL, CHECKPOINTS, REWIND, REDO, SANDBOX_GRANTS, SET_SANDBOX_GRANT, JOBS, STOP_JOB,
+  APP_CALL_TOOL, APP_CONTEXT,
 ] as const;
 export const CLIENT_NOTIFICATIONS = [EDITOR_TRUST] as const;
 export const SERVER_REQUESTS = [APPROVE, TRUST_SERVER, TRUST_WORKSPACE, ELICIT, SAMPLE, REVIEW_EDIT, EDITOR_INTELLIGENCE] as const;
@@ -136,5 +140,7 @@ export type PlanStatus = (typeof PLAN_STATUSES)[number];
 export const REVIEW_CAPABILITY = "reviewEdits";
 /** `capabilities.experimental.agentLs.intelligence: true`: this client answers agent/editorIntelligence. */
 export const INTELLIGENCE_CAPABILITY = "intelligence";
+/** `capabilities.experimental.agentLs.mcpApps: true`: this client renders MCP Apps. */
+export const APPS_CAPABILITY = "mcpApps";
 export const INTELLIGENCE_KINDS = ["diagnostics", "definition", "references", "symbols"] as const;
 export type IntelligenceKind = (typeof INTELLIGENCE_KINDS)[number];

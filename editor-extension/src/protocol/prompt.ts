@@ -129,6 +129,27 @@ export interface ToolCallFinishedEvent {
   outputHandle?: string | null;
   /** Where a command ran (bash): sandboxed or not, and what the sandbox refused. */
   sandbox?: SandboxMark | null;
+  /** The call's MCP App (html null: this client does not render it, or `error` says why not). */
+  app?: McpAppPayload | null;
+}
+
+/** An MCP App shown with a tool call's result (io.modelcontextprotocol/ui). */
+export interface McpAppPayload {
+  server: string;
+  /** The tool's name on its server. */
+  tool: string;
+  resourceUri: string;
+  arguments: Record<string, unknown>;
+  html: string | null;
+  /** Declared domains: connectDomains, resourceDomains, frameDomains, baseUriDomains. */
+  csp: Record<string, string[]> | null;
+  permissions: Record<string, unknown> | null;
+  prefersBorder: boolean | null;
+  /** The CallToolResult as JSON (ui/notifications/tool-result). */
+  result: Record<string, unknown> | null;
+  error: string | null;
+  /** What a client that does not show the app says (null when `html` is given). */
+  notice?: string | null;
 }
 
 /** Non-text content of a tool result: images, audio, resources. */
