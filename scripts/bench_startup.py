@@ -2,7 +2,7 @@
 peak memory after a 20-step turn, time per tool step (issue 46).
 
     .venv/bin/python scripts/bench_startup.py [--runs 5] [--steps 20] [--turns 3] [--baseline DIR]
-                                              [--in-process]
+                                              [--in-process] [--lsp]
 
 Side by side in one run, against the same scripted OpenAI-compatible LLM (in this process, so its
 timestamps share the clock), runs interleaved so that machine noise hits every side alike:
@@ -14,6 +14,11 @@ timestamps share the clock), runs interleaved so that machine noise hits every s
 - the same commands of ``--baseline DIR`` (a checkout of main, run with this venv's Python and
   ``PYTHONPATH=DIR``: ``git worktree add --detach /work/base-startup main``).
 
+Every process reads compiled bytecode, as an installed agent-ls does (pip compiles it), kept in a
+folder outside the checkouts (``PYCACHE``, as scripts/bench_lsp.py): ``PYTHONDONTWRITEBYTECODE``
+is dropped for them, else every run compiles our sources again and the figures measure the
+compiler. The floor and every side compile once, in the cold run.
+
 This tree's chat and ACP attach to the user's model host (:mod:`agent_ls.agent.model_host`); the
 bench gives them a fresh runtime folder, so its first run starts the host (``cold``, reported
 apart) and the others find it warm (the medians). ``AGENT_LS_MODEL_HOST=0`` sides show the
@@ -22,7 +27,9 @@ in-process path of this tree too.
 Then ``--turns`` turns of ``--steps`` steps per side, interleaved (half ``bash``, half
 ``read_file``, allowed by the user settings): peak RSS of the chat process (``ru_maxrss``), of the
 ACP process (``VmHWM``) and of the model host, and the median time per tool step over all of them
-(the LLM's first chunk to the next LLM request: the agent's own time, the tool included). Goals: first request <= 0.5 s and <= 3x the floor; peak RSS
+(the LLM's first chunk to the next LLM request: the agent's own time, the tool included); with
+``--lsp`` the language server's too (one ``agent/prompt`` turn per side and round, after its
+model library loaded). Goals: first request <= 0.5 s and <= 3x the floor; peak RSS
 <= 200 MB; per-step time <= the baseline's + 10%.
 """
 
@@ -32,6 +39,7 @@ import argparse
 import asyncio
 import contextlib
 import json
+import logging
 import os
 import signal
 import statistics
@@ -50,6 +58,9 @@ from acp.schema import ClientCapabilities  # noqa: E402
 
 from agent_ls.agent import model_host  # noqa: E402
 from tests.llm.scripted_server import ScriptedLLM, text, tool_calls  # noqa: E402
+
+PYCACHE = Path(tempfile.gettempdir()) / "agent-ls-bench-pycache"
+"""Bytecode of every process measured (see the module docstring)."""
 
 FLOOR = """
 import sys, httpx
@@ -120,6 +131,38 @@ async def acp_once(llm: ScriptedLLM, ws: Path, env: dict[str, str], prompt: str)
     return first_request(llm, since) - t0, peak
 
 
+async def lsp_turn(llm: ScriptedLLM, ws: Path, env: dict[str, str], steps: int) -> int:
+    """Peak RSS (KB) of the language server (``python -m agent_ls.cli``: the editor's process, which
+    keeps litellm in its own process) after one turn of ``steps`` steps (``agent/prompt``), the
+    model library loaded first (the editor's background warm-up)."""
+    # lazy: pygls' client only for this part
+    from lsprotocol import types as lsp
+    from pygls.lsp.client import LanguageClient
+
+    logging.getLogger("pygls").setLevel(logging.ERROR)  # (the server's notifications: nobody listens)
+    client = LanguageClient("bench", "1.0")
+    await client.start_io(sys.executable, "-m", "agent_ls.cli", env=env, cwd=str(ws))
+    try:
+        await client.initialize_async(lsp.InitializeParams(
+            capabilities=lsp.ClientCapabilities(), workspace_folders=[lsp.WorkspaceFolder(uri=ws.as_uri(), name="ws")]))
+        client.initialized(lsp.InitializedParams())
+        for _ in range(1200):
+            info = await client.protocol.send_request_async("agent/serverInfo", {})
+            if info.loadedModules.litellm:
+                break
+            await asyncio.sleep(0.1)
+        script_turn(llm, steps, ws)
+        result = await client.protocol.send_request_async("agent/prompt", {"text": "do the steps"})
+        assert result.stopReason == "end", result
+        server = client._server  # noqa: SLF001
+        assert server is not None
+        return vm_hwm(server.pid)
+    finally:
+        await client.shutdown_async(None)
+        client.exit(None)
+        await client.stop()
+
+
 def vm_hwm(pid: int) -> int:
     """Peak RSS (KB) of a live process."""
     for line in Path(f"/proc/{pid}/status").read_text().splitlines():
@@ -160,6 +203,8 @@ def main() -> None:
     parser.add_argument("--turns", type=int, default=3, help="turns of --steps steps per side (interleaved)")
     parser.add_argument("--baseline", type=Path, help="a checkout of main to compare with (PYTHONPATH)")
     parser.add_argument("--in-process", action="store_true", help="also this tree with AGENT_LS_MODEL_HOST=0")
+    parser.add_argument("--lsp", action="store_true", help="also the language server's peak RSS and time per step "
+                        "after a turn of --steps steps")
     args = parser.parse_args()
 
     with ScriptedLLM() as llm, tempfile.TemporaryDirectory() as d:
@@ -175,8 +220,12 @@ def main() -> None:
             "agent": {"maxRetries": 0}, "permissions": {"allow": ["bash", "read_file"]}}))
         runtime = tmp / "run"
         base = dict(os.environ)
-        for k in ("AGENT_LS_MODEL", "AGENT_LS_API_BASE", "AGENT_LS_USER_SETTINGS", "AGENT_LS_MODEL_HOST"):
+        # PYTHONDONTWRITEBYTECODE: every run would compile agent-ls' sources again (0.3 s and more),
+        # which an installed agent-ls never does (pip compiles them): bytecode in PYCACHE instead.
+        for k in ("AGENT_LS_MODEL", "AGENT_LS_API_BASE", "AGENT_LS_USER_SETTINGS", "AGENT_LS_MODEL_HOST",
+                  "PYTHONDONTWRITEBYTECODE"):
             base.pop(k, None)
+        base["PYTHONPYCACHEPREFIX"] = str(PYCACHE)
         base.update({"AGENT_LS_CONFIG_DIR": str(config), "AGENT_LS_DATA_DIR": str(tmp / "data"),
                      "OPENAI_API_KEY": "x", "AGENT_LS_RUNTIME_DIR": str(runtime),
                      "AGENT_LS_MODEL_HOST_IDLE": "300"})
@@ -221,6 +270,11 @@ def main() -> None:
                     _, peak = asyncio.run(acp_once(llm, ws, side.env(base), "do the steps"))
                     side.turn["acp_rss"] = max(side.turn.get("acp_rss", 0), peak)
                     side.turn.setdefault("acp_steps", []).extend(step_times(llm, since))
+                    if args.lsp:
+                        since = len(llm.requests)
+                        peak = asyncio.run(lsp_turn(llm, ws, side.env(base), args.steps))
+                        side.turn["lsp_rss"] = max(side.turn.get("lsp_rss", 0), peak)
+                        side.turn.setdefault("lsp_steps", []).extend(step_times(llm, since))
             for side in sides:
                 side.turn["chat_step"] = statistics.median(side.turn["chat_steps"])
                 side.turn["acp_step"] = statistics.median(side.turn["acp_steps"])
@@ -245,6 +299,9 @@ def main() -> None:
         print(f"  {side.name}")
         print(f"    chat  {t['chat_rss'] / 1024:6.0f} MB  {t['chat_step'] * 1e3:6.1f} ms/step")
         print(f"    acp   {t['acp_rss'] / 1024:6.0f} MB  {t['acp_step'] * 1e3:6.1f} ms/step")
+        if args.lsp:
+            print(f"    language server (litellm in its process) {t['lsp_rss'] / 1024:6.0f} MB  "
+                  f"{statistics.median(t['lsp_steps']) * 1e3:6.1f} ms/step")
     for pid, kb in hosts.items():
         print(f"  model host (pid {pid}, shared by every chat and ACP process of this environment): "
               f"{kb / 1024:.0f} MB")

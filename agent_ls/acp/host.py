@@ -12,11 +12,19 @@
   ``allow_always`` is remembered (the same record as the editor's and ``agent-ls trust``),
   ``allow_once`` holds for this process only, ``reject_always`` is remembered as "keep
   restricted", ``reject_once`` leaves it waiting. Nothing is trusted automatically.
+- The host starts in the background (issue 46): ``session/new`` waits for the settings only (read
+  through the trust policy: an untrusted folder's settings and servers stay out until the
+  answer), and the first prompt gets the tools of the servers connected by then, the others
+  said to be starting (:class:`~agent_ls.runtime.pending.PendingHost`, as in the language
+  server). A folder with no MCP server configured never loads the MCP SDK
+  (``mcp_on_demand``). A prompt waits for the host's start only when one of its servers will
+  ask to be trusted: that question comes before the turn.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import functools
 import json
 import logging
@@ -32,7 +40,7 @@ from agent_ls.config.settings import LoadedSettings
 from agent_ls.core.tasks import BackgroundTasks
 from agent_ls.runtime.conversations import Conversations
 from agent_ls.runtime.host import RuntimeHost
-from agent_ls.runtime.lifecycle import HostLifecycle, LogListener
+from agent_ls.runtime.lifecycle import HostLifecycle, HostUnavailable, LogListener
 from agent_ls.runtime.questions import NoQuestions, TrustAnswer
 
 if TYPE_CHECKING:
@@ -122,11 +130,11 @@ class SessionHost:
         """The sessions using this host, newest last (they ask the user for sampling consent)."""
         self.tasks = BackgroundTasks(f"ACP host of {folder}", log)
         self.lifecycle = HostLifecycle(self.runtime, LogListener(), self.tasks, model_first=False,
-                                       preview_first=False, ask_workspaces=False)
+                                       preview_first=False, ask_workspaces=False, mcp_on_demand=True)
         """The host's start, reloads and stop (the runtime's, as the language server's); the
         folder's trust question is this host's own: queued, asked at the next prompt."""
         self.conversations = Conversations(folders=lambda: [folder], settings=self.agent_settings,
-                                           host=self._mcp_host, prepare=self.lifecycle.models.ready,
+                                           host=self.lifecycle.session_host, prepare=self.lifecycle.models.ready,
                                            checkpoints=True, tasks=self.tasks)
         """The conversations of the folder (its session store); each session opens its own with
         its :class:`~agent_ls.runtime.sessions.FrontEnd` (the client's files and terminal)."""
@@ -138,9 +146,6 @@ class SessionHost:
         from agent_ls.agent.config import agent_settings
 
         return agent_settings(self.settings)
-
-    async def _mcp_host(self) -> MCPManager | None:
-        return self.manager
 
     @property
     def settings(self) -> LoadedSettings:
@@ -155,8 +160,31 @@ class SessionHost:
         return self.runtime.state
 
     async def start(self) -> None:
-        await self.lifecycle.start()
+        """Read the settings (the host's start goes on in the background), warm the model library
+        up, and queue the folder's trust question."""
+        await self.lifecycle.settings_loaded()
+        self.lifecycle.models.prewarm()
         self._queue_workspace_question()
+
+    async def started_manager(self, timeout: float) -> MCPManager | None:
+        """The manager once the host's start has ended (at most ``timeout`` seconds); None while
+        it starts, or when it is idle (no server configured)."""
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(self.lifecycle.started.wait(), timeout)
+        return self.manager
+
+    async def _host_questions(self) -> None:
+        """While the host starts: wait for it when one of its servers will ask to be trusted (the
+        manager asks as it starts the servers), so that the question comes before the turn."""
+        if self.manager is not None or self.lifecycle.idle or self.runtime.settings is None:
+            return
+        # lazy: the status names (no MCP SDK)
+        from agent_ls.mcp.status import activation
+
+        state = self.state
+        if any(activation(cfg, None, state).ask_trust for cfg in self.runtime.settings.servers.values()):
+            with contextlib.suppress(HostUnavailable):  # shut down meanwhile
+                await self.lifecycle.ensure_manager()
 
     async def attach(self) -> None:
         """A new session uses this host: what was left undecided "for now" is asked again."""
@@ -283,6 +311,7 @@ class SessionHost:
 
     async def ask_pending(self, ask: Callable[[TrustQuestion], Awaitable[str | None]]) -> bool:
         """Ask every queued question (``ask`` returns the chosen option kind); True if any was."""
+        await self._host_questions()
         asked = False
         for _ in range(3):  # a reload after an answer may queue the servers it made visible
             await asyncio.sleep(0)

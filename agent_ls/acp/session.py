@@ -225,6 +225,10 @@ class AcpSession:
                 await self.sink(event.event)
                 if isinstance(event.event, ev.ToolCallFinished):
                     self.subagent_calls.pop(event.event.call_id, None)
+        elif isinstance(event, ev.TurnStarted):
+            # the first message's title is stored by now: sent before the title model's (started
+            # as the turn ends) can replace it in the store
+            await self.publish_title()
         elif isinstance(event, ev.TextDelta):
             await self.send(update_agent_message_text(event.text))
         elif isinstance(event, ev.ThinkingDelta):
@@ -421,8 +425,10 @@ class AcpSession:
         return out
 
     async def publish_commands(self, wait: float = 0.0) -> None:
-        if wait and self.host.manager is not None:
-            await self.host.manager.settle(wait)
+        """``available_commands_update`` when the commands changed; ``wait``: for the host's start
+        and its servers' first connection, at most that long."""
+        if wait and (manager := await self.host.started_manager(wait)) is not None:
+            await manager.settle(wait)
         self.commands = self._collect_commands()
         names = sorted([*self.commands, *BUILTIN_COMMANDS])
         if names == (self._commands_sent or []):

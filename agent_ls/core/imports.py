@@ -1,5 +1,5 @@
-"""Importing the big libraries (pygls' lsprotocol, the MCP SDK, litellm) without the cyclic
-garbage collector walking them over and over.
+"""Importing the big libraries (pygls' lsprotocol, the MCP SDK, litellm, the ACP SDK) without the
+cyclic garbage collector walking them over and over, and without work nobody uses.
 
 An import that creates hundreds of thousands of long-lived objects (classes, pydantic models,
 their schemas) sets off a collection of the oldest generation several times, each one walking
@@ -13,6 +13,12 @@ Process-wide, as the collector is: the event loop keeps running meanwhile (its g
 seconds is collected afterwards, or frozen with the rest: measured, no difference in memory).
 Pauses may overlap (a background import while another runs): the collector comes back with the
 last one.
+
+:func:`field_docstrings_skipped`: the ACP SDK's schema (``acp.schema``, 270 pydantic models) asks
+pydantic for ``use_attribute_docstrings``, which reads and parses the source of every model class
+as it is defined, to fill field descriptions: 40% of the SDK's import (0.15-0.3 s of the
+``agent-ls acp`` start, issue 46). The descriptions only serve JSON Schema output, which agent-ls
+never asks the SDK for; validation and serialization do not read them.
 """
 
 from __future__ import annotations
@@ -20,9 +26,13 @@ from __future__ import annotations
 import contextlib
 import gc
 import importlib
+import logging
 import threading
 from collections.abc import Iterator
 from types import ModuleType
+from typing import Any
+
+log = logging.getLogger(__name__)
 
 _lock = threading.Lock()
 _pauses = 0
@@ -52,3 +62,30 @@ def import_quietly(name: str) -> ModuleType:
     """:func:`importlib.import_module` with the collector paused."""
     with collector_paused():
         return importlib.import_module(name)
+
+
+@contextlib.contextmanager
+def field_docstrings_skipped() -> Iterator[None]:
+    """pydantic models defined meanwhile take no field descriptions from attribute docstrings (see
+    the module's docstring); pydantic as it was afterwards. Main thread, at start-up only (it
+    swaps a function of pydantic's for the duration). Without pydantic, or when its internals
+    differ (another version), nothing is changed."""
+    try:
+        from pydantic._internal import _fields
+    except ImportError:
+        yield
+        return
+    original = getattr(_fields, "extract_docstrings_from_cls", None)
+    if not callable(original):
+        log.debug("pydantic has no extract_docstrings_from_cls: field docstrings are read as usual")
+        yield
+        return
+
+    def none(*args: Any, **kwargs: Any) -> dict[str, str]:
+        return {}
+
+    _fields.extract_docstrings_from_cls = none
+    try:
+        yield
+    finally:
+        _fields.extract_docstrings_from_cls = original

@@ -15,6 +15,11 @@ same cores, and a prompt sent meanwhile waits for the model library), for
 :data:`MODEL_FIRST_LIMIT` seconds at most, or until something needs the host
 (:meth:`HostLifecycle.want`). A session built meanwhile gets a
 :class:`~agent_ls.runtime.pending.PendingHost` (:meth:`HostLifecycle.session_host`).
+
+With ``mcp_on_demand`` (ACP), a host whose settings configure no MCP server does not import the
+MCP SDK at all: its start ends with the settings (:attr:`HostLifecycle.idle`, sessions get no MCP
+host), and the manager is created when a reload brings a server or something asks for it
+(:meth:`HostLifecycle.ensure_manager`).
 """
 
 from __future__ import annotations
@@ -117,10 +122,13 @@ class HostLifecycle:
     host when a model is configured; ``preview_first``: the front end answers status requests
     from the preview (the SDK's import waits a moment for the first answer); ``ask_workspaces``:
     the lifecycle asks about folders that wait for trust (False: the front end asks when it
-    chooses, as ACP does at the next prompt and the terminal before the host starts)."""
+    chooses, as ACP does at the next prompt and the terminal before the host starts);
+    ``mcp_on_demand``: no MCP SDK and no manager while no server is configured (see the module
+    docstring)."""
 
     def __init__(self, runtime: RuntimeHost, listener: HostListener, tasks: BackgroundTasks, *,
-                 model_first: bool = True, preview_first: bool = True, ask_workspaces: bool = True) -> None:
+                 model_first: bool = True, preview_first: bool = True, ask_workspaces: bool = True,
+                 mcp_on_demand: bool = False) -> None:
         self.runtime = runtime
         self.listener = listener
         self.tasks = tasks
@@ -128,6 +136,7 @@ class HostLifecycle:
         self.model_first = model_first
         self.preview_first = preview_first
         self.ask_workspaces = ask_workspaces
+        self.mcp_on_demand = mcp_on_demand
         self.reloaded: list[Callable[[], None]] = []
         """Called after each reload (the conversations rebuild their sessions)."""
         self.settled: list[Callable[[], None]] = []
@@ -173,16 +182,27 @@ class HostLifecycle:
         """The host's start is under way and has not ended yet."""
         return self.runtime.manager is None and self.lock.locked() and not self.started.is_set()
 
+    @property
+    def idle(self) -> bool:
+        """The host's start has ended without a manager because no MCP server is configured
+        (``mcp_on_demand``): nothing of the MCP SDK is loaded."""
+        settings = self.runtime.settings
+        return (self.mcp_on_demand and self.runtime.manager is None and self.started.is_set()
+                and not self.lock.locked() and settings is not None and not settings.servers)
+
     def host_starting(self) -> list[ServerStatus] | None:
         """The preview while the host starts and nothing has asked for it (its start may wait for
         the model library); None once it runs, or when something waits for it anyway."""
         return self.preview if self.starting and not self.wanted.is_set() else None
 
-    async def session_host(self) -> MCPManager | PendingHost:
+    async def session_host(self) -> MCPManager | PendingHost | None:
         """The MCP host for a session being built: the manager, or while the host is still
         starting, a :class:`PendingHost` that forwards to it once it has started (a prompt sent
-        right after the editor opened does not wait for the MCP SDK's import)."""
+        right after the editor opened does not wait for the MCP SDK's import); None while the
+        host is :attr:`idle` (no server configured)."""
         await self.settings_loaded()
+        if self.idle:
+            return None
         if self.starting:
             # lazy: +1 module (the status names, no MCP SDK)
             from agent_ls.mcp.status import State
@@ -212,7 +232,10 @@ class HostLifecycle:
             if self.runtime.manager is not None:
                 return
             try:
-                await self._start()
+                if self.started.is_set() and self.runtime.settings is not None:
+                    await self._start_manager()  # idle until now (no server), or its start failed
+                else:
+                    await self._start()
             finally:
                 self.started.set()
 
@@ -231,7 +254,15 @@ class HostLifecycle:
                 await asyncio.wait_for(self.status_answered.wait(), 0.1)
         self.listener.settings_read(settings, ())
         self.ask_pending_workspaces()  # the questions need no host: asked now, not after the model library
+        if self.mcp_on_demand and not settings.servers and not self.wanted.is_set():
+            log.debug("MCP host: no server configured; the MCP SDK is not loaded until one is")
+            self.preview = None
+            return
         await self._model_first()
+        await self._start_manager()
+
+    async def _start_manager(self) -> None:
+        """Import the MCP SDK (off the event loop), create the manager and start every server."""
         log.debug("MCP host: starting (model library loaded, or the host is wanted)")
         # The MCP SDK takes a while to import: in a daemon thread (an import still running at
         # shutdown does not hold the process), so the front end's requests keep being answered.
@@ -318,6 +349,10 @@ class HostLifecycle:
             self.listener.status_changed()  # the workspaces' trust may have changed with no server changing
             log.info("settings reloaded: %d servers, %d problems", len(new.servers), len(new.diagnostics))
             self.ask_pending_workspaces()
+        if self.mcp_on_demand and self.runtime.manager is None and new.servers and self.started.is_set():
+            # the first server (a trust answer made the folder's visible): the MCP SDK and the
+            # manager now, before the caller goes on (the servers' own trust questions come with it)
+            await self.start()
 
     async def decisions_changed(self) -> None:
         """The remembered decisions changed (another window, or the terminal, decided): a folder

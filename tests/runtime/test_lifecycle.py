@@ -63,3 +63,41 @@ async def test_a_request_between_the_settings_and_the_preview_does_not_start_the
         start.cancel()
         tasks.cancel()
         await asyncio.gather(start, return_exceptions=True)
+
+
+async def test_on_demand_no_server_means_no_manager_until_a_reload_brings_one(
+        folder: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``mcp_on_demand`` (ACP): with no server configured the start ends with the settings, no
+    manager (sessions get no MCP host); a reload that brings a server creates the manager and
+    starts it; asking for the manager of an idle host creates it too."""
+    user = tmp_path / "user.json"
+    user.write_text(json.dumps({"model": "openai/m"}))
+    tasks = BackgroundTasks("test", logging.getLogger(__name__))
+    runtime = RuntimeHost(lambda: [folder], state=HostState(tmp_path / "host-state.json"))
+    lifecycle = HostLifecycle(runtime, LogListener(), tasks, model_first=False, preview_first=False,
+                              mcp_on_demand=True)
+    try:
+        await lifecycle.start()
+        assert lifecycle.idle and lifecycle.manager is None and not lifecycle.starting
+        assert await lifecycle.session_host() is None
+
+        user.write_text(json.dumps({"model": "openai/m", "mcpServers": {"u": {"command": "echo", "args": ["u"]}}}))
+        await lifecycle.reload()
+        manager = lifecycle.manager
+        assert manager is not None and not lifecycle.idle
+        assert manager.server_names() == ["u"] and await lifecycle.session_host() is manager
+    finally:
+        tasks.cancel()
+        await lifecycle.shutdown(5)
+
+    idle = HostLifecycle(RuntimeHost(lambda: [folder], state=HostState(tmp_path / "other-state.json")), LogListener(),
+                         BackgroundTasks("test", logging.getLogger(__name__)), model_first=False, preview_first=False,
+                         mcp_on_demand=True)
+    user.write_text(json.dumps({"model": "openai/m"}))
+    try:
+        await idle.start()
+        assert idle.idle
+        manager = await idle.ensure_manager()
+        assert manager.server_names() == [] and not idle.idle
+    finally:
+        await idle.shutdown(5)

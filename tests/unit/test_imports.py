@@ -4,8 +4,12 @@ runs, back on (with what was imported frozen) when the last one ends, left off w
 from __future__ import annotations
 
 import gc
+import json
+import subprocess
+import sys
 import threading
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
@@ -63,3 +67,44 @@ def test_import_quietly_imports_and_a_failed_import_ends_the_pause(collector: No
     with pytest.raises(ModuleNotFoundError):
         import_quietly("agent_ls.no_such_module")
     assert gc.isenabled()
+
+
+DOCSTRINGS = """
+import json, sys
+from pydantic import BaseModel, ConfigDict
+from pydantic._internal import _fields
+from agent_ls.core.imports import field_docstrings_skipped
+
+before = _fields.extract_docstrings_from_cls
+with field_docstrings_skipped():
+    from acp.schema import InitializeRequest, InitializeResponse
+restored = _fields.extract_docstrings_from_cls is before
+
+
+class After(BaseModel):
+    model_config = ConfigDict(use_attribute_docstrings=True)
+    x: int = 0
+    '''The x.'''
+
+
+request = InitializeRequest.model_validate({"protocolVersion": 1, "clientCapabilities": {"terminal": True}})
+print(json.dumps({
+    "schema_description": InitializeResponse.model_fields["agent_capabilities"].description,
+    "restored": restored, "after": After.model_fields["x"].description,
+    "roundtrip": request.model_dump(by_alias=True, exclude_none=True),
+}))
+"""
+
+
+def test_the_acp_schema_imports_without_field_docstrings_and_works_the_same(tmp_path: Path) -> None:
+    """`agent-ls acp` imports the ACP SDK with pydantic's field-docstring reading off (40% of the
+    SDK's import, issue 46): the schema's models validate and dump as before, their fields have no
+    description, and pydantic reads docstrings again for models defined afterwards."""
+    script = tmp_path / "check.py"  # (a file: pydantic reads docstrings from the source)
+    script.write_text(DOCSTRINGS)
+    out = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    got = json.loads(out.stdout)
+    assert got["schema_description"] is None
+    assert got["restored"] and got["after"] == "The x."
+    assert got["roundtrip"]["protocolVersion"] == 1 and got["roundtrip"]["clientCapabilities"]["terminal"] is True
