@@ -24,6 +24,8 @@ class Host implements AppHost {
   messages: string[] = [];
   contexts: string[] = [];
   heights: number[] = [];
+  links: string[] = [];
+  linkAnswer: (url: string) => Promise<void> = async () => undefined;
   callAnswer: (name: string) => Promise<JsonObject> = async () => ({ content: [{ type: "text", text: "ok" }] });
   callTool(name: string, args: JsonObject): Promise<JsonObject> {
     this.calls.push([name, args]);
@@ -37,6 +39,10 @@ class Host implements AppHost {
   }
   resize(height: number): void {
     this.heights.push(height);
+  }
+  openLink(url: string): Promise<void> {
+    this.links.push(url);
+    return this.linkAnswer(url);
   }
 }
 
@@ -88,14 +94,28 @@ describe("the app bridge", () => {
     b.receive(req(1, "ui/message", { role: "user", content: [{ type: "text", text: "picked blue" }] }));
     b.receive(req(2, "ui/message", { role: "user", content: [] }));
     b.receive(req(3, "ui/update-model-context", { content: [{ type: "text", text: "filter: blue" }] }));
-    b.receive(req(4, "ui/open-link", { url: "https://example.com" }));
     b.receive(req(5, "resources/read", { uri: "file:///etc/passwd" }));
     await flush();
     expect(host.messages).toEqual(["picked blue"]);
     expect(host.contexts).toEqual(["filter: blue"]);
     expect(sent.find((m) => m.id === 2)).toMatchObject({ error: { code: -32602 } });
-    expect(sent.find((m) => m.id === 4)).toMatchObject({ error: { code: -32601 } });
     expect(sent.find((m) => m.id === 5)).toMatchObject({ error: { code: -32601 } });
+  });
+
+  it("passes ui/open-link to the host; its refusal goes back to the app", async () => {
+    const { b, sent, host } = bridge();
+    host.linkAnswer = async (url) => {
+      if (url.startsWith("file:")) throw new Error("the link was not opened: only http and https links are opened, not file:");
+    };
+    b.receive(req(1, "ui/open-link", { url: "https://example.com/docs?q=1" }));
+    b.receive(req(2, "ui/open-link", { url: "file:///etc/passwd" }));
+    b.receive(req(3, "ui/open-link", {}));
+    await flush();
+    expect(host.links).toEqual(["https://example.com/docs?q=1", "file:///etc/passwd"]);
+    expect(sent.find((m) => m.id === 1)).toMatchObject({ result: {} });
+    expect(sent.find((m) => m.id === 2)).toMatchObject({ error: { code: -32000 } });
+    expect(JSON.stringify(sent.find((m) => m.id === 2))).toContain("only http and https");
+    expect(sent.find((m) => m.id === 3)).toMatchObject({ error: { code: -32602 } });
   });
 
   it("bounds a flood: per second, pending tool calls, message size; heights are clamped", async () => {
@@ -332,6 +352,50 @@ describe("the extension host's side of apps", () => {
     expect(replies.find((r) => r.requestId === "r1")?.result).toEqual({ content: [{ type: "text", text: "saved blue" }], isError: false });
     expect(replies.find((r) => r.requestId === "r2")?.error).toContain("visibility is model only");
     expect(replies.find((r) => r.requestId === "r3")?.error).toContain("not part of the conversation shown");
+  });
+
+  it("opens an app's link only once the user confirms a modal naming the server and the full URL; only http and https", async () => {
+    const { chat: c, surface, item } = await start();
+    const saved = { warn: vscode.window.showWarningMessage, open: vscode.env.openExternal };
+    const asked: unknown[][] = [];
+    const opened: string[] = [];
+    let answer: string | undefined = "Open Link";
+    vscode.window.showWarningMessage = async (...args: unknown[]) => {
+      asked.push(args);
+      return answer;
+    };
+    vscode.env.openExternal = async (uri: vscode.Uri) => {
+      opened.push(uri.toString());
+      return true;
+    };
+    try {
+      const link = (requestId: string, url: string, frameId = item.frameId!) =>
+        c.handle(surface, { type: "appOpenLink", frameId, requestId, url });
+      await link("r1", "https://docs.example.com/board?id=7");
+      answer = undefined; // the user closes the modal
+      await link("r2", "https://evil.example.net/");
+      answer = "Open Link";
+      for (const [i, bad] of ["javascript:alert(1)", "file:///etc/passwd", "command:workbench.action.terminal.new", "vscode://x/y", "/relative"].entries()) {
+        await link(`b${i}`, bad);
+      }
+      await link("r3", "https://docs.example.com/", "unknown-frame-id-000000000");
+      expect(asked).toHaveLength(2);
+      expect(String(asked[0][0])).toContain("MCP server apps");
+      expect(String(asked[0][0])).toContain("docs.example.com");
+      expect(asked[0][1]).toMatchObject({ modal: true });
+      expect((asked[0][1] as { detail: string }).detail).toContain("https://docs.example.com/board?id=7");
+      expect(opened).toEqual(["https://docs.example.com/board?id=7"]);
+      const replies = surface.messages.filter((m): m is Extract<ToWebview, { type: "appReply" }> => m.type === "appReply");
+      const reply = (id: string) => replies.find((r) => r.requestId === id);
+      expect(reply("r1")).toMatchObject({ result: {} });
+      expect(reply("r2")?.error).toContain("did not open");
+      for (let i = 0; i < 4; i++) expect(reply(`b${i}`)?.error).toContain("only http and https");
+      expect(reply("b4")?.error).toContain("not an absolute URL");
+      expect(reply("r3")?.error).toContain("not part of the conversation shown");
+    } finally {
+      vscode.window.showWarningMessage = saved.warn;
+      vscode.env.openExternal = saved.open;
+    }
   });
 
   it("shows the context an app gives the model, and sends its ui/message as a prompt the user sees", async () => {

@@ -16,7 +16,7 @@ import { argsWithSession, codeActionOutcome } from "../codeActions";
 import { errorText } from "../errors";
 import { fact } from "../factLog";
 import * as P from "../protocol";
-import { AppFrames } from "./appFrames";
+import { AppFrames, openAppLink } from "./appFrames";
 import { ChatAttachments } from "./attachments";
 import { ChatJobs } from "./jobs";
 import { Prompting } from "./prompting";
@@ -311,6 +311,7 @@ export class ChatController implements vscode.Disposable {
       case "appCall":
       case "appMessage":
       case "appContext":
+      case "appOpenLink":
         await this.appRequest(surface, msg);
         return;
     }
@@ -319,7 +320,7 @@ export class ChatController implements vscode.Disposable {
   // MCP Apps -----------------------------------------------------------------------------------
   /** An app's request the webview's bridge passed on: answered to that surface (`appReply`). The
    * frame's session and server are the host's record; a frame it does not know is refused. */
-  private async appRequest(surface: ChatSurface, msg: Extract<FromWebview, { type: "appCall" | "appMessage" | "appContext" }>): Promise<void> {
+  private async appRequest(surface: ChatSurface, msg: Extract<FromWebview, { type: "appCall" | "appMessage" | "appContext" | "appOpenLink" }>): Promise<void> {
     const reply = (result?: Record<string, unknown>, error?: string) =>
       surface.post({ type: "appReply", requestId: msg.requestId, ...(result ? { result } : {}), ...(error !== undefined ? { error } : {}) });
     const frame = this.appFrames.get(msg.frameId);
@@ -334,6 +335,10 @@ export class ChatController implements vscode.Disposable {
           sessionId: frame.sessionId, server: frame.server, tool: msg.tool, arguments: msg.arguments,
         } satisfies P.AppCallToolParams);
         reply(appToolResult(r));
+      } else if (msg.type === "appOpenLink") {
+        await openAppLink(frame, msg.url);
+        fact(`app-open-link ${frame.server}`);
+        reply({});
       } else if (msg.type === "appContext") {
         await this.agent.request(P.APP_CONTEXT, {
           sessionId: frame.sessionId, server: frame.server, resourceUri: frame.resourceUri, text: msg.text,
