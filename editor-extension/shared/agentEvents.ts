@@ -53,9 +53,15 @@ export type AppWire = McpAppPayload & { frameId?: string | null; frameUrl?: stri
 
 /** A tool call's MCP App, right under its card (no app: the same state). */
 export function addApp(state: ChatState, sessionId: string | null, event: ToolCallFinishedEvent): ChatState {
-  const app = event.app as unknown as Wire<AppWire> | null | undefined;
+  return addAppItem(state, sessionId, event.callId, event.app);
+}
+
+/** The app `raw` (an {@link AppWire}) of the call `callId`, right under its card (a resumed call's
+ * too); no app, no card: the same state. */
+export function addAppItem(state: ChatState, sessionId: string | null, callId: string, raw: unknown): ChatState {
+  const app = raw as Wire<AppWire> | null | undefined;
   if (!app || typeof app !== "object" || typeof app.server !== "string") return state;
-  const at = state.items.findIndex((it) => it.kind === "tool" && it.callId === event.callId);
+  const at = state.items.findIndex((it) => it.kind === "tool" && it.callId === callId);
   if (at < 0) return state;
   const [id, nextId] = newId(state, "a");
   const shown = typeof app.frameUrl === "string" && typeof app.frameId === "string";
@@ -65,7 +71,7 @@ export function addApp(state: ChatState, sessionId: string | null, event: ToolCa
       ? `This tool's app cannot be shown: ${app.error}`
       : "This tool has an app that this chat cannot show; its text result is above.";
   const item: AppItem = {
-    kind: "app", id, rev: 0, callId: event.callId, sessionId: sessionId ?? state.sessionId,
+    kind: "app", id, rev: 0, callId, sessionId: sessionId ?? state.sessionId,
     server: app.server, tool: app.tool ?? "", resourceUri: app.resourceUri ?? "",
     frameId: shown ? (app.frameId ?? null) : null, frameUrl: shown ? (app.frameUrl ?? null) : null,
     arguments: app.arguments ?? {},

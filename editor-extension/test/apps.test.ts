@@ -354,6 +354,61 @@ describe("the extension host's side of apps", () => {
     expect(replies.find((r) => r.requestId === "r3")?.error).toContain("not part of the conversation shown");
   });
 
+  it("shows a resumed call's app again, read from its server (never from the transcript); says why when it cannot", async () => {
+    const agent = new FakeAgent();
+    chat = new ChatController(agent as unknown as AgentClient);
+    const surface = new Surface();
+    chat.attach(surface);
+    const call = (id: string, name: string) => ({ role: "assistant", content: "", tool_calls: [{ id, function: { name, arguments: "{\"title\":\"q3\"}" } }] });
+    const result = (id: string, server: string, tool: string, app: Record<string, unknown> | null) => ({
+      role: "tool", tool_call_id: id, content: `${tool} result`,
+      run: { server, displayName: tool, durationMs: 3, isError: false, denied: false, app },
+    });
+    agent.answer = async (method, params) => {
+      if (method === P.SESSIONS_RESUME) {
+        return {
+          sessionId: "s9", changes: [], plan: [],
+          messages: [
+            { role: "user", content: "show the board" },
+            call("c1", "mcp__apps__show_board"),
+            result("c1", "apps", "show_board", { server: "apps", tool: "show_board", resourceUri: "ui://apps/board.html", arguments: { title: "q3" },
+                                              result: { structuredContent: { title: "q3" } }, html: "<p>stored page</p>" }),
+            call("c2", "mcp__gone__chart"),
+            result("c2", "gone", "chart", { server: "gone", tool: "chart", resourceUri: "ui://gone/chart.html", arguments: {}, result: null }),
+            call("c3", "mcp__apps__plain"),
+            result("c3", "apps", "plain", null),
+          ],
+        };
+      }
+      if (method === P.APP_RESOURCE) {
+        const p = params as P.AppResourceParams;
+        if (p.server === "gone") throw new Error("MCP server 'gone' is not configured");
+        return { resourceUri: "ui://apps/board.html", html: "<!doctype html><p>board from the server</p>", csp: {}, permissions: {}, prefersBorder: null };
+      }
+      return {};
+    };
+    await chat.resume("s9");
+    expect(agent.sent.filter((s) => s.method === P.APP_RESOURCE).map((s) => s.params)).toEqual([
+      { server: "apps", tool: "show_board" }, { server: "gone", tool: "chart" },
+    ]);
+    const items = chat.snapshot.items;
+    const apps = items.filter((i): i is AppItem => i.kind === "app");
+    expect(apps).toHaveLength(2);
+    // each right under its own card
+    for (const a of apps) expect(items[items.indexOf(a) - 1]).toMatchObject({ kind: "tool", callId: a.callId });
+    const [board, gone] = apps;
+    expect(board.frameUrl).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/app\//);
+    expect(board.result).toEqual({ structuredContent: { title: "q3" } });
+    expect(board.arguments).toEqual({ title: "q3" });
+    const page = await get(board.frameUrl!);
+    expect(page.body).toContain("board from the server");
+    expect(page.body).not.toContain("stored page");
+    expect(gone.frameUrl).toBeNull();
+    expect(gone.notice).toContain("could not be read again from MCP server gone");
+    expect(gone.notice).toContain("is not configured");
+    expect(gone.result).toEqual({ content: [{ type: "text", text: "chart result" }] }); // the text result when none was kept
+  });
+
   it("opens an app's link only once the user confirms a modal naming the server and the full URL; only http and https", async () => {
     const { chat: c, surface, item } = await start();
     const saved = { warn: vscode.window.showWarningMessage, open: vscode.env.openExternal };
