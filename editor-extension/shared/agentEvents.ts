@@ -51,6 +51,14 @@ function addThinking(state: ChatState, text: string, now: number): ChatState {
  * replaced by the frame it registered (`frameId`, `frameUrl`). */
 export type AppWire = McpAppPayload & { frameId?: string | null; frameUrl?: string | null };
 
+/** The permissions an app's resource asked for, known names only, in a fixed order. */
+function askedPermissions(raw: unknown): string[] {
+  if (!raw || typeof raw !== "object" || Array.isArray(raw)) return [];
+  return APP_PERMISSIONS.filter((p) => p in raw);
+}
+
+const APP_PERMISSIONS = ["camera", "microphone", "geolocation", "clipboardWrite"];
+
 /** A tool call's MCP App, right under its card (no app: the same state). */
 export function addApp(state: ChatState, sessionId: string | null, event: ToolCallFinishedEvent): ChatState {
   return addAppItem(state, sessionId, event.callId, event.app);
@@ -77,6 +85,7 @@ export function addAppItem(state: ChatState, sessionId: string | null, callId: s
     arguments: app.arguments ?? {},
     result: app.result ?? null,
     prefersBorder: app.prefersBorder !== false, notice, context: null,
+    permissions: shown ? askedPermissions(app.permissions) : [],
   };
   const items = [...state.items.slice(0, at + 1), item, ...state.items.slice(at + 1)];
   return { ...state, items, nextId };

@@ -220,6 +220,33 @@ describe("the app frames in the webview", () => {
     expect(fromHost(new MessageEvent("message", { origin: "null" }), "null")).toBe(false);
   });
 
+  it("says in the card which permissions the app asked for and that none is granted", async () => {
+    const agent = new FakeAgent();
+    const chat = new ChatController(agent as unknown as AgentClient);
+    chat.attach(new Surface());
+    await chat.appFrames.start();
+    const send = (event: P.AgentEvent) => agent.notifications.get(P.EVENT)!({ sessionId: "s1", event } satisfies P.EventParams);
+    send({ type: "tool_call_started", callId: "c1", name: "mcp__apps__scan", arguments: {}, server: "apps", displayName: "scan" });
+    send({
+      type: "tool_call_finished", callId: "c1", name: "mcp__apps__scan", isError: false, content: "scanner", durationMs: 3,
+      app: { server: "apps", tool: "scan", resourceUri: "ui://apps/scan.html", arguments: {}, html: "<p>scan</p>", csp: null,
+             permissions: { clipboardWrite: {}, camera: {}, bogus: {} }, prefersBorder: null, result: null, error: null },
+    });
+    const item = chat.snapshot.items.find((i): i is AppItem => i.kind === "app")!;
+    expect(item.permissions).toEqual(["camera", "clipboardWrite"]);
+    const views = new AppViews(() => undefined, () => "dark");
+    const node = views.render(document, item);
+    const frame = node.querySelector("iframe")!;
+    expect(frame.getAttribute("allow")).toBe(""); // still never granted
+    const line = node.querySelector("[data-testid=app-permissions]");
+    expect(line?.getAttribute("role")).toBe("note");
+    expect(line?.textContent).toBe(
+      "This app asked for the camera and writing to the clipboard; agent-ls does not grant them to apps, so the parts that need them will not work.");
+    // an app that asked for nothing has no such line
+    expect(views.render(document, appItem({ id: "a-2", frameId: "g".repeat(32) })).querySelector("[data-testid=app-permissions]")).toBeNull();
+    chat.dispose();
+  });
+
   it("shows why an app is not shown", () => {
     const views = new AppViews(() => undefined, () => "dark");
     const node = views.render(document, appItem({ frameId: null, frameUrl: null, notice: "This tool's app cannot be shown: too large" }));

@@ -14,6 +14,7 @@
 import { AppBridge, type AppHost, type JsonObject } from "../shared/appBridge";
 import type { AppItem } from "../shared/items";
 import type { FromWebview } from "../shared/messages";
+import { appPermissionsLine } from "../shared/labels";
 import { el } from "./dom";
 
 interface Mounted {
@@ -65,6 +66,8 @@ export class AppViews {
       return box;
     }
     box.dataset.frameId = item.frameId;
+    const refused = appPermissionsLine(item.permissions);
+    if (refused) box.append(el(d, "div", { "data-testid": "app-permissions", class: "app-notice", role: "note" }, refused));
     const frame: HTMLIFrameElement = el(d, "iframe", {
       "data-testid": "app-frame",
       class: "app-frame",
