@@ -64,6 +64,12 @@ CREATE TABLE IF NOT EXISTS tool_runs (
     denied       INTEGER NOT NULL DEFAULT 0,
     PRIMARY KEY (session_id, call_id)
 ) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS tool_apps (
+    session_id TEXT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
+    call_id    TEXT NOT NULL,
+    json       TEXT NOT NULL,
+    PRIMARY KEY (session_id, call_id)
+) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS outputs (
     session_id TEXT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
     number     INTEGER NOT NULL,
@@ -153,6 +159,21 @@ class ToolRun:
     duration_ms: float | None = None
     is_error: bool = False
     denied: bool = False
+    app: dict[str, Any] | None = None
+    """The call's MCP App as a resumed chat shows it again: ``{server, tool, resourceUri, arguments,
+    result}`` (never its HTML: a resumed chat reads the app from its server again, so nothing in
+    this file can put a page in the chat)."""
+
+
+def _app_record(raw: str | None) -> dict[str, Any] | None:
+    """A stored app record (None: none, or not a readable one)."""
+    if raw is None:
+        return None
+    try:
+        app = json.loads(raw)
+    except ValueError:
+        return None
+    return app if isinstance(app, dict) and isinstance(app.get("server"), str) and isinstance(app.get("tool"), str) else None
 
 
 @attrs.frozen
@@ -321,6 +342,9 @@ class SessionStore:
                 (session_id, run.call_id, run.name, run.server, run.display_name, run.duration_ms,
                  int(run.is_error), int(run.denied)),
             )
+            if run.app is not None:
+                conn.execute("INSERT OR REPLACE INTO tool_apps (session_id, call_id, json) VALUES (?, ?, ?)",
+                             (session_id, run.call_id, json.dumps(run.app, ensure_ascii=False)))
 
     def tool_runs(self, session_id: str) -> dict[str, ToolRun]:
         """The recorded tool runs of a session, by call id."""
@@ -330,7 +354,10 @@ class SessionStore:
                 " WHERE session_id = ?",
                 (session_id,),
             ).fetchall()
-        return {r[0]: ToolRun(r[0], r[1], r[2], r[3], r[4], bool(r[5]), bool(r[6])) for r in rows}
+            apps = dict(self._c.execute("SELECT call_id, json FROM tool_apps WHERE session_id = ?",
+                                        (session_id,)).fetchall())
+        return {r[0]: ToolRun(r[0], r[1], r[2], r[3], r[4], bool(r[5]), bool(r[6]), _app_record(apps.get(r[0])))
+                for r in rows}
 
     def set_plan(self, session_id: str, entries: list[dict[str, Any]]) -> None:
         """Keep the session's plan (the ``update_plan`` tool's list; empty: no plan)."""

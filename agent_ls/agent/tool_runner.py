@@ -137,6 +137,14 @@ def capped(max_chars: int) -> Shaper:
     return shape
 
 
+def app_record(app: dict[str, Any] | None) -> dict[str, Any] | None:
+    """What the store keeps of a call's MCP App for a resumed chat: who serves it and the call's data,
+    never its HTML (read from the server again on resume)."""
+    if app is None:
+        return None
+    return {k: app.get(k) for k in ("server", "tool", "resourceUri", "arguments", "result")}
+
+
 @attrs.frozen
 class ToolRunner:
     """Runs tool calls through ``gate`` (None: everything runs) for ``session_id`` (None: direct
@@ -202,7 +210,8 @@ class ToolRunner:
         app = result.app.to_json() if result.app is not None else None
         await emit(sink, ToolCallFinished(call.id, call.name, result.is_error, result.content, duration_ms, denied,
                                           attachments, output_handle=handle, sandbox=mark, app=app))
-        await self._record(ToolRun(call.id, call.name, server, display, round(duration_ms, 1), result.is_error, denied))
+        await self._record(ToolRun(call.id, call.name, server, display, round(duration_ms, 1), result.is_error, denied,
+                                   app_record(app)))
         return ToolOutcome(result, denied, duration_ms, handle)
 
     async def _gated(self, tool: Tool, call: ToolCall, args: dict[str, Any],

@@ -13,7 +13,7 @@ from mcp.shared.exceptions import MCPError
 from pydantic import ValidationError
 
 from agent_ls.core.tools import ToolResult, ToolSpec
-from agent_ls.mcp.apps import APP_INITIATED, AppResources, ToolUi, tool_ui
+from agent_ls.mcp.apps import APP_INITIATED, AppError, AppResource, AppResources, ToolUi, tool_ui
 from agent_ls.mcp.capability import infer_capability
 from agent_ls.mcp.connection.failures import REQUEST_TIMEOUT, ServerUnavailable
 from agent_ls.mcp.results import convert_call_result
@@ -155,6 +155,14 @@ class MCPTool:
     @property
     def server(self) -> str:
         return self._connection.name
+
+    async def app_resource(self) -> AppResource:
+        """The tool's MCP App, read from its server now (cached as :meth:`AppResources.load` says):
+        :class:`AppError` saying why not (the tool has no app any more, the read failed)."""
+        name = self._spec.display_name or self._spec.name
+        if self._spec.app_resource is None or self._apps is None:
+            raise AppError(f"the tool {name!r} of MCP server {self.server!r} has no app any more")
+        return await self._apps.load(self._connection, self._spec.app_resource)
 
     async def call(self, arguments: dict[str, Any]) -> ToolResult:
         conn = self._connection

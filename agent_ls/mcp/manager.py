@@ -32,7 +32,7 @@ from agent_ls.core.redact import add_secrets, install_log_redaction
 from agent_ls.core.tasks import BackgroundTasks
 from agent_ls.core.tools import ToolResult
 from agent_ls.mcp.adapter import MCPTool, make_spec
-from agent_ls.mcp.apps import AppError, AppResources
+from agent_ls.mcp.apps import AppError, AppResource, AppResources
 from agent_ls.mcp.catalogue import CatalogueStore
 from agent_ls.mcp.connection.client_handlers import ElicitationHandler, HostCallbacks, SamplingHandler
 from agent_ls.mcp.connection.connection import ServerConnection
@@ -395,6 +395,18 @@ class MCPManager(SignIns, TrustDecisions):
                                    "(its visibility is model only)")
                 return t
         raise AppError(f"MCP server {server!r} has no tool named {tool!r}")
+
+    async def app_resource(self, server: str, tool: str, timeout: float = 10.0) -> AppResource:
+        """The app of tool ``tool`` (its name on ``server``) read again for a resumed chat, whatever the tool's visibility. Waits for a starting server
+        (at most ``timeout``); :class:`AppError` saying why not (the server is not running, has no
+        such tool, the tool has no app any more, the read failed)."""
+        await self.settle_servers([server], timeout)
+        await self.refresh_if_dirty()
+        for t in self._all_tools():
+            if t.server == server and t.spec.display_name == tool:
+                return await t.app_resource()
+        problem = self.server_problem(server)
+        raise AppError(f"MCP server {server!r} {problem}" if problem else f"MCP server {server!r} has no tool named {tool!r}")
 
     async def call_tool(self, server: str, tool: str, arguments: dict[str, Any]) -> ToolResult:
         """Call a tool without the agent (``agent-ls mcp call``, the demo): why it cannot be

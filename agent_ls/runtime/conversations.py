@@ -310,6 +310,18 @@ class Conversations:
         finally:
             APP_INITIATED.reset(token)
 
+    async def app_resource(self, server: str, tool: str) -> Any:
+        """The app of ``tool`` of ``server`` read from that server again, for a resumed chat
+        (an :class:`agent_ls.mcp.apps.AppResource`); :class:`agent_ls.mcp.apps.AppError` or
+        :class:`LookupError` saying why it cannot be shown."""
+        from agent_ls.mcp.apps import AppError
+
+        host = await self._host()
+        app_resource = getattr(host, "app_resource", None)
+        if app_resource is None:
+            raise AppError("the MCP host is not running")
+        return await app_resource(server, tool)
+
     def app_context(self, session_id: str, app: str, text: str) -> None:
         """``ui/update-model-context`` of the MCP App ``app`` (its server and resource): said to the
         model at the start of the next prompt, replacing what that app set before (empty: cleared)."""

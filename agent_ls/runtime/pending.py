@@ -113,6 +113,14 @@ class PendingHost:
             raise LookupError("the MCP host is still starting")
         return await manager.app_tool(server, tool)
 
+    async def app_resource(self, server: str, tool: str, timeout: float = 10.0) -> Any:
+        """The manager's :meth:`~agent_ls.mcp.manager.MCPManager.app_resource` (a resumed chat asks:
+        the host is started now and waited for, at most ``timeout``)."""
+        manager, left = await self._host(timeout)
+        if manager is None:
+            raise LookupError("the MCP host is still starting")
+        return await manager.app_resource(server, tool, left)
+
     def tools(self) -> Sequence[Any]:
         manager = self._manager()
         return manager.tools() if manager is not None else ()

@@ -79,7 +79,9 @@ async def read_transcript(store: SessionStore, session_id: str, live: Session | 
 
 def with_tool_runs(messages: list[dict[str, Any]], runs: dict[str, Any]) -> list[dict[str, Any]]:
     """The tool results of a resumed history with ``run``: ``{server, displayName, durationMs,
-    isError, denied}`` (how the call ran, for the chat's tool cards; copies, never sent to the model)."""
+    isError, denied}`` (how the call ran, for the chat's tool cards; copies, never sent to the model),
+    and ``app`` when the call showed an MCP App (``{server, tool, resourceUri, arguments, result}``:
+    the chat reads the app itself again with ``agent/appResource``)."""
     if not runs:
         return messages
     out = []
@@ -88,5 +90,7 @@ def with_tool_runs(messages: list[dict[str, Any]], runs: dict[str, Any]) -> list
         if run is not None:
             m = {**m, "run": {"server": run.server, "displayName": run.display_name, "durationMs": run.duration_ms,
                               "isError": run.is_error, "denied": run.denied}}
+            if run.app is not None:
+                m["run"]["app"] = run.app
         out.append(m)
     return out

@@ -8,6 +8,8 @@
 // - mcp-app-attacks: an app that tries to read the chat's DOM, reach the webview's host API, post a
 //   chat command, load a script from an origin it did not declare, navigate the top frame and
 //   flood the host: each is blocked, and the chat still answers a prompt.
+// - mcp-app-resumed: a new session, then the app session again from the list: its first app is
+//   back under its card, read again from the server (agent/appResource), and gets the kept result.
 //
 // Called from driver.ts; waits on the chat's data-testid hooks (CONTRACT.md) and the app's own ids.
 
@@ -146,6 +148,39 @@ export async function mcpAppSteps(run: Run, needs: string[]): Promise<void> {
       // the chat still works
       await sendPrompt(f, sc.stillPrompt, T);
       await waitAssistantText(f, sc.stillDone, T);
+      await f.locator(tid('prompt-input')).click();
+    },
+  );
+
+  await steps.run(
+    'mcp-app-resumed',
+    "a resumed conversation shows its apps again under their cards, read again from the server",
+    ['mcp-app'],
+    async (s) => {
+      const f = await run.chatFrame();
+      const current = f.locator(`${tid('session-item')}[aria-current="true"]`).first();
+      await until('the app session in the sessions list', async () => ((await current.count()) > 0 ? true : undefined), T);
+      const id = await current.getAttribute('data-session-id');
+      if (!id) throw new Error('the app session has no id in the list');
+      await f.locator(tid('new-session')).click();
+      await until('an empty chat after "New session"', async () => ((await f.locator(tid('app-card')).count()) === 0 ? true : undefined), T);
+      const mark = facts.lines().length;
+      await f.locator(`${tid('session-item')}[data-session-id="${id}"]`).first().click();
+      await facts.waitFor(/^app-resumed apps ui:\/\/apps\/board\.html shown\b/, T, mark);
+      const el = f.locator(tid('app-frame')).first();
+      await el.waitFor({ state: 'visible', timeout: T });
+      const sandbox = await el.getAttribute('sandbox');
+      if (sandbox !== 'allow-scripts') throw new Error(`the resumed app frame's sandbox is ${JSON.stringify(sandbox)}`);
+      const app = await until(
+        'the resumed app to load',
+        async () => {
+          const frame = await (await el.elementHandle()).contentFrame();
+          return frame && (await frame.locator('#title').count()) > 0 ? frame : undefined;
+        },
+        T,
+      );
+      await until('the resumed app to show the kept result', async () => ((await textOf(app, '#result')).includes('board for q3') ? true : undefined), T);
+      s.note(`resumed app cards: ${await f.locator(tid('app-card')).count()}; result ${JSON.stringify(await textOf(app, '#result'))}`);
       await f.locator(tid('prompt-input')).click();
     },
   );

@@ -51,11 +51,25 @@ function addThinking(state: ChatState, text: string, now: number): ChatState {
  * replaced by the frame it registered (`frameId`, `frameUrl`). */
 export type AppWire = McpAppPayload & { frameId?: string | null; frameUrl?: string | null };
 
+/** The permissions an app's resource asked for, known names only, in a fixed order. */
+function askedPermissions(raw: unknown): string[] {
+  if (!raw || typeof raw !== "object" || Array.isArray(raw)) return [];
+  return APP_PERMISSIONS.filter((p) => p in raw);
+}
+
+const APP_PERMISSIONS = ["camera", "microphone", "geolocation", "clipboardWrite"];
+
 /** A tool call's MCP App, right under its card (no app: the same state). */
 export function addApp(state: ChatState, sessionId: string | null, event: ToolCallFinishedEvent): ChatState {
-  const app = event.app as unknown as Wire<AppWire> | null | undefined;
+  return addAppItem(state, sessionId, event.callId, event.app);
+}
+
+/** The app `raw` (an {@link AppWire}) of the call `callId`, right under its card (a resumed call's
+ * too); no app, no card: the same state. */
+export function addAppItem(state: ChatState, sessionId: string | null, callId: string, raw: unknown): ChatState {
+  const app = raw as Wire<AppWire> | null | undefined;
   if (!app || typeof app !== "object" || typeof app.server !== "string") return state;
-  const at = state.items.findIndex((it) => it.kind === "tool" && it.callId === event.callId);
+  const at = state.items.findIndex((it) => it.kind === "tool" && it.callId === callId);
   if (at < 0) return state;
   const [id, nextId] = newId(state, "a");
   const shown = typeof app.frameUrl === "string" && typeof app.frameId === "string";
@@ -65,12 +79,13 @@ export function addApp(state: ChatState, sessionId: string | null, event: ToolCa
       ? `This tool's app cannot be shown: ${app.error}`
       : "This tool has an app that this chat cannot show; its text result is above.";
   const item: AppItem = {
-    kind: "app", id, rev: 0, callId: event.callId, sessionId: sessionId ?? state.sessionId,
+    kind: "app", id, rev: 0, callId, sessionId: sessionId ?? state.sessionId,
     server: app.server, tool: app.tool ?? "", resourceUri: app.resourceUri ?? "",
     frameId: shown ? (app.frameId ?? null) : null, frameUrl: shown ? (app.frameUrl ?? null) : null,
     arguments: app.arguments ?? {},
     result: app.result ?? null,
     prefersBorder: app.prefersBorder !== false, notice, context: null,
+    permissions: shown ? askedPermissions(app.permissions) : [],
   };
   const items = [...state.items.slice(0, at + 1), item, ...state.items.slice(at + 1)];
   return { ...state, items, nextId };

@@ -8,6 +8,7 @@
  * approvals; the server and the frame's session are the host's record, never the app's word),
  * `ui/message` (a prompt the user sees), `ui/update-model-context` (context the model gets at the
  * next prompt, shown in the card), `ui/notifications/size-changed` (the frame's height, bounded),
+ * `ui/open-link` (opened only once the user confirms, http and https only: the extension host asks),
  * `ping`. Anything else is "method not found". A flood is bounded: at most `perSecond` messages a
  * second are read (the rest are dropped and counted), at most `maxPending` tool calls wait at once,
  * and a message larger than `maxBytes` is dropped.
@@ -26,6 +27,9 @@ export interface AppHost {
   context(text: string): Promise<void>;
   /** The app's wanted height in CSS pixels (already bounded). */
   resize(height: number): void;
+  /** `ui/open-link`: resolves once the user confirmed and the link opened; rejects with why not
+   * (not http/https, the user declined). */
+  openLink(url: string): Promise<void>;
 }
 
 export interface AppData {
@@ -181,7 +185,7 @@ export class AppBridge {
           { this.reply(id, {
             protocolVersion: APPS_PROTOCOL_VERSION,
             hostInfo: { name: "agent-ls", version: "0.1.0" },
-            hostCapabilities: { serverTools: {}, message: { text: {} }, updateModelContext: { text: {} }, logging: {} },
+            hostCapabilities: { serverTools: {}, openLinks: {}, message: { text: {} }, updateModelContext: { text: {} }, logging: {} },
             hostContext: {
               theme: this.data.theme,
               displayMode: "inline",
@@ -208,6 +212,12 @@ export class AppBridge {
           const text = textOf(params.content);
           if (!text.trim()) { this.fail(id, INVALID_PARAMS, "ui/message needs text content"); return; }
           await this.host.message(text);
+          this.reply(id, {}); return;
+        }
+        case "ui/open-link": {
+          const url = params.url;
+          if (typeof url !== "string" || !url) { this.fail(id, INVALID_PARAMS, "ui/open-link needs a url"); return; }
+          await this.host.openLink(url);
           this.reply(id, {}); return;
         }
         case "ui/update-model-context": {

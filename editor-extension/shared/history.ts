@@ -2,7 +2,7 @@
  * A resumed session's stored messages as chat items, shown as they were live: the typed text and
  * attachment chips of user messages, tool cards with how each call ran.
  */
-import type { StoredMessage } from "../src/protocol";
+import type { ResumedApp, StoredMessage } from "../src/protocol";
 import { toolStatus } from "./itemOps";
 import { PLAN_TOOL, type ChatItem, type MessageItem, type ToolItem } from "./items";
 import { attachmentLabel } from "./labels";
@@ -111,4 +111,29 @@ function contentText(content: unknown): string {
       .join("\n");
   }
   return "";
+}
+
+/** The MCP Apps of a resumed session's tool calls (`run.app`), oldest first, each with the result
+ * its app is given: the kept CallToolResult, else the call's text result. */
+export function resumedApps(messages: StoredMessage[]): { callId: string; app: ResumedApp }[] {
+  const out: { callId: string; app: ResumedApp }[] = [];
+  for (const m of messages) {
+    const callId = m.role === "tool" ? m.tool_call_id : undefined;
+    const raw = callId && m.run && typeof m.run === "object" ? (m.run as { app?: unknown }).app : null;
+    if (!callId || !raw || typeof raw !== "object") continue;
+    const a = raw as Record<string, unknown>;
+    if (typeof a.server !== "string" || typeof a.tool !== "string") continue;
+    const obj = (v: unknown) => (v && typeof v === "object" && !Array.isArray(v) ? (v as Record<string, unknown>) : null);
+    out.push({
+      callId,
+      app: {
+        server: a.server,
+        tool: a.tool,
+        resourceUri: typeof a.resourceUri === "string" ? a.resourceUri : "",
+        arguments: obj(a.arguments) ?? {},
+        result: obj(a.result) ?? { content: [{ type: "text", text: contentText(m.content) }] },
+      },
+    });
+  }
+  return out;
 }

@@ -300,6 +300,9 @@ export interface AppItem extends ItemBase {
   notice: string | null;
   /** What the app last set for the model with ui/update-model-context (shown in the card). */
   context: string | null;
+  /** The browser permissions its resource asked for (`_meta.ui.permissions`: camera, microphone,
+   * geolocation, clipboardWrite): never granted, said in the card. */
+  permissions?: string[];
 }
 
 export type ChatItem = MessageItem | ThinkingItem | ToolItem | ApprovalItem | TrustItem | WorkspaceTrustItem | ElicitItem | SamplingItem | ChangesItem | HookItem | AppItem;

@@ -242,3 +242,15 @@ export function compactionLabel(e: Omit<CompactionEvent, "type">): string {
   const why = e.reason === "manual" ? "Compacted on /compact" : "Compacted the conversation to fit the model's context";
   return `${why}: ${parts.join(" and ") || "nothing to clear"}.${kept}${meter}${note}`;
 }
+
+const PERMISSION_LABELS: Record<string, string> = {
+  camera: "the camera", microphone: "the microphone", geolocation: "your location", clipboardWrite: "writing to the clipboard",
+};
+
+/** The card's line for an MCP App that asked for browser permissions agent-ls never grants (null: none asked). */
+export function appPermissionsLine(permissions: readonly string[] | undefined): string | null {
+  const names = (permissions ?? []).map((p) => PERMISSION_LABELS[p]).filter((n): n is string => !!n);
+  if (!names.length) return null;
+  const list = names.length === 1 ? names[0] : `${names.slice(0, -1).join(", ")} and ${names[names.length - 1]}`;
+  return `This app asked for ${list}; agent-ls does not grant ${names.length === 1 ? "it" : "them"} to apps, so the parts that need ${names.length === 1 ? "it" : "them"} will not work.`;
+}

@@ -9,7 +9,7 @@ export type ToWebview =
   | { type: "setInput"; text: string; focus?: boolean }
   /** Scroll to an item and focus its first button (a pending prompt the user asked to see). */
   | { type: "focusItem"; id: string }
-  /** The answer to an MCP App's request the webview passed on (appCall, appMessage, appContext). */
+  /** The answer to an MCP App's request the webview passed on (appCall, appMessage, appContext, appOpenLink). */
   | { type: "appReply"; requestId: string; result?: Record<string, unknown>; error?: string };
 
 /** Webview -> host. */
@@ -50,7 +50,9 @@ export type FromWebview =
    * the frame's session and server): tools/call, ui/message, ui/update-model-context. */
   | { type: "appCall"; frameId: string; requestId: string; tool: string; arguments: Record<string, unknown> }
   | { type: "appMessage"; frameId: string; requestId: string; text: string }
-  | { type: "appContext"; frameId: string; requestId: string; text: string };
+  | { type: "appContext"; frameId: string; requestId: string; text: string }
+  /** An app's ui/open-link: the host asks the user (modal, the app's server and the full URL) first. */
+  | { type: "appOpenLink"; frameId: string; requestId: string; url: string };
 
 export const FILE_CHANGE_ACTIONS = ["review", "accept", "reject", "keep", "revert"] as const;
 export type FileChangeAction = (typeof FILE_CHANGE_ACTIONS)[number];
@@ -59,6 +61,7 @@ const FROM_TYPES = new Set([
   "ready", "send", "stop", "newSession", "listSessions", "resumeSession", "approve", "trust", "elicit",
   "attach", "removeAttachment", "copy", "insert", "listPrompts", "sample", "workspaceTrust", "trustWorkspaceCommand",
   "fileChange", "openOutput", "setModel", "rewindTo", "sandboxGrant", "stopJob", "appCall", "appMessage", "appContext",
+  "appOpenLink",
 ]);
 
 /** A webview message as a typed value, or null when it is not one (the webview is untrusted input). */
@@ -106,6 +109,8 @@ export function parseFromWebview(raw: unknown): FromWebview | null {
     case "appMessage":
     case "appContext":
       return str("frameId") && str("requestId") && str("text") ? (m as FromWebview) : null;
+    case "appOpenLink":
+      return str("frameId") && str("requestId") && str("url") ? (m as FromWebview) : null;
     case "fileChange":
       if (m.all !== undefined && typeof m.all !== "boolean") return null;
       if (m.reason !== undefined && typeof m.reason !== "string") return null;

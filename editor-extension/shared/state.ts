@@ -30,7 +30,7 @@ import type {
   WorkspaceSettingPayload,
   WorkspaceStatusPayload,
 } from "../src/protocol";
-import { applyEvent, endThinking } from "./agentEvents";
+import { addAppItem, applyEvent, endThinking, type AppWire } from "./agentEvents";
 import { upsertChange, withChanges } from "./fileChanges";
 import { historyItems } from "./history";
 import {
@@ -112,7 +112,9 @@ export type ChatAction =
   /** The background jobs of `sessionId` now (agent/jobs, agent/jobsChanged). */
   | { type: "jobs"; sessionId: string; jobs: JobPayload[] }
   /** An MCP App set context for the model (ui/update-model-context): shown in its card. */
-  | { type: "appContext"; frameId: string; text: string };
+  | { type: "appContext"; frameId: string; text: string }
+  /** A resumed call's MCP App, read again (agent/appResource) or why not: under its card. */
+  | { type: "app"; sessionId: string; callId: string; app: AppWire };
 
 /** The states in which a folder's settings are not in effect. */
 export const RESTRICTED_STATES = ["restricted", "declined", "editor-restricted"];
@@ -124,6 +126,8 @@ export function reduce(state: ChatState, action: ChatAction): ChatState {
       return { ...state, sessionId: action.sessionId, items: pendingItems(state), busy: false, streamingId: null, context: null, plan: [], jobs: [] };
     case "jobs":
       return action.sessionId === state.sessionId ? { ...state, jobs: jobRows(action.jobs) } : state;
+    case "app":
+      return action.sessionId === state.sessionId ? addAppItem(state, action.sessionId, action.callId, action.app) : state;
     case "appContext":
       return updateItem(state, (it): it is AppItem => it.kind === "app" && it.frameId === action.frameId,
         () => ({ context: action.text || null }));

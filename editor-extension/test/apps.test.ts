@@ -24,6 +24,8 @@ class Host implements AppHost {
   messages: string[] = [];
   contexts: string[] = [];
   heights: number[] = [];
+  links: string[] = [];
+  linkAnswer: (url: string) => Promise<void> = async () => undefined;
   callAnswer: (name: string) => Promise<JsonObject> = async () => ({ content: [{ type: "text", text: "ok" }] });
   callTool(name: string, args: JsonObject): Promise<JsonObject> {
     this.calls.push([name, args]);
@@ -37,6 +39,10 @@ class Host implements AppHost {
   }
   resize(height: number): void {
     this.heights.push(height);
+  }
+  openLink(url: string): Promise<void> {
+    this.links.push(url);
+    return this.linkAnswer(url);
   }
 }
 
@@ -88,14 +94,28 @@ describe("the app bridge", () => {
     b.receive(req(1, "ui/message", { role: "user", content: [{ type: "text", text: "picked blue" }] }));
     b.receive(req(2, "ui/message", { role: "user", content: [] }));
     b.receive(req(3, "ui/update-model-context", { content: [{ type: "text", text: "filter: blue" }] }));
-    b.receive(req(4, "ui/open-link", { url: "https://example.com" }));
     b.receive(req(5, "resources/read", { uri: "file:///etc/passwd" }));
     await flush();
     expect(host.messages).toEqual(["picked blue"]);
     expect(host.contexts).toEqual(["filter: blue"]);
     expect(sent.find((m) => m.id === 2)).toMatchObject({ error: { code: -32602 } });
-    expect(sent.find((m) => m.id === 4)).toMatchObject({ error: { code: -32601 } });
     expect(sent.find((m) => m.id === 5)).toMatchObject({ error: { code: -32601 } });
+  });
+
+  it("passes ui/open-link to the host; its refusal goes back to the app", async () => {
+    const { b, sent, host } = bridge();
+    host.linkAnswer = async (url) => {
+      if (url.startsWith("file:")) throw new Error("the link was not opened: only http and https links are opened, not file:");
+    };
+    b.receive(req(1, "ui/open-link", { url: "https://example.com/docs?q=1" }));
+    b.receive(req(2, "ui/open-link", { url: "file:///etc/passwd" }));
+    b.receive(req(3, "ui/open-link", {}));
+    await flush();
+    expect(host.links).toEqual(["https://example.com/docs?q=1", "file:///etc/passwd"]);
+    expect(sent.find((m) => m.id === 1)).toMatchObject({ result: {} });
+    expect(sent.find((m) => m.id === 2)).toMatchObject({ error: { code: -32000 } });
+    expect(JSON.stringify(sent.find((m) => m.id === 2))).toContain("only http and https");
+    expect(sent.find((m) => m.id === 3)).toMatchObject({ error: { code: -32602 } });
   });
 
   it("bounds a flood: per second, pending tool calls, message size; heights are clamped", async () => {
@@ -198,6 +218,33 @@ describe("the app frames in the webview", () => {
     expect(fromHost(new MessageEvent("message", { origin: "null" }), origin)).toBe(false);
     expect(fromHost(new MessageEvent("message", { origin: "https://evil.example" }), origin)).toBe(false);
     expect(fromHost(new MessageEvent("message", { origin: "null" }), "null")).toBe(false);
+  });
+
+  it("says in the card which permissions the app asked for and that none is granted", async () => {
+    const agent = new FakeAgent();
+    const chat = new ChatController(agent as unknown as AgentClient);
+    chat.attach(new Surface());
+    await chat.appFrames.start();
+    const send = (event: P.AgentEvent) => agent.notifications.get(P.EVENT)!({ sessionId: "s1", event } satisfies P.EventParams);
+    send({ type: "tool_call_started", callId: "c1", name: "mcp__apps__scan", arguments: {}, server: "apps", displayName: "scan" });
+    send({
+      type: "tool_call_finished", callId: "c1", name: "mcp__apps__scan", isError: false, content: "scanner", durationMs: 3,
+      app: { server: "apps", tool: "scan", resourceUri: "ui://apps/scan.html", arguments: {}, html: "<p>scan</p>", csp: null,
+             permissions: { clipboardWrite: {}, camera: {}, bogus: {} }, prefersBorder: null, result: null, error: null },
+    });
+    const item = chat.snapshot.items.find((i): i is AppItem => i.kind === "app")!;
+    expect(item.permissions).toEqual(["camera", "clipboardWrite"]);
+    const views = new AppViews(() => undefined, () => "dark");
+    const node = views.render(document, item);
+    const frame = node.querySelector("iframe")!;
+    expect(frame.getAttribute("allow")).toBe(""); // still never granted
+    const line = node.querySelector("[data-testid=app-permissions]");
+    expect(line?.getAttribute("role")).toBe("note");
+    expect(line?.textContent).toBe(
+      "This app asked for the camera and writing to the clipboard; agent-ls does not grant them to apps, so the parts that need them will not work.");
+    // an app that asked for nothing has no such line
+    expect(views.render(document, appItem({ id: "a-2", frameId: "g".repeat(32) })).querySelector("[data-testid=app-permissions]")).toBeNull();
+    chat.dispose();
   });
 
   it("shows why an app is not shown", () => {
@@ -332,6 +379,105 @@ describe("the extension host's side of apps", () => {
     expect(replies.find((r) => r.requestId === "r1")?.result).toEqual({ content: [{ type: "text", text: "saved blue" }], isError: false });
     expect(replies.find((r) => r.requestId === "r2")?.error).toContain("visibility is model only");
     expect(replies.find((r) => r.requestId === "r3")?.error).toContain("not part of the conversation shown");
+  });
+
+  it("shows a resumed call's app again, read from its server (never from the transcript); says why when it cannot", async () => {
+    const agent = new FakeAgent();
+    chat = new ChatController(agent as unknown as AgentClient);
+    const surface = new Surface();
+    chat.attach(surface);
+    const call = (id: string, name: string) => ({ role: "assistant", content: "", tool_calls: [{ id, function: { name, arguments: "{\"title\":\"q3\"}" } }] });
+    const result = (id: string, server: string, tool: string, app: Record<string, unknown> | null) => ({
+      role: "tool", tool_call_id: id, content: `${tool} result`,
+      run: { server, displayName: tool, durationMs: 3, isError: false, denied: false, app },
+    });
+    agent.answer = async (method, params) => {
+      if (method === P.SESSIONS_RESUME) {
+        return {
+          sessionId: "s9", changes: [], plan: [],
+          messages: [
+            { role: "user", content: "show the board" },
+            call("c1", "mcp__apps__show_board"),
+            result("c1", "apps", "show_board", { server: "apps", tool: "show_board", resourceUri: "ui://apps/board.html", arguments: { title: "q3" },
+                                              result: { structuredContent: { title: "q3" } }, html: "<p>stored page</p>" }),
+            call("c2", "mcp__gone__chart"),
+            result("c2", "gone", "chart", { server: "gone", tool: "chart", resourceUri: "ui://gone/chart.html", arguments: {}, result: null }),
+            call("c3", "mcp__apps__plain"),
+            result("c3", "apps", "plain", null),
+          ],
+        };
+      }
+      if (method === P.APP_RESOURCE) {
+        const p = params as P.AppResourceParams;
+        if (p.server === "gone") throw new Error("MCP server 'gone' is not configured");
+        return { resourceUri: "ui://apps/board.html", html: "<!doctype html><p>board from the server</p>", csp: {}, permissions: {}, prefersBorder: null };
+      }
+      return {};
+    };
+    await chat.resume("s9");
+    expect(agent.sent.filter((s) => s.method === P.APP_RESOURCE).map((s) => s.params)).toEqual([
+      { server: "apps", tool: "show_board" }, { server: "gone", tool: "chart" },
+    ]);
+    const items = chat.snapshot.items;
+    const apps = items.filter((i): i is AppItem => i.kind === "app");
+    expect(apps).toHaveLength(2);
+    // each right under its own card
+    for (const a of apps) expect(items[items.indexOf(a) - 1]).toMatchObject({ kind: "tool", callId: a.callId });
+    const [board, gone] = apps;
+    expect(board.frameUrl).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/app\//);
+    expect(board.result).toEqual({ structuredContent: { title: "q3" } });
+    expect(board.arguments).toEqual({ title: "q3" });
+    const page = await get(board.frameUrl!);
+    expect(page.body).toContain("board from the server");
+    expect(page.body).not.toContain("stored page");
+    expect(gone.frameUrl).toBeNull();
+    expect(gone.notice).toContain("could not be read again from MCP server gone");
+    expect(gone.notice).toContain("is not configured");
+    expect(gone.result).toEqual({ content: [{ type: "text", text: "chart result" }] }); // the text result when none was kept
+  });
+
+  it("opens an app's link only once the user confirms a modal naming the server and the full URL; only http and https", async () => {
+    const { chat: c, surface, item } = await start();
+    const saved = { warn: vscode.window.showWarningMessage, open: vscode.env.openExternal };
+    const asked: unknown[][] = [];
+    const opened: string[] = [];
+    let answer: string | undefined = "Open Link";
+    vscode.window.showWarningMessage = async (...args: unknown[]) => {
+      asked.push(args);
+      return answer;
+    };
+    vscode.env.openExternal = async (uri: vscode.Uri) => {
+      opened.push(uri.toString());
+      return true;
+    };
+    try {
+      const link = (requestId: string, url: string, frameId = item.frameId!) =>
+        c.handle(surface, { type: "appOpenLink", frameId, requestId, url });
+      await link("r1", "https://docs.example.com/board?id=7");
+      answer = undefined; // the user closes the modal
+      await link("r2", "https://evil.example.net/");
+      answer = "Open Link";
+      for (const [i, bad] of ["javascript:alert(1)", "file:///etc/passwd", "command:workbench.action.terminal.new", "vscode://x/y", "/relative"].entries()) {
+        await link(`b${i}`, bad);
+      }
+      await link("r3", "https://docs.example.com/", "unknown-frame-id-000000000");
+      expect(asked).toHaveLength(2);
+      expect(String(asked[0][0])).toContain("MCP server apps");
+      expect(String(asked[0][0])).toContain("docs.example.com");
+      expect(asked[0][1]).toMatchObject({ modal: true });
+      expect((asked[0][1] as { detail: string }).detail).toContain("https://docs.example.com/board?id=7");
+      expect(opened).toEqual(["https://docs.example.com/board?id=7"]);
+      const replies = surface.messages.filter((m): m is Extract<ToWebview, { type: "appReply" }> => m.type === "appReply");
+      const reply = (id: string) => replies.find((r) => r.requestId === id);
+      expect(reply("r1")).toMatchObject({ result: {} });
+      expect(reply("r2")?.error).toContain("did not open");
+      for (let i = 0; i < 4; i++) expect(reply(`b${i}`)?.error).toContain("only http and https");
+      expect(reply("b4")?.error).toContain("not an absolute URL");
+      expect(reply("r3")?.error).toContain("not part of the conversation shown");
+    } finally {
+      vscode.window.showWarningMessage = saved.warn;
+      vscode.env.openExternal = saved.open;
+    }
   });
 
   it("shows the context an app gives the model, and sends its ui/message as a prompt the user sees", async () => {

@@ -7,13 +7,14 @@
  * Messages: `route` takes every `message` event of the chat's window first and claims those whose
  * source window is an app's frame; they go to that frame's bridge (shared/appBridge.ts) and never
  * to the chat's own message handling. What the bridge asks of the host (tools/call, ui/message,
- * ui/update-model-context) goes to the extension host naming the frame's id; the host knows the
+ * ui/update-model-context, ui/open-link) goes to the extension host naming the frame's id; the host knows the
  * frame's session and server. Teardown: an app item that leaves the chat (another session, a new
  * one) is sent `ui/resource-teardown` and removed once it answers (at most half a second).
  */
 import { AppBridge, type AppHost, type JsonObject } from "../shared/appBridge";
 import type { AppItem } from "../shared/items";
 import type { FromWebview } from "../shared/messages";
+import { appPermissionsLine } from "../shared/labels";
 import { el } from "./dom";
 
 interface Mounted {
@@ -65,6 +66,8 @@ export class AppViews {
       return box;
     }
     box.dataset.frameId = item.frameId;
+    const refused = appPermissionsLine(item.permissions);
+    if (refused) box.append(el(d, "div", { "data-testid": "app-permissions", class: "app-notice", role: "note" }, refused));
     const frame: HTMLIFrameElement = el(d, "iframe", {
       "data-testid": "app-frame",
       class: "app-frame",
@@ -83,6 +86,9 @@ export class AppViews {
       },
       context: async (text) => {
         await this.ask({ type: "appContext", frameId, requestId: this.requestId(), text });
+      },
+      openLink: async (url) => {
+        await this.ask({ type: "appOpenLink", frameId, requestId: this.requestId(), url });
       },
       resize: (height) => {
         frame.style.height = `${height}px`;

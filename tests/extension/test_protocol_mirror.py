@@ -56,7 +56,7 @@ CLIENT_SENT = {
     "SetModelParams", "EditorIntelligenceResult", "IntelligenceLocation", "IntelligenceDiagnostic",
     "IntelligenceSymbol", "ActionArgs", "TrustWorkspaceArgs", "CheckpointsParams", "RewindParams", "RedoParams",
     "SetSandboxGrantParams",
-    "JobsParams", "StopJobParams", "AppCallToolParams", "AppContextParams",
+    "JobsParams", "StopJobParams", "AppCallToolParams", "AppContextParams", "AppResourceParams",
 }
 
 

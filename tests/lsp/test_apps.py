@@ -110,3 +110,37 @@ async def test_a_client_without_apps_gets_the_name_only(setup: Setup) -> None:
         assert "has an interactive app (ui://apps/board.html) that this client cannot show" in event["app"]["notice"]
     finally:
         await close_editor(ed)
+
+
+async def test_a_resumed_call_shows_its_app_again_read_from_its_server(setup: Setup) -> None:
+    """Resume (another editor): the transcript's ``run.app`` says which server and tool served the
+    app and the call's data, never its HTML; ``agent/appResource`` reads the app from the server
+    again, and says why when it cannot (no such server, no app any more, a failed read)."""
+    ed = await start(setup, renders=True)
+    try:
+        setup.llm.script(tool_calls([(BOARD, {"title": "q3"})]), text("done"))
+        sid = (await ed.request(P.PROMPT, {"text": "show the board"}))["sessionId"]
+        call_id = finished(ed, sid)["callId"]
+    finally:
+        await close_editor(ed)
+    ed = await start(setup, renders=True)
+    try:
+        resumed = await ed.request(P.SESSIONS_RESUME, {"sessionId": sid})
+        assert "ui/initialize" not in json.dumps(resumed)  # no HTML is stored or replayed
+        runs = {m["tool_call_id"]: m["run"] for m in resumed["messages"] if m["role"] == "tool"}
+        app = runs[call_id]["app"]
+        assert {k: app[k] for k in ("server", "tool", "resourceUri", "arguments")} == {
+            "server": "apps", "tool": "show_board", "resourceUri": apps_server.BOARD, "arguments": {"title": "q3"}}
+        assert app["result"]["structuredContent"]["title"] == "q3"
+
+        got = await ed.request(P.APP_RESOURCE, {"server": "apps", "tool": "show_board"})
+        assert got["resourceUri"] == apps_server.BOARD and "ui/initialize" in got["html"]
+        assert got["csp"]["connectDomains"] == ["https://api.example.com"]
+        with pytest.raises(Exception, match="MCP server 'gone' is not configured"):
+            await ed.request(P.APP_RESOURCE, {"server": "gone", "tool": "show_board"})
+        with pytest.raises(Exception, match="has no app any more"):
+            await ed.request(P.APP_RESOURCE, {"server": "apps", "tool": "bad_meta"})
+        with pytest.raises(Exception, match="reading ui://apps/missing.html failed"):
+            await ed.request(P.APP_RESOURCE, {"server": "apps", "tool": "missing_app"})
+    finally:
+        await close_editor(ed)

@@ -12,6 +12,8 @@ from agent_ls.server.protocol.commands import AskResult
 from agent_ls.server.protocol.mcp import (
     AppCallToolParams,
     AppContextParams,
+    AppResourceParams,
+    AppResourcePayload,
     ServerStatusPayload,
     StatusResult,
     ToolResultPayload,
@@ -81,7 +83,8 @@ def test_every_payload_field_is_mentioned() -> None:
                 TrustWorkspaceResult, SetWorkspaceTrustParams, EditorTrustParams, WorkspaceStatusPayload,
                 WorkspaceSettingPayload, StatusResult, SampleParams, ReviewEditParams, ReviewEditResult,
                 ChangeOutcomeParams, ChangeContentParams, ChangeContentResult, FileChangePayload,
-                ToolOutputParams, ToolOutputResult, AppCallToolParams, AppContextParams]
+                ToolOutputParams, ToolOutputResult, AppCallToolParams, AppContextParams,
+                AppResourceParams, AppResourcePayload]
     missing = [f"{cls.__name__}.{camel(a.name)}" for cls in payloads for a in attrs.fields(cls)
                if f"`{camel(a.name)}`" not in DOC and f"{camel(a.name)}" not in DOC]
     assert missing == []

@@ -6,6 +6,8 @@ hooks and approvals: an app is no way around them), its events go to the chat li
 calls (a card, an approval), and a tool that is not the app's server's or is model only is
 refused before anything is asked. ``ui/update-model-context`` is kept for the model's next prompt.
 ``ui/message`` needs nothing here: the chat sends it as a prompt the user sees.
+``agent/appResource`` reads the app of a resumed call from its server again (a resumed chat
+shows it under its card; the store keeps no HTML).
 """
 
 from __future__ import annotations
@@ -15,8 +17,14 @@ import secrets
 from agent_ls.runtime.conversations import ConversationError
 from agent_ls.server.direct_tools import result_payload
 from agent_ls.server.protocol.codec import NoParams, RequestFailed
-from agent_ls.server.protocol.mcp import AppCallToolParams, AppContextParams, ToolResultPayload
-from agent_ls.server.protocol.methods import APP_CALL_TOOL, APP_CONTEXT
+from agent_ls.server.protocol.mcp import (
+    AppCallToolParams,
+    AppContextParams,
+    AppResourceParams,
+    AppResourcePayload,
+    ToolResultPayload,
+)
+from agent_ls.server.protocol.methods import APP_CALL_TOOL, APP_CONTEXT, APP_RESOURCE
 from agent_ls.server.server import AgentLanguageServer, request
 
 
@@ -41,3 +49,13 @@ def register(server: AgentLanguageServer) -> None:
     async def app_context(ls: AgentLanguageServer, p: AppContextParams) -> NoParams:
         ls.conversations.app_context(p.session_id, f"{p.server} {p.resource_uri}", p.text)
         return NoParams()
+
+    @request(server, APP_RESOURCE, AppResourceParams)
+    async def app_resource(ls: AgentLanguageServer, p: AppResourceParams) -> AppResourcePayload:
+        from agent_ls.mcp.apps import AppError
+
+        try:
+            app = await ls.conversations.app_resource(p.server, p.tool)
+        except (AppError, LookupError) as e:
+            raise RequestFailed(str(e)) from None
+        return AppResourcePayload(app.uri, app.html, app.csp, app.permissions, app.prefers_border)

@@ -125,6 +125,28 @@ class AppContextParams:
 
 @_register
 @attrs.define
+class AppResourceParams:
+    """``agent/appResource``: the app of a resumed tool call, read from its server again."""
+
+    server: str
+    tool: str
+    """The tool's name on that server (the transcript's ``run.app``)."""
+
+
+@_register
+@attrs.define
+class AppResourcePayload:
+    """Result of ``agent/appResource``: the app as ``tool_call_finished``'s ``app`` carries it."""
+
+    resource_uri: str
+    html: str
+    csp: dict[str, list[str]] = attrs.field(factory=dict)
+    permissions: dict[str, Any] = attrs.field(factory=dict)
+    prefers_border: bool | None = None
+
+
+@_register
+@attrs.define
 class ToolResultPayload:
     """Result of ``mcp/callTool`` and ``agent-ls.runToolAction``."""
 

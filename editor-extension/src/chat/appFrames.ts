@@ -30,6 +30,40 @@ export interface AppFrame {
   csp: string;
 }
 
+/** The longest link an app may ask to open. */
+const MAX_LINK = 4096;
+
+/** Why an app's `ui/open-link` is refused before the user is asked (null: it may be asked). Only
+ * absolute http and https URLs: no `file:`, `command:`, `vscode:` or `javascript:` links, which
+ * would reach the editor or the machine rather than a browser. */
+export function linkProblem(url: string): string | null {
+  if (url.length > MAX_LINK) return `the link is longer than ${MAX_LINK} characters`;
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    return "the link is not an absolute URL";
+  }
+  if (parsed.protocol !== "http:" && parsed.protocol !== "https:") return `only http and https links are opened, not ${parsed.protocol}`;
+  return null;
+}
+
+/** An app's `ui/open-link`: opened in the browser (`env.openExternal`) only after the user
+ * confirms a modal that names the app's tool and server, the link's host and the full URL.
+ * Rejects with why not (refused, declined, the editor could not open it). */
+export async function openAppLink(frame: Pick<AppFrame, "server" | "tool">, url: string): Promise<void> {
+  const problem = linkProblem(url);
+  if (problem) throw new Error(`the link was not opened: ${problem}`);
+  const host = new URL(url).host;
+  const answer = await vscode.window.showWarningMessage(
+    `The app of tool ${frame.tool} (MCP server ${frame.server}) wants to open a link on ${host}.`,
+    { modal: true, detail: `Open in your browser?\n\n${url}` },
+    "Open Link",
+  );
+  if (answer !== "Open Link") throw new Error("the user did not open the link");
+  if (!(await vscode.env.openExternal(vscode.Uri.parse(url, true)))) throw new Error("the editor could not open the link");
+}
+
 /** At most this many apps are kept (the oldest is forgotten: its frame then shows 404). */
 const MAX_FRAMES = 64;
 

@@ -16,7 +16,9 @@ import { argsWithSession, codeActionOutcome } from "../codeActions";
 import { errorText } from "../errors";
 import { fact } from "../factLog";
 import * as P from "../protocol";
-import { AppFrames } from "./appFrames";
+import type { AppWire } from "../../shared/agentEvents";
+import { resumedApps } from "../../shared/history";
+import { AppFrames, openAppLink } from "./appFrames";
 import { ChatAttachments } from "./attachments";
 import { ChatJobs } from "./jobs";
 import { Prompting } from "./prompting";
@@ -54,6 +56,9 @@ export function appToolResult(r: P.ToolResultPayload): Record<string, unknown> {
   return out;
 }
 
+/** At most this many apps of a resumed conversation are read again (the frame server keeps 64). */
+const MAX_RESUMED_APPS = 16;
+
 export class ChatController implements vscode.Disposable {
   private state: ChatState = initialState();
   private readonly surfaces = new Set<ChatSurface>();
@@ -86,11 +91,7 @@ export class ChatController implements vscode.Disposable {
   readonly appFrames = new AppFrames();
   /** Our prompts and the turns code actions started. */
   private readonly prompting = new Prompting({
-    appFrame: (sessionId, app) => {
-      const frame = this.appFrames.register(sessionId ?? this.state.sessionId ?? "", app);
-      const why = app.html && !frame ? "the chat could not start the server that shows apps" : app.error;
-      return { ...app, html: null, error: why ?? null, frameId: frame?.id ?? null, frameUrl: frame?.url ?? null };
-    },
+    appFrame: (sessionId, app) => this.appWire(sessionId, app),
     dispatch: (a) => this.dispatch(a),
     state: () => this.state,
     request: (method, params, token) => this.agent.request(method, params, token),
@@ -311,6 +312,7 @@ export class ChatController implements vscode.Disposable {
       case "appCall":
       case "appMessage":
       case "appContext":
+      case "appOpenLink":
         await this.appRequest(surface, msg);
         return;
     }
@@ -319,7 +321,7 @@ export class ChatController implements vscode.Disposable {
   // MCP Apps -----------------------------------------------------------------------------------
   /** An app's request the webview's bridge passed on: answered to that surface (`appReply`). The
    * frame's session and server are the host's record; a frame it does not know is refused. */
-  private async appRequest(surface: ChatSurface, msg: Extract<FromWebview, { type: "appCall" | "appMessage" | "appContext" }>): Promise<void> {
+  private async appRequest(surface: ChatSurface, msg: Extract<FromWebview, { type: "appCall" | "appMessage" | "appContext" | "appOpenLink" }>): Promise<void> {
     const reply = (result?: Record<string, unknown>, error?: string) =>
       surface.post({ type: "appReply", requestId: msg.requestId, ...(result ? { result } : {}), ...(error !== undefined ? { error } : {}) });
     const frame = this.appFrames.get(msg.frameId);
@@ -334,6 +336,10 @@ export class ChatController implements vscode.Disposable {
           sessionId: frame.sessionId, server: frame.server, tool: msg.tool, arguments: msg.arguments,
         } satisfies P.AppCallToolParams);
         reply(appToolResult(r));
+      } else if (msg.type === "appOpenLink") {
+        await openAppLink(frame, msg.url);
+        fact(`app-open-link ${frame.server}`);
+        reply({});
       } else if (msg.type === "appContext") {
         await this.agent.request(P.APP_CONTEXT, {
           sessionId: frame.sessionId, server: frame.server, resourceUri: frame.resourceUri, text: msg.text,
@@ -419,7 +425,41 @@ export class ChatController implements vscode.Disposable {
     this.prompting.cancel();
     const r = await this.agent.request<P.SessionsResumeResult>(P.SESSIONS_RESUME, { sessionId } satisfies P.SessionParams);
     this.dispatch({ type: "history", sessionId: r.sessionId, messages: r.messages, changes: r.changes ?? [], plan: r.plan ?? [] });
-    await this.refreshModels();
+    await Promise.all([this.refreshModels(), this.resumeApps(r.sessionId, r.messages)]);
+  }
+
+  /** A resumed session's MCP Apps under their cards again: each read from its server now
+   * (agent/appResource; the store keeps no HTML), served like a live call's. One that cannot be
+   * shown (the server is gone, the read failed) gets its card's line saying why; only the last
+   * {@link MAX_RESUMED_APPS} are loaded. */
+  private async resumeApps(sessionId: string, messages: P.StoredMessage[]): Promise<void> {
+    const apps = resumedApps(messages);
+    if (apps.length) await this.appFrames.start().catch(() => undefined);
+    await Promise.all(apps.map(async ({ callId, app }, i) => {
+      let payload: P.McpAppPayload = { ...app, arguments: app.arguments ?? {}, html: null, csp: null, permissions: null, prefersBorder: null, error: null };
+      if (i < apps.length - MAX_RESUMED_APPS) {
+        payload.error = `only the last ${MAX_RESUMED_APPS} apps of a conversation are shown again`;
+      } else {
+        try {
+          const r = await this.agent.request<P.AppResourcePayload>(P.APP_RESOURCE, { server: app.server, tool: app.tool } satisfies P.AppResourceParams);
+          payload = { ...payload, resourceUri: r.resourceUri, html: r.html, csp: r.csp, permissions: r.permissions, prefersBorder: r.prefersBorder };
+        } catch (e) {
+          payload.error = `it could not be read again from MCP server ${app.server}: ${errorText(e)}`;
+        }
+      }
+      if (this.state.sessionId !== sessionId) return; // the chat moved on meanwhile
+      const wire = this.appWire(sessionId, payload);
+      fact(`app-resumed ${app.server} ${wire.resourceUri} ${wire.frameId ? "shown" : "not shown"}`);
+      this.dispatch({ type: "app", sessionId, callId, app: wire });
+    }));
+  }
+
+  /** An app as the webview gets it: its HTML registered with the frame server (the webview gets
+   * the frame's address, never the HTML). */
+  private appWire(sessionId: string | null, app: P.McpAppPayload): AppWire {
+    const frame = this.appFrames.register(sessionId ?? this.state.sessionId ?? "", app);
+    const why = app.html && !frame ? "the chat could not start the server that shows apps" : app.error;
+    return { ...app, html: null, error: why ?? null, frameId: frame?.id ?? null, frameUrl: frame?.url ?? null };
   }
 
   /** agent/sessions/rename: the title the server kept shows in the session list. */

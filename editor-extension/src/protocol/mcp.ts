@@ -70,6 +70,22 @@ export interface AppContextParams {
   text: string;
 }
 
+/** agent/appResource: the app of a resumed tool call, read from its server again. */
+export interface AppResourceParams {
+  server: string;
+  /** The tool's name on that server (the transcript's `run.app`). */
+  tool: string;
+}
+
+/** The answer to agent/appResource: the app as tool_call_finished's `app` carries it. */
+export interface AppResourcePayload {
+  resourceUri: string;
+  html: string;
+  csp: Record<string, string[]>;
+  permissions: Record<string, unknown>;
+  prefersBorder: boolean | null;
+}
+
 export interface ToolResultPayload {
   isError: boolean;
   content: string;

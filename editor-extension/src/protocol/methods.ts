@@ -25,6 +25,7 @@ export const MCP_CALL_TOOL = "mcp/callTool";
 /** MCP Apps: an app's tools/call (through the session's approvals) and its ui/update-model-context. */
 export const APP_CALL_TOOL = "agent/appCallTool";
 export const APP_CONTEXT = "agent/appContext";
+export const APP_RESOURCE = "agent/appResource";
 /** OAuth (issue 7); a server without it answers "method not found". */
 export const MCP_SIGN_IN = "mcp/signIn";
 export const MCP_SIGN_OUT = "mcp/signOut";
@@ -86,7 +87,7 @@ export const CLIENT_REQUESTS = [
   MCP_RESTART, MCP_SET_ENABLED, MCP_TRUST, MCP_RESOURCES_LIST, MCP_RESOURCES_READ, MCP_PROMPTS_LIST,
   MCP_PROMPTS_GET, MCP_CALL_TOOL, MCP_SIGN_IN, MCP_SIGN_OUT, SET_WORKSPACE_TRUST, CHANGE_OUTCOME, CHANGE_CONTENT,
   TOOL_OUTPUT, MODELS, SET_MODEL, CHECKPOINTS, REWIND, REDO, SANDBOX_GRANTS, SET_SANDBOX_GRANT, JOBS, STOP_JOB,
-  APP_CALL_TOOL, APP_CONTEXT,
+  APP_CALL_TOOL, APP_CONTEXT, APP_RESOURCE,
 ] as const;
 export const CLIENT_NOTIFICATIONS = [EDITOR_TRUST] as const;
 export const SERVER_REQUESTS = [APPROVE, TRUST_SERVER, TRUST_WORKSPACE, ELICIT, SAMPLE, REVIEW_EDIT, EDITOR_INTELLIGENCE] as const;

@@ -56,6 +56,19 @@ export interface ToolRunInfo {
   /** An `agent` call's subagent (issue 42): its agent, task, tool calls (`{callId, tool, args, isError, result}`),
    * tokens and `stopReason`, for its card. */
   subagent?: SubagentRecord;
+  /** The call's MCP App (issue 45): who serves it and the call's data, never its HTML (the chat
+   * reads it from the server again with agent/appResource). */
+  app?: ResumedApp | null;
+}
+
+/** `run.app` of a resumed tool result. */
+export interface ResumedApp {
+  server: string;
+  tool: string;
+  resourceUri: string;
+  arguments: Record<string, unknown> | null;
+  /** The CallToolResult as JSON (null: not kept; the chat gives the app the text result). */
+  result: Record<string, unknown> | null;
 }
 
 /** What is kept of a finished subagent for its card on resume. */
