@@ -118,6 +118,10 @@ MALFORMED: list[tuple[str, Any, str]] = [
     (P.SET_SANDBOX_GRANT, {"kind": "hosts", "value": "x"}, "granted"),
     (P.SET_SANDBOX_GRANT, {"kind": "bogus", "value": "x", "granted": True}, "kind"),
     (P.SET_SANDBOX_GRANT, {"kind": "writes", "value": "/", "granted": True}, "value"),
+    (P.APP_CALL_TOOL, {"sessionId": "s", "server": "knob"}, "tool"),
+    (P.APP_CALL_TOOL, {"sessionId": "s", "server": "knob", "tool": "echo", "arguments": [1]}, "arguments"),
+    (P.APP_CONTEXT, {"sessionId": "s", "server": "knob", "resourceUri": 3, "text": "x"}, "resourceUri"),
+    (P.APP_RESOURCE, {"server": "knob"}, "tool"),
 ]
 
 
