@@ -455,7 +455,8 @@ async def _host_stream(
                     usage = wire.pop("usage", None)
                     yield StreamDelta(**wire, usage=UsageReport(**usage) if usage is not None else None)
                 elif "error" in answer:
-                    raise LLMError(answer["error"]["kind"], answer["error"]["message"])
+                    # masked again with this process's environment: the host masked it with its own
+                    raise LLMError(answer["error"]["kind"], redact_secrets(answer["error"]["message"], config))
             return
         except OSError as e:
             if started or attempt:

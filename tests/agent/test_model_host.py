@@ -15,7 +15,7 @@ import sys
 import tempfile
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import IO, Any
 
@@ -217,3 +217,26 @@ def test_a_runtime_folder_too_long_for_a_socket_is_said(tmp_path: Path, monkeypa
     monkeypatch.setenv("AGENT_LS_RUNTIME_DIR", str(tmp_path / ("x" * 110)))
     with pytest.raises(model_host.HostUnavailable, match="too long for a Unix socket"):
         model_host.attach({"PATH": "/usr/bin"}, timeout=1)
+
+
+async def test_an_error_from_the_host_is_masked_again_with_this_processs_environment(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """The host masks secrets with its own environment. A value this process holds that the host
+    did not (an environment changed after the host started) is masked here too, before the error
+    reaches a log, the chat or a tool result."""
+    from agent_ls.agent import llm
+
+    class Host:
+        pid = 1
+
+        async def request(self, request: dict[str, object]) -> AsyncIterator[dict[str, object]]:
+            yield {"error": {"kind": "auth", "message": "401: key sk-live-from-here-123 and token tok-abcdef-42"}}
+
+    monkeypatch.setattr(llm, "_host", Host())
+    monkeypatch.setenv("SOME_SERVICE_TOKEN", "tok-abcdef-42")
+    config = llm.LLMConfig(model="openai/x", api_key="sk-live-from-here-123")
+    with pytest.raises(llm.LLMError) as err:
+        async for _ in llm._host_stream(config, [], []):
+            pass
+    assert "sk-live" not in str(err.value) and "tok-abcdef" not in str(err.value)
+    assert "***" in str(err.value)
