@@ -8,7 +8,7 @@
 //   node editor-extension/e2e/bench.ts CONFIG.json
 
 import type { Frame } from 'playwright-core';
-import { FactLog, launchBrowser, log, norm, readConfig, until } from './harness.ts';
+import { FactLog, launchBrowser, log, norm, readConfig, until, runDriver } from './harness.ts';
 import { chatSummary, findChatFrame, sendPrompt, tid } from './chat.ts';
 import { openFile, runCommand } from './workbench.ts';
 
@@ -60,10 +60,4 @@ async function main(): Promise<number> {
   }
 }
 
-main().then(
-  (code) => process.exit(code),
-  (e: unknown) => {
-    log(`[bench] driver error: ${e instanceof Error ? (e.stack ?? e.message) : String(e)}`);
-    process.exit(2);
-  },
-);
+runDriver(main, '[bench] driver');

@@ -10,7 +10,7 @@
 
 import * as fs from 'node:fs';
 import type { Frame } from 'playwright-core';
-import { FactLog, launchBrowser, log, readConfig, until } from './harness.ts';
+import { FactLog, launchBrowser, log, readConfig, until, runDriver } from './harness.ts';
 import { chatSummary, findChatFrame, sendPrompt, tid, waitAssistantText } from './chat.ts';
 import { runCommand } from './workbench.ts';
 
@@ -105,10 +105,4 @@ async function main(): Promise<number> {
   }
 }
 
-main().then(
-  (code) => process.exit(code),
-  (e: unknown) => {
-    log(`[bench] driver error: ${e instanceof Error ? (e.stack ?? e.message) : String(e)}`);
-    process.exit(2);
-  },
-);
+runDriver(main, '[bench] driver');

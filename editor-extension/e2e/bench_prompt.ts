@@ -10,7 +10,7 @@
 //   node editor-extension/e2e/bench_prompt.ts CONFIG.json
 
 import * as fs from 'node:fs';
-import { FactLog, type PromptTimes, launchBrowser, log, readConfig, sleep, until } from './harness.ts';
+import { FactLog, type PromptTimes, launchBrowser, log, readConfig, sleep, until, runDriver } from './harness.ts';
 import { chatSummary, findChatFrame, promptTimes, tid, timePrompt } from './chat.ts';
 import { runCommand } from './workbench.ts';
 
@@ -78,10 +78,4 @@ async function main(): Promise<number> {
   }
 }
 
-main().then(
-  (code) => process.exit(code),
-  (e: unknown) => {
-    log(`[bench] driver error: ${e instanceof Error ? (e.stack ?? e.message) : String(e)}`);
-    process.exit(2);
-  },
-);
+runDriver(main, '[bench] driver');

@@ -17,7 +17,7 @@
 
 import * as fs from 'node:fs';
 import type { BrowserContext, Frame, Page } from 'playwright-core';
-import { type Config, type Run, FactLog, Steps, escape, launchBrowser, log, readConfig, sleep } from './harness.ts';
+import { type Config, type Run, FactLog, Steps, escape, launchBrowser, readConfig, sleep, runDriver } from './harness.ts';
 import { findChatFrame, sendPrompt, waitAssistantText } from './chat.ts';
 import { chatPanelStep, conversationSteps, sessionSteps } from './chatSteps.ts';
 import { editorSteps } from './editorSteps.ts';
@@ -131,10 +131,4 @@ async function scenario(page: Page, steps: Steps, facts: FactLog): Promise<void>
   await sleep(100);
 }
 
-main().then(
-  (code) => process.exit(code),
-  (e: unknown) => {
-    log(`[e2e] driver error: ${e instanceof Error ? (e.stack ?? e.message) : String(e)}`);
-    process.exit(2);
-  },
-);
+runDriver(main, '[e2e] driver');

@@ -330,6 +330,17 @@ export function log(line: string): void {
   process.stdout.write(`${line}\n`);
 }
 
+/** Run a driver's `main` and exit with its code; an error is logged under `what` and exits 2. */
+export function runDriver(main: () => Promise<number>, what: string): void {
+  main().then(
+    (code) => process.exit(code),
+    (e: unknown) => {
+      log(`${what} error: ${e instanceof Error ? (e.stack ?? e.message) : String(e)}`);
+      process.exit(2);
+    },
+  );
+}
+
 /** Close whatever widget has focus (palette, menus, hovers). */
 export async function escape(page: Page, times = 2): Promise<void> {
   for (let i = 0; i < times; i++) {

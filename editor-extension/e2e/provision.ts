@@ -13,7 +13,7 @@
 // (steps, and `installToAnswerMs`: from the click on "Install" to the first answered prompt).
 
 import type { BrowserContext, Page } from 'playwright-core';
-import { FactLog, Steps, escapeRe, launchBrowser, log, norm, readConfig, until } from './harness.ts';
+import { FactLog, Steps, escapeRe, launchBrowser, norm, readConfig, until, runDriver } from './harness.ts';
 import { findChatFrame, sendPrompt, waitAssistantText } from './chat.ts';
 import { runCommand, serversPane } from './workbench.ts';
 
@@ -133,10 +133,4 @@ async function scenario(page: Page, steps: Steps, facts: FactLog): Promise<Recor
   return extra;
 }
 
-main().then(
-  (code) => process.exit(code),
-  (e: unknown) => {
-    log(`[e2e] provision driver error: ${e instanceof Error ? (e.stack ?? e.message) : String(e)}`);
-    process.exit(2);
-  },
-);
+runDriver(main, '[e2e] provision driver');
