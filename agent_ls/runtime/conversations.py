@@ -77,9 +77,10 @@ COMPACT_COMMAND = "/compact"
 """The built-in command every front end offers: compact the conversation now."""
 
 RENAME_MAX_CHARS = 120
+"""The longest title a user may give a session (a longer one is cut at a word boundary)."""
+
 APP_CONTEXT_CHARS = 8000
 """What an MCP App's ``ui/update-model-context`` may say to the model (the rest is cut)."""
-"""The longest title a user may give a session (a longer one is cut at a word boundary)."""
 
 
 
