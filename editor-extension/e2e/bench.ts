@@ -8,17 +8,11 @@
 //   node editor-extension/e2e/bench.ts CONFIG.json
 
 import type { Frame } from 'playwright-core';
-import { FactLog, launchBrowser, log, norm, readConfig, until, runDriver } from './harness.ts';
+import { FactLog, launchBrowser, log, norm, readConfig, until, runDriver, type BenchConfigBase } from './harness.ts';
 import { chatSummary, findChatFrame, sendPrompt, tid } from './chat.ts';
 import { openFile, runCommand } from './workbench.ts';
 
-interface BenchConfig {
-  url: string;
-  workspace: string;
-  factLog: string;
-  chromium: string;
-  browserProfile: string;
-  nodeModules: string;
+interface BenchConfig extends BenchConfigBase {
   /** The file opened in the editor before the prompt (relative to the workspace). */
   file: string;
   prompt: string;

@@ -10,17 +10,11 @@
 
 import * as fs from 'node:fs';
 import type { Frame } from 'playwright-core';
-import { FactLog, launchBrowser, log, readConfig, until, runDriver } from './harness.ts';
+import { FactLog, launchBrowser, log, readConfig, until, runDriver, type BenchConfigBase } from './harness.ts';
 import { chatSummary, findChatFrame, sendPrompt, tid, waitAssistantText } from './chat.ts';
 import { runCommand } from './workbench.ts';
 
-interface BenchAppConfig {
-  url: string;
-  workspace: string;
-  factLog: string;
-  chromium: string;
-  browserProfile: string;
-  nodeModules: string;
+interface BenchAppConfig extends BenchConfigBase {
   result: string;
   /** The prompts, and the answer the model gives once the tool ran. */
   rounds: { prompt: string; done: string }[];

@@ -10,17 +10,11 @@
 //   node editor-extension/e2e/bench_prompt.ts CONFIG.json
 
 import * as fs from 'node:fs';
-import { FactLog, type PromptTimes, launchBrowser, log, readConfig, sleep, until, runDriver } from './harness.ts';
+import { FactLog, type PromptTimes, launchBrowser, log, readConfig, sleep, until, runDriver, type BenchConfigBase } from './harness.ts';
 import { chatSummary, findChatFrame, promptTimes, tid, timePrompt } from './chat.ts';
 import { runCommand } from './workbench.ts';
 
-interface BenchPromptConfig {
-  url: string;
-  workspace: string;
-  factLog: string;
-  chromium: string;
-  browserProfile: string;
-  nodeModules: string;
+interface BenchPromptConfig extends BenchConfigBase {
   /** Where the recorded times go (JSON). */
   result: string;
   /** The prompts, in order, and the first words of the model's answer to each. */

@@ -43,6 +43,9 @@ export interface Config {
   scenario: Scenario;
 }
 
+/** What every benchmark driver is handed (scripts/bench_*.py --editor): code-server, the browser. */
+export type BenchConfigBase = Pick<Config, 'url' | 'workspace' | 'factLog' | 'chromium' | 'browserProfile' | 'nodeModules'>;
+
 export interface Scenario {
   /** The prompt typed into the chat. */
   prompt: string;
