@@ -2,7 +2,7 @@
  * MCP Apps in the chat: the bridge (shared/appBridge.ts: the spec's JSON-RPC, the flood limits,
  * teardown, the app's CSP), the webview's frames (webview/appView.ts: sandboxed, messages taken
  * only from the app's own frame, never as chat commands) and the extension host's side
- * (src/chat/controller.ts and appFrames.ts: the HTML served with its CSP, an app's tools/call
+ * (src/chat/apps.ts and appFrames.ts: the HTML served with its CSP, an app's tools/call
  * through agent/appCallTool with the frame's own server and session, a refusal passed back).
  */
 import * as http from "http";

@@ -5,10 +5,10 @@
  * Its parts: ./prompting (turns and Stop), ./questions (approvals, trust, elicitation),
  * ./sampling (MCP sampling consent), ./review (file change reviews), ./attachments (the editor's
  * context attached to a prompt), ./slashPrompts (MCP prompts as slash commands), ./jobs (background
- * jobs: the Running strip).
+ * jobs: the Running strip), ./apps (MCP Apps: their frames and their requests).
  */
 import * as vscode from "vscode";
-import type { ClientCapabilities, LanguageClient, StaticFeature } from "vscode-languageclient/node";
+import type { LanguageClient } from "vscode-languageclient/node";
 import { parseFromWebview, type FromWebview, type ToWebview } from "../../shared/messages";
 import { initialState, reduce, type ChatAction, type ChatState } from "../../shared/state";
 import type { AgentClient } from "../client";
@@ -16,9 +16,8 @@ import { argsWithSession, codeActionOutcome } from "../codeActions";
 import { errorText } from "../errors";
 import { fact } from "../factLog";
 import * as P from "../protocol";
-import type { AppWire } from "../../shared/agentEvents";
-import { resumedApps } from "../../shared/history";
-import { AppFrames, openAppLink } from "./appFrames";
+import type { AppFrames } from "./appFrames";
+import { appsCapabilityFeature, ChatApps } from "./apps";
 import { ChatAttachments } from "./attachments";
 import { ChatJobs } from "./jobs";
 import { Prompting } from "./prompting";
@@ -33,31 +32,6 @@ export interface ChatSurface {
   post(message: ToWebview): void;
   readonly visible: boolean;
 }
-
-/** `capabilities.experimental.agentLs.mcpApps: true`: the chat renders MCP Apps. */
-export function appsCapabilityFeature(): StaticFeature {
-  return {
-    fillClientCapabilities(capabilities: ClientCapabilities): void {
-      const experimental = (capabilities.experimental ?? {}) as Record<string, unknown>;
-      const ours = (experimental.agentLs ?? {}) as Record<string, unknown>;
-      experimental.agentLs = { ...ours, [P.APPS_CAPABILITY]: true };
-      capabilities.experimental = experimental;
-    },
-    initialize(): void {},
-    getState: () => ({ kind: "static" }),
-    clear(): void {},
-  };
-}
-
-/** A CallToolResult for an app from the host's answer to agent/appCallTool. */
-export function appToolResult(r: P.ToolResultPayload): Record<string, unknown> {
-  const out: Record<string, unknown> = { content: [{ type: "text", text: r.content }], isError: r.isError };
-  if (r.structured) out.structuredContent = r.structured;
-  return out;
-}
-
-/** At most this many apps of a resumed conversation are read again (the frame server keeps 64). */
-const MAX_RESUMED_APPS = 16;
 
 export class ChatController implements vscode.Disposable {
   private state: ChatState = initialState();
@@ -87,11 +61,9 @@ export class ChatController implements vscode.Disposable {
     request: (method, params) => this.agent.request(method, params),
     mode: reviewMode,
   });
-  /** Where the MCP Apps' documents are served from (./appFrames). */
-  readonly appFrames = new AppFrames();
   /** Our prompts and the turns code actions started. */
-  private readonly prompting = new Prompting({
-    appFrame: (sessionId, app) => this.appWire(sessionId, app),
+  private readonly prompting: Prompting = new Prompting({
+    appFrame: (sessionId, app) => this.apps.wire(sessionId, app),
     dispatch: (a) => this.dispatch(a),
     state: () => this.state,
     request: (method, params, token) => this.agent.request(method, params, token),
@@ -120,6 +92,14 @@ export class ChatController implements vscode.Disposable {
     request: (method, params) => this.agent.request(method, params),
     warn: (text) => this.agent.output.warn(text),
   });
+  /** MCP Apps: their frames, their requests, a resumed conversation's apps (./apps). */
+  private readonly apps: ChatApps = new ChatApps({
+    dispatch: (a) => this.dispatch(a),
+    state: () => this.state,
+    request: (method, params) => this.agent.request(method, params),
+    busy: () => this.state.busy || this.prompting.running,
+    prompt: (shown, text) => this.prompting.run(shown, text, [], []),
+  });
   private modelsTimer: ReturnType<typeof setTimeout> | undefined;
   /** A prompt to focus once a chat surface (re)loads: revealing the chat may create it. */
   private focusOnReady: string | null = null;
@@ -132,7 +112,7 @@ export class ChatController implements vscode.Disposable {
   constructor(private readonly agent: AgentClient) {
     this.slashPrompts = new SlashPrompts(agent, (a) => this.dispatch(a));
     this.disposables.push(
-      this.appFrames,
+      this.apps,
       this.jobs,
       this.busyEmitter,
       this.attachments,
@@ -150,6 +130,11 @@ export class ChatController implements vscode.Disposable {
       }),
     );
     agent.addBinder((client) => this.bind(client));
+  }
+
+  /** Where the MCP Apps' documents are served from (./appFrames). */
+  get appFrames(): AppFrames {
+    return this.apps.frames;
   }
 
   get snapshot(): ChatState {
@@ -200,7 +185,7 @@ export class ChatController implements vscode.Disposable {
     const wasSession = this.state.sessionId;
     this.state = reduce(this.state, action);
     // another conversation shown: the apps of the others are forgotten (their frames torn down)
-    if (wasSession !== this.state.sessionId) this.appFrames.keepOnly(this.state.sessionId);
+    if (wasSession !== this.state.sessionId) this.apps.sessionShown(this.state.sessionId);
     for (const s of this.surfaces) s.post({ type: "action", action });
     if (wasBusy !== this.state.busy) this.busyEmitter.fire(this.state.busy);
     if (action.type !== "jobs") this.jobs.sync(); // the session's jobs follow the session shown
@@ -313,54 +298,8 @@ export class ChatController implements vscode.Disposable {
       case "appMessage":
       case "appContext":
       case "appOpenLink":
-        await this.appRequest(surface, msg);
+        await this.apps.request(surface, msg);
         return;
-    }
-  }
-
-  // MCP Apps -----------------------------------------------------------------------------------
-  /** An app's request the webview's bridge passed on: answered to that surface (`appReply`). The
-   * frame's session and server are the host's record; a frame it does not know is refused. */
-  private async appRequest(surface: ChatSurface, msg: Extract<FromWebview, { type: "appCall" | "appMessage" | "appContext" | "appOpenLink" }>): Promise<void> {
-    const reply = (result?: Record<string, unknown>, error?: string) =>
-      surface.post({ type: "appReply", requestId: msg.requestId, ...(result ? { result } : {}), ...(error !== undefined ? { error } : {}) });
-    const frame = this.appFrames.get(msg.frameId);
-    if (!frame || frame.sessionId !== this.state.sessionId) {
-      reply(undefined, "this app is not part of the conversation shown");
-      return;
-    }
-    try {
-      if (msg.type === "appCall") {
-        fact(`app-call ${frame.server} ${msg.tool}`);
-        const r = await this.agent.request<P.ToolResultPayload>(P.APP_CALL_TOOL, {
-          sessionId: frame.sessionId, server: frame.server, tool: msg.tool, arguments: msg.arguments,
-        } satisfies P.AppCallToolParams);
-        reply(appToolResult(r));
-      } else if (msg.type === "appOpenLink") {
-        await openAppLink(frame, msg.url);
-        fact(`app-open-link ${frame.server}`);
-        reply({});
-      } else if (msg.type === "appContext") {
-        await this.agent.request(P.APP_CONTEXT, {
-          sessionId: frame.sessionId, server: frame.server, resourceUri: frame.resourceUri, text: msg.text,
-        } satisfies P.AppContextParams);
-        this.dispatch({ type: "appContext", frameId: frame.id, text: msg.text });
-        fact(`app-context ${frame.server}`);
-        reply({});
-      } else {
-        // ui/message: a prompt the user sees, marked as the app's (never a hidden one)
-        if (this.state.busy || this.prompting.running) {
-          reply(undefined, "the agent is answering; the message was not sent");
-          return;
-        }
-        const shown = `From the app of ${frame.tool} (MCP server ${frame.server}): ${msg.text}`;
-        const text = `[A message from the MCP app of tool '${frame.tool}' (server '${frame.server}'), shown to the user as sent by that app]\n${msg.text}`;
-        fact(`app-message ${frame.server}`);
-        reply({});
-        await this.prompting.run(shown, text, [], []);
-      }
-    } catch (e) {
-      reply(undefined, errorText(e));
     }
   }
 
@@ -425,41 +364,7 @@ export class ChatController implements vscode.Disposable {
     this.prompting.cancel();
     const r = await this.agent.request<P.SessionsResumeResult>(P.SESSIONS_RESUME, { sessionId } satisfies P.SessionParams);
     this.dispatch({ type: "history", sessionId: r.sessionId, messages: r.messages, changes: r.changes ?? [], plan: r.plan ?? [] });
-    await Promise.all([this.refreshModels(), this.resumeApps(r.sessionId, r.messages)]);
-  }
-
-  /** A resumed session's MCP Apps under their cards again: each read from its server now
-   * (agent/appResource; the store keeps no HTML), served like a live call's. One that cannot be
-   * shown (the server is gone, the read failed) gets its card's line saying why; only the last
-   * {@link MAX_RESUMED_APPS} are loaded. */
-  private async resumeApps(sessionId: string, messages: P.StoredMessage[]): Promise<void> {
-    const apps = resumedApps(messages);
-    if (apps.length) await this.appFrames.start().catch(() => undefined);
-    await Promise.all(apps.map(async ({ callId, app }, i) => {
-      let payload: P.McpAppPayload = { ...app, arguments: app.arguments ?? {}, html: null, csp: null, permissions: null, prefersBorder: null, error: null };
-      if (i < apps.length - MAX_RESUMED_APPS) {
-        payload.error = `only the last ${MAX_RESUMED_APPS} apps of a conversation are shown again`;
-      } else {
-        try {
-          const r = await this.agent.request<P.AppResourcePayload>(P.APP_RESOURCE, { server: app.server, tool: app.tool } satisfies P.AppResourceParams);
-          payload = { ...payload, resourceUri: r.resourceUri, html: r.html, csp: r.csp, permissions: r.permissions, prefersBorder: r.prefersBorder };
-        } catch (e) {
-          payload.error = `it could not be read again from MCP server ${app.server}: ${errorText(e)}`;
-        }
-      }
-      if (this.state.sessionId !== sessionId) return; // the chat moved on meanwhile
-      const wire = this.appWire(sessionId, payload);
-      fact(`app-resumed ${app.server} ${wire.resourceUri} ${wire.frameId ? "shown" : "not shown"}`);
-      this.dispatch({ type: "app", sessionId, callId, app: wire });
-    }));
-  }
-
-  /** An app as the webview gets it: its HTML registered with the frame server (the webview gets
-   * the frame's address, never the HTML). */
-  private appWire(sessionId: string | null, app: P.McpAppPayload): AppWire {
-    const frame = this.appFrames.register(sessionId ?? this.state.sessionId ?? "", app);
-    const why = app.html && !frame ? "the chat could not start the server that shows apps" : app.error;
-    return { ...app, html: null, error: why ?? null, frameId: frame?.id ?? null, frameUrl: frame?.url ?? null };
+    await Promise.all([this.refreshModels(), this.apps.resume(r.sessionId, r.messages)]);
   }
 
   /** agent/sessions/rename: the title the server kept shows in the session list. */
