@@ -6,7 +6,10 @@
  *   workspace folder (nothing of a workspace runs while provisioning);
  * - a virtual environment in the extension's global storage (`server/env-<version>-<stamp>`),
  *   the bundled wheel installed into it (dependencies from the index, or with `--no-index
- *   --find-links <wheelhouse>`), recorded in `server/current.json` only once
+ *   --find-links <wheelhouse>`): by the base interpreter's own pip when it has pip >= 22.3
+ *   (`venv --without-pip`, then `pip --python <env python> install`: bootstrapping pip into the
+ *   environment with ensurepip took seconds of every install), else by the environment's pip
+ *   (`venv` with ensurepip); recorded in `server/current.json` only once
  *   `<env python> -m agent_ls --version` answers with the bundled version; the previous
  *   environment is removed only then (an update that fails keeps the old one);
  * - every subprocess runs with cwd = the storage folder, Python's isolated mode (-I: no cwd or
@@ -372,6 +375,21 @@ export function envPython(envDir: string, platform: NodeJS.Platform = process.pl
   return platform === "win32" ? path.join(envDir, "Scripts", "python.exe") : path.join(envDir, "bin", "python");
 }
 
+/** The first pip that can install into another environment (`pip --python <interpreter>`). */
+export const PIP_PYTHON_OPTION: readonly [number, number] = [22, 3];
+
+/** The pip version in `pip --version`'s output ("pip 23.2.1 from ..."), or null. */
+export function pipVersion(output: string): string | null {
+  const m = /^pip (\d+\.\d+(?:\.\d+)?)\b/m.exec(output);
+  return m ? m[1] : null;
+}
+
+/** Whether pip `version` has `--python` (>= {@link PIP_PYTHON_OPTION}). */
+export function pipInstallsElsewhere(version: string): boolean {
+  const [maj, min] = version.split(".").map((x) => parseInt(x, 10));
+  return maj > PIP_PYTHON_OPTION[0] || (maj === PIP_PYTHON_OPTION[0] && min >= PIP_PYTHON_OPTION[1]);
+}
+
 export interface InstallOptions {
   python: string;
   wheelhouse?: string;
@@ -462,7 +480,14 @@ export class Provisioner {
       return r;
     };
     try {
-      const venvArgv = [opts.python, "-I", "-m", "venv", envDir];
+      // the base interpreter's own pip (new enough for --python) installs into the environment: no
+      // pip is bootstrapped into it; else (no pip there, or an older one) the environment gets its
+      // own pip from ensurepip
+      const basePip = await this.basePip(opts.python, opts.signal);
+      log(basePip
+        ? `(the base interpreter's pip ${basePip} installs into the new environment: it gets no pip of its own)`
+        : `(the base interpreter has no pip ${PIP_PYTHON_OPTION.join(".")} or newer: the new environment gets its own pip from ensurepip)`);
+      const venvArgv = [opts.python, "-I", "-m", "venv", ...(basePip ? ["--without-pip"] : []), envDir];
       const v = await step("Creating a virtual environment", venvArgv);
       if (v.code !== 0) {
         const noVenv = /ensurepip is not available|No module named venv|No module named ensurepip/i.test(v.output);
@@ -477,7 +502,10 @@ export class Provisioner {
       const py = envPython(envDir);
       // --no-compile: byte-compiling every module of the dependencies (litellm, botocore) took
       // most of the install's time; the server compiles what it imports on its first start
-      const pipArgv = [py, "-I", "-m", "pip", "install", "--disable-pip-version-check", "--no-input", "--no-compile"];
+      // (`pip --python` runs the base's pip under the environment's python, which has no user site
+      // and gets no PYTHON* variables: as isolated as `-I`)
+      const pipArgv = [...(basePip ? [opts.python, "-I", "-m", "pip", "--python", py] : [py, "-I", "-m", "pip"]),
+        "install", "--disable-pip-version-check", "--no-input", "--no-compile"];
       if (opts.wheelhouse) pipArgv.push("--no-index", "--find-links", opts.wheelhouse);
       pipArgv.push(wheel.path);
       const p = await step(`Installing agent-ls ${wheel.version} and its dependencies`, pipArgv);
@@ -508,6 +536,15 @@ export class Provisioner {
       fs.rmSync(envDir, { recursive: true, force: true });
       throw e;
     }
+  }
+
+  /** The version of `python`'s own pip when it can install into another environment (>= 22.3),
+   * else null (no pip, an older one, or it did not answer). */
+  private async basePip(python: string, signal?: AbortSignal): Promise<string | null> {
+    const r = await run(python, ["-I", "-m", "pip", "--version"], { cwd: this.root, env: this.env, timeoutMs: 30000, signal });
+    if (signal?.aborted) throw new ProvisionError("cancelled", "the installation was cancelled");
+    const version = r.code === 0 ? pipVersion(r.output) : null;
+    return version && pipInstallsElsewhere(version) ? version : null;
   }
 
   /** Best effort: an environment still in use (Windows) goes at the next install. */

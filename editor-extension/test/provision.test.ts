@@ -16,6 +16,8 @@ import {
   envPython,
   findPython,
   noPythonMessage,
+  pipInstallsElsewhere,
+  pipVersion,
   ProvisionError,
   provisionEnv,
   Provisioner,
@@ -165,15 +167,20 @@ describe("interpreter discovery", () => {
   });
 });
 
-/** A fake python that can make a fake venv (a copy of itself) and fake pip; FAKE_* pick failures. */
+/** A fake python that can make a fake venv (a copy of itself) and fake pip; FAKE_* pick failures;
+ * FAKE_BASEPIP is its own pip's version (unset: it has no pip). */
 const FAKE_FULL = `
 case "$*" in
   *"-m venv"*)
     [ "$FAKE_VENV" = noensurepip ] && { echo "Error: ensurepip is not available. apt install python3-venv" >&2; exit 1; }
     for last; do :; done
     mkdir -p "$last/bin" && cp "$0" "$last/bin/python" && exit 0 ;;
-  *"-m pip install"*)
-    pwd > "\${0%/*}/../pip-cwd"
+  *"-m pip --version"*)
+    [ -n "$FAKE_BASEPIP" ] && { echo "pip $FAKE_BASEPIP from /fake/site-packages/pip (python 3.12)"; exit 0; }
+    echo "$0: No module named pip" >&2; exit 1 ;;
+  *"-m pip install"*|*"-m pip --python "*)
+    where=$0; prev=; for a; do [ "$prev" = --python ] && where=$a; prev=$a; done
+    pwd > "\${where%/*}/../pip-cwd"
     echo "pip argv: $*"
     case "$FAKE_PIP" in
       network) echo "WARNING: Retrying after connection broken by 'NewConnectionError: Failed to establish a new connection'"; echo "ERROR: No matching distribution found for mcp<2.4,>=2.3" >&2; exit 1 ;;
@@ -211,6 +218,37 @@ describe("Provisioner with fake pythons (error paths)", () => {
     expect(lines.join("\n")).not.toMatch(/--no-index/);
     expect(await p.check()).toEqual({ kind: "ready", current });
     expect(p.serverCommand(current)).toEqual({ command: envPython(current.env), args: ["-P", "-m", "agent_ls", "serve"] });
+  });
+
+  it("a base pip >= 22.3 installs into the environment (pip --python); no pip is bootstrapped into it", async () => {
+    const p = provisioner({ FAKE_BASEPIP: "23.2.1" });
+    const lines: string[] = [];
+    const current = await p.install({ python: base, onLine: (l) => lines.push(l) });
+    const py = envPython(current.env);
+    const commands = lines.filter((l) => l.startsWith("$ "));
+    expect(commands[0]).toBe(`$ ${base} -I -m venv --without-pip ${current.env}`);
+    expect(commands[1]).toMatch(new RegExp(`^\\$ ${base} -I -m pip --python ${py} install --disable-pip-version-check .*agent_ls-9\\.9\\.9-py3-none-any\\.whl$`));
+    expect(fs.readFileSync(path.join(current.env, "pip-cwd"), "utf8").trim()).toBe(path.join(storage, "server"));
+    expect(lines).toContain("(the base interpreter's pip 23.2.1 installs into the new environment: it gets no pip of its own)");
+    expect(await p.check()).toEqual({ kind: "ready", current });
+    // pip failing this way: the command to retry is the one that ran
+    const err = (await provisioner({ FAKE_BASEPIP: "23.2.1", FAKE_PIP: "fail" }).install({ python: base }).catch((e: unknown) => e)) as ProvisionError;
+    expect(err.kind).toBe("pip");
+    expect(err.retry).toMatch(new RegExp(`^${base} -I -m pip --python .*/bin/python install `));
+  });
+
+  it("a base pip older than 22.3, or none: the environment gets its own pip (ensurepip) and installs with it", async () => {
+    for (const env of [{ FAKE_BASEPIP: "22.2.2" }, {}] as Record<string, string>[]) {
+      const lines: string[] = [];
+      const current = await provisioner(env).install({ python: base, onLine: (l) => lines.push(l) });
+      const commands = lines.filter((l) => l.startsWith("$ "));
+      expect(commands[0]).toBe(`$ ${base} -I -m venv ${current.env}`);
+      expect(commands[1].startsWith(`$ ${envPython(current.env)} -I -m pip install `)).toBe(true);
+      expect(lines.join("\n")).toMatch(/gets its own pip from ensurepip/);
+    }
+    expect(pipVersion("pip 23.2.1 from /usr/lib/python3/dist-packages/pip (python 3.12)")).toBe("23.2.1");
+    expect(pipVersion("No module named pip")).toBeNull();
+    expect(["22.2.2", "22.3", "23.0", "9.0.1", "100.1"].map(pipInstallsElsewhere)).toEqual([false, true, true, false, true]);
   });
 
   it("a wheelhouse: pip --no-index --find-links <folder>", async () => {
@@ -308,6 +346,8 @@ with zipfile.ZipFile(f"{out}/agent_ls-{version}-py3-none-any.whl", "w") as z:
     expect(await p.check()).toEqual({ kind: "ready", current: first });
     const out = execFileSync(envPython(first.env), ["-I", "-m", "agent_ls", "--version"], { encoding: "utf8" });
     expect(out.trim()).toBe("agent-ls 1.0.0");
+    // this machine's python3 has pip >= 22.3: it installed into the environment, which has no pip
+    expect(spawnSync(envPython(first.env), ["-I", "-m", "pip", "--version"]).status).not.toBe(0);
 
     // the extension updates; its new wheel needs a dependency the wheelhouse lacks: the update
     // fails and the old environment stays in use
@@ -328,6 +368,22 @@ with zipfile.ZipFile(f"{out}/agent_ls-{version}-py3-none-any.whl", "w") as z:
     expect(fs.existsSync(first.env)).toBe(false);
   }, 120_000);
 
+  it("a base interpreter without pip: the environment's own pip from ensurepip installs", async () => {
+    const storage = path.join(tmp, "storage");
+    const wheels = path.join(tmp, "ext", "server");
+    const wh = path.join(tmp, "wheelhouse");
+    fs.mkdirSync(wh);
+    makeWheel(wheels, "1.0.0");
+    // a real interpreter with no pip of its own: a venv made without one
+    execFileSync(python(), ["-I", "-m", "venv", "--without-pip", path.join(tmp, "nopip")]);
+    const bare = envPython(path.join(tmp, "nopip"));
+    expect(spawnSync(bare, ["-I", "-m", "pip", "--version"]).status).not.toBe(0);
+    const p = new Provisioner(storage, wheels, env());
+    const current = await p.install({ python: bare, wheelhouse: wh });
+    expect(await p.check()).toEqual({ kind: "ready", current });
+    expect(spawnSync(envPython(current.env), ["-I", "-m", "pip", "--version"]).status).toBe(0);
+  }, 120_000);
+
   it("no network and no wheelhouse: pip's real connection error is reported as such", async () => {
     const storage = path.join(tmp, "storage");
     const wheels = path.join(tmp, "ext", "server");
@@ -336,7 +392,7 @@ with zipfile.ZipFile(f"{out}/agent_ls-{version}-py3-none-any.whl", "w") as z:
     const p = new Provisioner(storage, wheels, env({ PIP_INDEX_URL: "http://127.0.0.1:9/simple", PIP_RETRIES: "0", PIP_TIMEOUT: "2" }));
     const err = (await p.install({ python: python() }).catch((e: unknown) => e)) as ProvisionError;
     expect(err.kind).toBe("network");
-    expect(err.retry).toMatch(/-m pip install/);
+    expect(err.retry).toMatch(/-m pip --python \S+ install/);
     expect(p.readCurrent()).toBeNull();
   }, 120_000);
 });
