@@ -23,7 +23,7 @@ import sqlite3
 import threading
 import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -174,6 +174,25 @@ def _app_record(raw: str | None) -> dict[str, Any] | None:
     except ValueError:
         return None
     return app if isinstance(app, dict) and isinstance(app.get("server"), str) and isinstance(app.get("tool"), str) else None
+
+
+def _call_ids(messages_json: Iterable[str]) -> set[str]:
+    """The tool call ids that stored messages (JSON) name: an assistant message's calls, a tool
+    message's answer."""
+    ids: set[str] = set()
+    for raw in messages_json:
+        try:
+            m = json.loads(raw)
+        except ValueError:
+            continue
+        if not isinstance(m, dict):
+            continue
+        if isinstance(m.get("tool_call_id"), str):
+            ids.add(m["tool_call_id"])
+        for call in m.get("tool_calls") or ():
+            if isinstance(call, dict) and isinstance(call.get("id"), str):
+                ids.add(call["id"])
+    return ids
 
 
 @attrs.frozen
@@ -398,8 +417,7 @@ class SessionStore:
                 "INSERT INTO messages (session_id, seq, role, json, created) VALUES (?, ?, ?, ?, ?)",
                 (session_id, seq, role, data, now),
             )
-            # the conversation moved on: what a rewind took away can no longer be put back
-            conn.execute("DELETE FROM rewound_messages WHERE session_id = ?", (session_id,))
+            self._drop_rewound(conn, session_id)
             conn.execute("UPDATE sessions SET updated = MAX(updated, ?) WHERE id = ?", (now, session_id))
             content = message.get("content")
             if role == "user" and isinstance(content, str) and (title := session_title(content)):
@@ -409,10 +427,29 @@ class SessionStore:
 
     # ------------------------------------------------------- conversation rewind (issue 40)
 
+    @staticmethod
+    def _drop_rewound(conn: sqlite3.Connection, session_id: str) -> None:
+        """The conversation moved on: what a rewind took away can no longer be put back, and the
+        records of its tool calls (how each ran, its MCP App, its full output) go with it. They
+        stay while a redo can still bring the calls back. A call id that the kept history still
+        holds (a model that reuses ids) keeps its records."""
+        rows = conn.execute("SELECT json FROM rewound_messages WHERE session_id = ?", (session_id,)).fetchall()
+        if not rows:
+            return
+        gone = _call_ids(r[0] for r in rows)
+        if gone:
+            kept = _call_ids(r[0] for r in conn.execute(
+                "SELECT json FROM messages WHERE session_id = ? AND role IN ('assistant', 'tool')", (session_id,)))
+            dropped = [(session_id, c) for c in sorted(gone - kept)]
+            for table in ("tool_runs", "tool_apps", "outputs"):
+                conn.executemany(f"DELETE FROM {table} WHERE session_id = ? AND call_id = ?", dropped)
+        conn.execute("DELETE FROM rewound_messages WHERE session_id = ?", (session_id,))
+
     def truncate_at_prompt(self, session_id: str, prompt_index: int) -> int | None:
         """Take the session's history back to just before its user message number
         ``prompt_index`` (0: the first): that message and every later one are moved aside, kept
-        as one batch until a new message is stored (:meth:`restore_truncated` puts them back).
+        as one batch until a new message is stored (:meth:`restore_truncated` puts them back;
+        the records of their tool calls stay until then, :meth:`_drop_rewound`).
         Returns the batch's number, None when the session has no such message. Raises
         ``KeyError`` for an unknown session."""
         with self._write() as conn:

@@ -32,7 +32,8 @@ from agent_ls.agent.checkpoints import (
     Limits,
     RewindError,
 )
-from agent_ls.agent.store import SessionStore
+from agent_ls.agent.store import SessionStore, ToolRun
+from agent_ls.agent.tools.output_store import StoredOutput
 
 GIT = shutil.which("git")
 
@@ -384,6 +385,50 @@ def test_store_truncate_and_restore(tmp_path: Path) -> None:
         assert not store.discard_if_empty(sid)  # an emptied session still holds what a redo needs
         with pytest.raises(KeyError):
             store.truncate_at_prompt("nope", 0)
+
+
+def test_records_of_rewound_tool_calls_go_once_the_conversation_moves_on(tmp_path: Path) -> None:
+    """A rewound turn's tool runs, MCP App records and full outputs stay while a redo can bring
+    the turn back, and are deleted with the rewound messages once a new message is stored."""
+    def call(call_id: str) -> dict[str, object]:
+        return {"role": "assistant", "content": "", "tool_calls": [
+            {"id": call_id, "type": "function", "function": {"name": "mcp__apps__show", "arguments": "{}"}}]}
+
+    def counts(store: SessionStore, sid: str, table: str) -> list[str]:
+        with store._lock:
+            return sorted(r[0] for r in store._c.execute(f"SELECT call_id FROM {table} WHERE session_id = ?", (sid,)))
+
+    with SessionStore(tmp_path / "s.sqlite3") as store:
+        sid = store.create_session().id
+        messages = [{"role": "user", "content": "u0"}, call("c1"), {"role": "tool", "tool_call_id": "c1", "content": "r1"},
+                    {"role": "user", "content": "u1"}, call("c2"), {"role": "tool", "tool_call_id": "c2", "content": "r2"},
+                    call("c1"), {"role": "tool", "tool_call_id": "c1", "content": "r1 again"}]  # an id reused
+        outputs = store.outputs_for(sid, 10_000)
+        for n, m in enumerate(messages):
+            store.append_message(sid, m)
+            if m["role"] == "tool":
+                cid = str(m["tool_call_id"])
+                app = {"server": "apps", "tool": "show", "resourceUri": "ui://apps/show.html", "arguments": {}}
+                store.record_tool_run(sid, ToolRun(cid, "mcp__apps__show", "apps", "show", 3.0, app=app))
+                outputs.save(n, StoredOutput(f"out-{n}", "show", "x" * 10, 10, cid))
+        outputs.save(99, StoredOutput("out-99", "bash", "y", 1, ""))  # an output of no call
+        everything = (["c1", "c2"], ["c1", "c2"], ["", "c1", "c1", "c2"])
+        assert (counts(store, sid, "tool_runs"), counts(store, sid, "tool_apps"), counts(store, sid, "outputs")) == everything
+
+        batch = store.truncate_at_prompt(sid, 1)
+        assert batch is not None
+        # a redo can bring the turn back: its records stay
+        assert (counts(store, sid, "tool_runs"), counts(store, sid, "tool_apps"), counts(store, sid, "outputs")) == everything
+        assert store.restore_truncated(sid, batch) == 5
+        assert store.tool_runs(sid)["c2"].app is not None
+
+        assert store.truncate_at_prompt(sid, 1) is not None
+        store.append_message(sid, {"role": "user", "content": "something else"})  # the conversation moved on
+        assert counts(store, sid, "tool_runs") == ["c1"]  # c1 is in the kept turn too
+        assert counts(store, sid, "tool_apps") == ["c1"]
+        # outputs are kept by call id: both of the reused id stay, c2's went; one of no call stays
+        assert counts(store, sid, "outputs") == ["", "c1", "c1"]
+        assert set(store.tool_runs(sid)) == {"c1"}
 
 
 def test_two_folders_and_a_nothing_changed_checkpoint(tmp_path: Path, ws: Path) -> None:
