@@ -291,20 +291,21 @@ def test_slash_jobs_lists_and_slash_stop_stops_a_background_command(llm: Scripte
     """Issue 41 in `agent-ls chat`: the model starts a background command, `/jobs` lists it with
     its last line, `/stop 1` stops it, the end is printed, and the model hears of it at its next
     request; nothing is left when the chat ends."""
-    llm.script(tool_calls([("bash", {"command": "echo ready on 4545; exec sleep 3555", "run_in_background": True})]),
+    from tests.lsp.test_jobs import unique_seconds, with_token
+
+    sleep = f"sleep {unique_seconds('3555')}"  # the leftover check below scans the whole machine
+    llm.script(tool_calls([("bash", {"command": f"echo ready on 4545; exec {sleep}", "run_in_background": True})]),
                text("started"), text("noted"))
     proc = chat(llm, tmp_path, ws, stdin="start it\no\n/jobs\n/stop 1\n/jobs\n/stop 9\nanything?\n/exit\n")
     assert proc.returncode == 0, proc.stderr
     out = proc.stdout
-    assert re.search(r"bg-1  running +\d+s  echo ready on 4545; exec sleep 3555", out), out
+    assert re.search(rf"bg-1  running +\d+s  echo ready on 4545; exec {sleep}", out), out
     assert re.search(r"bg-1  stopped \(SIGTERM\) +\d+s  echo ready", out), out
     assert "no background job bg-9 in this session (see /jobs)" in out
     assert "[background bg-1  stopped (SIGTERM)" in proc.stderr, proc.stderr
     told = "\n".join(str(m.get("content")) for m in llm.requests[-1].json["messages"])
-    assert "background command bg-1 (`echo ready on 4545; exec sleep 3555`) was stopped (SIGTERM)" in told
-    from tests.lsp.test_jobs import with_token
-
-    assert with_token("sleep 3555") == []
+    assert f"background command bg-1 (`echo ready on 4545; exec {sleep}`) was stopped (SIGTERM)" in told
+    assert with_token(sleep) == []
 
 
 def test_a_tool_with_an_app_shows_its_text_and_says_it_has_an_app(llm: ScriptedLLM, ws: Path,

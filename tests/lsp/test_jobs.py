@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import secrets
 import signal
 import sys
 import time
@@ -23,9 +24,17 @@ from tests.lsp.conftest import Editor, Setup, close_editor, open_editor
 pytestmark = pytest.mark.e2e
 
 
+def unique_seconds(prefix: str) -> str:
+    """A ``sleep`` argument no other process has: ``prefix``, then 12 random digits (a fixed
+    width, so no token is the start of another). The leftover checks scan the whole machine (a
+    process that outlived its server left its tree), where other tests, xdist workers and other
+    runs have their own ``sleep`` commands."""
+    return f"{prefix}{secrets.randbelow(10**12):012d}"
+
+
 def with_token(token: str) -> list[int]:
     """The processes whose command line holds ``token`` (zombies aside). The whole machine's:
-    the tests put this pytest process's pid in their tokens (other runs share the machine)."""
+    each test makes its tokens with :func:`unique_seconds`."""
     found = []
     for entry in Path("/proc").iterdir():
         if not entry.name.isdigit():
@@ -84,7 +93,7 @@ async def test_jobs_are_listed_changes_notified_and_the_user_stops_one(setup: Se
     changes: list[Any] = []
     ed = await open_editor(setup, configure=watch_jobs(changes))
     try:
-        sleep = f"sleep 3111{os.getpid()}"  # this test's process alone (other runs share the machine)
+        sleep = f"sleep {unique_seconds('3111')}"  # this test's process alone
         command = f"echo serving on 4242; exec {sleep}"
         setup.llm.script(start(command, "c1"), text("started"))
         sid = (await ed.request(P.PROMPT, {"text": "start a server"}))["sessionId"]
@@ -116,13 +125,14 @@ async def test_jobs_are_listed_changes_notified_and_the_user_stops_one(setup: Se
 async def test_a_background_command_does_not_outlive_shutdown(setup: Setup) -> None:
     setup.user_settings["permissions"] = {"allow": ["bash"]}
     ed = await open_editor(setup)
+    run = unique_seconds("322")
     try:
-        setup.llm.script(start(f"sleep 322{os.getpid()}2 & sleep 322{os.getpid()}3", "c1"), text("started"))
+        setup.llm.script(start(f"sleep {run}2 & sleep {run}3", "c1"), text("started"))
         await ed.request(P.PROMPT, {"text": "start"})
-        await until(lambda: len(with_token(f"sleep 322{os.getpid()}")) >= 2)
+        await until(lambda: len(with_token(f"sleep {run}")) >= 2)
     finally:
         await close_editor(ed)
-    assert await none_left(f"sleep 322{os.getpid()}"), "a background command outlived the language server's shutdown"
+    assert await none_left(f"sleep {run}"), "a background command outlived the language server's shutdown"
 
 
 async def test_a_background_command_does_not_outlive_a_sigkilled_server(setup: Setup) -> None:
@@ -130,12 +140,13 @@ async def test_a_background_command_does_not_outlive_a_sigkilled_server(setup: S
     ed = await open_editor(setup)
     process = getattr(ed.client, "_server", None)
     assert process is not None
+    run = unique_seconds("333")
     try:
-        setup.llm.script(start(f"sleep 333{os.getpid()}3 & sleep 333{os.getpid()}4", "c1"), text("started"))
+        setup.llm.script(start(f"sleep {run}3 & sleep {run}4", "c1"), text("started"))
         await ed.request(P.PROMPT, {"text": "start"})
-        await until(lambda: len(with_token(f"sleep 333{os.getpid()}")) >= 2)
+        await until(lambda: len(with_token(f"sleep {run}")) >= 2)
         os.kill(process.pid, signal.SIGKILL)
-        assert await none_left(f"sleep 333{os.getpid()}"), "a background command outlived the SIGKILLed language server"
+        assert await none_left(f"sleep {run}"), "a background command outlived the SIGKILLed language server"
     finally:
         if process.returncode is None:
             process.kill()
