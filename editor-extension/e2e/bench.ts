@@ -8,7 +8,8 @@
 //   node editor-extension/e2e/bench.ts CONFIG.json
 
 import type { Frame } from 'playwright-core';
-import { FactLog, launchBrowser, log, norm, readConfig, until, runDriver, type BenchConfigBase } from './harness.ts';
+import { FactLog, launchBrowser, log, norm, readConfig, until, runDriver } from './harness.ts';
+import type { BenchConfigBase } from './types.ts';
 import { chatSummary, findChatFrame, sendPrompt, tid } from './chat.ts';
 import { openFile, runCommand } from './workbench.ts';
 

@@ -10,7 +10,8 @@
 
 import * as fs from 'node:fs';
 import type { Frame } from 'playwright-core';
-import { FactLog, launchBrowser, log, readConfig, until, runDriver, type BenchConfigBase } from './harness.ts';
+import { FactLog, launchBrowser, log, readConfig, until, runDriver } from './harness.ts';
+import type { BenchConfigBase } from './types.ts';
 import { chatSummary, findChatFrame, sendPrompt, tid, waitAssistantText } from './chat.ts';
 import { runCommand } from './workbench.ts';
 

@@ -10,7 +10,8 @@
 //   node editor-extension/e2e/bench_prompt.ts CONFIG.json
 
 import * as fs from 'node:fs';
-import { FactLog, type PromptTimes, launchBrowser, log, readConfig, sleep, until, runDriver, type BenchConfigBase } from './harness.ts';
+import { FactLog, type PromptTimes, launchBrowser, log, readConfig, sleep, until, runDriver } from './harness.ts';
+import type { BenchConfigBase } from './types.ts';
 import { chatSummary, findChatFrame, promptTimes, tid, timePrompt } from './chat.ts';
 import { runCommand } from './workbench.ts';
 

@@ -17,7 +17,8 @@
 
 import * as fs from 'node:fs';
 import type { BrowserContext, Frame, Page } from 'playwright-core';
-import { type Config, type Run, FactLog, Steps, escape, launchBrowser, readConfig, sleep, runDriver } from './harness.ts';
+import { type Run, FactLog, Steps, escape, launchBrowser, readConfig, sleep, runDriver } from './harness.ts';
+import type { Config } from './types.ts';
 import { findChatFrame, sendPrompt, waitAssistantText } from './chat.ts';
 import { chatPanelStep, conversationSteps, sessionSteps } from './chatSteps.ts';
 import { editorSteps } from './editorSteps.ts';

@@ -12,16 +12,7 @@
 import { type Run, norm, until } from './harness.ts';
 import { chatSummary, tid } from './chat.ts';
 import { runCommand } from './workbench.ts';
-
-export interface FirstPromptScenario {
-  prompt: string;
-  /** The model's answer when the tool ran in the same turn (it ends with the tool's result). */
-  done: string;
-  /** The model's answer when tool_search did not find the tool (followed by what it got). */
-  missing: string;
-  /** The model-facing name of the starting server's tool. */
-  tool: string;
-}
+import type { FirstPromptScenario } from './types.ts';
 
 export async function firstPromptStep(run: Run, needs: string[]): Promise<void> {
   const { page, steps, facts, T } = run;

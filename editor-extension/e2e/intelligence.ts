@@ -14,15 +14,6 @@ import { FactLog, type Run, norm, until } from './harness.ts';
 import { sendPrompt, tid } from './chat.ts';
 import { openFile } from './workbench.ts';
 
-export interface IntelligenceScenario {
-  /** The TypeScript file (relative to the workspace) the user has open and the agent edits. */
-  file: string;
-  prompt: string;
-  /** The model's answer when every check passed; anything else starts with `missing`. */
-  seen: string;
-  missing: string;
-}
-
 export async function intelligenceStep(run: Run, needs: string[]): Promise<void> {
   const { page, steps, facts, T } = run;
   const sc = run.sc.intelligence;

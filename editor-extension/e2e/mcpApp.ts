@@ -17,21 +17,6 @@ import type { Frame } from 'playwright-core';
 import { type Run, norm, until } from './harness.ts';
 import { sendPrompt, tid, waitAssistantText } from './chat.ts';
 
-export interface McpAppScenario {
-  server: string;
-  /** The model-facing name of the tool with the app. */
-  tool: string;
-  prompt: string;
-  done: string;
-  /** The app's ui/message text, and the model's answer to it. */
-  message: string;
-  messageSeen: string;
-  attackPrompt: string;
-  attackDone: string;
-  stillPrompt: string;
-  stillDone: string;
-}
-
 /** The last app frame of the chat, once its document is there. */
 async function appFrame(f: Frame, T: number): Promise<Frame> {
   const el = f.locator(tid('app-frame')).last();

@@ -16,29 +16,7 @@ import type { Frame, Locator, Page } from 'playwright-core';
 import { type FactLog, type Steps, norm, until } from './harness.ts';
 import { tid } from './chat.ts';
 import { openFile } from './workbench.ts';
-
-export interface ReviewScenario {
-  /** The file (relative to the workspace) the agent edits; on disk it holds `valueBefore`. */
-  file: string;
-  /** A line of the file the agent changes, and what it becomes when the user accepts. */
-  valueBefore: string;
-  valueAccepted: string;
-  /** What the user types into the buffer (not saved) before the agent's edit. */
-  userNote: string;
-  /** The prompt whose answer edits the file, and the model's answer after the edit. */
-  acceptPrompt: string;
-  acceptDone: string;
-  /** The prompt whose answer reads and edits the file again (rejected), and the reason typed. */
-  rejectPrompt: string;
-  rejectReason: string;
-  /** The model's answer when the rejection and the reason reached it. */
-  rejectSeen: string;
-  /** A prompt whose tool call (bash, approved once) prints more than a page, the model's answer,
-   * and the output's last line (only the full output has it). */
-  outputPrompt: string;
-  outputDone: string;
-  outputLastLine: string;
-}
+import type { ReviewScenario } from './types.ts';
 
 export interface ReviewContext {
   page: Page;

@@ -14,16 +14,6 @@ import { type Run, norm, until } from './harness.ts';
 import { sendPrompt, tid, waitAssistantText } from './chat.ts';
 import { openFile } from './workbench.ts';
 
-export interface RewindScenario {
-  /** A file (relative to the workspace) holding `before`; the turn's bash writes `after` into it. */
-  file: string;
-  before: string;
-  after: string;
-  prompt: string;
-  /** The model's answer after the bash call. */
-  done: string;
-}
-
 const visibleText = async (editor: Locator): Promise<string> =>
   norm((await editor.locator('.view-lines').innerText()).replace(/\u00a0/g, ' '));
 

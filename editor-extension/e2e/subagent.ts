@@ -8,17 +8,6 @@
 import { type Run, norm, until } from './harness.ts';
 import { sendPrompt, tid, waitAssistantText } from './chat.ts';
 
-export interface SubagentScenario {
-  prompt: string;
-  /** The agent the model runs, and the task's description it gives. */
-  agent: string;
-  description: string;
-  /** The child's one tool call (a read: no approval). */
-  tool: string;
-  /** The parent's answer once the child answered. */
-  done: string;
-}
-
 export async function subagentStep(run: Run, needs: string[]): Promise<void> {
   const { steps, T } = run;
   const sc = run.sc.subagent;

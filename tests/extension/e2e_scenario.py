@@ -298,7 +298,8 @@ class Model:
 
 
 def driver_scenario() -> dict[str, Any]:
-    """The scenario part of the driver's config (editor-extension/e2e/harness.ts reads it)."""
+    """The scenario part of the driver's config (editor-extension/e2e/harness.ts reads it; its
+    shape is editor-extension/e2e/types.ts `Scenario`)."""
     return {
         "prompt": PROMPT, "introText": INTRO, "approvalTool": APPROVAL_TOOL, "server": SERVER,
         "toolResult": TOOL_RESULT, "finalAnswer": FINAL, "expectTools": ["delete_item", "echo"],
