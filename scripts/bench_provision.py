@@ -101,7 +101,7 @@ def main() -> None:
             shutil.copy(args.wheel, wheels / args.wheel.name)
         else:
             tiny_wheel(wheels)
-        wheelhouse = args.wheelhouse or (tmp / "empty-wheelhouse")
+        wheelhouse = args.wheelhouse.resolve() if args.wheelhouse else (tmp / "empty-wheelhouse")
         wheelhouse.mkdir(exist_ok=True)
         nopip = tmp / "nopip"
         subprocess.run([base, "-I", "-m", "venv", "--without-pip", str(nopip)], check=True)
