@@ -37,7 +37,7 @@ from agent_ls.runtime.front import FrontEnd
 from agent_ls.runtime.model_library import ModelLibrary, share_model_host
 
 if TYPE_CHECKING:
-    from collections.abc import Sequence
+    from collections.abc import Callable, Sequence
 
     from agent_ls.agent.plan import PlanEntry
     from agent_ls.runtime.conversations import Session  # the session the service hands out
@@ -90,7 +90,7 @@ async def cmd_chat(args: argparse.Namespace) -> int:
             assert session is not None  # required: NoModel otherwise
             return session
 
-        return await _chat(args, conversations, asyncio.ensure_future(opened()))
+        return await _chat(args, conversations, asyncio.ensure_future(opened()), lifecycle.quiet)
     except ConversationError as e:
         print(f"error: {e}", file=sys.stderr)
         return EXIT_USAGE
@@ -109,13 +109,15 @@ WAITING = "[starting the model library (first prompt only)…]"
 the prompt meanwhile), and in a one-shot run on a terminal (not into a pipe or a file)."""
 
 
-async def _chat(args: argparse.Namespace, conversations: Conversations, opening: asyncio.Future[Session]) -> int:
+async def _chat(args: argparse.Namespace, conversations: Conversations, opening: asyncio.Future[Session],
+                quiet: asyncio.Event) -> int:
     """The one-shot prompt of ``args``, or prompts read from the terminal until ``/exit``. The
     session is ``opening`` (after the model library loaded): the interactive chat takes its first
-    prompt meanwhile, from the first instant."""
+    prompt meanwhile, from the first instant. ``quiet`` is set once the first model request has
+    gone out (the model's first output) or the chat waits for its user: the MCP host starts then."""
     first: str | None = None
     if not args.prompt and not opening.done():
-        first = await read_line("\n> ")
+        first = await read_prompt(quiet)
         if first is None or first.strip() in ("/exit", "/quit"):
             opening.cancel()
             return EXIT_OK
@@ -128,7 +130,7 @@ async def _chat(args: argparse.Namespace, conversations: Conversations, opening:
     print(f"[session {session_id}, model {session.llm.model}]", file=sys.stderr)
     if session.plan:  # a resumed session's plan, as it was left
         print(plan_checklist(session.plan), file=sys.stderr, flush=True)
-    printer = TerminalPrinter()
+    printer = TerminalPrinter(quiet.set)
     announce_ends(conversations, session_id)
 
     roots = conversations.roots()
@@ -152,6 +154,7 @@ async def _chat(args: argparse.Namespace, conversations: Conversations, opening:
             return "cancelled"
         finally:
             loop.remove_signal_handler(signal.SIGINT)
+            quiet.set()
         if result.stop_reason == "compacted" and not printer.compacted:
             print(f"[{result.text}]", file=sys.stderr, flush=True)  # nothing to compact: say so
         return result.stop_reason
@@ -160,7 +163,7 @@ async def _chat(args: argparse.Namespace, conversations: Conversations, opening:
         reason = await one(" ".join(args.prompt))
         return EXIT_OK if reason in ("end", "compacted") else EXIT_FAIL
     while True:
-        line, first = (first, None) if first is not None else (await read_line("\n> "), None)
+        line, first = (first, None) if first is not None else (await read_prompt(quiet), None)
         if line is None or line.strip() in ("/exit", "/quit"):
             return EXIT_OK
         command = line.strip()
@@ -183,16 +186,35 @@ async def _chat(args: argparse.Namespace, conversations: Conversations, opening:
             await one(line)
 
 
+async def read_prompt(quiet: asyncio.Event) -> str | None:
+    """The next prompt from the terminal; after :data:`WAIT_QUIETLY` seconds of waiting for the
+    user, ``quiet`` is set (the MCP host may start: the interpreter has nothing else to do)."""
+    reading = asyncio.ensure_future(read_line("\n> "))
+    if not quiet.is_set():
+        await asyncio.wait({reading}, timeout=WAIT_QUIETLY)
+        quiet.set()
+    return await reading
+
+
+MODEL_OUTPUT = (ev.TextDelta, ev.ThinkingDelta, ev.ToolCallStarted, ev.TurnError, ev.TurnFinished)
+"""Events that tell the model's answer has begun (or the turn ended): the request has gone out."""
+
+
 class TerminalPrinter:
     """A turn's events on the terminal: the answer on stdout, the rest (tools, plan, usage,
-    errors) on stderr, every text from the model or a tool escaped."""
+    errors) on stderr, every text from the model or a tool escaped. ``answered``: called at the
+    model's first output (the request has gone out)."""
 
-    def __init__(self) -> None:
+    def __init__(self, answered: Callable[[], None] | None = None) -> None:
         self.started: set[str] = set()
         self.compacted = False
         """A compaction was printed (``/compact`` that did nothing says so itself)."""
+        self.answered = answered
 
     def __call__(self, event: Event) -> None:
+        if self.answered is not None and isinstance(event, MODEL_OUTPUT):
+            self.answered()
+            self.answered = None
         if isinstance(event, ev.SubagentEvent):
             self.subagent(event)
         elif isinstance(event, ev.TextDelta):

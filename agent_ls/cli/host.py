@@ -73,11 +73,12 @@ class TerminalListener(LogListener):
 
 def chat_lifecycle(host: RuntimeHost, models: ModelLibrary, tasks: BackgroundTasks) -> HostLifecycle:
     """The lifecycle of the chat's settled ``host``, as ACP's: the MCP host starts in the background
-    (after the model library, the first request's need), the SDK only when a server is configured;
-    a session gets the servers connected by then and is told the others are starting. The
-    folders' trust was settled already (:func:`settle`)."""
+    once the first model request has gone out or the chat waits for its user (the request never
+    competes with the MCP SDK's import), the SDK only when a server is configured; a session gets
+    the servers connected by then and is told the others are starting. The folders' trust was
+    settled already (:func:`settle`)."""
     return HostLifecycle(host, TerminalListener(), tasks, models=models, preview_first=False,
-                         ask_workspaces=False, mcp_on_demand=True)
+                         ask_workspaces=False, mcp_on_demand=True, request_first=True)
 
 
 async def ask_servers_first(lifecycle: HostLifecycle) -> None:

@@ -14,7 +14,10 @@ the model library loads before the MCP SDK's import and the servers' start (they
 same cores, and a prompt sent meanwhile waits for the model library), for
 :data:`MODEL_FIRST_LIMIT` seconds at most, or until something needs the host
 (:meth:`HostLifecycle.want`). A session built meanwhile gets a
-:class:`~agent_ls.runtime.pending.PendingHost` (:meth:`HostLifecycle.session_host`).
+:class:`~agent_ls.runtime.pending.PendingHost` (:meth:`HostLifecycle.session_host`). The terminal
+(``request_first``) also holds the start until its first model request has gone out or it waits
+for its user (:attr:`HostLifecycle.quiet`): on a busy machine the SDK's import, in a thread,
+otherwise slowed a one-shot's first request by seconds.
 
 With ``mcp_on_demand`` (ACP, the terminal), a host whose settings configure no MCP server does
 not import the MCP SDK at all: its start ends with the settings (:attr:`HostLifecycle.idle`,
@@ -136,11 +139,16 @@ class HostLifecycle:
     chooses, as ACP does at the next prompt and the terminal before the host starts);
     ``mcp_on_demand``: no MCP SDK and no manager while no server is configured (see the module
     docstring); ``models``: the front end's model library (default: one on the host's settings;
-    the terminal's follows ``--model``)."""
+    the terminal's follows ``--model``); ``request_first``: the first model request comes before
+    the host: with ``model_first`` the start waits for the front end to be :attr:`quiet` too, and
+    a prompt sent while the host starts does not wait for it to offer the tools kept from the
+    servers' last connection (those servers are said to be starting, like the others; a call of
+    one of their tools, or ``tool_search``, waits for them)."""
 
     def __init__(self, runtime: RuntimeHost, listener: HostListener, tasks: BackgroundTasks, *,
                  model_first: bool = True, preview_first: bool = True, ask_workspaces: bool = True,
-                 mcp_on_demand: bool = False, models: ModelLibrary | None = None) -> None:
+                 mcp_on_demand: bool = False, models: ModelLibrary | None = None,
+                 request_first: bool = False) -> None:
         self.runtime = runtime
         self.listener = listener
         self.tasks = tasks
@@ -149,6 +157,7 @@ class HostLifecycle:
         self.preview_first = preview_first
         self.ask_workspaces = ask_workspaces
         self.mcp_on_demand = mcp_on_demand
+        self.request_first = request_first
         self.reloaded: list[Callable[[], None]] = []
         """Called after each reload (the conversations rebuild their sessions)."""
         self.settled: list[Callable[[], None]] = []
@@ -160,6 +169,14 @@ class HostLifecycle:
         """Something needs the MCP host now: its start stops waiting for the model library."""
         self.started = asyncio.Event()
         """The host's start has ended (started, or failed to)."""
+        self.quiet = asyncio.Event()
+        """The front end leaves the interpreter to the host's start (with ``model_first``, the start
+        waits for it after the model library): set from the beginning unless ``request_first``;
+        the terminal sets it once its first model request has gone out (the model answers), or
+        while it waits for its user. A one-shot's first request then never competes with the MCP
+        SDK's import, which holds the interpreter for long stretches."""
+        if not request_first:
+            self.quiet.set()
         self.reload_lock = asyncio.Lock()
         self.preview: list[ServerStatus] | None = None
         """The status the host will report, while it loads (:mod:`agent_ls.mcp.preview`)."""
@@ -222,7 +239,8 @@ class HostLifecycle:
             preview = self.preview or []
             return PendingHost(lambda: self.runtime.manager, self.started, self.wanted.set,
                                starting=[s.name for s in preview if s.state == State.STARTING],
-                               kept=any(s.state == State.STARTING and s.tools for s in preview))
+                               kept=not self.request_first and any(s.state == State.STARTING and s.tools
+                                                                   for s in preview))
         return await self.ensure_manager()
 
     async def settings_loaded(self) -> None:
@@ -338,16 +356,27 @@ class HostLifecycle:
             settled()
 
     async def _model_first(self) -> None:
-        """When a model is configured, load the model library before the MCP host starts, for
-        :data:`MODEL_FIRST_LIMIT` seconds at most, or until the host is wanted. A workspace that
-        asks to be trusted was asked before this wait."""
-        if not self.model_first or self.wanted.is_set() or (warming := self.models.prewarm()) is None:
+        """When a model is configured, load the model library before the MCP host starts, then
+        wait until the front end is :attr:`quiet`; for :data:`MODEL_FIRST_LIMIT` seconds at most,
+        or until the host is wanted. A workspace that asks to be trusted was asked before this wait."""
+        if not self.model_first or self.wanted.is_set():
+            return
+        warming = self.models.prewarm()
+        if warming is None and self.quiet.is_set():
             return
         wanted = asyncio.ensure_future(self.wanted.wait())
+        quiet = asyncio.ensure_future(self.quiet.wait())
         try:
-            await asyncio.wait({warming, wanted}, timeout=model_first_limit(), return_when=asyncio.FIRST_COMPLETED)
+            async with asyncio.timeout(model_first_limit()):
+                if warming is not None:
+                    await asyncio.wait({warming, wanted}, return_when=asyncio.FIRST_COMPLETED)
+                await asyncio.wait({quiet, wanted}, return_when=asyncio.FIRST_COMPLETED)
+        except TimeoutError:
+            log.debug("MCP host: starting after %g s of waiting for the model library and the front end",
+                      model_first_limit())
         finally:
             wanted.cancel()
+            quiet.cancel()
 
     async def _connect_progress(self, manager: MCPManager) -> None:
         """Progress while servers connect; one log line per server outcome."""
