@@ -2,7 +2,7 @@
 peak memory after a 20-step turn, time per tool step (issue 46).
 
     .venv/bin/python scripts/bench_startup.py [--runs 5] [--steps 20] [--turns 3] [--baseline DIR]
-                                              [--in-process] [--lsp]
+                                              [--in-process] [--lsp] [--servers]
 
 Side by side in one run, against the same scripted OpenAI-compatible LLM (in this process, so its
 timestamps share the clock), runs interleaved so that machine noise hits every side alike:
@@ -31,6 +31,10 @@ ACP process (``VmHWM``) and of the model host, and the median time per tool step
 ``--lsp`` the language server's too (one ``agent/prompt`` turn per side and round, after its
 model library loaded). Goals: first request <= 0.5 s and <= 3x the floor; peak RSS
 <= 200 MB; per-step time <= the baseline's + 10%.
+
+``--servers`` measures only ``agent-ls chat`` one-shot with one stdio MCP server (the knob test
+server) in the user settings, spawn -> first model request, beside the floor (:func:`with_a_server`):
+the MCP host starts in the background, so the request should not wait for the MCP SDK.
 """
 
 from __future__ import annotations
@@ -196,6 +200,43 @@ def host_pids(runtime: Path) -> list[int]:
     return pids
 
 
+def with_a_server(llm: ScriptedLLM, ws: Path, config: Path, base: dict[str, str], sides: list[Side],
+                  runs: int) -> None:
+    """``--servers``: spawn -> first model request of ``agent-ls chat`` one-shot with one stdio MCP
+    server in the user settings (``config`` gets them), each side and the floor interleaved; the
+    medians of the warm runs (run 0 is cold: compiles, starts the model host)."""
+    # lazy: the test servers' launcher, for this part only
+    from tests.servers.launch import knob_stdio_params
+
+    settings = json.loads((config / "settings.json").read_text())
+    settings["mcpServers"] = {"knob": knob_stdio_params()}
+    (config / "settings.json").write_text(json.dumps(settings))
+    floor: list[float] = []
+    times: dict[str, list[float]] = {side.name: [] for side in sides}
+    for r in range(runs + 1):
+        since = len(llm.requests)
+        llm.script(text("hello"))
+        t0 = time.perf_counter()
+        subprocess.run([sys.executable, "-c", FLOOR, llm.openai_base], check=True, env=base, cwd=ws)
+        if r:
+            floor.append(first_request(llm, since) - t0)
+        for side in sides:
+            llm.script(text("hello"))
+            t, _ = chat_once(llm, ws, side.env(base), f"hi {r}")
+            if r:
+                times[side.name].append(t)
+    f = statistics.median(floor)
+    print(f"\nagent-ls chat one-shot with one stdio MCP server configured: process start -> first model request, "
+          f"median of {runs} warm runs")
+    print(f"  floor: python + httpx posting the request   {f:.3f} s")
+    for side in sides:
+        c = statistics.median(times[side.name])
+        print(f"  {side.name}: {c:.3f} s ({c / f:.1f}x floor)  runs {' '.join(f'{x:.3f}' for x in times[side.name])}")
+    ref = statistics.median(times[sides[-1].name])
+    for side in sides[:-1]:
+        print(f"  {side.name} / {sides[-1].name}: {statistics.median(times[side.name]) / ref:.2f}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--runs", type=int, default=5)
@@ -205,6 +246,8 @@ def main() -> None:
     parser.add_argument("--in-process", action="store_true", help="also this tree with AGENT_LS_MODEL_HOST=0")
     parser.add_argument("--lsp", action="store_true", help="also the language server's peak RSS and time per step "
                         "after a turn of --steps steps")
+    parser.add_argument("--servers", action="store_true", help="only `agent-ls chat` one-shot with one stdio MCP "
+                        "server configured: start -> first model request")
     args = parser.parse_args()
 
     with ScriptedLLM() as llm, tempfile.TemporaryDirectory() as d:
@@ -241,6 +284,9 @@ def main() -> None:
 
         floor: list[float] = []
         try:
+            if args.servers:
+                with_a_server(llm, ws, config, base, sides, args.runs)
+                return
             for r in range(args.runs + 1):  # run 0: cold (this tree starts its model host)
                 since = len(llm.requests)
                 llm.script(text("hello"))

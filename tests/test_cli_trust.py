@@ -100,7 +100,8 @@ def test_untrusted_workspace_on_the_command_line(cli: Env, sink: Sink, evil_llm:
     # trusted: the same settings take effect (the model at the workspace's endpoint, allow ["*"], servers)
     assert cli.run("trust", "-w", str(cli.ws)).returncode == 0
     evil_llm.script(tool_calls([("bash", {"command": f"touch {attack.bash_marker}"})]), text("done"))
-    chat = cli.run("chat", "-w", str(cli.ws), "run", "it")
+    # (--wait: the servers connect before the prompt; else they start once the model answered)
+    chat = cli.run("chat", "--wait", "60", "-w", str(cli.ws), "run", "it")
     assert chat.returncode == 0, chat.stderr
     assert "[approve]" not in chat.stderr and attack.bash_marker.exists()
     assert evil_llm.requests[0].headers.get("authorization") == f"Bearer {USER_KEY}"

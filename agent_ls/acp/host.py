@@ -38,7 +38,6 @@ from agent_ls.agent.permissions import ApprovalAnswer
 from agent_ls.config.entries import ConfigSource, Scope, ServerConfig
 from agent_ls.config.settings import LoadedSettings
 from agent_ls.core.tasks import BackgroundTasks
-from agent_ls.runtime.conversations import Conversations
 from agent_ls.runtime.host import RuntimeHost
 from agent_ls.runtime.lifecycle import HostLifecycle, HostUnavailable, LogListener
 from agent_ls.runtime.questions import NoQuestions, TrustAnswer
@@ -133,13 +132,9 @@ class SessionHost:
                                        preview_first=False, ask_workspaces=False, mcp_on_demand=True)
         """The host's start, reloads and stop (the runtime's, as the language server's); the
         folder's trust question is this host's own: queued, asked at the next prompt."""
-        self.conversations = Conversations(folders=lambda: [folder], settings=self.agent_settings,
-                                           host=self.lifecycle.session_host, prepare=self.lifecycle.models.ready,
-                                           checkpoints=True, tasks=self.tasks)
+        self.conversations = self.lifecycle.conversations(settings=self.agent_settings)
         """The conversations of the folder (its session store); each session opens its own with
         its :class:`~agent_ls.runtime.sessions.FrontEnd` (the client's files and terminal)."""
-        self.lifecycle.reloaded.append(self.conversations.settings_changed)
-        self.runtime.task_owner = self.conversations.jobs.task_started  # a task a turn starts: a job of its session
 
     def agent_settings(self) -> AgentSettings:
         # lazy: +3 modules, ~12 ms at the ACP start-up
@@ -178,11 +173,7 @@ class SessionHost:
         manager asks as it starts the servers), so that the question comes before the turn."""
         if self.manager is not None or self.lifecycle.idle or self.runtime.settings is None:
             return
-        # lazy: the status names (no MCP SDK)
-        from agent_ls.mcp.status import activation
-
-        state = self.state
-        if any(activation(cfg, None, state).ask_trust for cfg in self.runtime.settings.servers.values()):
+        if self.lifecycle.servers_asking_trust():
             with contextlib.suppress(HostUnavailable):  # shut down meanwhile
                 await self.lifecycle.ensure_manager()
 

@@ -205,7 +205,7 @@ def _message_text(response: Any) -> tuple[str, str | None]:
 # the handler --------------------------------------------------------------------------------
 
 class Sampler:
-    """The host's sampling handler (``MCPManager.set_sampling_handler(Sampler(...))``).
+    """The host's sampling handler (``create_manager(..., sampling_handler=Sampler(...))``).
 
     ``settings`` is called for every request, so settings changes apply at once. ``consent``
     is the user's say (None: nobody can be asked, so only ``autoApprove`` servers get through).

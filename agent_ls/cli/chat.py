@@ -26,51 +26,39 @@ from agent_ls.cli.common import (
     EXIT_USAGE,
     print_diagnostics,
     read_line,
-    workspace_folders,
 )
-from agent_ls.cli.host import settle, start
+from agent_ls.cli.host import ask_servers_first, chat_lifecycle, settle
 from agent_ls.cli.jobs import announce_ends, jobs_command, stop_command
 from agent_ls.cli.rewind import redo_command, rewind_command
 from agent_ls.core.tasks import BackgroundTasks
 from agent_ls.core.visible import visible
 from agent_ls.runtime.conversations import NO_MODEL, ConversationError, Conversations
+from agent_ls.runtime.front import FrontEnd
 from agent_ls.runtime.model_library import ModelLibrary, share_model_host
-from agent_ls.runtime.sessions import FrontEnd
 
 if TYPE_CHECKING:
-    from collections.abc import Sequence
+    from collections.abc import Callable, Sequence
 
-    from agent_ls.agent.config import AgentSettings
     from agent_ls.agent.plan import PlanEntry
-    from agent_ls.mcp.manager import MCPManager
     from agent_ls.runtime.conversations import Session  # the session the service hands out
-    from agent_ls.runtime.questions import Questions
 
 
 async def cmd_chat(args: argparse.Namespace) -> int:
     """A terminal chat on the conversation service the editor's chat and ACP use."""
-    folders = workspace_folders(args)
-    host, settings = await settle(args)
+    host, settings = await settle(args)  # the folders' trust questions first: nothing of a folder runs before
     agent = agent_settings(settings)
     print_diagnostics(settings)  # every problem of the settings files at its place, as `agent-ls mcp status`
-    managers: list[MCPManager] = []
-
-    async def mcp_host() -> MCPManager | None:
-        return managers[0] if managers else None
 
     # The model library (the user's warm model host, or litellm imported here) loads from now on
-    # in the background: the prompt is read meanwhile, and a turn waits for it (issue 46).
+    # in the background: the prompt is read meanwhile, and a turn waits for it (issue 46). The
+    # MCP host starts in the background too, as in ACP: the first request does not wait for it.
     share_model_host()
     tasks = BackgroundTasks("chat")
     library = ModelLibrary(lambda: attrs.evolve(agent, model=args.model) if args.model else agent, tasks)
-    if not (args.list_sessions or args.delete_session):
-        library.prewarm()
-
+    lifecycle = chat_lifecycle(host, library, tasks)
     # approvals are asked on the terminal (TerminalQuestions, the host's questions)
-    conversations = Conversations(folders=lambda: folders, settings=lambda: agent, host=mcp_host,
-                                  front=lambda: FrontEnd(questions=host.questions), checkpoints=True,
-                                  prepare=library.ready)
-    host.task_owner = conversations.jobs.task_started  # an MCP task a turn starts: a job of its conversation
+    conversations = lifecycle.conversations(settings=lambda: agent,
+                                            front=lambda: FrontEnd(questions=host.questions))
     try:
         if args.list_sessions:
             for info in await conversations.sessions():
@@ -82,15 +70,19 @@ async def cmd_chat(args: argparse.Namespace) -> int:
                 return EXIT_USAGE
             print(f"Deleted session {args.delete_session}")
             return EXIT_OK
+        library.prewarm()
         session_id = await conversations.latest() if args.continue_last else args.resume
         # --model, else the resumed session's choice (/model, the editor's picker), else the default.
         model = args.model or (await conversations.models(session_id)).current
         if model is None:
             print(f"error: {NO_MODEL}; or pass --model", file=sys.stderr)
             return EXIT_USAGE
-        if settings.servers:  # the MCP SDK (~0.5 s of imports) only when there is a server to talk to
-            managers.append(await start(host, args))
-            _attach_terminal_sampling(managers[0], host.questions, agent, model)
+        # MCP sampling: the chat's model (--model included) answers unless agent.sampling.model is set
+        host.sampling, host.sampling_settings = True, lambda: attrs.evolve(agent, model=model)
+        await ask_servers_first(lifecycle)  # before the host and the first prompt: the terminal is free
+        await lifecycle.settings_loaded()  # (starts the host in the background)
+        if args.wait > 0 and not lifecycle.idle:  # --wait: the servers' first connection, bounded
+            await (await lifecycle.ensure_manager()).wait_ready(timeout=args.wait)
 
         async def opened() -> Session:
             await library.ready()  # first: the session counts its tokens with the model library
@@ -98,15 +90,15 @@ async def cmd_chat(args: argparse.Namespace) -> int:
             assert session is not None  # required: NoModel otherwise
             return session
 
-        return await _chat(args, conversations, asyncio.ensure_future(opened()))
+        return await _chat(args, conversations, asyncio.ensure_future(opened()), lifecycle.quiet)
     except ConversationError as e:
         print(f"error: {e}", file=sys.stderr)
         return EXIT_USAGE
     finally:
-        await conversations.close()
-        if managers:
-            await managers[0].close()
-        tasks.cancel()
+        try:
+            await conversations.close()
+        finally:
+            await lifecycle.shutdown()
 
 
 WAIT_QUIETLY = 0.3
@@ -117,13 +109,15 @@ WAITING = "[starting the model library (first prompt only)…]"
 the prompt meanwhile), and in a one-shot run on a terminal (not into a pipe or a file)."""
 
 
-async def _chat(args: argparse.Namespace, conversations: Conversations, opening: asyncio.Future[Session]) -> int:
+async def _chat(args: argparse.Namespace, conversations: Conversations, opening: asyncio.Future[Session],
+                quiet: asyncio.Event) -> int:
     """The one-shot prompt of ``args``, or prompts read from the terminal until ``/exit``. The
     session is ``opening`` (after the model library loaded): the interactive chat takes its first
-    prompt meanwhile, from the first instant."""
+    prompt meanwhile, from the first instant. ``quiet`` is set once the first model request has
+    gone out (the model's first output) or the chat waits for its user: the MCP host starts then."""
     first: str | None = None
     if not args.prompt and not opening.done():
-        first = await read_line("\n> ")
+        first = await read_prompt(quiet)
         if first is None or first.strip() in ("/exit", "/quit"):
             opening.cancel()
             return EXIT_OK
@@ -136,7 +130,7 @@ async def _chat(args: argparse.Namespace, conversations: Conversations, opening:
     print(f"[session {session_id}, model {session.llm.model}]", file=sys.stderr)
     if session.plan:  # a resumed session's plan, as it was left
         print(plan_checklist(session.plan), file=sys.stderr, flush=True)
-    printer = TerminalPrinter()
+    printer = TerminalPrinter(quiet.set)
     announce_ends(conversations, session_id)
 
     roots = conversations.roots()
@@ -160,6 +154,7 @@ async def _chat(args: argparse.Namespace, conversations: Conversations, opening:
             return "cancelled"
         finally:
             loop.remove_signal_handler(signal.SIGINT)
+            quiet.set()
         if result.stop_reason == "compacted" and not printer.compacted:
             print(f"[{result.text}]", file=sys.stderr, flush=True)  # nothing to compact: say so
         return result.stop_reason
@@ -168,7 +163,7 @@ async def _chat(args: argparse.Namespace, conversations: Conversations, opening:
         reason = await one(" ".join(args.prompt))
         return EXIT_OK if reason in ("end", "compacted") else EXIT_FAIL
     while True:
-        line, first = (first, None) if first is not None else (await read_line("\n> "), None)
+        line, first = (first, None) if first is not None else (await read_prompt(quiet), None)
         if line is None or line.strip() in ("/exit", "/quit"):
             return EXIT_OK
         command = line.strip()
@@ -191,16 +186,35 @@ async def _chat(args: argparse.Namespace, conversations: Conversations, opening:
             await one(line)
 
 
+async def read_prompt(quiet: asyncio.Event) -> str | None:
+    """The next prompt from the terminal; after :data:`WAIT_QUIETLY` seconds of waiting for the
+    user, ``quiet`` is set (the MCP host may start: the interpreter has nothing else to do)."""
+    reading = asyncio.ensure_future(read_line("\n> "))
+    if not quiet.is_set():
+        await asyncio.wait({reading}, timeout=WAIT_QUIETLY)
+        quiet.set()
+    return await reading
+
+
+MODEL_OUTPUT = (ev.TextDelta, ev.ThinkingDelta, ev.ToolCallStarted, ev.TurnError, ev.TurnFinished)
+"""Events that tell the model's answer has begun (or the turn ended): the request has gone out."""
+
+
 class TerminalPrinter:
     """A turn's events on the terminal: the answer on stdout, the rest (tools, plan, usage,
-    errors) on stderr, every text from the model or a tool escaped."""
+    errors) on stderr, every text from the model or a tool escaped. ``answered``: called at the
+    model's first output (the request has gone out)."""
 
-    def __init__(self) -> None:
+    def __init__(self, answered: Callable[[], None] | None = None) -> None:
         self.started: set[str] = set()
         self.compacted = False
         """A compaction was printed (``/compact`` that did nothing says so itself)."""
+        self.answered = answered
 
     def __call__(self, event: Event) -> None:
+        if self.answered is not None and isinstance(event, MODEL_OUTPUT):
+            self.answered()
+            self.answered = None
         if isinstance(event, ev.SubagentEvent):
             self.subagent(event)
         elif isinstance(event, ev.TextDelta):
@@ -326,12 +340,3 @@ def plan_checklist(entries: Sequence[PlanEntry]) -> str:
     lines = [f"[plan] {done} of {len(entries)} done"]
     lines += [f"  {_PLAN_MARKS.get(e.status, '[ ]')} {visible(e.content)}" for e in entries]
     return "\n".join(lines)
-
-
-def _attach_terminal_sampling(manager: MCPManager, questions: Questions, agent: AgentSettings, model: str) -> None:
-    """MCP sampling in ``agent-ls chat``: consent is asked on the terminal, like approvals;
-    the chat's model (``--model`` included) answers unless ``agent.sampling.model`` is set."""
-    from agent_ls.agent.sampling import Sampler  # lazy: the MCP SDK's types, with the host
-
-    settings = attrs.evolve(agent, model=model)
-    manager.set_sampling_handler(Sampler(lambda: settings, questions.sampling_consent))

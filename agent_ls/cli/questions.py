@@ -36,6 +36,9 @@ class TerminalQuestions:
         self.assume_yes = assume_yes
         self.ask = ask
         self.host = host
+        self.servers_asked = False
+        """The servers' trust questions were asked before the host started (``agent-ls chat``):
+        the host does not ask again (no question competes with the chat for the terminal)."""
 
     async def approve(self, request: ApprovalRequest) -> ApprovalAnswer | SessionScope:
         return approval_answer(request, await read_line(approval_prompt(request)))
@@ -43,7 +46,7 @@ class TerminalQuestions:
     async def trust_server(self, config: ServerConfig) -> TrustAnswer | None:
         if self.assume_yes:
             return TrustAnswer.TRUST
-        if not self.ask or not sys.stdin.isatty():
+        if self.servers_asked or not self.ask or not sys.stdin.isatty():
             return None
         state = self.host.state if self.host is not None else None
         return TrustAnswer.of(await ask_server_trust(config, state))

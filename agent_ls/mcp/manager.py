@@ -130,9 +130,6 @@ class MCPManager(SignIns, TrustDecisions):
     def set_elicitation_handler(self, handler: ElicitationHandler | None) -> None:
         self.callbacks.elicitation = handler
 
-    def set_sampling_handler(self, handler: SamplingHandler | None) -> None:
-        self.callbacks.sampling = handler
-
     def set_auth_opener(self, opener: AuthOpener | None) -> None:
         """How authorization URLs reach the user: ``await opener(server_name, url)``."""
         self.auth_opener = opener

@@ -80,6 +80,9 @@ class RuntimeHost:
         self.sampling = sampling
         """MCP sampling goes to the model (with ``questions.sampling_consent``); False: the manager
         refuses it (a headless ``agent-ls mcp`` command has no model to offer)."""
+        self.sampling_settings: Callable[[], AgentSettings] = self.agent_settings
+        """The agent's settings a sampling request is answered with (``agent-ls chat``: its
+        ``--model``)."""
         self.renders_apps = False
         """The front end renders MCP Apps (the editor's chat says so at ``initialize``): a tool's
         app is loaded and carried by its result; otherwise the app is only named."""
@@ -141,6 +144,17 @@ class RuntimeHost:
         if answer is TrustAnswer.TRUST_ONCE and isinstance(self.state, OnceTrustState):
             self.state.trust_once(cfg.source.workspace_folder, cfg.trust_key())
         return None if answer is None else answer is not TrustAnswer.KEEP_RESTRICTED
+
+    async def decide_server_trust(self, cfg: ServerConfig) -> bool | None:
+        """Ask about a workspace server before the manager takes it up, and remember the answer as
+        the manager would (:meth:`agent_ls.mcp.manager.MCPManager.set_trust`): the manager then
+        starts it, or keeps it stopped, without asking. None: no answer, nothing remembered."""
+        trusted = await self._trust_server(cfg)
+        if trusted is not None:
+            await asyncio.to_thread(self.state.set_trust, cfg.source.workspace_folder, cfg.trust_key(), trusted,
+                                    name=cfg.name, entry=cfg.view().snapshot())
+            log.info("MCP server %s: %s", cfg.name, "trusted" if trusted else "kept stopped (not trusted)")
+        return trusted
 
     # settings --------------------------------------------------------------------------------------
     def folders(self) -> list[Path]:
@@ -212,7 +226,7 @@ class RuntimeHost:
         if self.sampling:
             from agent_ls.agent.sampling import Sampler  # the MCP SDK's types: imported with the host
 
-            kwargs["sampling_handler"] = Sampler(self.agent_settings, self.questions.sampling_consent)
+            kwargs["sampling_handler"] = Sampler(self.sampling_settings, self.questions.sampling_consent)
         if on_change is not None:
             kwargs["on_change"] = on_change
         manager: MCPManager = host.create_manager(self.folders(), settings, **kwargs, **options)

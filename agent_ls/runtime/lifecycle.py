@@ -14,12 +14,22 @@ the model library loads before the MCP SDK's import and the servers' start (they
 same cores, and a prompt sent meanwhile waits for the model library), for
 :data:`MODEL_FIRST_LIMIT` seconds at most, or until something needs the host
 (:meth:`HostLifecycle.want`). A session built meanwhile gets a
-:class:`~agent_ls.runtime.pending.PendingHost` (:meth:`HostLifecycle.session_host`).
+:class:`~agent_ls.runtime.pending.PendingHost` (:meth:`HostLifecycle.session_host`). The terminal
+(``request_first``) also holds the start until its first model request has gone out or it waits
+for its user (:attr:`HostLifecycle.quiet`): on a busy machine the SDK's import, in a thread,
+otherwise slowed a one-shot's first request by seconds.
 
-With ``mcp_on_demand`` (ACP), a host whose settings configure no MCP server does not import the
-MCP SDK at all: its start ends with the settings (:attr:`HostLifecycle.idle`, sessions get no MCP
-host), and the manager is created when a reload brings a server or something asks for it
-(:meth:`HostLifecycle.ensure_manager`).
+With ``mcp_on_demand`` (ACP, the terminal), a host whose settings configure no MCP server does
+not import the MCP SDK at all: its start ends with the settings (:attr:`HostLifecycle.idle`,
+sessions get no MCP host), and the manager is created when a reload brings a server or something
+asks for it (:meth:`HostLifecycle.ensure_manager`).
+
+Server trust: a workspace server never decided on asks to be trusted when the host takes it up
+(:meth:`HostLifecycle.servers_asking_trust` tells which will, without the MCP SDK). The language
+server asks the editor as the host starts; ACP waits for the host at the next prompt and asks its
+client before the turn; the terminal asks before its first prompt and before the host starts
+(:meth:`HostLifecycle.ask_servers_first`): no question competes with the chat for the terminal,
+and the first request never waits for the MCP SDK.
 """
 
 from __future__ import annotations
@@ -28,7 +38,7 @@ import asyncio
 import contextlib
 import logging
 import os
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -39,11 +49,15 @@ from agent_ls.runtime.model_library import ModelLibrary, Progress
 from agent_ls.runtime.pending import PendingHost
 
 if TYPE_CHECKING:
+    from agent_ls.agent.config import AgentSettings
+    from agent_ls.config.entries import ServerConfig
     from agent_ls.config.settings import LoadedSettings
     from agent_ls.config.state import HostState
     from agent_ls.config.trust import WorkspaceTrustInfo
     from agent_ls.mcp.manager import MCPManager
     from agent_ls.mcp.status import ServerStatus
+    from agent_ls.runtime.conversations import Conversations
+    from agent_ls.runtime.front import FrontEnd
 
 log = logging.getLogger("agent_ls.runtime")
 
@@ -124,19 +138,26 @@ class HostLifecycle:
     the lifecycle asks about folders that wait for trust (False: the front end asks when it
     chooses, as ACP does at the next prompt and the terminal before the host starts);
     ``mcp_on_demand``: no MCP SDK and no manager while no server is configured (see the module
-    docstring)."""
+    docstring); ``models``: the front end's model library (default: one on the host's settings;
+    the terminal's follows ``--model``); ``request_first``: the first model request comes before
+    the host: with ``model_first`` the start waits for the front end to be :attr:`quiet` too, and
+    a prompt sent while the host starts does not wait for it to offer the tools kept from the
+    servers' last connection (those servers are said to be starting, like the others; a call of
+    one of their tools, or ``tool_search``, waits for them)."""
 
     def __init__(self, runtime: RuntimeHost, listener: HostListener, tasks: BackgroundTasks, *,
                  model_first: bool = True, preview_first: bool = True, ask_workspaces: bool = True,
-                 mcp_on_demand: bool = False) -> None:
+                 mcp_on_demand: bool = False, models: ModelLibrary | None = None,
+                 request_first: bool = False) -> None:
         self.runtime = runtime
         self.listener = listener
         self.tasks = tasks
-        self.models = ModelLibrary(runtime.agent_settings, tasks)
+        self.models = models if models is not None else ModelLibrary(runtime.agent_settings, tasks)
         self.model_first = model_first
         self.preview_first = preview_first
         self.ask_workspaces = ask_workspaces
         self.mcp_on_demand = mcp_on_demand
+        self.request_first = request_first
         self.reloaded: list[Callable[[], None]] = []
         """Called after each reload (the conversations rebuild their sessions)."""
         self.settled: list[Callable[[], None]] = []
@@ -148,6 +169,14 @@ class HostLifecycle:
         """Something needs the MCP host now: its start stops waiting for the model library."""
         self.started = asyncio.Event()
         """The host's start has ended (started, or failed to)."""
+        self.quiet = asyncio.Event()
+        """The front end leaves the interpreter to the host's start (with ``model_first``, the start
+        waits for it after the model library): set from the beginning unless ``request_first``;
+        the terminal sets it once its first model request has gone out (the model answers), or
+        while it waits for its user. A one-shot's first request then never competes with the MCP
+        SDK's import, which holds the interpreter for long stretches."""
+        if not request_first:
+            self.quiet.set()
         self.reload_lock = asyncio.Lock()
         self.preview: list[ServerStatus] | None = None
         """The status the host will report, while it loads (:mod:`agent_ls.mcp.preview`)."""
@@ -210,20 +239,62 @@ class HostLifecycle:
             preview = self.preview or []
             return PendingHost(lambda: self.runtime.manager, self.started, self.wanted.set,
                                starting=[s.name for s in preview if s.state == State.STARTING],
-                               kept=any(s.state == State.STARTING and s.tools for s in preview))
+                               kept=not self.request_first and any(s.state == State.STARTING and s.tools
+                                                                   for s in preview))
         return await self.ensure_manager()
 
     async def settings_loaded(self) -> None:
         """Wait until the settings are loaded and, while the host starts, its preview computed (the
         start's first steps: milliseconds), starting the host if nothing has yet. The preview
         too: between the two, :meth:`host_starting` would answer None and a caller that asks
-        it would start the host at once, before the model library."""
-        if self.runtime.settings is None:
-            if self.runtime.manager is None and not self.lock.locked():
-                self.tasks.spawn(self.start(), "start MCP host")
+        it would start the host at once, before the model library. (The terminal read the
+        settings itself, to settle the folders' trust: its host starts here too.)"""
+        if not self.started.is_set() and self.runtime.manager is None and not self.lock.locked():
+            self.tasks.spawn(self.start(), "start MCP host")
             await self.preview_ready.wait()
-        elif self.starting:
+        elif self.runtime.settings is None or self.starting:
             await self.preview_ready.wait()
+
+    def conversations(self, *, settings: Callable[[], AgentSettings], front: Callable[[], FrontEnd] | None = None,
+                      prepare: Callable[[], Awaitable[None]] | None = None) -> Conversations:
+        """The conversations of the host's folders, wired to it: a session gets the MCP host as it
+        starts (:meth:`session_host`), a turn waits for the model library (``prepare``, default
+        :meth:`ModelLibrary.ready`), sessions are rebuilt after each reload, an MCP task a turn
+        starts is a job of its conversation, and a checkpoint is taken before every prompt."""
+        # lazy: the conversation service (+ the session store's modules), for the front ends that chat
+        from agent_ls.runtime.conversations import Conversations
+
+        conversations = Conversations(folders=self.runtime.folders, settings=settings, host=self.session_host,
+                                      front=front, prepare=prepare or self.models.ready, checkpoints=True,
+                                      tasks=self.tasks)
+        self.reloaded.append(conversations.settings_changed)
+        self.runtime.task_owner = conversations.jobs.task_started  # a task a turn starts: a job of its session
+        return conversations
+
+    # server trust ----------------------------------------------------------------------------------
+    def servers_asking_trust(self) -> list[ServerConfig]:
+        """The servers of the current settings that will ask to be trusted when the host takes them
+        up (workspace servers never decided on; a restricted folder's servers wait for the folder's
+        trust instead), sorted by name. Needs no MCP SDK."""
+        settings = self.runtime.settings
+        if settings is None:
+            return []
+        # lazy: the status names (no MCP SDK)
+        from agent_ls.mcp.status import activation
+
+        state = self.runtime.state
+        return [cfg for _, cfg in sorted(settings.servers.items()) if activation(cfg, None, state).ask_trust]
+
+    async def ask_servers_first(self) -> list[ServerConfig]:
+        """Before the host starts: ask the questions about every server that would ask to be
+        trusted (:meth:`servers_asking_trust`) and remember each answer as the host would, so that
+        the host starts the trusted ones and keeps the others stopped without asking again. Returns
+        the servers left undecided (nobody could answer): they wait, stopped, as awaiting-trust."""
+        undecided = []
+        for cfg in self.servers_asking_trust():
+            if await self.runtime.decide_server_trust(cfg) is None:
+                undecided.append(cfg)
+        return undecided
 
     # start -----------------------------------------------------------------------------------------
     async def start(self) -> None:
@@ -285,16 +356,27 @@ class HostLifecycle:
             settled()
 
     async def _model_first(self) -> None:
-        """When a model is configured, load the model library before the MCP host starts, for
-        :data:`MODEL_FIRST_LIMIT` seconds at most, or until the host is wanted. A workspace that
-        asks to be trusted was asked before this wait."""
-        if not self.model_first or self.wanted.is_set() or (warming := self.models.prewarm()) is None:
+        """When a model is configured, load the model library before the MCP host starts, then
+        wait until the front end is :attr:`quiet`; for :data:`MODEL_FIRST_LIMIT` seconds at most,
+        or until the host is wanted. A workspace that asks to be trusted was asked before this wait."""
+        if not self.model_first or self.wanted.is_set():
+            return
+        warming = self.models.prewarm()
+        if warming is None and self.quiet.is_set():
             return
         wanted = asyncio.ensure_future(self.wanted.wait())
+        quiet = asyncio.ensure_future(self.quiet.wait())
         try:
-            await asyncio.wait({warming, wanted}, timeout=model_first_limit(), return_when=asyncio.FIRST_COMPLETED)
+            async with asyncio.timeout(model_first_limit()):
+                if warming is not None:
+                    await asyncio.wait({warming, wanted}, return_when=asyncio.FIRST_COMPLETED)
+                await asyncio.wait({quiet, wanted}, return_when=asyncio.FIRST_COMPLETED)
+        except TimeoutError:
+            log.debug("MCP host: starting after %g s of waiting for the model library and the front end",
+                      model_first_limit())
         finally:
             wanted.cancel()
+            quiet.cancel()
 
     async def _connect_progress(self, manager: MCPManager) -> None:
         """Progress while servers connect; one log line per server outcome."""

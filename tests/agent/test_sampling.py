@@ -55,7 +55,7 @@ class Host:
         self.agent = agent_settings(settings, environ={})
         assert self.agent.problems == ()
         self.manager = MCPManager(roots=[self.ws])
-        self.manager.set_sampling_handler(Sampler(lambda: self.agent, self.consent))  # type: ignore[arg-type,return-value]
+        self.manager.callbacks.sampling = Sampler(lambda: self.agent, self.consent)  # type: ignore[arg-type,return-value]
         await self.manager.apply(settings)
         await self.manager.wait_ready(30)
         return self.manager

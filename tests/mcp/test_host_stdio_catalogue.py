@@ -129,7 +129,7 @@ async def test_sampling_error_without_handler_and_routed_with_one(host: HostEnv)
         return types.CreateMessageResult(role="assistant", content=types.TextContent(text="sampled!"),
                                          model="test-model")
 
-    m.set_sampling_handler(handler)
+    m.callbacks.sampling = handler
     res = await m.call_tool("s", "sample", {"prompt": "hi"})
     assert "sampled!" in res.content
 

@@ -10,12 +10,15 @@ from pathlib import Path
 
 import pytest
 
+from agent_ls.config.entries import ServerConfig
 from agent_ls.config.state import HostState
 from agent_ls.core.tasks import BackgroundTasks
 from agent_ls.mcp.status import ServerStatus
 from agent_ls.runtime import lifecycle as lifecycle_module
 from agent_ls.runtime.host import RuntimeHost
 from agent_ls.runtime.lifecycle import HostLifecycle, LogListener
+from agent_ls.runtime.pending import PendingHost
+from agent_ls.runtime.questions import NoQuestions, TrustAnswer
 
 
 @pytest.fixture
@@ -101,3 +104,83 @@ async def test_on_demand_no_server_means_no_manager_until_a_reload_brings_one(
         assert manager.server_names() == [] and not idle.idle
     finally:
         await idle.shutdown(5)
+
+
+async def test_request_first_holds_the_start_until_the_front_end_is_quiet(
+        folder: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``request_first`` (the terminal): the host's start waits, after the model library, until
+    the front end is quiet (its first request has gone out, or it waits for its user); a session
+    built meanwhile gets a pending host that lists the server as starting and does not wait for
+    kept tools; once quiet, the host starts."""
+    tasks = BackgroundTasks("test", logging.getLogger(__name__))
+    runtime = RuntimeHost(lambda: [folder], state=HostState(tmp_path / "host-state.json"))
+    lifecycle = HostLifecycle(runtime, LogListener(), tasks, preview_first=False, mcp_on_demand=True,
+                              ask_workspaces=False, request_first=True)
+    began: list[bool] = []
+    start_manager = lifecycle._start_manager
+
+    async def noted() -> None:
+        began.append(True)
+        await start_manager()
+
+    monkeypatch.setattr(lifecycle, "_start_manager", noted)
+    try:
+        pending = await lifecycle.session_host()
+        assert isinstance(pending, PendingHost) and pending.starting() == ["u"]
+        await asyncio.sleep(0.2)
+        assert not began and lifecycle.starting  # held: nothing says the request went
+        lifecycle.quiet.set()
+        await asyncio.wait_for(lifecycle.started.wait(), 60)
+        assert lifecycle.manager is not None and lifecycle.manager.server_names() == ["u"]
+    finally:
+        tasks.cancel()
+        await lifecycle.shutdown(5)
+
+
+class Answers(NoQuestions):
+    """Trust questions answered with ``answer``, counted."""
+
+    def __init__(self, answer: TrustAnswer | None) -> None:
+        self.answer = answer
+        self.asked: list[str] = []
+
+    async def trust_server(self, config: ServerConfig) -> TrustAnswer | None:
+        self.asked.append(config.name)
+        return self.answer
+
+
+@pytest.mark.parametrize("answer", [TrustAnswer.TRUST, TrustAnswer.KEEP_RESTRICTED, None])
+async def test_server_questions_asked_before_the_host_are_not_asked_again(
+        folder: Path, tmp_path: Path, answer: TrustAnswer | None) -> None:
+    """A trusted folder whose settings gained a stdio server: it will ask to be trusted
+    (``servers_asking_trust``, no MCP SDK needed); asked before the host starts
+    (``ask_servers_first``), the answer is remembered as the manager's own, so the host starts it
+    (or keeps it stopped) without asking again; no answer leaves it undecided, waiting."""
+    settings = folder / ".agent-ls" / "settings.json"
+    settings.parent.mkdir()
+    settings.write_text(json.dumps({"mcpServers": {}}))
+    questions = Answers(answer)
+    runtime = RuntimeHost(lambda: [folder], questions, state=HostState(tmp_path / "host-state.json"))
+    loaded = await runtime.load()
+    await runtime.record_workspace(loaded.workspaces[folder].request, TrustAnswer.TRUST)
+    settings.write_text(json.dumps({"mcpServers": {"w": {"command": "true"}}}))
+    await runtime.load()
+    tasks = BackgroundTasks("test", logging.getLogger(__name__))
+    lifecycle = HostLifecycle(runtime, LogListener(), tasks, model_first=False, preview_first=False,
+                              ask_workspaces=False, mcp_on_demand=True)
+    try:
+        assert [c.name for c in lifecycle.servers_asking_trust()] == ["w"]
+        undecided = await lifecycle.ask_servers_first()
+        assert [c.name for c in undecided] == ([] if answer else ["w"]) and questions.asked == ["w"]
+        assert lifecycle.servers_asking_trust() == undecided
+        manager = await lifecycle.ensure_manager()
+        await asyncio.sleep(0.1)
+        state = {s.name: s.state for s in manager.status()}["w"]
+        if answer is None:
+            assert state == "awaiting-trust" and questions.asked == ["w", "w"]  # the host asks (no one answers)
+        else:
+            assert questions.asked == ["w"]
+            assert state != "awaiting-trust" and (state == "untrusted") == (answer is TrustAnswer.KEEP_RESTRICTED)
+    finally:
+        tasks.cancel()
+        await lifecycle.shutdown(5)
