@@ -14,11 +14,15 @@ seconds is collected afterwards, or frozen with the rest: measured, no differenc
 Pauses may overlap (a background import while another runs): the collector comes back with the
 last one.
 
-:func:`field_docstrings_skipped`: the ACP SDK's schema (``acp.schema``, 270 pydantic models) asks
-pydantic for ``use_attribute_docstrings``, which reads and parses the source of every model class
-as it is defined, to fill field descriptions: 40% of the SDK's import (0.15-0.3 s of the
-``agent-ls acp`` start, issue 46). The descriptions only serve JSON Schema output, which agent-ls
-never asks the SDK for; validation and serialization do not read them.
+:func:`pydantic_models_light`: the ACP SDK's schema (``acp.schema``, 270 pydantic models, of
+which a session uses a few dozen) is the largest part of the ``agent-ls acp`` start (issue 46).
+Two settings of pydantic's own ``ConfigDict`` make it cheaper, given to the models defined
+meanwhile: ``use_attribute_docstrings`` off (the SDK asks for it, and pydantic then reads and
+parses the source of every model class to fill field descriptions: 40% of the import; they
+only serve JSON Schema output, which agent-ls never asks the SDK for) and ``defer_build`` on
+(a model's validator and serializer are built at its first use, not at import: most of the
+classes are never used). Validation and serialization are the same; a model's first use pays
+for its build.
 """
 
 from __future__ import annotations
@@ -64,28 +68,38 @@ def import_quietly(name: str) -> ModuleType:
         return importlib.import_module(name)
 
 
+LIGHT_CONFIG: dict[str, Any] = {"use_attribute_docstrings": False, "defer_build": True}
+"""What :func:`pydantic_models_light` sets in every ``ConfigDict(...)`` made meanwhile."""
+
+
 @contextlib.contextmanager
-def field_docstrings_skipped() -> Iterator[None]:
-    """pydantic models defined meanwhile take no field descriptions from attribute docstrings (see
-    the module's docstring); pydantic as it was afterwards. Main thread, at start-up only (it
-    swaps a function of pydantic's for the duration). Without pydantic, or when its internals
-    differ (another version), nothing is changed."""
+def pydantic_models_light() -> Iterator[None]:
+    """pydantic models defined meanwhile whose config is a ``pydantic.ConfigDict(...)`` call take
+    :data:`LIGHT_CONFIG` over what they ask (see the module's docstring); pydantic as it was
+    afterwards. For a module that reads ``ConfigDict`` from ``pydantic`` as it is imported (the
+    ACP SDK's schema does: ``from pydantic import ConfigDict``). Main thread, at start-up only:
+    ``pydantic.ConfigDict`` is swapped for the duration. Without pydantic nothing is changed.
+    tests/unit/test_imports.py checks that the SDK's models come out light, and the same."""
     try:
-        from pydantic._internal import _fields
+        import pydantic
     except ImportError:
         yield
         return
-    original = getattr(_fields, "extract_docstrings_from_cls", None)
-    if not callable(original):
-        log.debug("pydantic has no extract_docstrings_from_cls: field docstrings are read as usual")
-        yield
-        return
+    original = pydantic.ConfigDict  # (also binds pydantic's lazily imported names of its module)
 
-    def none(*args: Any, **kwargs: Any) -> dict[str, str]:
-        return {}
+    def light(**config: Any) -> Any:
+        return original(**{**config, **LIGHT_CONFIG})
 
-    _fields.extract_docstrings_from_cls = none
+    pydantic.ConfigDict = light  # type: ignore[assignment,misc]
+    # ``RootModel[X]`` made meanwhile (a class of its own, configured as RootModel is)
+    root = pydantic.RootModel
+    root_config = root.__dict__.get("model_config")
+    root.model_config = light(**root.model_config)
     try:
         yield
     finally:
-        _fields.extract_docstrings_from_cls = original
+        pydantic.ConfigDict = original  # type: ignore[misc]
+        if root_config is None:
+            del root.model_config
+        else:
+            root.model_config = root_config
