@@ -34,6 +34,9 @@ def main() -> int:
     # light (no field docstrings, models built at first use: 0.2-0.3 s) and without the
     # collector's walks over them
     with collector_paused():
+        from agent_ls.core.sandbox.runner import detect_soon
+
+        detect_soon()  # the sandbox probe's child processes run while the modules below are imported
         with pydantic_models_light():
             import acp  # noqa: F401
         from agent_ls.acp.agent import serve
