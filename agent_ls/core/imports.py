@@ -29,8 +29,13 @@ from __future__ import annotations
 
 import contextlib
 import gc
+import hashlib
 import importlib
 import logging
+import marshal
+import os
+import re
+import sys
 import threading
 from collections.abc import Iterator
 from types import ModuleType
@@ -103,3 +108,101 @@ def pydantic_models_light() -> Iterator[None]:
             del root.model_config
         else:
             root.model_config = root_config
+
+
+_TYPE_HASH = re.compile(r"(\breturn hash\(\(\n\s*)-?\d+,")
+"""The number attrs puts first in a ``__hash__`` it generates: ``hash()`` of the class's name,
+which differs from process to process (string hashing is randomized); any number gives an equal
+method (within a process, the instances of a class hash alike), so the cache's key leaves it
+out and a cached ``__hash__`` keeps the one it was compiled with."""
+
+METHODS_CACHE_LIMIT = 4096
+"""Most entries the attrs methods cache keeps (beyond it, only those of the latest process)."""
+
+
+def methods_cache_path() -> str | None:
+    """Where :func:`attrs_methods_cached` keeps its bytecode: beside agent-ls' own compiled
+    modules, as Python would (its ``__pycache__`` folder, or under ``sys.pycache_prefix``)."""
+    package = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    tag = sys.implementation.cache_tag
+    if tag is None:
+        return None
+    name = f"attrs-methods.{tag}.marshal"
+    if sys.pycache_prefix:
+        return os.path.join(sys.pycache_prefix, package.lstrip(os.sep), name)
+    return os.path.join(package, "__pycache__", name)
+
+
+def _read_methods(path: str) -> dict[bytes, bytes]:
+    try:
+        with open(path, "rb") as f:
+            magic, entries = marshal.load(f)
+    except (OSError, EOFError, ValueError, TypeError):
+        return {}
+    from importlib.util import MAGIC_NUMBER
+
+    return entries if magic == MAGIC_NUMBER and isinstance(entries, dict) else {}
+
+
+def _write_methods(path: str, entries: dict[bytes, bytes]) -> None:
+    from importlib.util import MAGIC_NUMBER
+
+    part = f"{path}.{os.getpid()}.part"
+    try:
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        with open(part, "wb") as f:
+            marshal.dump((MAGIC_NUMBER, entries), f)
+        os.replace(part, path)  # another process' cache is replaced whole, never mixed
+    except OSError as e:
+        log.debug("attrs methods cache not written (%s)", e)
+        with contextlib.suppress(OSError):
+            os.unlink(part)
+
+
+@contextlib.contextmanager
+def attrs_methods_cached() -> Iterator[None]:
+    """attrs classes defined meanwhile take the bytecode of the methods attrs generates for them
+    (``__init__``, ``__repr__``, ``__eq__``... compiled from source for every class, a third of
+    agent-ls' own import time) from a cache, as Python takes a module's from its ``.pyc``: the
+    same source and file name give the same code object. Kept where Python keeps agent-ls'
+    compiled modules (:func:`methods_cache_path`), written under the same rule (not with
+    ``PYTHONDONTWRITEBYTECODE``). Swaps a private function of attrs (``_compile_and_eval``) for
+    the duration; without it (another attrs), nothing is changed. tests/unit/test_imports.py
+    checks that classes come out the same and that the cache is used."""
+    try:
+        from attr import _make
+    except ImportError:
+        yield
+        return
+    original = getattr(_make, "_compile_and_eval", None)
+    path = methods_cache_path()
+    if not callable(original) or path is None:
+        log.debug("attrs has no _compile_and_eval: its methods are compiled as usual")
+        yield
+        return
+    cache = _read_methods(path)
+    used: dict[bytes, bytes] = {}
+    new = False
+
+    def cached(script: str, globs: dict[str, Any] | None, locs: Any = None, filename: str = "") -> None:
+        nonlocal new
+        stable = _TYPE_HASH.sub(r"\1TYPE_HASH,", script)
+        key = hashlib.blake2b(f"{filename}\0{stable}".encode(), digest_size=16).digest()
+        code = None
+        if (data := cache.get(key)) is not None:
+            with contextlib.suppress(ValueError, EOFError, TypeError):
+                code = marshal.loads(data)
+                used[key] = data
+        if code is None:
+            code = compile(script, filename, "exec")
+            used[key], new = marshal.dumps(code), True
+        eval(code, globs, locs)  # what attrs does with the code it compiles
+
+    _make._compile_and_eval = cached
+    try:
+        yield
+    finally:
+        _make._compile_and_eval = original
+        if new and not sys.dont_write_bytecode:
+            merged = {**cache, **used}
+            _write_methods(path, merged if len(merged) <= METHODS_CACHE_LIMIT else used)

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import gc
 import json
+import os
 import subprocess
 import sys
 import threading
@@ -161,3 +162,97 @@ def test_the_acp_schema_imports_light_and_works_the_same(tmp_path: Path) -> None
     assert isinstance(light["messages"][-2], list) and light["messages"][-2], "a prompt block without text is refused"
     assert light["messages"][-1]["protocolVersion"] == 1, "the SDK salvages a bad version (its wrap validators run)"
     assert light["restored"] and light["after"] == ["The x.", True]
+
+
+ATTRS_CLASSES = '''
+import attrs
+
+
+@attrs.frozen
+class Point:
+    x: int
+    y: int = attrs.field(default=0, converter=int)
+
+
+@attrs.define(order=True)
+class Item:
+    name: str = attrs.field(validator=attrs.validators.instance_of(str))
+    tags: list[str] = attrs.Factory(list)
+'''
+
+ATTRS_USE = """
+import builtins, json, sys
+
+compiled = []
+real_compile = builtins.compile
+
+
+def counting(source, filename, *args, **kwargs):
+    if str(filename).startswith("<attrs generated") and " classes." in str(filename):
+        compiled.append(filename)
+    return real_compile(source, filename, *args, **kwargs)
+
+
+builtins.compile = counting
+sys.path.insert(0, sys.argv[2])
+if sys.argv[1] == "cached":
+    from agent_ls.core.imports import attrs_methods_cached
+
+    with attrs_methods_cached():
+        import classes
+    from attr import _make
+    restored = _make._compile_and_eval.__name__ == "_compile_and_eval"
+else:
+    import classes
+    restored = True
+P, I = classes.Point, classes.Item
+try:
+    I(3)
+    refused = False
+except TypeError:
+    refused = True
+print(json.dumps({
+    "compiled": len(compiled), "restored": restored, "refused": refused,
+    "repr": [repr(P(1, "2")), repr(I("a"))], "eq": [P(1, 2) == P(1, 2), P(1, 2) == P(2, 1), I("a") == I("a")],
+    "hash": [hash(P(1, 2)) == hash(P(1, 2)), len({P(1, 2), P(1, 2), P(2, 1)})],
+    "order": [I("a") < I("b"), sorted([I("b"), I("a")])[0].name],
+}))
+"""
+
+
+def _attrs_use(tmp_path: Path, how: str, **env: str) -> dict[str, Any]:
+    (tmp_path / "classes.py").write_text(ATTRS_CLASSES)
+    script = tmp_path / "use_attrs.py"
+    script.write_text(ATTRS_USE)
+    environ = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    environ.update(PYTHONPYCACHEPREFIX=str(tmp_path / "pycache"), **env)
+    out = subprocess.run([sys.executable, str(script), how, str(tmp_path)], capture_output=True, text=True,
+                         timeout=120, env=environ)
+    assert out.returncode == 0, out.stderr
+    got: dict[str, Any] = json.loads(out.stdout)
+    return got
+
+
+def test_attrs_methods_come_from_their_bytecode_cache_and_work_the_same(tmp_path: Path) -> None:
+    """`agent-ls acp` imports its modules with the methods attrs generates taken from a bytecode
+    cache (issue 46): the first process compiles them and writes the cache beside Python's own
+    compiled modules, the next compiles none (a canary: if attrs stops compiling through
+    ``_compile_and_eval``, or its scripts change from process to process, it compiles again and
+    this fails), and the classes behave as without the cache."""
+    plain = _attrs_use(tmp_path, "plain")
+    first = _attrs_use(tmp_path, "cached")
+    second = _attrs_use(tmp_path, "cached")
+    assert plain["compiled"] > 0 and first["compiled"] == plain["compiled"]
+    assert second["compiled"] == 0, "the second process compiled attrs' methods again"
+    for run in (plain, first, second):
+        run.pop("compiled")
+    assert first == plain and second == plain
+    assert plain["refused"] and plain["eq"] == [True, False, True] and plain["hash"] == [True, 2]
+    assert second["restored"]
+
+
+def test_attrs_methods_cache_is_not_written_without_bytecode(tmp_path: Path) -> None:
+    """``PYTHONDONTWRITEBYTECODE`` holds for this cache as for Python's own."""
+    _attrs_use(tmp_path, "cached", PYTHONDONTWRITEBYTECODE="1")
+    assert not list((tmp_path / "pycache").rglob("attrs-methods.*"))
+    assert _attrs_use(tmp_path, "cached")["compiled"] > 0
