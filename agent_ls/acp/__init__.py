@@ -28,20 +28,29 @@ def main() -> int:
     from agent_ls.acp.stdio import guard_stdout
 
     channel = guard_stdout()
-    from agent_ls.core.imports import collector_paused, field_docstrings_skipped
+    from agent_ls.core.imports import attrs_methods_cached, collector_paused, pydantic_models_light
 
-    # lazy: the ACP SDK and the agent, +265 modules, only once stdout is guarded; without the
-    # schema's field docstrings (0.15-0.3 s, unused) and the collector's walks over them
-    with collector_paused(), field_docstrings_skipped():
-        from agent_ls.acp.agent import serve
-    from agent_ls.runtime.model_library import share_model_host
-
-    share_model_host()  # the model requests go to the user's warm model host (issue 46)
+    # lazy: the ACP SDK and the agent, +265 modules, only once stdout is guarded; the SDK's schema
+    # light (no field docstrings, models built at first use: 0.2-0.3 s) and without the
+    # collector's walks over them. The methods attrs generates for our classes, here and in the
+    # modules the first session imports, come from their bytecode cache (~40 ms; what this
+    # process compiled is added to it as it ends)
     code = 0
-    try:
-        asyncio.run(serve(channel))
-    except KeyboardInterrupt:
-        code = 130
+    with attrs_methods_cached():
+        with collector_paused():
+            from agent_ls.core.sandbox.runner import detect_soon
+
+            detect_soon()  # the sandbox probe's child processes run while the modules below are imported
+            with pydantic_models_light():
+                import acp  # noqa: F401
+            from agent_ls.acp.agent import serve
+        from agent_ls.runtime.model_library import share_model_host
+
+        share_model_host()  # the model requests go to the user's warm model host (issue 46)
+        try:
+            asyncio.run(serve(channel))
+        except KeyboardInterrupt:
+            code = 130
     logging.shutdown()
     sys.stderr.flush()
     os._exit(code)

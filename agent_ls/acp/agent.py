@@ -18,7 +18,6 @@ from __future__ import annotations
 import asyncio
 import logging
 from datetime import UTC, datetime
-from importlib.metadata import version
 from pathlib import Path
 from typing import Any
 
@@ -41,6 +40,7 @@ from acp.schema import (
     SetSessionConfigOptionResponse,
 )
 
+from agent_ls import __version__
 from agent_ls.acp.host import HostPool
 from agent_ls.acp.session import AcpSession
 from agent_ls.core.process import ExitWatchdog
@@ -51,13 +51,6 @@ log = logging.getLogger("agent_ls.acp")
 COMMANDS_WAIT_SECONDS = 10.0
 """How long after a session starts its MCP servers may take before the slash commands their
 prompts provide are announced (they are announced again after each turn when they change)."""
-
-
-def _version() -> str:
-    try:
-        return version("agent-ls")
-    except Exception:
-        return "0"
 
 
 def _folder(cwd: str) -> Path:
@@ -116,7 +109,7 @@ class AgentLsAcp:
                 mcp_capabilities=McpCapabilities(http=True, sse=True),
                 session_capabilities=SessionCapabilities(list=SessionListCapabilities()),
             ),
-            agent_info=Implementation(name="agent-ls", title="agent-ls", version=_version()),
+            agent_info=Implementation(name="agent-ls", title="agent-ls", version=__version__),
             auth_methods=[],
         )
 

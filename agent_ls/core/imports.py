@@ -14,19 +14,28 @@ seconds is collected afterwards, or frozen with the rest: measured, no differenc
 Pauses may overlap (a background import while another runs): the collector comes back with the
 last one.
 
-:func:`field_docstrings_skipped`: the ACP SDK's schema (``acp.schema``, 270 pydantic models) asks
-pydantic for ``use_attribute_docstrings``, which reads and parses the source of every model class
-as it is defined, to fill field descriptions: 40% of the SDK's import (0.15-0.3 s of the
-``agent-ls acp`` start, issue 46). The descriptions only serve JSON Schema output, which agent-ls
-never asks the SDK for; validation and serialization do not read them.
+:func:`pydantic_models_light`: the ACP SDK's schema (``acp.schema``, 270 pydantic models, of
+which a session uses a few dozen) is the largest part of the ``agent-ls acp`` start (issue 46).
+Two settings of pydantic's own ``ConfigDict`` make it cheaper, given to the models defined
+meanwhile: ``use_attribute_docstrings`` off (the SDK asks for it, and pydantic then reads and
+parses the source of every model class to fill field descriptions: 40% of the import; they
+only serve JSON Schema output, which agent-ls never asks the SDK for) and ``defer_build`` on
+(a model's validator and serializer are built at its first use, not at import: most of the
+classes are never used). Validation and serialization are the same; a model's first use pays
+for its build.
 """
 
 from __future__ import annotations
 
 import contextlib
 import gc
+import hashlib
 import importlib
 import logging
+import marshal
+import os
+import re
+import sys
 import threading
 from collections.abc import Iterator
 from types import ModuleType
@@ -64,28 +73,136 @@ def import_quietly(name: str) -> ModuleType:
         return importlib.import_module(name)
 
 
+LIGHT_CONFIG: dict[str, Any] = {"use_attribute_docstrings": False, "defer_build": True}
+"""What :func:`pydantic_models_light` sets in every ``ConfigDict(...)`` made meanwhile."""
+
+
 @contextlib.contextmanager
-def field_docstrings_skipped() -> Iterator[None]:
-    """pydantic models defined meanwhile take no field descriptions from attribute docstrings (see
-    the module's docstring); pydantic as it was afterwards. Main thread, at start-up only (it
-    swaps a function of pydantic's for the duration). Without pydantic, or when its internals
-    differ (another version), nothing is changed."""
+def pydantic_models_light() -> Iterator[None]:
+    """pydantic models defined meanwhile whose config is a ``pydantic.ConfigDict(...)`` call take
+    :data:`LIGHT_CONFIG` over what they ask (see the module's docstring); pydantic as it was
+    afterwards. For a module that reads ``ConfigDict`` from ``pydantic`` as it is imported (the
+    ACP SDK's schema does: ``from pydantic import ConfigDict``). Main thread, at start-up only:
+    ``pydantic.ConfigDict`` is swapped for the duration. Without pydantic nothing is changed.
+    tests/unit/test_imports.py checks that the SDK's models come out light, and the same."""
     try:
-        from pydantic._internal import _fields
+        import pydantic
     except ImportError:
         yield
         return
-    original = getattr(_fields, "extract_docstrings_from_cls", None)
-    if not callable(original):
-        log.debug("pydantic has no extract_docstrings_from_cls: field docstrings are read as usual")
-        yield
-        return
+    original = pydantic.ConfigDict  # (also binds pydantic's lazily imported names of its module)
 
-    def none(*args: Any, **kwargs: Any) -> dict[str, str]:
-        return {}
+    def light(**config: Any) -> Any:
+        return original(**{**config, **LIGHT_CONFIG})
 
-    _fields.extract_docstrings_from_cls = none
+    pydantic.ConfigDict = light  # type: ignore[assignment,misc]
+    # ``RootModel[X]`` made meanwhile (a class of its own, configured as RootModel is)
+    root = pydantic.RootModel
+    root_config = root.__dict__.get("model_config")
+    root.model_config = light(**root.model_config)
     try:
         yield
     finally:
-        _fields.extract_docstrings_from_cls = original
+        pydantic.ConfigDict = original  # type: ignore[misc]
+        if root_config is None:
+            del root.model_config
+        else:
+            root.model_config = root_config
+
+
+_TYPE_HASH = re.compile(r"(\breturn hash\(\(\n\s*)-?\d+,")
+"""The number attrs puts first in a ``__hash__`` it generates: ``hash()`` of the class's name,
+which differs from process to process (string hashing is randomized); any number gives an equal
+method (within a process, the instances of a class hash alike), so the cache's key leaves it
+out and a cached ``__hash__`` keeps the one it was compiled with."""
+
+METHODS_CACHE_LIMIT = 4096
+"""Most entries the attrs methods cache keeps (beyond it, only those of the latest process)."""
+
+
+def methods_cache_path() -> str | None:
+    """Where :func:`attrs_methods_cached` keeps its bytecode: beside agent-ls' own compiled
+    modules, as Python would (its ``__pycache__`` folder, or under ``sys.pycache_prefix``)."""
+    package = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    tag = sys.implementation.cache_tag
+    if tag is None:
+        return None
+    name = f"attrs-methods.{tag}.marshal"
+    if sys.pycache_prefix:
+        return os.path.join(sys.pycache_prefix, package.lstrip(os.sep), name)
+    return os.path.join(package, "__pycache__", name)
+
+
+def _read_methods(path: str) -> dict[bytes, bytes]:
+    try:
+        with open(path, "rb") as f:
+            magic, entries = marshal.load(f)
+    except (OSError, EOFError, ValueError, TypeError):
+        return {}
+    from importlib.util import MAGIC_NUMBER
+
+    return entries if magic == MAGIC_NUMBER and isinstance(entries, dict) else {}
+
+
+def _write_methods(path: str, entries: dict[bytes, bytes]) -> None:
+    from importlib.util import MAGIC_NUMBER
+
+    part = f"{path}.{os.getpid()}.part"
+    try:
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        with open(part, "wb") as f:
+            marshal.dump((MAGIC_NUMBER, entries), f)
+        os.replace(part, path)  # another process' cache is replaced whole, never mixed
+    except OSError as e:
+        log.debug("attrs methods cache not written (%s)", e)
+        with contextlib.suppress(OSError):
+            os.unlink(part)
+
+
+@contextlib.contextmanager
+def attrs_methods_cached() -> Iterator[None]:
+    """attrs classes defined meanwhile take the bytecode of the methods attrs generates for them
+    (``__init__``, ``__repr__``, ``__eq__``... compiled from source for every class, a third of
+    agent-ls' own import time) from a cache, as Python takes a module's from its ``.pyc``: the
+    same source and file name give the same code object. Kept where Python keeps agent-ls'
+    compiled modules (:func:`methods_cache_path`), written under the same rule (not with
+    ``PYTHONDONTWRITEBYTECODE``). Swaps a private function of attrs (``_compile_and_eval``) for
+    the duration; without it (another attrs), nothing is changed. tests/unit/test_imports.py
+    checks that classes come out the same and that the cache is used."""
+    try:
+        from attr import _make
+    except ImportError:
+        yield
+        return
+    original = getattr(_make, "_compile_and_eval", None)
+    path = methods_cache_path()
+    if not callable(original) or path is None:
+        log.debug("attrs has no _compile_and_eval: its methods are compiled as usual")
+        yield
+        return
+    cache = _read_methods(path)
+    used: dict[bytes, bytes] = {}
+    new = False
+
+    def cached(script: str, globs: dict[str, Any] | None, locs: Any = None, filename: str = "") -> None:
+        nonlocal new
+        stable = _TYPE_HASH.sub(r"\1TYPE_HASH,", script)
+        key = hashlib.blake2b(f"{filename}\0{stable}".encode(), digest_size=16).digest()
+        code = None
+        if (data := cache.get(key)) is not None:
+            with contextlib.suppress(ValueError, EOFError, TypeError):
+                code = marshal.loads(data)
+                used[key] = data
+        if code is None:
+            code = compile(script, filename, "exec")
+            used[key], new = marshal.dumps(code), True
+        eval(code, globs, locs)  # what attrs does with the code it compiles
+
+    _make._compile_and_eval = cached
+    try:
+        yield
+    finally:
+        _make._compile_and_eval = original
+        if new and not sys.dont_write_bytecode:
+            merged = {**cache, **used}
+            _write_methods(path, merged if len(merged) <= METHODS_CACHE_LIMIT else used)

@@ -1,10 +1,11 @@
 """The fallbacks: Landlock when user namespaces are refused (forced here with
 AGENT_LS_SANDBOX_MECHANISM), nothing at all (a clear error, never an unconfined run), the macOS
-profile text, and bad network rules."""
+profile text, bad network rules, and the probe started early (detect_soon)."""
 
 from __future__ import annotations
 
 import sys
+import threading
 
 import pytest
 
@@ -90,3 +91,34 @@ def test_a_workspace_only_narrows_the_network() -> None:
     asking = NetworkPolicy.parse("ask").narrowed_by(NetworkPolicy.parse({"allow": ["pypi.org"]}))
     assert asking.decide("pypi.org") == "ask" and asking.decide("evil.example") == "deny"
     assert NetworkPolicy.parse("off").narrowed_by(NetworkPolicy.parse({"allow": ["*"]})).is_off
+
+
+def test_detect_soon_probes_once_and_detect_waits_for_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    """`agent-ls acp` starts the probe at its start (issue 46): a `detect()` while that probe runs
+    waits for its answer instead of probing a second time."""
+    from agent_ls.core.sandbox import runner
+
+    started, release = threading.Event(), threading.Event()
+    probes: list[str] = []
+
+    def slow_probe(path: str) -> str | None:
+        probes.append(path)
+        started.set()
+        release.wait(10)
+        return "no namespaces in this test"
+
+    monkeypatch.setattr(runner, "_probe_bwrap", slow_probe)
+    monkeypatch.setattr(runner.shutil, "which", lambda name: f"/usr/bin/{name}")
+    monkeypatch.setattr(runner.landlock, "abi_version", lambda: 0)
+    monkeypatch.setenv(FORCE_VARIABLE, "bubblewrap")
+    runner._detect.cache_clear()
+    try:
+        runner.detect_soon()
+        assert started.wait(10)
+        threading.Timer(0.2, release.set).start()
+        found = detect()
+        assert probes == ["/usr/bin/bwrap"], "a second probe ran"
+        assert found.mechanism is Mechanism.NONE and "no namespaces in this test" in found.detail
+    finally:
+        release.set()
+        runner._detect.cache_clear()

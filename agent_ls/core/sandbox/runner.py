@@ -123,9 +123,22 @@ def _bwrap_path() -> str:
     return shutil.which("bwrap") or "bwrap"
 
 
+_detect_lock = threading.Lock()
+
+
 def detect() -> Availability:
-    """The best mechanism this machine has (probed once per forced choice)."""
-    return _detect(os.environ.get(FORCE_VARIABLE) or None, sys.platform)
+    """The best mechanism this machine has (probed once per forced choice; a probe under way,
+    :func:`detect_soon`'s, is waited for rather than run twice)."""
+    with _detect_lock:
+        return _detect(os.environ.get(FORCE_VARIABLE) or None, sys.platform)
+
+
+def detect_soon() -> None:
+    """Start :func:`detect` in a thread: its probes are child processes (``bwrap``, 20 ms or
+    more of waiting, not CPU), so a front end that starts it first finds the answer ready when
+    its first session's ``bash`` tool describes the sandbox, instead of waiting in its event loop
+    (issue 46)."""
+    threading.Thread(target=detect, name="agent-ls sandbox probe", daemon=True).start()
 
 
 SWEEP_DELAY = 2.0
