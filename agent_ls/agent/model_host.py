@@ -64,9 +64,38 @@ LINE_LIMIT = 1 << 27
 """The longest line on the wire (a whole conversation with its attachments)."""
 CALLS = frozenset({"token_counter", "get_model_info", "validate_environment"})
 """The litellm functions a front end calls through the host (pure functions of their JSON arguments)."""
-_VOLATILE = frozenset({"PWD", "OLDPWD", "SHLVL", "_", "PYTEST_CURRENT_TEST", "COLUMNS", "LINES",
-                       "TERM_SESSION_ID", "WINDOWID", "SECURITYSESSIONID"})
-"""Variables that differ between shells and runs of one user and that litellm never reads."""
+_VOLATILE = frozenset({
+    # the shell's own: another folder, another depth, the last command; pytest's current test
+    "PWD", "OLDPWD", "SHLVL", "_", "PYTEST_CURRENT_TEST",
+    # the terminal a process runs in (size, type, colours, window, multiplexer pane, the tty gpg asks on)
+    "COLUMNS", "LINES", "TERM", "COLORTERM", "TERMINFO", "TERM_SESSION_ID", "WINDOWID", "SECURITYSESSIONID",
+    "LS_COLORS", "LSCOLORS", "LESSOPEN", "LESSCLOSE", "GPG_TTY", "TMUX", "TMUX_PANE", "STY", "WINDOW",
+    "VTE_VERSION", "TERMINAL_EMULATOR", "LC_TERMINAL", "LC_TERMINAL_VERSION", "WT_SESSION", "WT_PROFILE_ID",
+    # the login session over ssh (addresses and the agent's socket: a git credential, never a provider's)
+    "SSH_TTY", "SSH_CLIENT", "SSH_CONNECTION", "SSH_AUTH_SOCK", "SSH_AGENT_PID",
+    # what a desktop launcher or Electron sets for the editor's own window (VS Code, code-server, Cursor)
+    "CHROME_DESKTOP", "ORIGINAL_XDG_CURRENT_DESKTOP", "GDK_BACKEND", "NO_AT_BRIDGE", "GIO_LAUNCHED_DESKTOP_FILE",
+    "GIO_LAUNCHED_DESKTOP_FILE_PID", "BAMF_DESKTOP_FILE_HINT", "DESKTOP_STARTUP_ID", "XDG_ACTIVATION_TOKEN",
+    "APPLICATION_INSIGHTS_NO_DIAGNOSTIC_CHANNEL", "MallocNanoZone", "__CFBundleIdentifier", "XPC_SERVICE_NAME",
+    "XPC_FLAGS", "Apple_PubSub_Socket_Render",
+    # the editor's git helper for its terminals and extensions (a script path and an IPC handle per window)
+    "GIT_ASKPASS",
+    # a virtual environment's activation in one shell (agent-ls' own interpreter is in the key)
+    "VIRTUAL_ENV", "VIRTUAL_ENV_PROMPT",
+})
+"""Variables that differ between the shells, terminals and editor windows of one user and that
+neither litellm nor anything it loads reads (see :func:`host_key`)."""
+_VOLATILE_PREFIXES = ("AGENT_LS_", "VSCODE_", "ELECTRON_", "TERM_PROGRAM", "KITTY_", "ALACRITTY_", "WEZTERM_",
+                      "KONSOLE_", "ITERM_", "GNOME_TERMINAL_", "CURSOR_TRACE_")
+"""Families of such variables: agent-ls' own (read by the front end, which sends the host what they
+give), the editor's (``VSCODE_PID``, ``VSCODE_IPC_HOOK``, ``VSCODE_NLS_CONFIG``,
+``VSCODE_GIT_IPC_HANDLE``..., ``ELECTRON_RUN_AS_NODE``) and the terminals' (``TERM_PROGRAM``,
+``TERM_PROGRAM_VERSION``, ``KITTY_WINDOW_ID``, ``WEZTERM_PANE``, ``ITERM_SESSION_ID``...)."""
+
+
+def volatile(name: str) -> bool:
+    """Whether ``name`` is left out of the host's key (:data:`_VOLATILE`, :data:`_VOLATILE_PREFIXES`)."""
+    return name in _VOLATILE or name.startswith(_VOLATILE_PREFIXES)
 
 
 def runtime_dir() -> Path:
@@ -91,10 +120,23 @@ def private_dir(path: Path) -> Path:
 
 
 def host_key(environ: Mapping[str, str]) -> str:
-    """The host's name for an environment (the user's, secrets included) and this code."""
+    """The host's name for an environment (the user's, secrets included) and this code.
+
+    Every variable is in the key except the :func:`volatile` ones: those that differ between the
+    shells, terminals and editor windows of one user, and that neither litellm nor what it loads
+    (httpx, aiohttp, the openai SDK, tiktoken, boto3 and google-auth when a provider needs them)
+    ever reads. With them out, the editor's windows (each has its own ``VSCODE_PID``,
+    ``VSCODE_IPC_HOOK``...), the terminal chat and ``agent-ls acp`` of one user share one host.
+    Whatever a provider, a proxy, a CA bundle or a credential could come from stays in: the keys
+    (``*_API_KEY``, ``AWS_*``, ``AZURE_*``, ``GOOGLE_*``, ``VERTEX*``...), ``HTTP(S)_PROXY`` and
+    ``NO_PROXY``, ``SSL_CERT_FILE``, ``REQUESTS_CA_BUNDLE``, ``HOME`` and the ``XDG_*`` folders (the
+    AWS, gcloud and netrc files are found from them), ``PATH`` (an AWS ``credential_process``),
+    ``LITELLM_*``, ``PYTHON*``, the locale. A variable this list misses costs a second host, never a
+    request made with another process's settings. The key is a digest: no value is ever in the
+    socket's name nor in a log."""
     digest = hashlib.sha256()
     for name in sorted(environ):
-        if name not in _VOLATILE and not name.startswith("AGENT_LS_"):
+        if not volatile(name):
             digest.update(f"{name}={environ[name]}\0".encode(errors="surrogateescape"))
     digest.update(sys.executable.encode())
     here = Path(__file__).resolve().parent
@@ -109,6 +151,23 @@ def host_key(environ: Mapping[str, str]) -> str:
 
 
 _started: list[subprocess.Popen[bytes]] = []
+_shared = False
+
+
+def share(wanted: bool = True) -> None:
+    """This process's model requests are to go to the user's model host (:func:`attach`) rather
+    than to litellm imported here: set by every front end at start-up (the language server, the
+    terminal chat, ``agent-ls acp``), read when the model library loads
+    (:func:`agent_ls.agent.llm.load_library`). ``AGENT_LS_MODEL_HOST=0`` keeps everything
+    in-process; so does a platform without Unix sockets, ``flock`` and ``SO_PEERCRED`` (not POSIX).
+    Cheap: this module needs the standard library only."""
+    global _shared
+    _shared = wanted and os.environ.get("AGENT_LS_MODEL_HOST") != "0" and hasattr(os, "getuid")
+
+
+def shared() -> bool:
+    """Whether this process wants the model host (:func:`share`)."""
+    return _shared
 
 
 class HostUnavailable(Exception):
