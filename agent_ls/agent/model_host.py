@@ -1,24 +1,28 @@
-"""The model host: one warm process per user and environment that holds litellm, which the
-terminal chat and the ACP agent attach to instead of importing litellm themselves (issue 46).
+"""The model host: one warm process per user and environment that holds litellm, which every
+front end (the language server, the terminal chat, the ACP agent) attaches to instead of importing
+litellm itself (issue 46).
 
-``import litellm`` takes ~3 s of CPU and ~200 MB here, paid by every ``agent-ls chat`` and
-``agent-ls acp`` start. The model host pays it once: a front end that wants the model library
-(:func:`attach`) connects to the host's Unix socket, or starts the host and waits for it (the
-first time: the same seconds as importing litellm itself), and from then on each model request
-goes to the host, which makes it with :func:`agent_ls.agent.llm.stream_completion` (litellm's
+``import litellm`` takes ~3 s of CPU and ~190 MB here, paid by every ``agent-ls chat`` and
+``agent-ls acp`` start and by every editor window's language server. The model host pays it once:
+a front end that wants the model library (:func:`attach`) connects to the host's Unix socket, or
+starts the host and waits for it (the first time: the same seconds as importing litellm itself;
+the language server does it in its background warm-up), and from then on each model request goes
+to the host, which makes it with :func:`agent_ls.agent.llm.stream_completion` (litellm's
 ``acompletion``, the same code path as in-process) and streams the deltas back.
 
 What the host does and does not do:
 
-- It only makes model requests (and answers litellm's token counter, model information and
-  credential check). Tools, approvals, trust, hooks and the conversation stay in the front end's
-  process: the host adds no way around any of them.
+- It only makes model requests (the agent's, titles, compaction summaries, MCP sampling) and
+  answers litellm's token counter, model information and credential check. Tools, approvals,
+  trust, hooks and the conversation stay in the front end's process: the host adds no way around
+  any of them.
 - It runs with the environment of the process that started it, secrets included (taken out of
   its own environment at start-up, as every agent-ls process does), and it serves only processes
   with the same environment: the socket's name is a hash of that environment (minus variables
-  that change between shells of one user: ``PWD``, ``SHLVL``, agent-ls' own ``AGENT_LS_*``...)
-  and of the agent-ls code. A front end started with another key, proxy or CA bundle gets
-  another host. A model request carries what the settings give: model, endpoint, configured key.
+  that differ between the shells and editor windows of one user and that litellm never reads:
+  :func:`host_key`) and of the agent-ls code. A front end started with another key, proxy or CA
+  bundle gets another host. A model request carries what the settings give: model, endpoint,
+  configured key.
 - The socket lives in a folder only the user can enter (0700, checked) and the host checks each
   peer's user id (``SO_PEERCRED``).
 - It exits after :data:`IDLE_SECONDS` without a connection (``AGENT_LS_MODEL_HOST_IDLE``).
@@ -27,10 +31,12 @@ What the host does and does not do:
 
 The wire: one JSON object a line. A request ``{"op": "stream", "config", "messages", "tools"}``
 is answered by ``{"delta": ...}`` lines and ``{"done": true}`` or ``{"error": {"kind",
-"message"}}`` (an :class:`~agent_ls.agent.llm.LLMError`); ``{"op": "call", "name", "kwargs"}`` by
-``{"result": ...}`` or ``{"error": ...}``; ``{"op": "warm", "config"}`` rehearses the first call.
-A client that closes its connection cancels its request. This module is the front end's side
-(and the names both sides share); the host's process is :mod:`agent_ls.agent.model_host_server`.
+"message"}}`` (an :class:`~agent_ls.agent.llm.LLMError`); ``{"op": "complete", "config",
+"messages"}`` (one answer, not streamed: MCP sampling) by ``{"result": {"text", "finish_reason"}}``
+or an error; ``{"op": "call", "name", "kwargs"}`` by ``{"result": ...}`` or ``{"error": ...}``;
+``{"op": "warm", "config"}`` rehearses the first call. A client that closes its connection
+cancels its request. This module is the front end's side (and the names both sides share); the
+host's process is :mod:`agent_ls.agent.model_host_server`.
 """
 
 from __future__ import annotations
