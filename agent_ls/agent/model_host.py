@@ -57,6 +57,8 @@ from collections.abc import AsyncIterator, Mapping
 from pathlib import Path
 from typing import Any
 
+from agent_ls.core.process import outlives_us
+
 log = logging.getLogger(__name__)
 
 IDLE_SECONDS = 900.0
@@ -282,6 +284,7 @@ def attach(environ: Mapping[str, str], timeout: float = START_TIMEOUT) -> ModelH
                                 cwd=folder, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=errors,
                                 start_new_session=True)
     _started.append(proc)  # it outlives this process: never reaped here, never warned about
+    outlives_us(proc.pid)  # nor ended with this process's children (other processes use it)
     deadline = time.monotonic() + timeout
     mine = True
     while time.monotonic() < deadline:
