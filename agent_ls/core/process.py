@@ -19,7 +19,6 @@ import threading
 from collections.abc import Callable
 from typing import IO, Any
 
-
 _outliving: set[int] = set()
 
 
