@@ -20,6 +20,7 @@ from collections.abc import Callable
 from typing import IO, Any
 
 _outliving: set[int] = set()
+"""The children :func:`kill_children` leaves alone (:func:`outlives_us`)."""
 
 
 def outlives_us(pid: int) -> None:
