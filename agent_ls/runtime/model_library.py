@@ -81,8 +81,13 @@ class ModelLibrary:
             importlib.import_module("agent_ls.runtime.sessions")  # the session, the tools, the registry
 
         log.debug("warm-up: started")
-        await load()
-        await in_daemon_thread(sessions)
+        # The session modules meanwhile: while a model host starts (another process imports
+        # litellm), this process would only wait.
+        imported = asyncio.ensure_future(in_daemon_thread(sessions))
+        try:
+            await load()
+        finally:
+            await imported
         log.debug("warm-up: the session modules imported")
         config = self._settings().llm_config(None)
         if config is not None:  # litellm's first call builds the provider's client: now, not at the first prompt
