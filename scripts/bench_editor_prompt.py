@@ -10,7 +10,8 @@ defines a server (trusted beforehand with ``agent-ls trust``, as a user who trus
 ``--restricted``: left restricted, its server waits), user settings with the scripted model
 (tests/llm: an OpenAI-compatible server on 127.0.0.1, reached through litellm) and the three user
 MCP servers of scripts/bench_lsp.py (``THREE_SERVERS``: one takes 12 s to start). Every round is a
-first start: a fresh code-server profile, Chromium profile, agent-ls data folder.
+first start: a fresh code-server profile, Chromium profile, agent-ls data folder, and a runtime
+folder of its own (no model host runs yet: the language server's warm-up starts one, issue 46).
 
 The first prompt is sent from the chat ``--typing`` seconds (2.7) after Send became enabled, the
 second right after the first answer. Printed per round and as medians: Send -> the request reached
@@ -32,9 +33,11 @@ under the same extension (its folder on PYTHONPATH), interleaved with this one r
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import re
+import signal
 import statistics
 import subprocess
 import sys
@@ -162,6 +165,7 @@ def one_round(tools: E2ETools, root: Path, llm: ScriptedLLM, code: Path, args: a
     env = run.env(tools)
     env["PYTHONPATH"] = str(code)
     env["AGENT_LS_EXTENSION_LOG_TIMES"] = "1"
+    env["AGENT_LS_RUNTIME_DIR"] = str(run.root / "run")  # a first start: no model host runs yet (issue 46)
     if args.timeline:
         env["AGENT_LS_LOG_LEVEL"] = "DEBUG"
     prepare(run, llm, env, args.restricted)
@@ -174,7 +178,10 @@ def one_round(tools: E2ETools, root: Path, llm: ScriptedLLM, code: Path, args: a
                   "browserProfile": str(run.profile), "nodeModules": str(E2E_NODE_MODULES), "result": str(result_file),
                   "prompts": [{"text": p, "firstWords": a[:FIRST_WORDS]} for p, a in PROMPTS],
                   "typingMs": round(args.typing * 1000), "timeoutMs": 120_000}
-        exit_code = run_driver(tools, run, env, "bench_prompt.ts", config, 300)
+        try:
+            exit_code = run_driver(tools, run, env, "bench_prompt.ts", config, 300)
+        finally:
+            end_model_hosts(Path(env["AGENT_LS_RUNTIME_DIR"]))
     result = json.loads(result_file.read_text()) if result_file.is_file() else {}
     prompts = result.get("prompts", [])
     if exit_code != 0 or len(prompts) != len(PROMPTS) or len(model.received) != len(PROMPTS):
@@ -189,6 +196,15 @@ def one_round(tools: E2ETools, root: Path, llm: ScriptedLLM, code: Path, args: a
         row["timeline"] = timeline(run, result, model)
         row["result"] = result
     return row
+
+
+def end_model_hosts(folder: Path) -> None:
+    """The model hosts a round's language server started (they would wait idle for minutes)."""
+    from agent_ls.agent import model_host
+
+    for sock in folder.glob("model-*.sock"):
+        with contextlib.suppress(OSError, ValueError, KeyError):
+            os.kill(model_host._hello(sock), signal.SIGTERM)
 
 
 def main() -> None:

@@ -182,15 +182,22 @@ async def wait_connected(client: LanguageClient, name: str) -> None:
     raise RuntimeError(f"{name} did not connect")
 
 
+def model_library_loaded(info: Any) -> bool:
+    """``agent/serverInfo`` says the server's model library is loaded: attached to the user's
+    model host (issue 46), or litellm imported in its own process (``AGENT_LS_MODEL_HOST=0``, or
+    a checkout from before the host, which has no ``modelLibrary``)."""
+    return getattr(info, "modelLibrary", "none") != "none" or bool(info.loadedModules.litellm)
+
+
 async def wait_litellm(client: LanguageClient) -> None:
-    """The server imports litellm in the background after the MCP servers settle; wait for
-    it so that the import does not compete with the measured calls."""
+    """The server loads the model library in the background after the MCP servers settle; wait
+    for it so that the load does not compete with the measured calls."""
     for _ in range(1200):
         info = await client.protocol.send_request_async("agent/serverInfo", {})
-        if info.loadedModules.litellm:
+        if model_library_loaded(info):
             return
         await asyncio.sleep(0.1)
-    raise RuntimeError("litellm was not imported")
+    raise RuntimeError("the model library was not loaded")
 
 
 async def bench_call(env: Env, calls: int) -> None:
@@ -358,7 +365,7 @@ async def bench_first_prompt(env: Env, llm: ScriptedLLM, rounds: int, typing: fl
                                         t_init: float = t_init) -> None:
                     while True:
                         info = await client.protocol.send_request_async("agent/serverInfo", {})
-                        if info.loadedModules.litellm:
+                        if model_library_loaded(info):
                             out.append(time.perf_counter() - t_init)
                             return
                         await asyncio.sleep(0.1)

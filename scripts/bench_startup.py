@@ -19,9 +19,11 @@ folder outside the checkouts (``PYCACHE``, as scripts/bench_lsp.py): ``PYTHONDON
 is dropped for them, else every run compiles our sources again and the figures measure the
 compiler. The floor and every side compile once, in the cold run.
 
-This tree's chat and ACP attach to the user's model host (:mod:`agent_ls.agent.model_host`); the
-bench gives them a fresh runtime folder, so its first run starts the host (``cold``, reported
-apart) and the others find it warm (the medians). ``AGENT_LS_MODEL_HOST=0`` sides show the
+This tree's chat, ACP and language server attach to the user's model host
+(:mod:`agent_ls.agent.model_host`); the bench gives each side a fresh runtime folder of its own, so
+its first run starts the host (``cold``, reported apart) and the others find it warm (the medians).
+The language server runs with what VS Code's extension host adds to its environment
+(:data:`EDITOR_ENV`) and still shares the terminals' host. ``AGENT_LS_MODEL_HOST=0`` sides show the
 in-process path of this tree too.
 
 Then ``--turns`` turns of ``--steps`` steps per side, interleaved (half ``bash``, half
@@ -29,8 +31,10 @@ Then ``--turns`` turns of ``--steps`` steps per side, interleaved (half ``bash``
 ACP process (``VmHWM``) and of the model host, and the median time per tool step over all of them
 (the LLM's first chunk to the next LLM request: the agent's own time, the tool included); with
 ``--lsp`` the language server's too (one ``agent/prompt`` turn per side and round, after its
-model library loaded). Goals: first request <= 0.5 s and <= 3x the floor; peak RSS
-<= 200 MB; per-step time <= the baseline's + 10%.
+model library loaded), and the memory of one editor window (the language server and the model
+host it uses) and of an editor window, a terminal chat and an ACP agent together: the sum of the
+peak RSS of the distinct processes (each side's hosts counted once). Goals: first request <= 0.5 s
+and <= 3x the floor; peak RSS <= 200 MB; per-step time <= the baseline's + 10%.
 
 ``--servers`` measures only ``agent-ls chat`` one-shot with one stdio MCP server (the knob test
 server) in the user settings, spawn -> first model request, beside the floor (:func:`with_a_server`):
@@ -135,24 +139,32 @@ async def acp_once(llm: ScriptedLLM, ws: Path, env: dict[str, str], prompt: str)
     return first_request(llm, since) - t0, peak
 
 
-async def lsp_turn(llm: ScriptedLLM, ws: Path, env: dict[str, str], steps: int) -> int:
-    """Peak RSS (KB) of the language server (``python -m agent_ls.cli``: the editor's process, which
-    keeps litellm in its own process) after one turn of ``steps`` steps (``agent/prompt``), the
-    model library loaded first (the editor's background warm-up)."""
+EDITOR_ENV = {"VSCODE_PID": "4242", "VSCODE_IPC_HOOK": "/tmp/vscode-ipc-bench.sock", "VSCODE_NLS_CONFIG": "{}",
+              "ELECTRON_RUN_AS_NODE": "1", "VSCODE_HANDLES_UNCAUGHT_ERRORS": "true"}
+"""What VS Code's extension host adds to the language server's environment (each window its own):
+the language server runs with it, as in the editor, and still shares the terminals' model host."""
+
+
+async def lsp_turn(llm: ScriptedLLM, ws: Path, env: dict[str, str], steps: int) -> tuple[int, int | None]:
+    """(peak RSS in KB, the model host's pid or None) of the language server (``python -m
+    agent_ls.cli`` with :data:`EDITOR_ENV`: the editor's process) after one turn of ``steps`` steps
+    (``agent/prompt``), the model library loaded first (the editor's background warm-up). None:
+    litellm in the server's own process (``AGENT_LS_MODEL_HOST=0``, a checkout from before)."""
     # lazy: pygls' client only for this part
+    from bench_lsp import model_library_loaded
     from lsprotocol import types as lsp
     from pygls.lsp.client import LanguageClient
 
     logging.getLogger("pygls").setLevel(logging.ERROR)  # (the server's notifications: nobody listens)
     client = LanguageClient("bench", "1.0")
-    await client.start_io(sys.executable, "-m", "agent_ls.cli", env=env, cwd=str(ws))
+    await client.start_io(sys.executable, "-m", "agent_ls.cli", env={**env, **EDITOR_ENV}, cwd=str(ws))
     try:
         await client.initialize_async(lsp.InitializeParams(
             capabilities=lsp.ClientCapabilities(), workspace_folders=[lsp.WorkspaceFolder(uri=ws.as_uri(), name="ws")]))
         client.initialized(lsp.InitializedParams())
         for _ in range(1200):
             info = await client.protocol.send_request_async("agent/serverInfo", {})
-            if info.loadedModules.litellm:
+            if model_library_loaded(info):
                 break
             await asyncio.sleep(0.1)
         script_turn(llm, steps, ws)
@@ -160,7 +172,7 @@ async def lsp_turn(llm: ScriptedLLM, ws: Path, env: dict[str, str], steps: int) 
         assert result.stopReason == "end", result
         server = client._server  # noqa: SLF001
         assert server is not None
-        return vm_hwm(server.pid)
+        return vm_hwm(server.pid), getattr(info, "modelHostPid", None)
     finally:
         await client.shutdown_async(None)
         client.exit(None)
@@ -237,6 +249,35 @@ def with_a_server(llm: ScriptedLLM, ws: Path, config: Path, base: dict[str, str]
         print(f"  {side.name} / {sides[-1].name}: {statistics.median(times[side.name]) / ref:.2f}")
 
 
+def side_runtime(side: Side) -> Path:
+    return Path(side.extra["AGENT_LS_RUNTIME_DIR"])
+
+
+def own_runtime_folders(sides: list[Side], runtime: Path) -> None:
+    """A runtime folder per side: each side's model hosts are found (and measured) apart."""
+    for i, side in enumerate(sides):
+        side.extra.setdefault("AGENT_LS_RUNTIME_DIR", str(runtime / f"side{i}"))
+
+
+def print_memory(sides: list[Side], side_hosts: dict[str, dict[int, int]], lsp: bool) -> None:
+    """Each side's model hosts, and the memory of what a user runs, as the sum of the peak RSS of
+    its distinct processes: one editor window (the language server, and the host it attached to),
+    and an editor window, a terminal chat and an ACP agent at once (their hosts counted once)."""
+    print("\nmemory: peak RSS of each process, summed over the distinct processes a user runs")
+    for side in sides:
+        t, hosts = side.turn, side_hosts.get(side.name, {})
+        print(f"  {side.name}")
+        for pid, kb in hosts.items():
+            print(f"    model host (pid {pid})  {kb / 1024:6.0f} MB")
+        if not lsp:
+            continue
+        window = t["lsp_rss"] + hosts.get(t.get("lsp_host") or -1, 0)
+        everything = t["lsp_rss"] + t["chat_rss"] + t["acp_rss"] + sum(hosts.values())
+        print(f"    one editor window (language server + its model host)  {window / 1024:6.0f} MB")
+        print(f"    editor window + terminal chat + ACP agent ({3 + len(hosts)} processes)  "
+              f"{everything / 1024:6.0f} MB")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--runs", type=int, default=5)
@@ -277,6 +318,7 @@ def main() -> None:
             sides.append(Side("this tree, AGENT_LS_MODEL_HOST=0", REPO, {"AGENT_LS_MODEL_HOST": "0"}))
         if args.baseline is not None:
             sides.append(Side(f"baseline {args.baseline}", args.baseline.resolve(), {}))
+        own_runtime_folders(sides, runtime)
         for side in sides:
             where = subprocess.run([sys.executable, "-c", "import agent_ls; print(agent_ls.__file__)"],
                                    env=side.env(base), capture_output=True, text=True, check=True, cwd=ws).stdout.strip()
@@ -318,17 +360,18 @@ def main() -> None:
                     side.turn.setdefault("acp_steps", []).extend(step_times(llm, since))
                     if args.lsp:
                         since = len(llm.requests)
-                        peak = asyncio.run(lsp_turn(llm, ws, side.env(base), args.steps))
+                        peak, side.turn["lsp_host"] = asyncio.run(lsp_turn(llm, ws, side.env(base), args.steps))
                         side.turn["lsp_rss"] = max(side.turn.get("lsp_rss", 0), peak)
                         side.turn.setdefault("lsp_steps", []).extend(step_times(llm, since))
             for side in sides:
                 side.turn["chat_step"] = statistics.median(side.turn["chat_steps"])
                 side.turn["acp_step"] = statistics.median(side.turn["acp_steps"])
-            hosts = {pid: vm_hwm(pid) for pid in host_pids(runtime)}
+            side_hosts = {side.name: {pid: vm_hwm(pid) for pid in host_pids(side_runtime(side))} for side in sides}
         finally:
-            for pid in host_pids(runtime):
-                with contextlib.suppress(OSError):
-                    os.kill(pid, signal.SIGTERM)
+            for folder in [runtime, *(side_runtime(side) for side in sides)]:
+                for pid in host_pids(folder):
+                    with contextlib.suppress(OSError):
+                        os.kill(pid, signal.SIGTERM)
 
     f = statistics.median(floor)
     print(f"\nprocess start -> first model request, median of {args.runs} warm runs (cold: the first run)")
@@ -346,11 +389,10 @@ def main() -> None:
         print(f"    chat  {t['chat_rss'] / 1024:6.0f} MB  {t['chat_step'] * 1e3:6.1f} ms/step")
         print(f"    acp   {t['acp_rss'] / 1024:6.0f} MB  {t['acp_step'] * 1e3:6.1f} ms/step")
         if args.lsp:
-            print(f"    language server (litellm in its process) {t['lsp_rss'] / 1024:6.0f} MB  "
+            where = "litellm in its process" if t.get("lsp_host") is None else "on the model host"
+            print(f"    language server ({where}) {t['lsp_rss'] / 1024:6.0f} MB  "
                   f"{statistics.median(t['lsp_steps']) * 1e3:6.1f} ms/step")
-    for pid, kb in hosts.items():
-        print(f"  model host (pid {pid}, shared by every chat and ACP process of this environment): "
-              f"{kb / 1024:.0f} MB")
+    print_memory(sides, side_hosts, args.lsp)
     if len(sides) > 1:
         ref = sides[-1]
         for side in sides[:-1]:

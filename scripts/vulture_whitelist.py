@@ -48,6 +48,7 @@ _.deleted
 _.python
 _.loaded_modules
 _.loaded_at_initialize
+_.model_host_pid
 _.reviewed_edit
 _.previously_trusted
 _.wait_ms

@@ -40,20 +40,25 @@ def model_hosts(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
 @pytest.fixture(autouse=True)
 def no_model_host_left_attached() -> Iterator[None]:
     """A test that runs a front end in this process (``cmd_chat``) attaches the process to a model
-    host (module globals of :mod:`agent_ls.agent.llm`): detached again after the test, or every
-    later test of this worker would make its model calls in that host, with the host's
-    environment instead of the one the test set (its secrets, its keys)."""
+    host (module globals of :mod:`agent_ls.agent.llm` and :mod:`agent_ls.agent.model_host`):
+    detached again after the test, or every later test of this worker would make its model calls
+    in that host, with the host's environment instead of the one the test set (its secrets, its
+    keys)."""
+    from agent_ls.agent import model_host
+
     llm = sys.modules.get("agent_ls.agent.llm")
-    before = (llm._host, llm._host_wanted, llm._host_tried) if llm is not None else None
+    before = (llm._host, llm._host_tried) if llm is not None else None
+    shared = model_host.shared()
     yield
+    model_host.share(shared)
     llm = sys.modules.get("agent_ls.agent.llm")
     if llm is None:
         return
-    host, wanted, tried = before or (None, False, False)
+    host, tried = before or (None, False)
     if llm._host is not None and llm._host is not host:
         with contextlib.suppress(Exception):
             llm._host.close()
-    llm._host, llm._host_wanted, llm._host_tried = host, wanted, tried
+    llm._host, llm._host_tried = host, tried
 
 
 @pytest.fixture(scope="module")

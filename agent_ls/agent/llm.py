@@ -19,6 +19,7 @@ from typing import Any
 
 import attrs
 
+from agent_ls.agent import model_host
 from agent_ls.agent.events import UsageReport
 from agent_ls.core.imports import collector_paused
 from agent_ls.core.process_secrets import credential_env_name, environment, process_secrets
@@ -29,17 +30,14 @@ _litellm: Any = None
 _loading = threading.Lock()
 _host: Any = None
 """The model host this process attached to (:mod:`agent_ls.agent.model_host`), else None."""
-_host_wanted = False
 _host_tried = False
 
 
 def share_model_host(wanted: bool = True) -> None:
     """Make this process's model requests in the user's model host (started when needed) rather
-    than import litellm itself: the terminal chat and ACP (issue 46). Takes effect at the next
+    than import litellm itself: every front end (issue 46). Takes effect at the next
     :func:`load_library`; ``AGENT_LS_MODEL_HOST=0`` keeps everything in-process."""
-    global _host_wanted
-    # POSIX only (a Unix socket in a folder checked by owner and mode, flock, SO_PEERCRED)
-    _host_wanted = wanted and os.environ.get("AGENT_LS_MODEL_HOST") != "0" and hasattr(os, "getuid")
+    model_host.share(wanted)
 
 
 def load_library() -> None:
@@ -49,12 +47,10 @@ def load_library() -> None:
     global _host, _host_tried
     if _host is not None:
         return
-    if _host_wanted and _litellm is None:
+    if model_host.shared() and _litellm is None:
         with _loading:
             if not _host_tried:
                 _host_tried = True
-                from agent_ls.agent import model_host  # lazy: only for the front ends that share one
-
                 try:
                     _host = model_host.attach(environment())
                     log.debug("model host: attached (pid %d)", _host.pid)
@@ -63,6 +59,15 @@ def load_library() -> None:
         if _host is not None:
             return
     get_litellm()
+
+
+def library_state() -> tuple[str, int | None]:
+    """Where this process's model requests go: ``("host", pid)`` (the model host), ``("process",
+    None)`` (litellm imported here) or ``("none", None)`` (not loaded yet)."""
+    host = _host
+    if host is not None:
+        return "host", host.pid
+    return ("process", None) if _litellm is not None else ("none", None)
 
 
 def library_loaded() -> bool:
@@ -438,25 +443,82 @@ async def stream_completion(
         raise map_error(e, config) from e
 
 
+@attrs.frozen
+class Completion:
+    """One model answer, not streamed (:func:`complete`)."""
+
+    text: str
+    finish_reason: str | None = None
+
+
+async def complete(config: LLMConfig, messages: list[dict[str, Any]]) -> Completion:
+    """One model answer to ``messages``, not streamed (MCP sampling): ``config.max_tokens`` and
+    ``config.extra`` (``temperature``, ``stop``) as given. In the model host when this process uses
+    one. Loads the model library first (off the event loop); errors become :class:`LLMError`."""
+    if not library_loaded():
+        await asyncio.to_thread(load_library)  # seconds on first use
+    if _host is not None:
+        request = {"op": "complete", "config": attrs.asdict(config), "messages": messages}
+        async for answer in _host_answers(request, config):
+            return Completion(**answer["result"])
+        raise LLMError("connection", "the model host sent no answer")
+    litellm = get_litellm()
+    kwargs: dict[str, Any] = {"model": config.model, "messages": messages, "max_retries": config.max_retries,
+                              "timeout": config.timeout, **config.extra}
+    if config.max_tokens:
+        kwargs["max_tokens"] = config.max_tokens
+    if config.api_base:
+        kwargs["api_base"] = config.api_base
+    kwargs.update(provider_credentials(config))  # from memory, not os.environ
+    if config.api_key:
+        kwargs["api_key"] = config.api_key
+    try:
+        response = await litellm.acompletion(**kwargs)
+    except Exception as e:
+        if type(e).__name__ == "CancelledError":
+            raise
+        raise map_error(e, config) from e
+    return _completion_of(response)
+
+
+def _completion_of(response: Any) -> Completion:
+    choices = getattr(response, "choices", None) or []
+    if not choices:
+        return Completion("")
+    choice = choices[0]
+    message = getattr(choice, "message", None)
+    content = getattr(message, "content", None) if message is not None else None
+    if isinstance(content, list):  # some providers answer with content parts
+        content = "".join(p.get("text", "") for p in content if isinstance(p, dict))
+    return Completion(content or "", getattr(choice, "finish_reason", None))
+
+
 async def _host_stream(
     config: LLMConfig, messages: list[dict[str, Any]], tools: list[dict[str, Any]]
 ) -> AsyncIterator[StreamDelta]:
-    """:func:`stream_completion` made by the model host (the same function, in that process). A host
-    that is gone before the request reached it (killed, or ended) is started again, once."""
+    """:func:`stream_completion` made by the model host (the same function, in that process)."""
     request = {"op": "stream", "config": attrs.asdict(config), "messages": messages, "tools": tools}
+    log.debug("calling the model %s (in the model host, pid %d)", config.model, _host.pid)
+    async for answer in _host_answers(request, config):
+        if "delta" in answer:
+            wire = answer["delta"]
+            usage = wire.pop("usage", None)
+            yield StreamDelta(**wire, usage=UsageReport(**usage) if usage is not None else None)
+
+
+async def _host_answers(request: dict[str, Any], config: LLMConfig) -> AsyncIterator[dict[str, Any]]:
+    """The model host's answer lines to ``request``, an error line raised as :class:`LLMError`. A host
+    that is gone before the request reached it (killed, or ended) is started again, once."""
     host = _host
     for attempt in (0, 1):
         started = False
         try:
             async for answer in host.request(request):
                 started = True
-                if "delta" in answer:
-                    wire = answer["delta"]
-                    usage = wire.pop("usage", None)
-                    yield StreamDelta(**wire, usage=UsageReport(**usage) if usage is not None else None)
-                elif "error" in answer:
+                if "error" in answer:
                     # masked again with this process's environment: the host masked it with its own
                     raise LLMError(answer["error"]["kind"], redact_secrets(answer["error"]["message"], config))
+                yield answer
             return
         except OSError as e:
             if started or attempt:
@@ -468,7 +530,6 @@ async def _host_stream(
 def _reattach(gone: Any) -> Any:
     """The model host again after ``gone`` went away (started when none answers)."""
     global _host
-    from agent_ls.agent import model_host
 
     with _loading:
         if _host is gone:

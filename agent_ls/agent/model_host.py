@@ -1,24 +1,28 @@
-"""The model host: one warm process per user and environment that holds litellm, which the
-terminal chat and the ACP agent attach to instead of importing litellm themselves (issue 46).
+"""The model host: one warm process per user and environment that holds litellm, which every
+front end (the language server, the terminal chat, the ACP agent) attaches to instead of importing
+litellm itself (issue 46).
 
-``import litellm`` takes ~3 s of CPU and ~200 MB here, paid by every ``agent-ls chat`` and
-``agent-ls acp`` start. The model host pays it once: a front end that wants the model library
-(:func:`attach`) connects to the host's Unix socket, or starts the host and waits for it (the
-first time: the same seconds as importing litellm itself), and from then on each model request
-goes to the host, which makes it with :func:`agent_ls.agent.llm.stream_completion` (litellm's
+``import litellm`` takes ~3 s of CPU and ~190 MB here, paid by every ``agent-ls chat`` and
+``agent-ls acp`` start and by every editor window's language server. The model host pays it once:
+a front end that wants the model library (:func:`attach`) connects to the host's Unix socket, or
+starts the host and waits for it (the first time: the same seconds as importing litellm itself;
+the language server does it in its background warm-up), and from then on each model request goes
+to the host, which makes it with :func:`agent_ls.agent.llm.stream_completion` (litellm's
 ``acompletion``, the same code path as in-process) and streams the deltas back.
 
 What the host does and does not do:
 
-- It only makes model requests (and answers litellm's token counter, model information and
-  credential check). Tools, approvals, trust, hooks and the conversation stay in the front end's
-  process: the host adds no way around any of them.
+- It only makes model requests (the agent's, titles, compaction summaries, MCP sampling) and
+  answers litellm's token counter, model information and credential check. Tools, approvals,
+  trust, hooks and the conversation stay in the front end's process: the host adds no way around
+  any of them.
 - It runs with the environment of the process that started it, secrets included (taken out of
   its own environment at start-up, as every agent-ls process does), and it serves only processes
   with the same environment: the socket's name is a hash of that environment (minus variables
-  that change between shells of one user: ``PWD``, ``SHLVL``, agent-ls' own ``AGENT_LS_*``...)
-  and of the agent-ls code. A front end started with another key, proxy or CA bundle gets
-  another host. A model request carries what the settings give: model, endpoint, configured key.
+  that differ between the shells and editor windows of one user and that litellm never reads:
+  :func:`host_key`) and of the agent-ls code. A front end started with another key, proxy or CA
+  bundle gets another host. A model request carries what the settings give: model, endpoint,
+  configured key.
 - The socket lives in a folder only the user can enter (0700, checked) and the host checks each
   peer's user id (``SO_PEERCRED``).
 - It exits after :data:`IDLE_SECONDS` without a connection (``AGENT_LS_MODEL_HOST_IDLE``).
@@ -27,10 +31,12 @@ What the host does and does not do:
 
 The wire: one JSON object a line. A request ``{"op": "stream", "config", "messages", "tools"}``
 is answered by ``{"delta": ...}`` lines and ``{"done": true}`` or ``{"error": {"kind",
-"message"}}`` (an :class:`~agent_ls.agent.llm.LLMError`); ``{"op": "call", "name", "kwargs"}`` by
-``{"result": ...}`` or ``{"error": ...}``; ``{"op": "warm", "config"}`` rehearses the first call.
-A client that closes its connection cancels its request. This module is the front end's side
-(and the names both sides share); the host's process is :mod:`agent_ls.agent.model_host_server`.
+"message"}}`` (an :class:`~agent_ls.agent.llm.LLMError`); ``{"op": "complete", "config",
+"messages"}`` (one answer, not streamed: MCP sampling) by ``{"result": {"text", "finish_reason"}}``
+or an error; ``{"op": "call", "name", "kwargs"}`` by ``{"result": ...}`` or ``{"error": ...}``;
+``{"op": "warm", "config"}`` rehearses the first call. A client that closes its connection
+cancels its request. This module is the front end's side (and the names both sides share); the
+host's process is :mod:`agent_ls.agent.model_host_server`.
 """
 
 from __future__ import annotations
@@ -51,6 +57,8 @@ from collections.abc import AsyncIterator, Mapping
 from pathlib import Path
 from typing import Any
 
+from agent_ls.core.process import outlives_us
+
 log = logging.getLogger(__name__)
 
 IDLE_SECONDS = 900.0
@@ -64,9 +72,38 @@ LINE_LIMIT = 1 << 27
 """The longest line on the wire (a whole conversation with its attachments)."""
 CALLS = frozenset({"token_counter", "get_model_info", "validate_environment"})
 """The litellm functions a front end calls through the host (pure functions of their JSON arguments)."""
-_VOLATILE = frozenset({"PWD", "OLDPWD", "SHLVL", "_", "PYTEST_CURRENT_TEST", "COLUMNS", "LINES",
-                       "TERM_SESSION_ID", "WINDOWID", "SECURITYSESSIONID"})
-"""Variables that differ between shells and runs of one user and that litellm never reads."""
+_VOLATILE = frozenset({
+    # the shell's own: another folder, another depth, the last command; pytest's current test
+    "PWD", "OLDPWD", "SHLVL", "_", "PYTEST_CURRENT_TEST",
+    # the terminal a process runs in (size, type, colours, window, multiplexer pane, the tty gpg asks on)
+    "COLUMNS", "LINES", "TERM", "COLORTERM", "TERMINFO", "TERM_SESSION_ID", "WINDOWID", "SECURITYSESSIONID",
+    "LS_COLORS", "LSCOLORS", "LESSOPEN", "LESSCLOSE", "GPG_TTY", "TMUX", "TMUX_PANE", "STY", "WINDOW",
+    "VTE_VERSION", "TERMINAL_EMULATOR", "LC_TERMINAL", "LC_TERMINAL_VERSION", "WT_SESSION", "WT_PROFILE_ID",
+    # the login session over ssh (addresses and the agent's socket: a git credential, never a provider's)
+    "SSH_TTY", "SSH_CLIENT", "SSH_CONNECTION", "SSH_AUTH_SOCK", "SSH_AGENT_PID",
+    # what a desktop launcher or Electron sets for the editor's own window (VS Code, code-server, Cursor)
+    "CHROME_DESKTOP", "ORIGINAL_XDG_CURRENT_DESKTOP", "GDK_BACKEND", "NO_AT_BRIDGE", "GIO_LAUNCHED_DESKTOP_FILE",
+    "GIO_LAUNCHED_DESKTOP_FILE_PID", "BAMF_DESKTOP_FILE_HINT", "DESKTOP_STARTUP_ID", "XDG_ACTIVATION_TOKEN",
+    "APPLICATION_INSIGHTS_NO_DIAGNOSTIC_CHANNEL", "MallocNanoZone", "__CFBundleIdentifier", "XPC_SERVICE_NAME",
+    "XPC_FLAGS", "Apple_PubSub_Socket_Render",
+    # the editor's git helper for its terminals and extensions (a script path and an IPC handle per window)
+    "GIT_ASKPASS",
+    # a virtual environment's activation in one shell (agent-ls' own interpreter is in the key)
+    "VIRTUAL_ENV", "VIRTUAL_ENV_PROMPT",
+})
+"""Variables that differ between the shells, terminals and editor windows of one user and that
+neither litellm nor anything it loads reads (see :func:`host_key`)."""
+_VOLATILE_PREFIXES = ("AGENT_LS_", "VSCODE_", "ELECTRON_", "TERM_PROGRAM", "KITTY_", "ALACRITTY_", "WEZTERM_",
+                      "KONSOLE_", "ITERM_", "GNOME_TERMINAL_", "CURSOR_TRACE_")
+"""Families of such variables: agent-ls' own (read by the front end, which sends the host what they
+give), the editor's (``VSCODE_PID``, ``VSCODE_IPC_HOOK``, ``VSCODE_NLS_CONFIG``,
+``VSCODE_GIT_IPC_HANDLE``..., ``ELECTRON_RUN_AS_NODE``) and the terminals' (``TERM_PROGRAM``,
+``TERM_PROGRAM_VERSION``, ``KITTY_WINDOW_ID``, ``WEZTERM_PANE``, ``ITERM_SESSION_ID``...)."""
+
+
+def volatile(name: str) -> bool:
+    """Whether ``name`` is left out of the host's key (:data:`_VOLATILE`, :data:`_VOLATILE_PREFIXES`)."""
+    return name in _VOLATILE or name.startswith(_VOLATILE_PREFIXES)
 
 
 def runtime_dir() -> Path:
@@ -91,10 +128,23 @@ def private_dir(path: Path) -> Path:
 
 
 def host_key(environ: Mapping[str, str]) -> str:
-    """The host's name for an environment (the user's, secrets included) and this code."""
+    """The host's name for an environment (the user's, secrets included) and this code.
+
+    Every variable is in the key except the :func:`volatile` ones: those that differ between the
+    shells, terminals and editor windows of one user, and that neither litellm nor what it loads
+    (httpx, aiohttp, the openai SDK, tiktoken, boto3 and google-auth when a provider needs them)
+    ever reads. With them out, the editor's windows (each has its own ``VSCODE_PID``,
+    ``VSCODE_IPC_HOOK``...), the terminal chat and ``agent-ls acp`` of one user share one host.
+    Whatever a provider, a proxy, a CA bundle or a credential could come from stays in: the keys
+    (``*_API_KEY``, ``AWS_*``, ``AZURE_*``, ``GOOGLE_*``, ``VERTEX*``...), ``HTTP(S)_PROXY`` and
+    ``NO_PROXY``, ``SSL_CERT_FILE``, ``REQUESTS_CA_BUNDLE``, ``HOME`` and the ``XDG_*`` folders (the
+    AWS, gcloud and netrc files are found from them), ``PATH`` (an AWS ``credential_process``),
+    ``LITELLM_*``, ``PYTHON*``, the locale. A variable this list misses costs a second host, never a
+    request made with another process's settings. The key is a digest: no value is ever in the
+    socket's name nor in a log."""
     digest = hashlib.sha256()
     for name in sorted(environ):
-        if name not in _VOLATILE and not name.startswith("AGENT_LS_"):
+        if not volatile(name):
             digest.update(f"{name}={environ[name]}\0".encode(errors="surrogateescape"))
     digest.update(sys.executable.encode())
     here = Path(__file__).resolve().parent
@@ -109,6 +159,23 @@ def host_key(environ: Mapping[str, str]) -> str:
 
 
 _started: list[subprocess.Popen[bytes]] = []
+_shared = False
+
+
+def share(wanted: bool = True) -> None:
+    """This process's model requests are to go to the user's model host (:func:`attach`) rather
+    than to litellm imported here: set by every front end at start-up (the language server, the
+    terminal chat, ``agent-ls acp``), read when the model library loads
+    (:func:`agent_ls.agent.llm.load_library`). ``AGENT_LS_MODEL_HOST=0`` keeps everything
+    in-process; so does a platform without Unix sockets, ``flock`` and ``SO_PEERCRED`` (not POSIX).
+    Cheap: this module needs the standard library only."""
+    global _shared
+    _shared = wanted and os.environ.get("AGENT_LS_MODEL_HOST") != "0" and hasattr(os, "getuid")
+
+
+def shared() -> bool:
+    """Whether this process wants the model host (:func:`share`)."""
+    return _shared
 
 
 class HostUnavailable(Exception):
@@ -217,6 +284,7 @@ def attach(environ: Mapping[str, str], timeout: float = START_TIMEOUT) -> ModelH
                                 cwd=folder, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=errors,
                                 start_new_session=True)
     _started.append(proc)  # it outlives this process: never reaped here, never warned about
+    outlives_us(proc.pid)  # nor ended with this process's children (other processes use it)
     deadline = time.monotonic() + timeout
     mine = True
     while time.monotonic() < deadline:

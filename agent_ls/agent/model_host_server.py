@@ -13,6 +13,7 @@ import socket
 import struct
 import sys
 import time
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
@@ -57,8 +58,8 @@ class _Host:
                 request = json.loads(line)
                 op = request.get("op")
                 log.debug("model host: %s %s", op, request.get("name", ""))
-                if op == "stream":  # the last request of its connection (closed to cancel it)
-                    await self._stream(request, reader, writer)
+                if op in ("stream", "complete"):  # the last request of its connection (closed to cancel it)
+                    await self._cancellable(self._stream if op == "stream" else self._complete, request, reader, writer)
                     return
                 elif op == "call":
                     writer.write(encode(self._call(request)))
@@ -97,17 +98,32 @@ class _Host:
             self.warmed.add(config.model)
             await asyncio.to_thread(llm.warm_up, config)
 
-    async def _stream(self, request: dict[str, Any], reader: asyncio.StreamReader,
-                      writer: asyncio.StreamWriter) -> None:
+    async def _stream(self, request: dict[str, Any], writer: asyncio.StreamWriter) -> None:
+        from agent_ls.agent import llm
+
+        config = llm.LLMConfig(**request["config"])
+        async for delta in llm.stream_completion(config, request["messages"], request["tools"]):
+            writer.write(encode({"delta": delta_wire(delta)}))
+            await writer.drain()
+        writer.write(encode({"done": True}))
+
+    async def _complete(self, request: dict[str, Any], writer: asyncio.StreamWriter) -> None:
+        import attrs
+
+        from agent_ls.agent import llm
+
+        answer = await llm.complete(llm.LLMConfig(**request["config"]), request["messages"])
+        writer.write(encode({"result": attrs.asdict(answer)}))
+
+    async def _cancellable(self, answer: Callable[[dict[str, Any], asyncio.StreamWriter], Awaitable[None]],
+                           request: dict[str, Any], reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        """``answer`` the request, cancelled when the client closes its connection (it sends nothing
+        more after a model request); an :class:`~agent_ls.agent.llm.LLMError` is its last line."""
         from agent_ls.agent import llm
 
         async def run() -> None:
             try:
-                config = llm.LLMConfig(**request["config"])
-                async for delta in llm.stream_completion(config, request["messages"], request["tools"]):
-                    writer.write(encode({"delta": delta_wire(delta)}))
-                    await writer.drain()
-                writer.write(encode({"done": True}))
+                await answer(request, writer)
             except llm.LLMError as e:
                 writer.write(encode({"error": {"kind": e.kind, "message": e.message}}))
             await writer.drain()

@@ -13,7 +13,9 @@ request. The sampler
 4. asks the user through an injectable async consent callback (the editor over LSP, or the
    terminal), unless the server is in ``autoApprove`` or was allowed for the session; answers
    are allow once / allow for the session (remembered per server) / deny;
-5. calls ``litellm.acompletion`` (not streamed) and returns a ``CreateMessageResult``.
+5. asks the model for one answer, not streamed (:func:`agent_ls.agent.llm.complete`: litellm's
+   ``acompletion``, in the model host when the process uses one) and returns a
+   ``CreateMessageResult``.
 
 Every refusal or failure becomes an ``ErrorData`` whose message the MCP server sees (and
 usually shows to the model or the user), so it says why and what to change. No LSP imports.
@@ -31,14 +33,7 @@ import attrs
 import mcp_types as types
 
 from agent_ls.agent.config import AgentSettings, SamplingPolicy
-from agent_ls.agent.llm import (
-    LLMConfig,
-    LLMError,
-    check_credentials,
-    get_litellm,
-    map_error,
-    provider_credentials,
-)
+from agent_ls.agent.llm import LLMConfig, LLMError, check_credentials, complete
 
 log = logging.getLogger(__name__)
 
@@ -190,18 +185,6 @@ def stop_reason(finish_reason: str | None, text: str, stop_sequences: Sequence[s
     return _STOP_REASONS.get(finish_reason, finish_reason)
 
 
-def _message_text(response: Any) -> tuple[str, str | None]:
-    choices = getattr(response, "choices", None) or []
-    if not choices:
-        return "", None
-    choice = choices[0]
-    message = getattr(choice, "message", None)
-    content = getattr(message, "content", None) if message is not None else None
-    if isinstance(content, list):  # some providers answer with content parts
-        content = "".join(p.get("text", "") for p in content if isinstance(p, dict))
-    return content or "", getattr(choice, "finish_reason", None)
-
-
 # the handler --------------------------------------------------------------------------------
 
 class Sampler:
@@ -297,32 +280,19 @@ class Sampler:
 
     async def _complete(self, config: LLMConfig, messages: list[dict[str, Any]], max_tokens: int,
                         params: types.CreateMessageRequestParams) -> tuple[str, str | None]:
-        kwargs: dict[str, Any] = {
-            "model": config.model,
-            "messages": messages,
-            "max_tokens": max_tokens,
-            "max_retries": config.max_retries,
-            "timeout": config.timeout,
-        }
+        extra: dict[str, Any] = {}
         if params.temperature is not None:
-            kwargs["temperature"] = params.temperature
+            extra["temperature"] = params.temperature
         if params.stop_sequences:
-            kwargs["stop"] = list(params.stop_sequences)
-        if config.api_base:
-            kwargs["api_base"] = config.api_base
+            extra["stop"] = list(params.stop_sequences)
+        config = attrs.evolve(config, max_tokens=max_tokens, extra=extra)
         try:
-            litellm = await asyncio.to_thread(get_litellm)  # seconds on first use: off the event loop
-            check_credentials(config)
-            kwargs.update(provider_credentials(config))  # from memory, not os.environ
-            if config.api_key:
-                kwargs["api_key"] = config.api_key
-            response = await litellm.acompletion(**kwargs)
-        except asyncio.CancelledError:
-            raise
+            await asyncio.to_thread(check_credentials, config)  # loads the model library: off the event loop
         except LLMError as e:
             raise SamplingRefused(types.INTERNAL_ERROR, f"agent-ls: the model call failed: {e.message}") from None
-        except Exception as e:
-            err = map_error(e, config)
-            raise SamplingRefused(types.INTERNAL_ERROR, f"agent-ls: the model call failed ({err.kind}): "
-                                                        f"{err.message}") from None
-        return _message_text(response)
+        try:
+            answer = await complete(config, messages)
+        except LLMError as e:
+            raise SamplingRefused(types.INTERNAL_ERROR, f"agent-ls: the model call failed ({e.kind}): "
+                                                        f"{e.message}") from None
+        return answer.text, answer.finish_reason

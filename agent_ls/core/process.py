@@ -19,10 +19,21 @@ import threading
 from collections.abc import Callable
 from typing import IO, Any
 
+_outliving: set[int] = set()
+"""The children :func:`kill_children` leaves alone (:func:`outlives_us`)."""
+
+
+def outlives_us(pid: int) -> None:
+    """Mark a child that is meant to outlive this process: the user's model host
+    (:mod:`agent_ls.agent.model_host`), which other editor windows and terminals use too.
+    :func:`kill_children` leaves it alone."""
+    _outliving.add(pid)
+
 
 def kill_children() -> None:
     """Last resort: no child process outlives the server (also when the editor vanished
-    without ``shutdown``). MCP servers run in their own process group; end each group.
+    without ``shutdown``), except the ones marked with :func:`outlives_us`. MCP servers run in
+    their own process group; end each group.
 
     Children come from psutil (no platform-specific process scan); zombies are skipped. A
     child that leads its own process group gets SIGTERM for the whole group, any other child
@@ -38,7 +49,7 @@ def kill_children() -> None:
         return
     for child in children:
         try:
-            if child.status() == psutil.STATUS_ZOMBIE:
+            if child.pid in _outliving or child.status() == psutil.STATUS_ZOMBIE:
                 continue
             if hasattr(os, "killpg") and os.getpgid(child.pid) == child.pid:
                 os.killpg(child.pid, signal.SIGTERM)

@@ -81,8 +81,13 @@ class ModelLibrary:
             importlib.import_module("agent_ls.runtime.sessions")  # the session, the tools, the registry
 
         log.debug("warm-up: started")
-        await load()
-        await in_daemon_thread(sessions)
+        # The session modules meanwhile: while a model host starts (another process imports
+        # litellm), this process would only wait.
+        imported = asyncio.ensure_future(in_daemon_thread(sessions))
+        try:
+            await load()
+        finally:
+            await imported
         log.debug("warm-up: the session modules imported")
         config = self._settings().llm_config(None)
         if config is not None:  # litellm's first call builds the provider's client: now, not at the first prompt
@@ -117,12 +122,22 @@ class ModelLibrary:
 
 def share_model_host() -> None:
     """This process's model requests go to the user's model host (one warm process that holds
-    litellm, :mod:`agent_ls.agent.model_host`) instead of importing litellm here: for the front
-    ends a user starts again and again (``agent-ls chat``, ``agent-ls acp``)."""
-    # lazy: ~4 ms at start-up (litellm itself is not imported)
-    from agent_ls.agent import llm
+    litellm, :mod:`agent_ls.agent.model_host`) instead of importing litellm here: what every front
+    end does at start-up (the language server, ``agent-ls chat``, ``agent-ls acp``), unless
+    ``AGENT_LS_MODEL_HOST=0``. Cheap (the standard library only): the host is attached, or
+    started, when the model library loads (the warm-up, or the first turn)."""
+    # lazy: <1 ms, and not agent.llm (+15 ms), so that a front end may call it before it serves
+    from agent_ls.agent import model_host
 
-    llm.share_model_host()
+    model_host.share()
+
+
+def state() -> tuple[str, int | None]:
+    """Where this process's model requests go: ``("host", pid)`` (the model host), ``("process",
+    None)`` (litellm imported in this process) or ``("none", None)`` (the library is not loaded).
+    Loads nothing."""
+    llm = sys.modules.get("agent_ls.agent.llm")
+    return llm.library_state() if llm is not None else ("none", None)
 
 
 def credentials_problem(config: LLMConfig) -> str | None:

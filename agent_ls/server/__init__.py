@@ -21,4 +21,7 @@ def serve(log_level: str = "WARNING") -> NoReturn:
         from agent_ls.server.process_exit import serve_stdio
 
         server = create_server()
+    from agent_ls.runtime.model_library import share_model_host
+
+    share_model_host()  # the model requests go to the user's warm model host (issue 46), attached by the warm-up
     serve_stdio(server)

@@ -175,6 +175,28 @@ def test_a_host_serves_only_its_environment() -> None:
     assert model_host.host_key({**base, "SSL_CERT_FILE": "/etc/ca.pem"}) != same
 
 
+def test_editor_windows_and_terminals_of_one_user_share_a_host() -> None:
+    """What differs between VS Code windows, the extension host and a terminal's shell, and what
+    litellm never reads, is left out of the key; what a provider, proxy, CA bundle or credential
+    can come from is not."""
+    base = {"PATH": "/usr/bin", "HOME": "/home/u", "OPENAI_API_KEY": "k1", "LANG": "C.UTF-8"}
+    window = {**base, "VSCODE_PID": "101", "VSCODE_IPC_HOOK": "/run/user/1/vscode-1.sock", "VSCODE_NLS_CONFIG": "{}",
+              "VSCODE_CWD": "/home/u", "ELECTRON_RUN_AS_NODE": "1", "CHROME_DESKTOP": "code.desktop",
+              "GIO_LAUNCHED_DESKTOP_FILE_PID": "99", "ORIGINAL_XDG_CURRENT_DESKTOP": "GNOME"}
+    other_window = {**window, "VSCODE_PID": "202", "VSCODE_IPC_HOOK": "/run/user/1/vscode-2.sock"}
+    terminal = {**base, "TERM": "xterm-256color", "COLORTERM": "truecolor", "TERM_PROGRAM": "vscode",
+                "TERM_PROGRAM_VERSION": "1.99", "VSCODE_GIT_IPC_HANDLE": "/run/user/1/git.sock", "SHLVL": "2",
+                "PWD": "/home/u/src", "TMUX": "/tmp/tmux-1/default,1,0", "TMUX_PANE": "%3", "GPG_TTY": "/dev/pts/3",
+                "SSH_CONNECTION": "10.0.0.1 5 10.0.0.2 22", "LS_COLORS": "di=01;34", "VIRTUAL_ENV": "/home/u/src/.venv"}
+    keys = {model_host.host_key(env) for env in (base, window, other_window, terminal)}
+    assert len(keys) == 1
+    # what litellm, its HTTP clients or a provider's SDK read: another host
+    for name, value in [("OPENAI_API_KEY", "k2"), ("HTTPS_PROXY", "http://proxy:3128"), ("NO_PROXY", "internal"),
+                        ("REQUESTS_CA_BUNDLE", "/etc/ca.pem"), ("AWS_PROFILE", "work"), ("HOME", "/home/other"),
+                        ("LITELLM_LOG", "DEBUG"), ("PATH", "/opt/bin:/usr/bin"), ("XDG_CONFIG_HOME", "/x")]:
+        assert model_host.host_key({**terminal, name: value}) not in keys, name
+
+
 def test_the_runtime_folder_must_be_private(tmp_path: Path) -> None:
     folder = tmp_path / "run"
     assert model_host.private_dir(folder) == folder and folder.stat().st_mode & 0o777 == 0o700

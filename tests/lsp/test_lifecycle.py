@@ -25,9 +25,9 @@ pytestmark = pytest.mark.e2e
 
 async def test_initialize_is_light_and_advertises_features(setup: Setup) -> None:
     """initialize does not import litellm (recorded by the server while it answers
-    initialize); litellm is imported in the background before the MCP host starts (issue 30
-    item 2), before any prompt and without waiting for a slow server. The result advertises code actions, the
-    commands and workspace folders."""
+    initialize); the model library (the user's model host, issue 46) is loaded in the background
+    before the MCP host starts (issue 30 item 2), before any prompt and without waiting for a slow
+    server. The result advertises code actions, the commands and workspace folders."""
     setup.user_settings["mcpServers"]["slow"] = knob_stdio_params("--slow-start", "60", "--name", "slow")
     ed = await open_editor(setup)
     try:
@@ -36,10 +36,10 @@ async def test_initialize_is_light_and_advertises_features(setup: Setup) -> None
         assert info["name"] == "agent-ls" and info["workspaceFolders"] == [str(setup.ws)]
         for _ in range(600):  # prewarmed without a prompt
             info = await ed.request(P.SERVER_INFO)
-            if info["loadedModules"] == {"litellm": True, "mcp": True}:
+            if info["modelLibrary"] != "none" and info["loadedModules"]["mcp"]:
                 break
             await asyncio.sleep(0.1)
-        assert info["loadedModules"] == {"litellm": True, "mcp": True}
+        assert info["modelLibrary"] == "host" and info["loadedModules"] == {"litellm": False, "mcp": True}
         assert (await ed.status())["slow"]["state"] == "starting"  # the warm-up did not wait for it
         await ed.wait_state("knob", "connected")
         assert setup.llm.requests == []
@@ -362,14 +362,15 @@ async def test_editor_vanishing_leaves_no_child_process(setup: Setup) -> None:
 
 
 async def test_a_prompt_that_waits_for_the_model_library_shows_progress(setup: Setup) -> None:
-    """Without the background warm-up (``AGENT_LS_WARMUP=0``) the first prompt imports litellm
-    itself: the editor is shown work-done progress saying so, ended once it is loaded."""
+    """Without the background warm-up (``AGENT_LS_WARMUP=0``) the first prompt loads the model
+    library itself (attaches to the model host, started if none runs): the editor is shown
+    work-done progress saying so, ended once it is loaded."""
     setup.extra_env["AGENT_LS_WARMUP"] = "0"
     ed = await open_editor(setup)
     try:
         await ed.wait_state("knob", "connected")
         info = await ed.request(P.SERVER_INFO)
-        assert info["loadedModules"]["litellm"] is False  # nothing warmed it
+        assert info["modelLibrary"] == "none" and info["loadedModules"]["litellm"] is False  # nothing warmed it
         setup.llm.script(text("hello"))
         assert (await ed.request(P.PROMPT, {"text": "hi"}))["text"] == "hello"
         reports = [str(r) for rs in ed.client.progress_reports.values() for r in rs]  # type: ignore[attr-defined]

@@ -1,6 +1,6 @@
 """MCP sampling over stdio: the knob server's ``sample`` tool asks the language server
 (sampling/createMessage), which asks the editor (``mcp/sample``) for consent and then the
-scripted LLM through litellm; the editor here is the pytest-lsp client."""
+scripted LLM through litellm, in the user's model host; the editor here is the pytest-lsp client."""
 
 from __future__ import annotations
 
@@ -69,6 +69,8 @@ async def test_allow_once_asks_every_time_and_the_answer_comes_from_the_model(se
         assert req.body["messages"] == [{"role": "system", "content": KNOB_SYSTEM_PROMPT},
                                         {"role": "user", "content": "meaning of life?"}]
         assert req.body["max_tokens"] == 200
+        info = await ed.request(P.SERVER_INFO)  # made in the model host (issue 46), like the agent's requests
+        assert info["modelLibrary"] == "host" and info["loadedModules"]["litellm"] is False, info
     finally:
         await close_editor(ed)
 

@@ -17,6 +17,7 @@ from lsprotocol import types as lsp
 from pygls.uris import to_fs_path
 
 from agent_ls import __version__
+from agent_ls.runtime import model_library
 from agent_ls.server import preload
 from agent_ls.server.client import offers
 from agent_ls.server.config_files import (
@@ -82,11 +83,13 @@ def _register_lifecycle(server: AgentLanguageServer) -> None:
 
     @request(server, SERVER_INFO, NoParams)
     async def server_info(ls: AgentLanguageServer, _: NoParams) -> ServerInfoResult:
+        where, host_pid = model_library.state()
         return ServerInfoResult(
             name="agent-ls", version=__version__, pid=os.getpid(), python=sys.version.split()[0],
             loaded_modules={m: _imported(m) for m in HEAVY_MODULES},
             loaded_at_initialize=dict(ls.modules_at_initialize),
             workspace_folders=[str(f) for f in ls.folders()],
+            model_library=where, model_host_pid=host_pid,
         )
 
 

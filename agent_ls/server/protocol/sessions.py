@@ -291,6 +291,11 @@ class ServerInfoResult:
     loaded_at_initialize: dict[str, bool]
     """The same, recorded while ``initialize`` was answered (both false: it stays light)."""
     workspace_folders: list[str]
+    model_library: str
+    """Where the model requests go: ``host`` (the user's model host, which holds litellm),
+    ``process`` (litellm imported in this process) or ``none`` (not loaded yet)."""
+    model_host_pid: int | None
+    """The model host's process id while ``model_library`` is ``host``."""
 
 
 @_register

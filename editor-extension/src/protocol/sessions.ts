@@ -229,6 +229,10 @@ export interface ServerInfoResult {
   /** The same, recorded while `initialize` was answered. */
   loadedAtInitialize: Record<string, boolean>;
   workspaceFolders: string[];
+  /** Where the model requests go: `host` (the user's model host), `process` (litellm in the server), `none` (not loaded yet). */
+  modelLibrary: "host" | "process" | "none";
+  /** The model host's process id while `modelLibrary` is `host`. */
+  modelHostPid: number | null;
 }
 
 /** `agent/checkpoints`: a session's checkpoints (without `sessionId`: every session's). */
