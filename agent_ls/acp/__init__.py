@@ -28,19 +28,16 @@ def main() -> int:
     from agent_ls.acp.stdio import guard_stdout
 
     channel = guard_stdout()
-    from agent_ls.core.imports import attrs_methods_cached, collector_paused, pydantic_models_light
+    from agent_ls.core.imports import collector_paused, front_end_start, pydantic_models_light
 
     # lazy: the ACP SDK and the agent, +265 modules, only once stdout is guarded; the SDK's schema
     # light (no field docstrings, models built at first use: 0.2-0.3 s) and without the
     # collector's walks over them. The methods attrs generates for our classes, here and in the
     # modules the first session imports, come from their bytecode cache (~40 ms; what this
-    # process compiled is added to it as it ends)
+    # process compiled is added to it as it ends); the sandbox probe runs meanwhile
     code = 0
-    with attrs_methods_cached():
+    with front_end_start():
         with collector_paused():
-            from agent_ls.core.sandbox.runner import detect_soon
-
-            detect_soon()  # the sandbox probe's child processes run while the modules below are imported
             with pydantic_models_light():
                 import acp  # noqa: F401
             from agent_ls.acp.agent import serve

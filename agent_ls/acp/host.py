@@ -129,9 +129,14 @@ class SessionHost:
         """The sessions using this host, newest last (they ask the user for sampling consent)."""
         self.tasks = BackgroundTasks(f"ACP host of {folder}", log)
         self.lifecycle = HostLifecycle(self.runtime, LogListener(), self.tasks, model_first=False,
-                                       preview_first=False, ask_workspaces=False, mcp_on_demand=True)
+                                       preview_first=False, ask_workspaces=False, mcp_on_demand=True,
+                                       request_first=True)
         """The host's start, reloads and stop (the runtime's, as the language server's); the
-        folder's trust question is this host's own: queued, asked at the next prompt."""
+        folder's trust question is this host's own: queued, asked at the next prompt. A prompt
+        sent while the host starts does not wait for the tools kept from its servers' last
+        connection (``request_first``, as the terminal's: those servers are said to be starting;
+        ``tool_search`` or a call of their tool waits for them). With ``model_first`` off, the
+        start does not wait for the front end to be quiet."""
         self.conversations = self.lifecycle.conversations(settings=self.agent_settings)
         """The conversations of the folder (its session store); each session opens its own with
         its :class:`~agent_ls.runtime.sessions.FrontEnd` (the client's files and terminal)."""

@@ -164,7 +164,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     if args.command is None or args.command == "serve":
-        from agent_ls.server import serve  # lazy: the language server, for `serve` only
+        from agent_ls.core.imports import attrs_methods_cached, import_quietly
+
+        with attrs_methods_cached():  # the imports only: the methods attrs generates for the server's classes
+            import_quietly("agent_ls.server.app")  # lazy: the language server's modules, for `serve` only
+        from agent_ls.server import serve
 
         serve(str(args.log_level))
     if args.command != "acp":
@@ -178,4 +182,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         from agent_ls.acp import main as acp_main  # lazy: the ACP front end, for `acp` only
 
         return acp_main()
+    if args.command == "chat":
+        from agent_ls.core.imports import collector_paused, front_end_start
+
+        with front_end_start():  # as ACP's: attrs' methods from their cache, the sandbox probe in a thread
+            with collector_paused():
+                chat = args.func(args)  # (imports the chat's modules)
+            return asyncio.run(chat)
     return asyncio.run(args.func(args))

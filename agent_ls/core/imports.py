@@ -206,3 +206,19 @@ def attrs_methods_cached() -> Iterator[None]:
         if new and not sys.dont_write_bytecode:
             merged = {**cache, **used}
             _write_methods(path, merged if len(merged) <= METHODS_CACHE_LIMIT else used)
+
+
+@contextlib.contextmanager
+def front_end_start() -> Iterator[None]:
+    """The start-up cuts of a front end that serves one user's run (``agent-ls acp``, ``agent-ls
+    chat``; issue 46), for the duration: the methods attrs generates come from their bytecode cache
+    (:func:`attrs_methods_cached`: what this process compiled is added to it as the block ends),
+    and the sandbox probe's child processes run in a thread while the modules import
+    (:func:`~agent_ls.core.sandbox.runner.detect_soon`)."""
+    with attrs_methods_cached():
+        with collector_paused():
+            # lazy: the sandbox's modules (attrs classes: under the cache), for the front ends that run tools
+            from agent_ls.core.sandbox.runner import detect_soon
+
+        detect_soon()
+        yield

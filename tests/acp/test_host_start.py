@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import asyncio
 import os
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -92,7 +94,9 @@ class ProbedSetup(AcpSetup):
     def env(self) -> dict[str, str]:
         e = super().env()
         e.update({"PYTHONPATH": f"{self.probe}{os.pathsep}{REPO_ROOT}", "AGENT_LS_TEST_MCP_MARKER": str(self.marker),
-                  "AGENT_LS_TEST_MCP_GATE": str(self.gate)})
+                  "AGENT_LS_TEST_MCP_GATE": str(self.gate),
+                  # a prompt that waits for the held host waits longer than the test: seen as a hang
+                  "AGENT_LS_SETTLE_LIMIT": "600"})
         return e
 
 
@@ -119,12 +123,20 @@ async def test_no_server_configured_never_imports_the_mcp_sdk(probed: ProbedSetu
         assert not probed.marker.exists(), probed.marker.read_text()
 
 
-async def test_session_new_and_the_first_prompt_do_not_wait_for_the_mcp_sdk(probed: ProbedSetup) -> None:
+@pytest.mark.parametrize("kept", [False, True], ids=["first run", "tools kept from the last run"])
+async def test_session_new_and_the_first_prompt_do_not_wait_for_the_mcp_sdk(probed: ProbedSetup, kept: bool) -> None:
     """A configured server: its host starts in the background. session/new answers and the first
-    prompt reaches the model while the SDK's import is held, the server said to be starting;
-    once the import may go on, the server's tool serves the next prompt."""
+    prompt reaches the model while the SDK's import is held, the server said to be starting (also
+    when its tools were kept from an earlier run: before, the prompt waited for the host to offer
+    them); once the import may go on, the server's tool serves the next prompt."""
     probed.user_settings["mcpServers"] = {"knob": knob_stdio_params()}
     probed.write()
+    if kept:  # another command connected the server: its tools are kept in the catalogue
+        env = {**probed.env(), "AGENT_LS_TEST_MCP_GATE": "", "AGENT_LS_TEST_MCP_MARKER": ""}
+        listed = await asyncio.to_thread(
+            subprocess.run, [sys.executable, "-m", "agent_ls.cli", "mcp", "tools", "-w", str(probed.ws)], env=env,
+            capture_output=True, text=True, timeout=90, stdin=subprocess.DEVNULL)
+        assert "knob" in listed.stdout, listed.stderr
     async with start_agent(probed) as (conn, _proc, client):
         sid = (await asyncio.wait_for(conn.new_session(cwd=str(probed.ws), mcp_servers=[]), 60)).session_id
         probed.llm.script(text("Hello."))

@@ -256,3 +256,48 @@ def test_attrs_methods_cache_is_not_written_without_bytecode(tmp_path: Path) -> 
     _attrs_use(tmp_path, "cached", PYTHONDONTWRITEBYTECODE="1")
     assert not list((tmp_path / "pycache").rglob("attrs-methods.*"))
     assert _attrs_use(tmp_path, "cached")["compiled"] > 0
+
+
+COMMAND_USE = """
+import builtins, os, sys
+
+real_compile = builtins.compile
+
+
+def counting(source, filename, *args, **kwargs):
+    if str(filename).startswith("<attrs generated") and "agent_ls" in str(filename):
+        with open(os.environ["COMPILED_FILE"], "a") as f:
+            f.write(str(filename) + "\\n")
+    return real_compile(source, filename, *args, **kwargs)
+
+
+builtins.compile = counting
+from agent_ls.cli import main
+
+sys.exit(main(sys.argv[1:]))
+"""
+
+
+@pytest.mark.parametrize("command", [["chat", "--list-sessions"], ["serve"]], ids=["chat", "language server"])
+def test_the_chat_and_the_language_server_take_attrs_methods_from_their_cache(tmp_path: Path,
+                                                                             command: list[str]) -> None:
+    """``agent-ls chat`` (its whole run) and the language server (its imports) take the methods attrs
+    generates for agent-ls' classes from the bytecode cache, as ``agent-ls acp`` does: the first
+    process compiles them and writes the cache, the next compiles none (fails if the command stops
+    using it: it compiles them again)."""
+    script = tmp_path / "use_command.py"
+    script.write_text(COMMAND_USE)
+    (tmp_path / "ws").mkdir()
+    environ = {k: v for k, v in os.environ.items()
+               if k not in ("PYTHONDONTWRITEBYTECODE", "AGENT_LS_MODEL", "AGENT_LS_USER_SETTINGS")}
+    environ.update(PYTHONPYCACHEPREFIX=str(tmp_path / "pycache"), AGENT_LS_CONFIG_DIR=str(tmp_path / "config"),
+                   AGENT_LS_DATA_DIR=str(tmp_path / "data"))
+    argv = [*command, "-w", str(tmp_path / "ws")] if command[0] == "chat" else command
+    compiled = []
+    for run in ("first", "second"):
+        environ["COMPILED_FILE"] = str(tmp_path / run)
+        out = subprocess.run([sys.executable, str(script), *argv], capture_output=True, text=True, timeout=120,
+                             env=environ, stdin=subprocess.DEVNULL, cwd=tmp_path)
+        assert "Traceback" not in out.stderr, out.stderr
+        compiled.append(len((tmp_path / run).read_text().splitlines()) if (tmp_path / run).exists() else 0)
+    assert compiled[0] > 0 and compiled[1] == 0, compiled

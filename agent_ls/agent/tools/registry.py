@@ -16,6 +16,7 @@ list, the deferred catalogue, what ``tool_search`` finds and loads, and what can
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any, Protocol, runtime_checkable
 
@@ -74,7 +75,15 @@ class SettlingSource(Protocol):
 
 SETTLE_SECONDS = 10.0
 """How long a prompt waits for MCP servers that are starting or restarting (a settings change, a
-trust decision) before it runs with what is connected."""
+trust decision) before it runs with what is connected (``AGENT_LS_SETTLE_LIMIT`` seconds if set:
+the tests that must see a wait as a hang)."""
+
+
+def settle_limit() -> float:
+    try:
+        return float(os.environ.get("AGENT_LS_SETTLE_LIMIT", SETTLE_SECONDS))
+    except ValueError:
+        return SETTLE_SECONDS
 
 SEARCH_WAIT_SECONDS = 120.0
 """The most a ``tool_search`` (or a call of an MCP tool not known yet) waits for the servers that
@@ -163,7 +172,7 @@ class ToolRegistry:
         if self._mcp_source is None:
             return await self._refresh_skills()
         if isinstance(self._mcp_source, SettlingSource):
-            await self._mcp_source.settle(SETTLE_SECONDS)
+            await self._mcp_source.settle(settle_limit())
         await self._mcp_source.refresh_if_dirty()
         skills_changed = await self._refresh_skills()
         tools = list(self._mcp_source.tools())
