@@ -225,21 +225,8 @@ else
     "$ROOT/pyproject.toml" >"$TOOLS/wheelhouse-requirements.txt"
   # setuptools >= 77 and wheel: `python -m build`'s isolated build environment
   printf '%s\n' 'setuptools>=77' wheel >>"$TOOLS/wheelhouse-requirements.txt"
-  # pip fetches one file at a time: four pip processes, each over a quarter of the requirements
-  # (with their dependencies) into a folder of its own, then one folder (a wheel that two of them
-  # fetched is the same file).
-  local n=4 i pids=()
-  for ((i = 0; i < n; i++)); do
-    awk -v n="$n" -v i="$i" 'NF && (NR - 1) % n == i' "$TOOLS/wheelhouse-requirements.txt" >"$WHEELHOUSE/.req-$i.txt"
-    run_logged wheelhouse "$VENV_PY" -m pip wheel --disable-pip-version-check --no-input -q \
-      -w "$WHEELHOUSE/.part-$i" -r "$WHEELHOUSE/.req-$i.txt" &
-    pids+=($!)
-  done
-  for i in "${pids[@]}"; do wait "$i" || exit 1; done
-  for ((i = 0; i < n; i++)); do
-    if compgen -G "$WHEELHOUSE/.part-$i/*.whl" >/dev/null; then mv -f "$WHEELHOUSE/.part-$i/"*.whl "$WHEELHOUSE/"; fi
-    rm -rf "$WHEELHOUSE/.part-$i" "$WHEELHOUSE/.req-$i.txt"
-  done
+  run_logged wheelhouse "$VENV_PY" -m pip wheel --disable-pip-version-check --no-input -q \
+    -w "$WHEELHOUSE" -r "$TOOLS/wheelhouse-requirements.txt"
   stamp_write wheelhouse "$WH_KEY"
   step_line wheelhouse "$(find "$WHEELHOUSE" -name '*.whl' | wc -l) wheels in .tools/wheelhouse ($((SECONDS - t0))s)"
 fi
