@@ -16,16 +16,6 @@ from tests.adversarial import Sink
 from tests.llm.scripted_server import ScriptedLLM
 
 
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """The files with a long test (marked ``slow`` or ``conformance``) first, the others after in
-    their order: scripts/test.sh hands whole files to the xdist workers in this order
-    (``--dist loadfile --no-loadscope-reorder``), so the longest ones no longer start last and
-    keep one worker busy while the others have nothing left."""
-    long_files = {item.path for item in items
-                  if item.get_closest_marker("slow") or item.get_closest_marker("conformance")}
-    items.sort(key=lambda item: item.path not in long_files)
-
-
 @pytest.fixture(scope="session", autouse=True)
 def model_hosts(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     """The model hosts the tests' chat and ACP processes start (agent_ls.agent.model_host) live

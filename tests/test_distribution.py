@@ -34,7 +34,7 @@ from tests.harness import REPO_ROOT, fresh_setup
 from tests.harness import llm_server as llm_server  # the session's scripted LLM (a fixture)
 from tests.llm.scripted_server import ScriptedLLM, text
 
-pytestmark = [pytest.mark.e2e, pytest.mark.slow, pytest.mark.timeout(600)]
+pytestmark = [pytest.mark.e2e, pytest.mark.timeout(600)]
 
 WHEELHOUSE = REPO_ROOT / ".tools" / "wheelhouse"
 VERSION = agent_ls.__version__

@@ -45,7 +45,6 @@ def test_typecheck_strict() -> None:
     assert r.returncode == 0, f"tsc --noEmit failed:\n{r.stdout}\n{r.stderr}"
 
 
-@pytest.mark.slow
 @pytest.mark.timeout(300)
 def test_eslint_strict_type_checked() -> None:
     bin_dir = _require_node_modules()

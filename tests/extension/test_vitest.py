@@ -11,7 +11,6 @@ from tests.extension.test_unit import _require_node_modules, _run
 
 
 # 450 s: test/provision.test.ts creates real virtual environments and runs pip (~80 s under load)
-@pytest.mark.slow
 @pytest.mark.timeout(450)
 def test_vitest_unit_tests() -> None:
     bin_dir = _require_node_modules()
