@@ -4,7 +4,8 @@
 #   bash scripts/setup.sh [--no-npm] [--force] [-h|--help]
 #
 # Steps (each prints one line; each is skipped when its stamp is current):
-#   1. python : .venv (python3 >= 3.11) + `pip install -e '.[dev]'`
+#   1. python : .venv (python3 >= 3.11) + `uv pip install -e '.[dev]'` (uv from PyPI into the
+#               venv; pip when uv fails; uv's cache: .tools/uv-cache unless UV_CACHE_DIR is set)
 #               stamp key: pyproject.toml contents + venv python version
 #   1b. wheelhouse : wheels of agent-ls's runtime dependencies (+ setuptools, wheel) in
 #               .tools/wheelhouse, so tests/test_distribution.py builds and installs the
@@ -25,6 +26,7 @@
 #   6. e2e       : scripts/setup_e2e.sh (Node 24, code-server, playwright-core for the
 #                  end-to-end test of the extension in a real VS Code)
 #   Steps 5 and 6 run when their script exists; each keeps its own stamps.
+#   Steps 2 and 3 run beside steps 1 and 1b (mostly downloads; they need nothing from each other).
 #
 # --no-npm  skip steps 2 to 6 (nothing beyond PyPI is needed)
 # --no-e2e  skip step 6 (scripts/test.sh runs it in the background while the suite runs)
@@ -108,69 +110,9 @@ find_python() {
   return 1
 }
 
-# --- 1. python -----------------------------------------------------------------------
-t0=$SECONDS
-VENV_PY="$ROOT/.venv/bin/python"
-if [[ -x "$VENV_PY" ]] && ! py_ok "$VENV_PY"; then
-  echo "setup.sh: .venv uses $("$VENV_PY" -V 2>&1); need >= 3.11. Remove .venv and rerun." >&2
-  exit 1
-fi
-if [[ -x "$VENV_PY" ]]; then
-  PY_KEY="$(hash_of "$ROOT/pyproject.toml" "$("$VENV_PY" -V 2>&1)")"
-else
-  PY_KEY=""
-fi
-if [[ -n "$PY_KEY" ]] && stamp_ok python "$PY_KEY"; then
-  step_line python "up to date ($("$VENV_PY" -V 2>&1), .venv)"
-else
-  : >"$LOGS/python.log"
-  if [[ ! -x "$VENV_PY" ]]; then
-    if ! BASE_PY="$(find_python)"; then
-      echo "setup.sh: no python3 >= 3.11 found (set PYTHON=/path/to/python3.11)" >&2
-      exit 1
-    fi
-    run_logged python "$BASE_PY" -m venv "$ROOT/.venv"
-  fi
-  run_logged python "$VENV_PY" -m pip install --disable-pip-version-check --no-input -q -e "${ROOT}[dev]"
-  PY_KEY="$(hash_of "$ROOT/pyproject.toml" "$("$VENV_PY" -V 2>&1)")"
-  stamp_write python "$PY_KEY"
-  step_line python "installed -e '.[dev]' into .venv ($("$VENV_PY" -V 2>&1), $((SECONDS - t0))s)"
-fi
-
-# --- 1b. wheelhouse ------------------------------------------------------------------
-t0=$SECONDS
-WHEELHOUSE="$TOOLS/wheelhouse"
-WH_KEY="$(hash_of "$ROOT/pyproject.toml" "$("$VENV_PY" -V 2>&1)" wheelhouse)"
-if stamp_ok wheelhouse "$WH_KEY" && compgen -G "$WHEELHOUSE/setuptools-*.whl" >/dev/null; then
-  step_line wheelhouse "up to date (.tools/wheelhouse)"
-else
-  : >"$LOGS/wheelhouse.log"
-  rm -rf "$WHEELHOUSE"
-  mkdir -p "$WHEELHOUSE"
-  "$VENV_PY" -c 'import sys, tomllib; print("\n".join(tomllib.load(open(sys.argv[1], "rb"))["project"]["dependencies"]))' \
-    "$ROOT/pyproject.toml" >"$TOOLS/wheelhouse-requirements.txt"
-  # setuptools >= 77 and wheel: `python -m build`'s isolated build environment
-  printf '%s\n' 'setuptools>=77' wheel >>"$TOOLS/wheelhouse-requirements.txt"
-  run_logged wheelhouse "$VENV_PY" -m pip wheel --disable-pip-version-check --no-input -q \
-    -w "$WHEELHOUSE" -r "$TOOLS/wheelhouse-requirements.txt"
-  stamp_write wheelhouse "$WH_KEY"
-  step_line wheelhouse "$(find "$WHEELHOUSE" -name '*.whl' | wc -l) wheels in .tools/wheelhouse ($((SECONDS - t0))s)"
-fi
-
-if [[ $DO_NPM -eq 0 ]]; then
-  step_line npm "skipped (--no-npm)"
-  step_line node22 "skipped (--no-npm)"
-  step_line apt "skipped (--no-npm)"
-  step_line "done" "in $((SECONDS - T_START))s"
-  exit 0
-fi
-
-if ! command -v npm >/dev/null 2>&1; then
-  echo "setup.sh: npm not found on PATH (needed for the npm tools; use --no-npm to skip)" >&2
-  exit 1
-fi
-NPM_FLAGS=(--no-audit --no-fund --no-update-notifier --loglevel=warn)
-
+# Steps 2 and 3 (npm, then Node 22) need nothing from steps 1 and 1b: they run beside them
+# (mostly downloads), in a subshell whose failure ends this script (its messages are its own).
+npm_steps() {
 # --- 2. npm tools --------------------------------------------------------------------
 t0=$SECONDS
 SRC="$ROOT/scripts/npm-tools"
@@ -233,6 +175,104 @@ EOF
   fi
   stamp_write node22 "$N22_KEY"
   step_line node22 "installed $NODE_PKG@$NODE22_VERSION ($v) at .tools/node22/node_modules/$NODE_PKG/bin ($((SECONDS - t0))s)"
+fi
+}
+
+NPM_PID=""
+if [[ $DO_NPM -eq 1 ]]; then
+  if ! command -v npm >/dev/null 2>&1; then
+    echo "setup.sh: npm not found on PATH (needed for the npm tools; use --no-npm to skip)" >&2
+    exit 1
+  fi
+  NPM_FLAGS=(--no-audit --no-fund --no-update-notifier --loglevel=warn)
+  ( npm_steps ) &
+  NPM_PID=$!
+else
+  step_line npm "skipped (--no-npm)"
+  step_line node22 "skipped (--no-npm)"
+fi
+
+# --- 1. python -----------------------------------------------------------------------
+t0=$SECONDS
+VENV_PY="$ROOT/.venv/bin/python"
+if [[ -x "$VENV_PY" ]] && ! py_ok "$VENV_PY"; then
+  echo "setup.sh: .venv uses $("$VENV_PY" -V 2>&1); need >= 3.11. Remove .venv and rerun." >&2
+  exit 1
+fi
+NEW_VENV=0
+if [[ ! -x "$VENV_PY" ]]; then
+  if ! BASE_PY="$(find_python)"; then
+    echo "setup.sh: no python3 >= 3.11 found (set PYTHON=/path/to/python3.11)" >&2
+    exit 1
+  fi
+  : >"$LOGS/python.log"
+  run_logged python "$BASE_PY" -m venv "$ROOT/.venv"
+  NEW_VENV=1
+fi
+
+# --- 1b. wheelhouse (beside the install of step 1: both are mostly downloads) ----------------
+wheelhouse_step() {
+t0=$SECONDS
+WHEELHOUSE="$TOOLS/wheelhouse"
+WH_KEY="$(hash_of "$ROOT/pyproject.toml" "$("$VENV_PY" -V 2>&1)" wheelhouse)"
+if stamp_ok wheelhouse "$WH_KEY" && compgen -G "$WHEELHOUSE/setuptools-*.whl" >/dev/null; then
+  step_line wheelhouse "up to date (.tools/wheelhouse)"
+else
+  : >"$LOGS/wheelhouse.log"
+  rm -rf "$WHEELHOUSE"
+  mkdir -p "$WHEELHOUSE"
+  "$VENV_PY" -c 'import sys, tomllib; print("\n".join(tomllib.load(open(sys.argv[1], "rb"))["project"]["dependencies"]))' \
+    "$ROOT/pyproject.toml" >"$TOOLS/wheelhouse-requirements.txt"
+  # setuptools >= 77 and wheel: `python -m build`'s isolated build environment
+  printf '%s\n' 'setuptools>=77' wheel >>"$TOOLS/wheelhouse-requirements.txt"
+  run_logged wheelhouse "$VENV_PY" -m pip wheel --disable-pip-version-check --no-input -q \
+    -w "$WHEELHOUSE" -r "$TOOLS/wheelhouse-requirements.txt"
+  stamp_write wheelhouse "$WH_KEY"
+  step_line wheelhouse "$(find "$WHEELHOUSE" -name '*.whl' | wc -l) wheels in .tools/wheelhouse ($((SECONDS - t0))s)"
+fi
+}
+( wheelhouse_step ) &
+WH_PID=$!
+
+if [[ -x "$VENV_PY" ]]; then
+  PY_KEY="$(hash_of "$ROOT/pyproject.toml" "$("$VENV_PY" -V 2>&1)")"
+else
+  PY_KEY=""
+fi
+if [[ -n "$PY_KEY" ]] && stamp_ok python "$PY_KEY"; then
+  step_line python "up to date ($("$VENV_PY" -V 2>&1), .venv)"
+else
+  [[ $NEW_VENV -eq 1 ]] || : >"$LOGS/python.log"
+  # uv (from PyPI, into the venv) resolves and installs the same packages as pip in a fraction of
+  # the time (parallel downloads; compiled to bytecode as pip does, since PYTHONDONTWRITEBYTECODE
+  # may be set); pip installs them when uv cannot (the log then says why).
+  how="uv pip"
+  if ! { "$VENV_PY" -m pip install --disable-pip-version-check --no-input -q uv \
+         && UV_CACHE_DIR="${UV_CACHE_DIR:-$TOOLS/uv-cache}" "$ROOT/.venv/bin/uv" pip install \
+              --python "$VENV_PY" --compile-bytecode -q -e "${ROOT}[dev]"; } >>"$LOGS/python.log" 2>&1; then
+    echo "uv pip install failed (above): installing with pip" >>"$LOGS/python.log"
+    how="pip (uv failed: .tools/logs/python.log)"
+    run_logged python "$VENV_PY" -m pip install --disable-pip-version-check --no-input -q -e "${ROOT}[dev]"
+  fi
+  PY_KEY="$(hash_of "$ROOT/pyproject.toml" "$("$VENV_PY" -V 2>&1)")"
+  stamp_write python "$PY_KEY"
+  step_line python "installed -e '.[dev]' into .venv with $how ($("$VENV_PY" -V 2>&1), $((SECONDS - t0))s)"
+fi
+
+if ! wait "$WH_PID"; then
+  echo "setup.sh: the wheelhouse step failed (above)" >&2
+  exit 1
+fi
+
+if [[ -n "$NPM_PID" ]] && ! wait "$NPM_PID"; then
+  echo "setup.sh: the npm or Node 22 step failed (above)" >&2
+  exit 1
+fi
+
+if [[ $DO_NPM -eq 0 ]]; then
+  step_line apt "skipped (--no-npm)"
+  step_line "done" "in $((SECONDS - T_START))s"
+  exit 0
 fi
 
 # --- 4. apt packages for the editor tests ---------------------------------------------

@@ -4,6 +4,8 @@
 # can be run on its own.
 #
 #   bash scripts/setup_e2e.sh            (FORCE=1 in the environment ignores the stamps)
+#   bash scripts/setup_e2e.sh --check-tools   exit 0 when what the install needs from the machine
+#                                        (npm, the C/C++ toolchain, Kerberos headers) is there
 #
 # Installs, all under .tools/ (gitignored):
 #   .tools/node24  Node 24 (npm package node-linux-<arch>@NODE24_VERSION): code-server needs it,
@@ -36,6 +38,20 @@ LOGS="$TOOLS/logs"
 LOG="$LOGS/e2e.log"
 mkdir -p "$STAMPS" "$LOGS"
 T_START=$SECONDS
+
+find_missing() { # sets missing=(...): what the native module builds need and the machine lacks
+  missing=()
+  command -v make >/dev/null 2>&1 || missing+=("make (apt: build-essential)")
+  command -v g++ >/dev/null 2>&1 || missing+=("g++ (apt: build-essential)")
+  command -v python3 >/dev/null 2>&1 || missing+=("python3")
+  [[ -f /usr/include/gssapi/gssapi.h || -f /usr/include/krb5.h ]] || missing+=("Kerberos headers (apt: libkrb5-dev)")
+}
+if [[ "${1:-}" == "--check-tools" ]]; then
+  find_missing
+  command -v npm >/dev/null 2>&1 || missing+=("npm")
+  [[ ${#missing[@]} -eq 0 ]]
+  exit
+fi
 
 # One run at a time (several sessions may run setup.sh at once): the others wait here, then
 # find the stamps current.
@@ -145,11 +161,7 @@ fi
 
 # --- code-server, playwright-core, typescript ----------------------------------------------
 # code-server's native modules (kerberos, spdlog, sqlite3...) are compiled by node-gyp.
-missing=()
-command -v make >/dev/null 2>&1 || missing+=("make (apt: build-essential)")
-command -v g++ >/dev/null 2>&1 || missing+=("g++ (apt: build-essential)")
-command -v python3 >/dev/null 2>&1 || missing+=("python3")
-[[ -f /usr/include/gssapi/gssapi.h || -f /usr/include/krb5.h ]] || missing+=("Kerberos headers (apt: libkrb5-dev)")
+find_missing
 if [[ ${#missing[@]} -gt 0 ]]; then
   fail "cannot build code-server's native modules, missing: ${missing[*]}; run scripts/setup.sh as root (its apt step installs them)"
 fi

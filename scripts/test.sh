@@ -8,14 +8,20 @@ set -uo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
 
-# The whole suite: the editor e2e's tooling (code-server, Node 24: mostly a download) installs in
-# the background while lint and the rest of the suite run; the e2e waits for it.
+# The whole suite: the editor e2e's tooling (code-server, Node 24, native modules built by npm ci:
+# minutes of CPU) installs in the background, from the start when the machine has the build tools
+# (else once setup.sh's apt step has installed them), beside the rest of the setup, lint and the
+# suite; the e2e waits for it.
 E2E_SETUP_PID=""
-if [[ $# -eq 0 ]]; then
-  bash scripts/setup.sh --no-e2e || exit 1
+start_e2e_setup() {
   mkdir -p .tools/logs
   bash scripts/setup_e2e.sh >.tools/logs/e2e-background.log 2>&1 &
   E2E_SETUP_PID=$!
+}
+if [[ $# -eq 0 ]]; then
+  if bash scripts/setup_e2e.sh --check-tools; then start_e2e_setup; fi
+  bash scripts/setup.sh --no-e2e || exit 1
+  [[ -n "$E2E_SETUP_PID" ]] || start_e2e_setup
 else
   bash scripts/setup.sh || exit 1
 fi
@@ -25,14 +31,16 @@ PY="$ROOT/.venv/bin/python"
 # (~0.3 s of CPU per process; a stale .pyc is simply recompiled in memory).
 PYTHONDONTWRITEBYTECODE= "$PY" -m compileall -q -j 0 agent_ls tests scripts >/dev/null || true
 
-echo "[test] ruff"
-"$ROOT/.venv/bin/ruff" check agent_ls tests scripts || exit 1
-echo "[test] mypy"
-"$ROOT/.venv/bin/mypy" || exit 1
-echo "[test] import-linter (layers, no cycles: [tool.importlinter] in pyproject.toml)"
-"$ROOT/.venv/bin/lint-imports" --no-cache || exit 1
-echo "[test] vulture (dead code: [tool.vulture] in pyproject.toml, scripts/vulture_whitelist.py)"
-"$ROOT/.venv/bin/vulture" || exit 1
+lint() {
+  echo "[test] ruff"
+  "$ROOT/.venv/bin/ruff" check agent_ls tests scripts || return 1
+  echo "[test] mypy"
+  "$ROOT/.venv/bin/mypy" || return 1
+  echo "[test] import-linter (layers, no cycles: [tool.importlinter] in pyproject.toml)"
+  "$ROOT/.venv/bin/lint-imports" --no-cache || return 1
+  echo "[test] vulture (dead code: [tool.vulture] in pyproject.toml, scripts/vulture_whitelist.py)"
+  "$ROOT/.venv/bin/vulture" || return 1
+}
 
 # pytest exit 5 (no test collected) is a failure, never green.
 run_pytest() {
@@ -46,10 +54,16 @@ run_pytest() {
 }
 
 if [[ $# -gt 0 ]]; then
+  lint || exit 1
   echo "[test] pytest $*"
   run_pytest "$@"
   exit $?
 fi
+
+# Lint (one core, mostly mypy: ~30 s of CPU) runs beside the suite; its output follows the suite's.
+mkdir -p artifacts
+lint >artifacts/lint.log 2>&1 &
+LINT_PID=$!
 
 # The whole suite in parallel (pytest-xdist; whole files per worker, so module fixtures stay
 # shared), then the editor end-to-end test alone (a real code-server and Chromium want the
@@ -61,6 +75,13 @@ WORKERS="${AGENT_LS_TEST_WORKERS:-$(( $(nproc) + 1 ))}"
 echo "[test] pytest: everything but ${E2E[*]}, $WORKERS workers"
 run_pytest -n "$WORKERS" --dist loadfile --durations=15 --junitxml=artifacts/junit-suite.xml "${E2E[@]/#/--deselect=}"
 rc=$?
+wait "$LINT_PID"
+lint_rc=$?
+cat artifacts/lint.log
+if [[ $lint_rc -ne 0 ]]; then
+  echo "[test] lint failed (above)" >&2
+  rc=1
+fi
 wait "$E2E_SETUP_PID"
 e2e_setup=$?
 cat .tools/logs/e2e-background.log
