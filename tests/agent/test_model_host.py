@@ -325,3 +325,38 @@ def test_token_counts_through_the_host_are_litellms_in_one_trip(runtime: Path, m
     history.append({"role": "user", "content": "thanks"})
     assert counter.request([*system, *history], tools, system=1) == in_process(history)
     assert llm_mod._host is not host and llm_mod._host.pid != host.pid
+
+
+async def test_the_deltas_the_host_has_at_hand_go_out_in_one_write(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A chunk of the model's stream that carries several deltas (a tool call's id, name and
+    arguments, the finish reason, the usage) reaches the front end as one write, one wake-up:
+    not a line each. Deltas that come while the host waits for the model still go out at once."""
+    import asyncio
+
+    from agent_ls.agent import llm, model_host_server
+
+    async def stream(config: Any, messages: Any, tools: Any) -> AsyncIterator[llm.StreamDelta]:
+        for i in range(4):  # at hand together
+            yield llm.StreamDelta(text=f"t{i}")
+        await asyncio.sleep(0.01)  # the host waits for the model: what it has goes out meanwhile
+        yield llm.StreamDelta(finish_reason="stop")
+
+    class Writer:
+        def __init__(self) -> None:
+            self.writes: list[bytes] = []
+
+        def write(self, data: bytes) -> None:
+            self.writes.append(data)
+
+        def is_closing(self) -> bool:
+            return False
+
+        async def drain(self) -> None:
+            pass
+
+    monkeypatch.setattr(llm, "stream_completion", stream)
+    writer = Writer()
+    host = model_host_server._Host(Path("unused"), 1.0)
+    await host._stream({"config": {"model": "openai/x"}, "messages": [], "tools": []}, writer)  # type: ignore[arg-type]
+    assert [w.count(b"\n") for w in writer.writes] == [4, 2]
+    assert b"".join(writer.writes).splitlines()[-1] == b'{"done":true}'
