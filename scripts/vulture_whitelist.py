@@ -69,7 +69,9 @@ _.CHANGE_STATUSES
 # reads it): the output store's handles (scripts/bench_output.py), the registry's active set,
 # the session store's rename/set_model, settings diagnostics per file, redaction of a mapping
 # and of live secrets, the host's elicitation handler, a DPoP key's thumbprint, the headless
-# OAuth opener (scripts/conformance_client.py, tests/lsp/conftest.py), permission rule merging.
+# OAuth opener (scripts/conformance_client.py, tests/lsp/conftest.py), permission rule merging,
+# the model host client's round trips (tests/agent/test_model_host.py).
+_.trips
 _.handles
 _.set_active
 _.rename

@@ -118,14 +118,27 @@ class TokenCounter:
         self._by_id: dict[int, tuple[Any, int]] = {}
         self._by_text: dict[str, int] = {}
 
-    def _count(self, **kw: Any) -> int:
-        # lazy: agent.llm is not loaded at the ACP start-up (+1 module, ~4 ms)
-        from agent_ls.agent.llm import library
+    @staticmethod
+    def _estimate(kw: dict[str, Any]) -> int:
+        """An unknown tokenizer: about 4 characters a token."""
+        return len(json.dumps(kw, ensure_ascii=False, default=str)) // 3 + 4
 
+    def _count_all(self, items: Sequence[dict[str, Any]]) -> list[int]:
+        """litellm's count of each of ``items`` (``token_counter``'s arguments besides the model), in
+        one call of the model library (one round trip when it is the model host)."""
+        # lazy: agent.llm is not loaded at the ACP start-up (+1 module, ~4 ms)
+        from agent_ls.agent.llm import token_counts
+
+        if not items:
+            return []
         try:
-            return int(library().token_counter(model=self.model, **kw))
-        except Exception:  # an unknown tokenizer: about 4 characters a token
-            return len(json.dumps(kw, ensure_ascii=False, default=str)) // 3 + 4
+            counts = token_counts(self.model, list(items))
+        except Exception:  # the model host gone and not started again: estimates
+            counts = [None] * len(items)
+        return [n if n is not None else self._estimate(kw) for n, kw in zip(counts, items, strict=True)]
+
+    def _count(self, **kw: Any) -> int:
+        return self._count_all([kw])[0]
 
     def message(self, message: dict[str, Any]) -> int:
         hit = self._by_id.get(id(message))
@@ -135,22 +148,39 @@ class TokenCounter:
         self._by_id[id(message)] = (message, n)
         return n
 
+    def _keep_text(self, text: str, n: int) -> None:
+        if len(self._by_text) > 64:
+            self._by_text.clear()
+        self._by_text[text] = n
+
     def text(self, text: str) -> int:
         n = self._by_text.get(text)
         if n is None:
-            if len(self._by_text) > 64:
-                self._by_text.clear()
-            n = self._by_text[text] = self._count(text=text)
+            n = self._count(text=text)
+            self._keep_text(text, n)
         return n
 
     def request(self, messages: Sequence[dict[str, Any]], tools: Sequence[dict[str, Any]], system: int = 0) -> int:
-        """Tokens of a request whose first ``system`` messages are rebuilt each time (counted by text)."""
-        total = 3
-        for m in messages[:system]:
-            total += self.text(json.dumps(m, ensure_ascii=False)) + 3
-        total += sum(self.message(m) for m in messages[system:])
+        """Tokens of a request whose first ``system`` messages are rebuilt each time (counted by text).
+        What is not cached yet is counted in one call (:meth:`_count_all`): a tool step's new
+        assistant message and tool result are one round trip to the model host, not two."""
+        texts = [json.dumps(m, ensure_ascii=False) for m in messages[:system]]
         if tools:
-            total += self.text(json.dumps(list(tools), ensure_ascii=False))
+            texts.append(json.dumps(list(tools), ensure_ascii=False))
+        known = {t: n for t in texts if (n := self._by_text.get(t)) is not None}
+        new_texts = list(dict.fromkeys(t for t in texts if t not in known))
+        new_messages = list({id(m): m for m in messages[system:] if (hit := self._by_id.get(id(m))) is None
+                             or hit[0] is not m}.values())
+        counts = self._count_all([{"text": t} for t in new_texts] + [{"messages": [m]} for m in new_messages])
+        for t, n in zip(new_texts, counts, strict=False):
+            known[t] = n
+            self._keep_text(t, n)
+        for m, n in zip(new_messages, counts[len(new_texts):], strict=True):
+            self._by_id[id(m)] = (m, n)
+        total = 3 + sum(known[t] + 3 for t in texts[:system])
+        total += sum(self._by_id[id(m)][1] for m in messages[system:])
+        if tools:
+            total += known[texts[-1]]
         return total
 
     def forget_except(self, keep: Sequence[dict[str, Any]]) -> None:

@@ -91,6 +91,32 @@ class _HostLibrary:
         return self._host.call("validate_environment", **kwargs)
 
 
+def count_tokens(litellm: Any, model: str, items: list[dict[str, Any]]) -> list[int | None]:
+    """litellm's ``token_counter(model=model, **item)`` for each of ``items``; None where it raised
+    (an unknown tokenizer: the caller estimates)."""
+    counts: list[int | None] = []
+    for item in items:
+        try:
+            counts.append(int(litellm.token_counter(model=model, **item)))
+        except Exception:
+            counts.append(None)
+    return counts
+
+
+def token_counts(model: str, items: list[dict[str, Any]]) -> list[int | None]:
+    """:func:`count_tokens` of ``items`` (``messages=`` or ``text=``) in one call: one round trip
+    when this process uses the model host (a host gone is started again, once), else litellm here."""
+    load_library()
+    host = _host
+    if host is None:
+        return count_tokens(_litellm, model, items)
+    try:
+        return list(host.count(model, items))
+    except OSError as e:
+        log.warning("the model host (pid %d) is gone (%s): starting another", host.pid, e)
+        return list(_reattach(host).count(model, items))
+
+
 def library() -> Any:
     """litellm's token counter, model information and credential check: in the model host when
     this process uses one (:func:`share_model_host`), else litellm itself."""

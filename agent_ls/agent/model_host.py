@@ -34,7 +34,11 @@ is answered by ``{"delta": ...}`` lines and ``{"done": true}`` or ``{"error": {"
 "message"}}`` (an :class:`~agent_ls.agent.llm.LLMError`); ``{"op": "complete", "config",
 "messages"}`` (one answer, not streamed: MCP sampling) by ``{"result": {"text", "finish_reason"}}``
 or an error; ``{"op": "call", "name", "kwargs"}`` by ``{"result": ...}`` or ``{"error": ...}``;
-``{"op": "warm", "config"}`` rehearses the first call. A client that closes its connection
+``{"op": "count", "model", "items"}`` (``items``: ``token_counter``'s ``{"messages"}`` or
+``{"text"}`` arguments) by ``{"result": [n or null, ...]}`` (null where litellm could not count:
+the front end estimates), all that a request has new counted in one round trip;
+``{"op": "warm", "config"}`` rehearses the first call. The deltas the host has at hand when it
+next waits for the model go out in one write (one wake-up of the front end, not one per line). A client that closes its connection
 cancels its request. This module is the front end's side (and the names both sides share); the
 host's process is :mod:`agent_ls.agent.model_host_server`.
 """
@@ -191,11 +195,18 @@ class ModelHostClient:
         self._sync: socket.socket | None = None
         self._sync_file: Any = None
         self._lock = threading.Lock()
+        self.trips = 0
+        """Requests sent to the host so far (each is a round trip): what a test counts."""
 
     def call(self, name: str, **kwargs: Any) -> Any:
         """litellm's ``name`` (one of :data:`CALLS`) in the host: its result, or the exception it
         raised (as an ``Exception`` with its text). Blocking (a local round trip)."""
         return self._sync_request({"op": "call", "name": name, "kwargs": kwargs})
+
+    def count(self, model: str, items: list[dict[str, Any]]) -> list[int | None]:
+        """litellm's token count of each of ``items`` (``token_counter``'s ``messages=`` or ``text=``),
+        None where it raised: one round trip for all. Blocking."""
+        return list(self._sync_request({"op": "count", "model": model, "items": items}))
 
     def warm(self, config: dict[str, Any]) -> None:
         """The host rehearses litellm's first call for ``config``'s model (once). Blocking."""
@@ -209,6 +220,7 @@ class ModelHostClient:
                         self._sync = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
                         self._sync.connect(str(self.path))
                         self._sync_file = self._sync.makefile("rwb")
+                    self.trips += 1
                     self._sync_file.write(encode(request))
                     self._sync_file.flush()
                     line = self._sync_file.readline()
@@ -227,6 +239,7 @@ class ModelHostClient:
     async def request(self, request: dict[str, Any]) -> AsyncIterator[dict[str, Any]]:
         """The answer lines to one request, on a connection of its own (closed when the caller stops
         reading: the host then cancels the request)."""
+        self.trips += 1
         reader, writer = await asyncio.open_unix_connection(str(self.path), limit=LINE_LIMIT)
         try:
             writer.write(encode(request))

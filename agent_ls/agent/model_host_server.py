@@ -63,6 +63,8 @@ class _Host:
                     return
                 elif op == "call":
                     writer.write(encode(self._call(request)))
+                elif op == "count":
+                    writer.write(encode(self._count(request)))
                 elif op == "warm":
                     await self._warm(request)
                     writer.write(encode({"result": None}))
@@ -90,6 +92,11 @@ class _Host:
         except Exception as e:
             return {"error": {"kind": "exception", "message": f"{type(e).__name__}: {e}"}}
 
+    def _count(self, request: dict[str, Any]) -> dict[str, Any]:
+        from agent_ls.agent import llm
+
+        return {"result": llm.count_tokens(llm.get_litellm(), request["model"], request["items"])}
+
     async def _warm(self, request: dict[str, Any]) -> None:
         from agent_ls.agent import llm
 
@@ -102,10 +109,25 @@ class _Host:
         from agent_ls.agent import llm
 
         config = llm.LLMConfig(**request["config"])
-        async for delta in llm.stream_completion(config, request["messages"], request["tools"]):
-            writer.write(encode({"delta": delta_wire(delta)}))
-            await writer.drain()
-        writer.write(encode({"done": True}))
+        # the deltas litellm has at hand go out together (one write, one wake-up of the front end):
+        # a line waits only until this task next waits for the model (call_soon runs then)
+        pending: list[bytes] = []
+        loop = asyncio.get_running_loop()
+
+        def flush() -> None:
+            if pending and not writer.is_closing():
+                writer.write(b"".join(pending))
+            pending.clear()
+
+        try:
+            async for delta in llm.stream_completion(config, request["messages"], request["tools"]):
+                if not pending:
+                    loop.call_soon(flush)
+                pending.append(encode({"delta": delta_wire(delta)}))
+                await writer.drain()
+            pending.append(encode({"done": True}))
+        finally:
+            flush()  # before an error's line
 
     async def _complete(self, request: dict[str, Any], writer: asyncio.StreamWriter) -> None:
         import attrs

@@ -22,7 +22,7 @@ from typing import IO, Any
 import pytest
 
 from agent_ls.agent import model_host
-from tests.llm.scripted_server import ScriptedLLM, text
+from tests.llm.scripted_server import ScriptedLLM, text, tool_calls
 
 pytestmark = pytest.mark.filterwarnings("ignore:.*ReadOnly.*:UserWarning")
 
@@ -262,3 +262,101 @@ async def test_an_error_from_the_host_is_masked_again_with_this_processs_environ
             pass
     assert "sk-live" not in str(err.value) and "tok-abcdef" not in str(err.value)
     assert "***" in str(err.value)
+
+
+def test_a_tool_step_is_two_round_trips_to_the_host(llm: ScriptedLLM, ws: Path, tmp_path: Path,
+                                                    runtime: Path) -> None:
+    """Each tool step of a turn asks the host twice: its model request, and one token count of
+    everything new (the assistant's message and the tool's result together), not one count each.
+    Read from the host's own log of the requests it served."""
+    env = environment(llm, tmp_path, runtime, AGENT_LS_MODEL_HOST_LOG="DEBUG")
+    (tmp_path / "config").mkdir()
+    (tmp_path / "config" / "settings.json").write_text('{"permissions": {"allow": ["bash", "read_file"]}}')
+    steps = 6
+    for i in range(steps):
+        llm.script(tool_calls([("bash", {"command": f"echo step {i}"})]))
+    llm.script(text("done"))
+    proc = chat(env, ws, "do the steps")
+    assert proc.returncode == 0 and proc.stdout.strip().endswith("done"), proc.stderr[-3000:]
+    assert len(llm.requests) == steps + 1
+    served = re.findall(r"model host: (\w+) (\w*)", "".join(p.read_text() for p in runtime.glob("model-*.log")))
+    streams = served.count(("stream", ""))
+    counts = sum(1 for op, name in served if op == "count" or name == "token_counter")
+    assert streams == steps + 1
+    # the first request counts the system prompt, the tools and the prompt (one trip); each step one more
+    assert counts <= steps + 2, served
+
+
+def test_token_counts_through_the_host_are_litellms_in_one_trip(runtime: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """TokenCounter counts what a request has new in one host call, and gets the very counts litellm
+    gives in this process, one call per message or text as before; a host killed mid-session is
+    started again and counts the same."""
+    from agent_ls.agent import llm as llm_mod
+    from agent_ls.agent.context import TokenCounter
+
+    monkeypatch.setenv("AGENT_LS_RUNTIME_DIR", str(runtime))
+    host = model_host.attach(os.environ, timeout=120)
+    monkeypatch.setattr(llm_mod, "_host", host)
+    model = "openai/gpt-4o"
+    system = [{"role": "system", "content": "You are a coding agent. Be brief."}]
+    tools = [{"type": "function", "function": {"name": "bash", "parameters": {"type": "object"}}}]
+    history: list[dict[str, Any]] = [{"role": "user", "content": "list the files, then read één.txt"}]
+
+    def in_process(messages: list[dict[str, Any]]) -> int:  # the counter's sum, one litellm call per part
+        import json
+
+        litellm = llm_mod.get_litellm()
+        total = 3 + sum(litellm.token_counter(model=model, text=json.dumps(m, ensure_ascii=False)) + 3 for m in system)
+        total += sum(litellm.token_counter(model=model, messages=[m]) for m in messages)
+        return int(total + litellm.token_counter(model=model, text=json.dumps(tools, ensure_ascii=False)))
+
+    counter = TokenCounter(model)
+    trips = host.trips
+    assert counter.request([*system, *history], tools, system=1) == in_process(history)
+    assert host.trips == trips + 1  # system, tools and prompt: one trip
+    history += [{"role": "assistant", "content": None, "tool_calls": [
+                    {"id": "c1", "type": "function", "function": {"name": "bash", "arguments": '{"command": "ls"}'}}]},
+                {"role": "tool", "tool_call_id": "c1", "content": "a.txt\nééé.txt\n" * 40}]
+    assert counter.request([*system, *history], tools, system=1) == in_process(history)
+    assert host.trips == trips + 2  # the step's assistant message and tool result: one trip
+    assert counter.request([*system, *history], tools, system=1) == in_process(history)
+    assert host.trips == trips + 2  # nothing new: no trip
+    os.kill(host.pid, signal.SIGKILL)  # gone mid-session: started again, the same counts
+    history.append({"role": "user", "content": "thanks"})
+    assert counter.request([*system, *history], tools, system=1) == in_process(history)
+    assert llm_mod._host is not host and llm_mod._host.pid != host.pid
+
+
+async def test_the_deltas_the_host_has_at_hand_go_out_in_one_write(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A chunk of the model's stream that carries several deltas (a tool call's id, name and
+    arguments, the finish reason, the usage) reaches the front end as one write, one wake-up:
+    not a line each. Deltas that come while the host waits for the model still go out at once."""
+    import asyncio
+
+    from agent_ls.agent import llm, model_host_server
+
+    async def stream(config: Any, messages: Any, tools: Any) -> AsyncIterator[llm.StreamDelta]:
+        for i in range(4):  # at hand together
+            yield llm.StreamDelta(text=f"t{i}")
+        await asyncio.sleep(0.01)  # the host waits for the model: what it has goes out meanwhile
+        yield llm.StreamDelta(finish_reason="stop")
+
+    class Writer:
+        def __init__(self) -> None:
+            self.writes: list[bytes] = []
+
+        def write(self, data: bytes) -> None:
+            self.writes.append(data)
+
+        def is_closing(self) -> bool:
+            return False
+
+        async def drain(self) -> None:
+            pass
+
+    monkeypatch.setattr(llm, "stream_completion", stream)
+    writer = Writer()
+    host = model_host_server._Host(Path("unused"), 1.0)
+    await host._stream({"config": {"model": "openai/x"}, "messages": [], "tools": []}, writer)  # type: ignore[arg-type]
+    assert [w.count(b"\n") for w in writer.writes] == [4, 2]
+    assert b"".join(writer.writes).splitlines()[-1] == b'{"done":true}'
