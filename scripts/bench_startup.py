@@ -212,6 +212,15 @@ def host_pids(runtime: Path) -> list[int]:
     return pids
 
 
+def floor_once(llm: ScriptedLLM, ws: Path, base: dict[str, str]) -> float:
+    """The floor: spawn -> first model request of a bare python posting the request with httpx."""
+    since = len(llm.requests)
+    llm.script(text("hello"))
+    t0 = time.perf_counter()
+    subprocess.run([sys.executable, "-c", FLOOR, llm.openai_base], check=True, env=base, cwd=ws)
+    return first_request(llm, since) - t0
+
+
 def with_a_server(llm: ScriptedLLM, ws: Path, config: Path, base: dict[str, str], sides: list[Side],
                   runs: int) -> None:
     """``--servers``: spawn -> first model request of ``agent-ls chat`` one-shot with one stdio MCP
@@ -226,12 +235,9 @@ def with_a_server(llm: ScriptedLLM, ws: Path, config: Path, base: dict[str, str]
     floor: list[float] = []
     times: dict[str, list[float]] = {side.name: [] for side in sides}
     for r in range(runs + 1):
-        since = len(llm.requests)
-        llm.script(text("hello"))
-        t0 = time.perf_counter()
-        subprocess.run([sys.executable, "-c", FLOOR, llm.openai_base], check=True, env=base, cwd=ws)
+        t = floor_once(llm, ws, base)
         if r:
-            floor.append(first_request(llm, since) - t0)
+            floor.append(t)
         for side in sides:
             llm.script(text("hello"))
             t, _ = chat_once(llm, ws, side.env(base), f"hi {r}")
@@ -330,12 +336,9 @@ def main() -> None:
                 with_a_server(llm, ws, config, base, sides, args.runs)
                 return
             for r in range(args.runs + 1):  # run 0: cold (this tree starts its model host)
-                since = len(llm.requests)
-                llm.script(text("hello"))
-                t0 = time.perf_counter()
-                subprocess.run([sys.executable, "-c", FLOOR, llm.openai_base], check=True, env=base, cwd=ws)
+                f = floor_once(llm, ws, base)
                 if r:
-                    floor.append(first_request(llm, since) - t0)
+                    floor.append(f)
                 for side in sides:
                     llm.script(text("hello"))
                     t, _ = chat_once(llm, ws, side.env(base), f"hi {r}")

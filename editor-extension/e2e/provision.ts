@@ -16,17 +16,12 @@ import type { BrowserContext, Page } from 'playwright-core';
 import { FactLog, Steps, escapeRe, launchBrowser, norm, readConfig, until, runDriver } from './harness.ts';
 import { findChatFrame, sendPrompt, waitAssistantText } from './chat.ts';
 import { runCommand, serversPane } from './workbench.ts';
+import type { Config } from './types.ts';
 
-interface ProvisionConfig {
+/** The shared fields (types.ts Config) this driver reads, and its own. */
+interface ProvisionConfig extends Pick<Config, 'url' | 'workspace' | 'factLog' | 'artifacts' | 'chromium' |
+  'browserProfile' | 'nodeModules' | 'stepTimeoutMs'> {
   phase: 'install' | 'reuse';
-  url: string;
-  workspace: string;
-  factLog: string;
-  artifacts: string;
-  chromium: string;
-  browserProfile: string;
-  nodeModules: string;
-  stepTimeoutMs: number;
   /** How long the install may take (pip from the wheelhouse). */
   installTimeoutMs: number;
   installAction: string;
