@@ -164,11 +164,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     if args.command is None or args.command == "serve":
-        from agent_ls.core.imports import attrs_methods_cached, import_quietly
-
-        with attrs_methods_cached():  # the imports only: the methods attrs generates for the server's classes
-            import_quietly("agent_ls.server.app")  # lazy: the language server's modules, for `serve` only
-        from agent_ls.server import serve
+        from agent_ls.server import serve  # lazy: the language server, for `serve` only
 
         serve(str(args.log_level))
     if args.command != "acp":

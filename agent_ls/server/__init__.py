@@ -11,11 +11,13 @@ def serve(log_level: str = "WARNING") -> NoReturn:
     from agent_ls.core.process_secrets import take_process_secrets
 
     take_process_secrets()  # first (idempotent): provider keys in memory only, not in /proc/<pid>/environ
-    from agent_ls.core.imports import collector_paused
+    from agent_ls.core.imports import attrs_methods_cached, collector_paused
     from agent_ls.core.redact import log_to_stderr
 
     log_to_stderr(log_level)
-    with collector_paused():  # pygls, lsprotocol and the server's modules live as long as the process
+    # pygls, lsprotocol and the server's modules live as long as the process; the methods attrs
+    # generates for the server's classes come from their bytecode cache (as the chat's and ACP's)
+    with attrs_methods_cached(), collector_paused():
         # lazy: the language server, +134 modules, ~0.45 s; not for importing a submodule
         from agent_ls.server.app import create_server
         from agent_ls.server.process_exit import serve_stdio
