@@ -129,7 +129,14 @@ async function cardLayout(f: Frame): Promise<{ problems: string[]; shown: string
     if (cmd) {
       const c = cmd.getBoundingClientRect();
       const d = details.getBoundingClientRect();
-      if (c.top < d.top - 0.5 || c.bottom > d.bottom + 0.5) out.push(`the command is not in view in the card (${Math.round(c.top)}..${Math.round(c.bottom)} in ${Math.round(d.top)}..${Math.round(d.bottom)})`);
+      if (c.top < d.top - 0.5 || c.bottom > d.bottom + 0.5) {
+        // what else takes the chat's height (to tell why the card had less room)
+        const parts = Array.from(document.querySelector('.chat')?.children ?? [])
+          .map((e) => [e.getAttribute('data-testid') ?? e.className, Math.round(e.getBoundingClientRect().height)] as const)
+          .filter(([, h]) => h > 0)
+          .map(([n, h]) => `${n} ${h}`);
+        out.push(`the command is not in view in the card (${Math.round(c.top)}..${Math.round(c.bottom)} in ${Math.round(d.top)}..${Math.round(d.bottom)}; the chat: ${parts.join(', ')})`);
+      }
     }
     return { problems: out, shown };
   });

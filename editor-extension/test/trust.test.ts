@@ -17,6 +17,7 @@ import { workspaceTrustDetail } from "../src/format";
 import * as P from "../src/protocol";
 import { resolveServerCommand } from "../src/serverCommand";
 import { ChatApp } from "../webview/app";
+import { inFolder } from "../webview/questions";
 import * as vscode from "./fakes/vscode";
 import { FakeAgent, LONG_ARGS, Surface, entry, oauthEntry, params, readPackageJson, restricted } from "./trustFixtures";
 import { FakeHost } from "./webviewHarness";
@@ -79,10 +80,22 @@ describe("the workspace trust card", () => {
     expect(settings.map((s) => s.dataset.key)).toEqual(["apiBase", "permissions.allow"]);
     expect(settings[0].textContent).toContain('apiBase = "http://10.0.0.5/v1"');
     expect(settings[0].textContent).toContain("the endpoint receives your API key");
+    // the files inside the folder the card names are named from it (a full path pushed the command out of view at 300 px)
+    expect(entries[0].querySelector(".entry-head")!.textContent).toBe("db (stdio) from .mcp.json");
+    expect(settings[0].textContent).toContain("(.agent-ls/settings.json)");
     expect(q('[data-testid="workspace-changes"]')!.textContent).toContain('apiBase: "http://a" -> "http://10.0.0.5/v1"');
     // wrapped, never clipped: the CSS wraps long command lines
     const css = readFileSync(path.join(__dirname, "..", "webview", "style.css"), "utf-8");
     expect(css).toMatch(/\.entry pre[^{]*\{[^}]*white-space: pre-wrap[^}]*overflow-wrap: anywhere/);
+  });
+
+  it("names a file by its path in the folder, and a file outside it in full", () => {
+    expect(inFolder("/w/.agent-ls/settings.json", "/w")).toBe(".agent-ls/settings.json");
+    expect(inFolder("/w/.mcp.json", "/w/")).toBe(".mcp.json");
+    expect(inFolder("/w2/.mcp.json", "/w")).toBe("/w2/.mcp.json");
+    expect(inFolder("/w", "/w")).toBe("/w");
+    expect(inFolder("/etc/x", "/")).toBe("/etc/x");
+    expect(inFolder("C:\\w\\.mcp.json", "C:\\w")).toBe(".mcp.json");
   });
 
   it("answers with the buttons, and shows how it ended", () => {

@@ -93,13 +93,22 @@ export function renderApproval(d: Document, item: ApprovalItem): HTMLElement {
   return box;
 }
 
+/** A file of the workspace card, as the card names it: relative to the folder its head names in
+ * full (at 300 px a full path takes four lines and pushes the command out of view); a file
+ * outside the folder keeps its whole path. */
+export function inFolder(file: string, folder: string): string {
+  const sep = folder.includes("\\") && !folder.includes("/") ? "\\" : "/";
+  const base = folder.endsWith(sep) ? folder : folder + sep;
+  return base !== sep && file.startsWith(base) && file.length > base.length ? file.slice(base.length) : file;
+}
+
 /** An MCP server entry in full: what runs (wrapped, never clipped), where, with what, and
  * what changed since the user trusted it. */
-function renderEntry(d: Document, entry: TrustEntry, withHead: boolean): HTMLElement {
+function renderEntry(d: Document, entry: TrustEntry, folder: string | null): HTMLElement {
   const box = el(d, "div", { class: "entry", "data-testid": "trust-entry", "data-server": entry.server });
-  if (withHead) {
+  if (folder !== null) {
     const head = el(d, "div", { class: "entry-head" });
-    head.append(el(d, "b", {}, visible(entry.server)), d.createTextNode(` (${visible(entry.transport)}) from ${visible(entry.source)}`));
+    head.append(el(d, "b", {}, visible(entry.server)), d.createTextNode(` (${visible(entry.transport)}) from ${visible(inFolder(entry.source, folder))}`));
     box.append(head);
   }
   // What changed since the user trusted it comes first: it is what this question is about.
@@ -142,7 +151,7 @@ export function renderTrust(d: Document, item: TrustItem): HTMLElement {
   const head = el(d, "div", { class: "head" });
   const verb = item.changes.length ? "changed" : "defined";
   head.append(d.createTextNode("Start the MCP server "), el(d, "b", {}, visible(item.server)), d.createTextNode(` (${visible(item.transport)}) ${verb} by ${visible(item.source)}?`));
-  box.append(head, renderEntry(d, item, false));
+  box.append(head, renderEntry(d, item, null));
   if (item.answer === null) {
     const row = el(d, "div", { class: "buttons" });
     row.append(
@@ -182,14 +191,14 @@ export function renderWorkspaceTrust(d: Document, item: WorkspaceTrustItem): HTM
   }
   if (item.servers.length) {
     box.append(el(d, "div", { class: "label" }, `MCP servers it defines (they start when you trust it):`));
-    for (const entry of item.servers) box.append(renderEntry(d, entry, true));
+    for (const entry of item.servers) box.append(renderEntry(d, entry, item.folder));
   }
   if (item.settings.length) {
     box.append(el(d, "div", { class: "label" }, "Settings that need your trust:"));
     const list = el(d, "ul", { class: "settings", "data-testid": "workspace-settings" });
     for (const s of item.settings) {
       const li = el(d, "li", { "data-key": s.key });
-      li.append(el(d, "code", {}, `${visible(s.key)} = ${visible(s.value)}`), el(d, "div", { class: "reason" }, `${s.why} (${visible(s.source)})`));
+      li.append(el(d, "code", {}, `${visible(s.key)} = ${visible(s.value)}`), el(d, "div", { class: "reason" }, `${s.why} (${visible(inFolder(s.source, item.folder))})`));
       list.append(li);
     }
     box.append(list);
