@@ -16,7 +16,9 @@
   through the trust policy: an untrusted folder's settings and servers stay out until the
   answer), and the first prompt gets the tools of the servers connected by then, the others
   said to be starting (:class:`~agent_ls.runtime.pending.PendingHost`, as in the language
-  server). A folder with no MCP server configured never loads the MCP SDK
+  server). The MCP SDK's import and the servers' start wait until the first prompt's model request
+  has gone out, or no prompt came within a moment of ``session/new`` (``model_first``,
+  ``request_first``, as the terminal's): they do not compete with that request. A folder with no MCP server configured never loads the MCP SDK
   (``mcp_on_demand``). A prompt waits for the host's start only when one of its servers will
   ask to be trusted: that question comes before the turn.
 """
@@ -128,15 +130,17 @@ class SessionHost:
         self.askers: list[Asker] = []
         """The sessions using this host, newest last (they ask the user for sampling consent)."""
         self.tasks = BackgroundTasks(f"ACP host of {folder}", log)
-        self.lifecycle = HostLifecycle(self.runtime, LogListener(), self.tasks, model_first=False,
-                                       preview_first=False, ask_workspaces=False, mcp_on_demand=True,
-                                       request_first=True)
+        self.lifecycle = HostLifecycle(self.runtime, LogListener(), self.tasks, preview_first=False,
+                                       ask_workspaces=False, mcp_on_demand=True, request_first=True)
         """The host's start, reloads and stop (the runtime's, as the language server's); the
-        folder's trust question is this host's own: queued, asked at the next prompt. A prompt
-        sent while the host starts does not wait for the tools kept from its servers' last
-        connection (``request_first``, as the terminal's: those servers are said to be starting;
-        ``tool_search`` or a call of their tool waits for them). With ``model_first`` off, the
-        start does not wait for the front end to be quiet."""
+        folder's trust question is this host's own: queued, asked at the next prompt. As the
+        terminal's (``model_first``, ``request_first``): the MCP SDK's import and the servers'
+        start wait until the first prompt's model request has gone out, or no prompt came within
+        a moment of ``session/new`` (:meth:`start`), so they do not compete with that request; a
+        prompt sent while the host starts does not wait for the tools kept from its servers' last
+        connection (those servers are said to be starting; ``tool_search`` or a call of their
+        tool waits for them). A server that will ask to be trusted starts the host before the
+        turn (:meth:`_host_questions`): its question still comes first."""
         self.conversations = self.lifecycle.conversations(settings=self.agent_settings)
         """The conversations of the folder (its session store); each session opens its own with
         its :class:`~agent_ls.runtime.sessions.FrontEnd` (the client's files and terminal)."""
@@ -161,7 +165,9 @@ class SessionHost:
 
     async def start(self) -> None:
         """Read the settings (the host's start goes on in the background), warm the model library
-        up, and queue the folder's trust question."""
+        up, and queue the folder's trust question. The host's start goes on once the front end
+        is quiet (:meth:`HostLifecycle.quiet_when_idle`)."""
+        self.tasks.spawn(self.lifecycle.quiet_when_idle(self.conversations.requests), "quiet after the first request")
         await self.lifecycle.settings_loaded()
         self.lifecycle.models.prewarm()
         self._queue_workspace_question()

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 if TYPE_CHECKING:
     from agent_ls.agent.checkpoints import Checkpoint, Checkpoints, RewindPlan, RewindResult
     from agent_ls.agent.store import SessionStore
+    from agent_ls.runtime.turns import PendingRequests
 
 
 class TurnInfo(Protocol):
@@ -37,6 +38,9 @@ class TurnInfo(Protocol):
 
     @property
     def index(self) -> int: ...
+
+    @property
+    def hooks(self) -> bool: ...
 
 log = logging.getLogger("agent_ls.runtime")
 
@@ -60,23 +64,40 @@ def open_session_store(root: Path) -> SessionStore:
     return SessionStore.for_workspace(user_data_dir(), root)
 
 
+WARM_AFTER = 0.3
+"""Seconds after a session opened before the workspace's first snapshot starts (:meth:`TurnCheckpoints.warm`):
+a prompt sent right after the open (ACP's ``session/prompt`` after ``session/new``, a one-shot
+chat) has its request out first."""
+
+
 class TurnCheckpoints:
     """A checkpoint before each turn of a conversation service's sessions (``roots``: the
-    workspace folders now). Opened when first needed; :meth:`warm` takes the workspace's first
-    snapshot in the background.
+    workspace folders now; ``requests``: the service's turns whose model request has not gone
+    out). Opened when first needed; :meth:`warm` takes the workspace's first snapshot in the
+    background.
 
     The snapshot is not on the prompt's path: it must come before the turn changes anything,
-    which is a tool call, not the request to the model. So :meth:`before_turn` starts it and
-    returns; it runs (in a worker thread) while the model answers, and the turn's first tool call
-    waits for it (:meth:`before_call`, this object is also a
-    :class:`~agent_ls.agent.tool_runner.ToolObserver`)."""
+    which is a tool call, not the request to the model. On a 2-core machine a snapshot (a walk
+    of the workspace, in a worker thread) taken while the request is being made delays it, so
+    the turn's snapshot starts once its request has gone out (:meth:`answering`: the model's
+    first output), and every path to a change waits for it: the turn's first tool call
+    (:meth:`before_call`, this object is also a :class:`~agent_ls.agent.tool_runner.ToolObserver`)
+    and its end (:meth:`after_turn`: a turn that ended before any output still gets its
+    checkpoint). A session with conversation hooks, which may change files before the model
+    answers, takes it in :meth:`before_turn`, before any hook runs."""
 
-    def __init__(self, roots: Callable[[], Sequence[Path]]) -> None:
+    def __init__(self, roots: Callable[[], Sequence[Path]], requests: PendingRequests | None = None) -> None:
         self._roots = roots
+        self._requests = requests
         self._engine: Checkpoints | None = None
         self._lock = asyncio.Lock()
+        self._turns: dict[str, TurnInfo] = {}
+        """The running turn of each session whose checkpoint has not started yet."""
         self._open: dict[str, asyncio.Future[Checkpoint | None]] = {}
         """The checkpoint of each session's running turn (being taken, or taken)."""
+        self._began = False
+        """A turn's checkpoint has started: the first snapshot is under way (no warm-up needed),
+        and a warm-up still walking stops pausing."""
 
     async def engine(self) -> Checkpoints:
         async with self._lock:
@@ -84,17 +105,47 @@ class TurnCheckpoints:
                 self._engine = await asyncio.to_thread(open_checkpoints, self._roots())
             return self._engine
 
-    async def warm(self) -> None:
+    async def warm(self, after: float = WARM_AFTER) -> None:
+        """The workspace's first snapshot, in the background, so the first checkpoint costs what
+        a later one does: after ``after`` seconds, once no turn waits for its model request (a
+        turn's own checkpoint, started meanwhile, makes it needless); while a turn waits for its
+        request, the walk pauses between folders."""
         try:
+            if self._requests is not None:
+                await self._requests.idle(after)
+            if self._began:
+                return
             engine = await self.engine()
-            await asyncio.to_thread(engine.warm)
+            if not self._began:
+                await asyncio.to_thread(engine.warm, self._pause)
         except Exception as e:  # the first checkpoint will pay for it
             log.info("checkpoints: no early snapshot: %s", e)
 
+    def _pause(self) -> None:
+        """Between two folders of the warm-up's walk (a worker thread): while a turn waits for its
+        model request, until a turn's checkpoint needs the engine."""
+        if self._requests is not None and not self._began:
+            self._requests.pause(lambda: self._began)
+
     # the TurnObserver ----------------------------------------------------------------------------
     async def before_turn(self, turn: TurnInfo) -> None:
-        if not turn.compact:
-            self._open[turn.session_id] = asyncio.ensure_future(self._begin(turn))
+        if turn.compact:
+            return
+        self._turns[turn.session_id] = turn
+        if turn.hooks:  # a hook may change files before the model answers: the checkpoint first
+            await self._taken(turn.session_id)
+
+    async def answering(self, turn: TurnInfo) -> None:
+        """The request has gone out: the snapshot starts (the first tool call waits for it)."""
+        self._start(turn.session_id)
+
+    def _start(self, session_id: str) -> asyncio.Future[Checkpoint | None] | None:
+        """The checkpoint of the running turn of ``session_id``, started now if it was not."""
+        turn = self._turns.pop(session_id, None)
+        if turn is not None:
+            self._began = True
+            self._open[session_id] = asyncio.ensure_future(self._begin(turn))
+        return self._open.get(session_id)
 
     async def _begin(self, turn: TurnInfo) -> Checkpoint | None:
         try:
@@ -106,7 +157,7 @@ class TurnCheckpoints:
             return None
 
     async def _taken(self, session_id: str | None) -> None:
-        taking = self._open.get(session_id or "")
+        taking = self._start(session_id or "")
         if taking is not None and not taking.done():
             await asyncio.shield(taking)  # (a cancelled call leaves the snapshot to finish)
 
@@ -118,6 +169,7 @@ class TurnCheckpoints:
         pass
 
     async def after_turn(self, turn: TurnInfo, result: Any) -> None:
+        self._start(turn.session_id)  # (a turn that ended before the model's first output)
         taking = self._open.pop(turn.session_id, None)
         if taking is None:
             return

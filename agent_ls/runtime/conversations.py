@@ -46,11 +46,13 @@ from agent_ls.runtime.errors import NoModel, UnknownSession
 from agent_ls.runtime.jobs import ConversationJobs
 from agent_ls.runtime.transcript import Transcript, read_transcript
 from agent_ls.runtime.turns import (
+    PendingRequests,
     TurnInfo,
     TurnObserver,
     TurnSlot,
     compact_turn,
     observe,
+    on_first_output,
     run_turn,
     show_hook_runs,
 )
@@ -154,12 +156,14 @@ class Conversations:
         self.turn_observers: list[TurnObserver] = []
         self.tool_observers: list[ToolObserver] = []
         self._direct_gate: PermissionGate | None = None
+        self.requests = PendingRequests()
+        """The turns whose model request has not gone out yet (background work waits for them)."""
         self.checkpoints: TurnCheckpoints | None = None
         """A checkpoint before each turn, rewind and redo (``checkpoints``: on)."""
         if checkpoints:
             from agent_ls.runtime.checkpointing import TurnCheckpoints
 
-            self.checkpoints = TurnCheckpoints(self.roots)
+            self.checkpoints = TurnCheckpoints(self.roots, self.requests)
             self.turn_observers.append(self.checkpoints)
             self.tool_observers.append(self.checkpoints)  # a turn's first tool call waits for its checkpoint
         self._warmed = False
@@ -523,8 +527,13 @@ class Conversations:
             # lazy: +1 module (loaded with the session's agent tool)
             from agent_ls.runtime.subagents import counting_subagents
 
-            sink = counting_subagents(sink)
-            turn = TurnInfo(session.session_id, text, compact, session.turns)
+            turn = TurnInfo(session.session_id, text, compact, session.turns, hooks=session.hooks is not None)
+
+            async def answering() -> None:  # the model's first output: the request has gone out
+                self.requests.answered(turn.session_id)
+                await observe(self.turn_observers, "answering", turn)
+
+            sink = on_first_output(counting_subagents(sink), answering)
             await observe(self.turn_observers, "before_turn", turn)
             result: TurnResult | None = None
             try:
@@ -541,7 +550,8 @@ class Conversations:
         first): refused with :class:`Busy` while another task holds it; :meth:`prompt` in the
         task that holds it goes ahead, and :meth:`cancel` cancels that task."""
         async with self._entry(session_id).slot.hold():
-            yield
+            with self.requests.turn(session_id):
+                yield
 
     def turn_running(self, session_id: str) -> asyncio.Task[Any] | None:
         live = self._live.get(session_id)

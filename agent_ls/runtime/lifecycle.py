@@ -15,9 +15,12 @@ same cores, and a prompt sent meanwhile waits for the model library), for
 :data:`MODEL_FIRST_LIMIT` seconds at most, or until something needs the host
 (:meth:`HostLifecycle.want`). A session built meanwhile gets a
 :class:`~agent_ls.runtime.pending.PendingHost` (:meth:`HostLifecycle.session_host`). The terminal
-(``request_first``) also holds the start until its first model request has gone out or it waits
-for its user (:attr:`HostLifecycle.quiet`): on a busy machine the SDK's import, in a thread,
-otherwise slowed a one-shot's first request by seconds.
+and ACP (``request_first``) also hold the start until their first model request has gone out or
+they wait for their user (:attr:`HostLifecycle.quiet`; ACP: :meth:`HostLifecycle.quiet_when_idle`,
+no prompt within :data:`QUIET_AFTER` seconds of ``session/new``): on a busy machine the SDK's
+import, in a thread, otherwise slowed a first request by seconds. Nothing of this decides
+anything: a server that asks to be trusted, or a call of a starting server's tool, wants the
+host (:meth:`HostLifecycle.want`) and its start goes on at once, with its questions.
 
 With ``mcp_on_demand`` (ACP, the terminal), a host whose settings configure no MCP server does
 not import the MCP SDK at all: its start ends with the settings (:attr:`HostLifecycle.idle`,
@@ -58,12 +61,16 @@ if TYPE_CHECKING:
     from agent_ls.mcp.status import ServerStatus
     from agent_ls.runtime.conversations import Conversations
     from agent_ls.runtime.front import FrontEnd
+    from agent_ls.runtime.turns import PendingRequests
 
 log = logging.getLogger("agent_ls.runtime")
 
 MODEL_FIRST_LIMIT = 3.0
 """Seconds the MCP host's start waits at most for the model library (``AGENT_LS_MODEL_FIRST_LIMIT``
 seconds if set)."""
+
+QUIET_AFTER = 0.3
+"""Seconds :meth:`HostLifecycle.quiet_when_idle` gives a prompt sent right after a session opened."""
 
 SHUTDOWN_LIMIT = 20.0
 """Seconds a shutdown waits for the MCP servers to stop before the caller kills what is left."""
@@ -242,6 +249,13 @@ class HostLifecycle:
                                kept=not self.request_first and any(s.state == State.STARTING and s.tools
                                                                    for s in preview))
         return await self.ensure_manager()
+
+    async def quiet_when_idle(self, requests: PendingRequests, after: float = QUIET_AFTER) -> None:
+        """Set :attr:`quiet` ``after`` seconds from now once no turn of ``requests`` waits for its
+        model request (ACP: no prompt came meanwhile, or its request has gone out): the host's
+        start, held by ``model_first`` and ``request_first``, goes on then."""
+        await requests.idle(after)
+        self.quiet.set()
 
     async def settings_loaded(self) -> None:
         """Wait until the settings are loaded and, while the host starts, its preview computed (the

@@ -5,7 +5,11 @@
   :class:`~agent_ls.runtime.errors.Busy`), held by the task that runs it, cancelled whoever
   started it;
 - :class:`TurnInfo` and :class:`TurnObserver`: what checkpoints, hooks and subagents are told
-  around each turn (:func:`observe`; an observer that fails is logged, the turn goes on);
+  around each turn (:func:`observe`; an observer that fails is logged, the turn goes on), and
+  when its model request has gone out (:func:`on_first_output`);
+- :class:`PendingRequests`: which turns still wait for their model request to go out, so that work
+  that would compete with it for the interpreter (the first checkpoint's snapshot, the MCP SDK's
+  import) waits for it or pauses (issue 46);
 - :func:`run_turn`: the prompt itself, with the conversation hooks when the settings have any
   (``UserPromptSubmit``, ``Stop``); :func:`compact_turn`: ``/compact`` as a turn of its own;
   :func:`show_hook_runs`: the SessionStart hooks' runs, shown at the next turn.
@@ -15,8 +19,11 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import inspect
 import logging
-from collections.abc import AsyncIterator, Iterable
+import threading
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Iterator
 from typing import TYPE_CHECKING, Any, Protocol
 
 import attrs
@@ -40,6 +47,10 @@ class TurnInfo:
     compact: bool = False
     index: int = 0
     """The prompt's index in the session (0: its first user message)."""
+    hooks: bool = False
+    """The session has conversation hooks: a ``UserPromptSubmit`` or ``PreToolUse`` hook may change
+    files before the model's first output, so an observer that must come before every change of
+    the turn (the checkpoint) does its work in :meth:`TurnObserver.before_turn`."""
 
 
 class TurnObserver(Protocol):
@@ -48,13 +59,18 @@ class TurnObserver(Protocol):
 
     async def before_turn(self, turn: TurnInfo) -> None: ...
 
+    async def answering(self, turn: TurnInfo) -> None:
+        """The model's first output of the turn (or its end, whichever comes first): its first
+        request has gone out. Nothing of the turn (no tool call) ran before this."""
+        ...
+
     async def after_turn(self, turn: TurnInfo, result: TurnResult | None) -> None:
         """``result``: None when the turn was cancelled."""
         ...
 
 
 async def observe(observers: Iterable[TurnObserver], point: str, *args: Any) -> None:
-    """Tell each observer ``point`` (``before_turn``, ``after_turn``)."""
+    """Tell each observer ``point`` (``before_turn``, ``answering``, ``after_turn``)."""
     for observer in observers:
         try:
             await getattr(observer, point)(*args)
@@ -62,6 +78,100 @@ async def observe(observers: Iterable[TurnObserver], point: str, *args: Any) -> 
             raise
         except Exception:  # an observer must not break the turn
             log.exception("turn observer %s failed", point)
+
+
+def on_first_output(sink: EventSink | None, answered: Callable[[], Awaitable[None]]) -> EventSink:
+    """``sink`` (None: no sink) that awaits ``answered()`` once, at the turn's first event that
+    tells its model request has gone out (the model's first output, or the turn's end), before
+    passing that event on."""
+    # lazy: the events module (loaded with the session by then)
+    from agent_ls.agent.events import TextDelta, ThinkingDelta, ToolCallStarted, TurnError, TurnFinished
+
+    output = (TextDelta, ThinkingDelta, ToolCallStarted, TurnError, TurnFinished)
+    told = False
+
+    async def watched(event: Any) -> None:
+        nonlocal told
+        if not told and isinstance(event, output):
+            told = True
+            await answered()
+        if sink is not None:
+            out = sink(event)
+            if inspect.isawaitable(out):
+                await out
+
+    return watched
+
+
+class PendingRequests:
+    """The turns of a conversation service whose model request has not gone out yet: from the
+    start of the turn (its slot taken, before the model library is waited for) to the model's
+    first output or the turn's end. On a 2-core machine, work started meanwhile (the first
+    checkpoint's snapshot, the MCP SDK's import) delays that request: it waits (:meth:`idle`) or,
+    in a worker thread, pauses (:meth:`pause`)."""
+
+    PAUSE_LIMIT = 10.0
+    """Seconds a worker thread's :meth:`pause` waits at most (a request that never goes out holds
+    nothing forever)."""
+
+    def __init__(self) -> None:
+        self._depth: dict[str, int] = {}
+        self._waiting: set[str] = set()
+        self._free = asyncio.Event()
+        self._free.set()
+        self._thread_free = threading.Event()
+        self._thread_free.set()
+
+    @property
+    def waiting(self) -> bool:
+        """A turn waits for its model request to go out."""
+        return bool(self._waiting)
+
+    @contextlib.contextmanager
+    def turn(self, session_id: str) -> Iterator[None]:
+        """Around a turn of ``session_id`` (nested: counted once, the outermost ends it)."""
+        depth = self._depth.get(session_id, 0)
+        self._depth[session_id] = depth + 1
+        if depth == 0:
+            self._waiting.add(session_id)
+            self._changed()
+        try:
+            yield
+        finally:
+            if depth == 0:
+                self._depth.pop(session_id, None)
+                self.answered(session_id)
+            else:
+                self._depth[session_id] = depth
+
+    def answered(self, session_id: str) -> None:
+        """The turn's model request has gone out (its first output came)."""
+        self._waiting.discard(session_id)
+        self._changed()
+
+    def _changed(self) -> None:
+        if self._waiting:
+            self._free.clear()
+            self._thread_free.clear()
+        else:
+            self._free.set()
+            self._thread_free.set()
+
+    async def idle(self, after: float = 0.0) -> None:
+        """Return after ``after`` seconds once no turn waits for its request (a prompt sent right
+        after a session opened goes first)."""
+        if after > 0:
+            await asyncio.sleep(after)
+        while self._waiting:
+            await self._free.wait()
+
+    def pause(self, stop: Callable[[], bool] | None = None) -> None:
+        """From a worker thread: wait while a turn waits for its request, at most
+        :attr:`PAUSE_LIMIT` seconds, or until ``stop()`` says to go on."""
+        deadline = time.monotonic() + self.PAUSE_LIMIT
+        while not self._thread_free.wait(0.05):
+            if (stop is not None and stop()) or time.monotonic() > deadline:
+                return
 
 
 @attrs.define

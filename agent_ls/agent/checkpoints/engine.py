@@ -235,8 +235,8 @@ class Checkpoints:
                 raise
             conn.execute("COMMIT")
 
-    def _snapshot(self) -> Snapshot:
-        snap = self.scanner.snapshot()
+    def _snapshot(self, pause: Callable[[], None] | None = None) -> Snapshot:
+        snap = self.scanner.snapshot(pause)
         if snap.added_bytes:
             with self._write() as c:
                 c.execute("INSERT INTO meta (key, value) VALUES ('disk', ?) ON CONFLICT(key)"
@@ -245,13 +245,14 @@ class Checkpoints:
 
     # ------------------------------------------------------------------ taking
 
-    def warm(self) -> None:
+    def warm(self, pause: Callable[[], None] | None = None) -> None:
         """Snapshot the workspace without a checkpoint: keeps the files the first checkpoint
         would copy (seconds on a large workspace, once per workspace) and starts the kernel
         watch, so the next :meth:`begin` costs what a later one does. Call it in the
-        background when a session opens."""
+        background when a session opens; ``pause`` is called before each folder is read (it
+        may block while more urgent work runs; a :meth:`begin` waits for the warm-up)."""
         with self._lock:
-            self._snapshot()
+            self._snapshot(pause)
 
     def begin(self, session_id: str, prompt_index: int, prompt_text: str) -> Checkpoint:
         """Before a prompt's turn: snapshot the workspace. A rewound checkpoint of the session

@@ -22,6 +22,7 @@ import marshal
 import os
 import stat
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import attrs
@@ -151,8 +152,10 @@ class Scanner:
         self._last = None
         self.watch.complete = False
 
-    def snapshot(self) -> Snapshot:
-        state = _Walk(time.time_ns() - RACY_NS)
+    def snapshot(self, pause: Callable[[], None] | None = None) -> Snapshot:
+        """The workspace now. ``pause``: called before each folder is read (it may block: a
+        background snapshot that yields the interpreter to more urgent work)."""
+        state = _Walk(time.time_ns() - RACY_NS, pause=pause)
         changes = self.watch.changed()
         if changes is not None:
             for subtree in changes.subtrees:
@@ -291,6 +294,8 @@ class Scanner:
                 state.not_kept.extend(cached.sub_not_kept)
                 state.files += cached.sub_files
                 return cached.digest
+        if state.pause is not None:
+            state.pause()
         self.watch.watch(path)  # before it is read: a later change is reported
         # Names are looked up relative to the folder's descriptor (one path component each, not
         # the whole path again): the scan is mostly lstat calls, and this halves their cost.
@@ -439,3 +444,4 @@ class _Walk:
     not_kept: list[NotKept] = attrs.Factory(list)
     added: int = 0
     files: int = 0
+    pause: Callable[[], None] | None = None
