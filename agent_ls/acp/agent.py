@@ -131,6 +131,7 @@ class AgentLsAcp:
             await session.close()
             raise
         self.sessions[session.id] = session
+        host.opened()
         return session
 
     async def new_session(self, cwd: str, mcp_servers: list[Any] | None = None, **kwargs: Any) -> NewSessionResponse:

@@ -130,6 +130,7 @@ class SessionHost:
         self.askers: list[Asker] = []
         """The sessions using this host, newest last (they ask the user for sampling consent)."""
         self.tasks = BackgroundTasks(f"ACP host of {folder}", log)
+        self._quiet_asked = False
         self.lifecycle = HostLifecycle(self.runtime, LogListener(), self.tasks, preview_first=False,
                                        ask_workspaces=False, mcp_on_demand=True, request_first=True)
         """The host's start, reloads and stop (the runtime's, as the language server's); the
@@ -166,11 +167,18 @@ class SessionHost:
     async def start(self) -> None:
         """Read the settings (the host's start goes on in the background), warm the model library
         up, and queue the folder's trust question. The host's start goes on once the front end
-        is quiet (:meth:`HostLifecycle.quiet_when_idle`)."""
-        self.tasks.spawn(self.lifecycle.quiet_when_idle(self.conversations.requests), "quiet after the first request")
+        is quiet (:meth:`opened`)."""
         await self.lifecycle.settings_loaded()
         self.lifecycle.models.prewarm()
         self._queue_workspace_question()
+
+    def opened(self) -> None:
+        """A session of this host was opened (``session/new``, ``session/load``: the answer goes
+        out now): the host's start goes on once the prompt sent next has its request out, or at
+        once if none comes within a moment (:meth:`HostLifecycle.quiet_when_idle`)."""
+        if not self._quiet_asked:
+            self._quiet_asked = True
+            self.tasks.spawn(self.lifecycle.quiet_when_idle(self.conversations.requests), "the host's start, quietly")
 
     async def started_manager(self, timeout: float) -> MCPManager | None:
         """The manager once the host's start has ended (at most ``timeout`` seconds); None while

@@ -22,7 +22,7 @@ from acp import text_block
 from agent_ls.mcp.status import STILL_STARTING
 from tests.acp.conftest import AcpSetup, RecordingClient, start_agent, wait_for
 from tests.acp.test_sessions import children, cmdline, tool_messages
-from tests.llm.scripted_server import text, tool_calls
+from tests.llm.scripted_server import respond, text, tool_calls
 from tests.servers.launch import knob_stdio_params
 from tests.tooling import REPO_ROOT
 
@@ -194,3 +194,46 @@ async def test_the_folder_trust_question_comes_first_while_the_host_starts(probe
         assert "Trust" in client.permission_requests[0]["toolCall"].title
         assert {r.body["model"] for r in probed.llm.requests} == {"folder-model"}
         assert tool_messages(probed.llm.requests[-1].body)[0]["content"] == "trusted"
+
+
+async def test_the_mcp_sdk_is_imported_once_the_first_prompts_request_has_gone_out(
+        probed: ProbedSetup, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A configured server and a prompt sent right after session/new: the MCP SDK's import (and
+    the servers' start) begins only once the model has the prompt's request (``model_first``,
+    ``request_first``: before, it began at session/new and competed with that request on a busy
+    machine); the server then connects and its tool serves the next prompt. (The model-first
+    limit, which bounds the wait for a slow model library, is longer than the test.)"""
+    monkeypatch.setenv("AGENT_LS_MODEL_FIRST_LIMIT", "600")
+    probed.user_settings["mcpServers"] = {"knob": knob_stdio_params()}
+    probed.write()
+    probed.gate.touch()  # nothing held: only the order is looked at
+    at_request: list[bool] = []
+
+    def answer(body: dict[str, Any]) -> Any:
+        at_request.append(probed.marker.exists())
+        return text("Hello.")
+
+    async with start_agent(probed) as (conn, _proc, client):
+        sid = (await asyncio.wait_for(conn.new_session(cwd=str(probed.ws), mcp_servers=[]), 60)).session_id
+        probed.llm.script(respond(answer))
+        result = await asyncio.wait_for(conn.prompt(session_id=sid, prompt=[text_block("hi")]), 60)
+        assert result.stop_reason == "end_turn" and client.text(sid) == "Hello."
+        assert at_request == [False], probed.marker.read_text()[-3000:]
+        await wait_for(probed.marker.exists, what="the MCP SDK's import, after the first request")
+        probed.llm.script(tool_calls([("mcp__knob__echo", {"text": "from knob"}, "call_echo")]), text("Echoed."))
+        await asyncio.wait_for(conn.prompt(session_id=sid, prompt=[text_block("echo")]), 60)
+        assert tool_messages(probed.llm.requests[-1].body)[0]["content"] == "from knob"
+
+
+async def test_with_no_prompt_the_host_starts_a_moment_after_session_new(
+        probed: ProbedSetup, monkeypatch: pytest.MonkeyPatch) -> None:
+    """No prompt comes (the user is typing): the host's start goes on a moment after session/new,
+    not after the model-first limit (here longer than the test), so the servers are up by the
+    time the prompt comes."""
+    monkeypatch.setenv("AGENT_LS_MODEL_FIRST_LIMIT", "600")
+    probed.user_settings["mcpServers"] = {"knob": knob_stdio_params()}
+    probed.write()
+    probed.gate.touch()
+    async with start_agent(probed) as (conn, _proc, _client):
+        await asyncio.wait_for(conn.new_session(cwd=str(probed.ws), mcp_servers=[]), 60)
+        await wait_for(probed.marker.exists, timeout=60, what="the MCP SDK's import with no prompt")

@@ -121,16 +121,19 @@ async def test_the_first_checkpoint_comes_after_the_request_and_before_the_first
 
 
 async def test_a_turn_that_ends_before_the_model_answers_still_has_its_checkpoint(
-        service: Conversations, llm: ScriptedLLM) -> None:
-    """The checkpoint is taken at the turn's end when no output came (the model failed at once):
-    every prompt keeps its checkpoint, as the chat's "Rewind to here" expects."""
-    from tests.llm.scripted_server import auth_error
-
+        service: Conversations, llm: ScriptedLLM, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The checkpoint is taken at the turn's end when nothing told that its request went out (the
+    model failing at once is an output: its error; here the turn itself fails): every prompt keeps
+    its checkpoint, as the chat's "Rewind to here" expects."""
     session = await service.open()
     assert session is not None
-    llm.script(auth_error())
-    result = await service.prompt(session, "fails")
-    assert result.stop_reason == "error"
+
+    async def broken(*args: Any, **kwargs: Any) -> Any:
+        raise RuntimeError("the turn broke before its request")
+
+    monkeypatch.setattr(session, "prompt", broken)
+    with pytest.raises(RuntimeError):
+        await service.prompt(session, "fails")
     assert [c.prompt_index for c in await service.checkpoint_list(session.session_id)] == [0]
 
 
