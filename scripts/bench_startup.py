@@ -2,7 +2,7 @@
 peak memory after a 20-step turn, time per tool step (issue 46).
 
     .venv/bin/python scripts/bench_startup.py [--runs 5] [--steps 20] [--turns 3] [--baseline DIR]
-                                              [--in-process] [--lsp] [--servers]
+                                              [--in-process] [--lsp] [--servers] [--files N]
 
 Side by side in one run, against the same scripted OpenAI-compatible LLM (in this process, so its
 timestamps share the clock), runs interleaved so that machine noise hits every side alike:
@@ -36,9 +36,14 @@ host it uses) and of an editor window, a terminal chat and an ACP agent together
 peak RSS of the distinct processes (each side's hosts counted once). Goals: first request <= 0.5 s
 and <= 3x the floor; peak RSS <= 200 MB; per-step time <= the baseline's + 10%.
 
-``--servers`` measures only ``agent-ls chat`` one-shot with one stdio MCP server (the knob test
-server) in the user settings, spawn -> first model request, beside the floor (:func:`with_a_server`):
-the MCP host starts in the background, so the request should not wait for the MCP SDK.
+``--servers`` measures only ``agent-ls chat`` one-shot and ``agent-ls acp`` with one stdio MCP server
+(the knob test server) in the user settings, spawn -> first model request, beside the floor
+(:func:`with_a_server`): the MCP host starts in the background, once the first request has gone
+out, so the request should not wait for the MCP SDK nor compete with its import.
+
+``--files N`` puts N files (in 50 folders) in the workspace instead of 5: every process takes the
+workspace's first snapshot for its checkpoints (in the background, after the first request has gone
+out), so a larger workspace shows whether that snapshot still competes with the first request.
 """
 
 from __future__ import annotations
@@ -223,9 +228,10 @@ def floor_once(llm: ScriptedLLM, ws: Path, base: dict[str, str]) -> float:
 
 def with_a_server(llm: ScriptedLLM, ws: Path, config: Path, base: dict[str, str], sides: list[Side],
                   runs: int) -> None:
-    """``--servers``: spawn -> first model request of ``agent-ls chat`` one-shot with one stdio MCP
-    server in the user settings (``config`` gets them), each side and the floor interleaved; the
-    medians of the warm runs (run 0 is cold: compiles, starts the model host)."""
+    """``--servers``: spawn -> first model request of ``agent-ls chat`` one-shot and of ``agent-ls
+    acp`` (first ``session/prompt``) with one stdio MCP server in the user settings (``config`` gets
+    them), each side and the floor interleaved; the medians of the warm runs (run 0 is cold:
+    compiles, starts the model host)."""
     # lazy: the test servers' launcher, for this part only
     from tests.servers.launch import knob_stdio_params
 
@@ -233,7 +239,7 @@ def with_a_server(llm: ScriptedLLM, ws: Path, config: Path, base: dict[str, str]
     settings["mcpServers"] = {"knob": knob_stdio_params()}
     (config / "settings.json").write_text(json.dumps(settings))
     floor: list[float] = []
-    times: dict[str, list[float]] = {side.name: [] for side in sides}
+    times: dict[str, dict[str, list[float]]] = {side.name: {"chat": [], "acp": []} for side in sides}
     for r in range(runs + 1):
         t = floor_once(llm, ws, base)
         if r:
@@ -241,18 +247,26 @@ def with_a_server(llm: ScriptedLLM, ws: Path, config: Path, base: dict[str, str]
         for side in sides:
             llm.script(text("hello"))
             t, _ = chat_once(llm, ws, side.env(base), f"hi {r}")
+            llm.script(text("hello"))
+            a, _ = asyncio.run(acp_once(llm, ws, side.env(base), f"hi {r}"))
             if r:
-                times[side.name].append(t)
+                times[side.name]["chat"].append(t)
+                times[side.name]["acp"].append(a)
     f = statistics.median(floor)
-    print(f"\nagent-ls chat one-shot with one stdio MCP server configured: process start -> first model request, "
-          f"median of {runs} warm runs")
+    print(f"\none stdio MCP server configured: process start -> first model request, median of {runs} warm runs")
     print(f"  floor: python + httpx posting the request   {f:.3f} s")
     for side in sides:
-        c = statistics.median(times[side.name])
-        print(f"  {side.name}: {c:.3f} s ({c / f:.1f}x floor)  runs {' '.join(f'{x:.3f}' for x in times[side.name])}")
-    ref = statistics.median(times[sides[-1].name])
+        print(f"  {side.name}")
+        for what, label in (("chat", "chat one-shot"), ("acp", "acp          ")):
+            runs_of = times[side.name][what]
+            c = statistics.median(runs_of)
+            print(f"    {label}  {c:.3f} s ({c / f:.1f}x floor)  runs {' '.join(f'{x:.3f}' for x in runs_of)}")
+    ref = times[sides[-1].name]
     for side in sides[:-1]:
-        print(f"  {side.name} / {sides[-1].name}: {statistics.median(times[side.name]) / ref:.2f}")
+        mine = times[side.name]
+        print(f"  {side.name} / {sides[-1].name}: chat "
+              f"{statistics.median(mine['chat']) / statistics.median(ref['chat']):.2f}, acp "
+              f"{statistics.median(mine['acp']) / statistics.median(ref['acp']):.2f}")
 
 
 def side_runtime(side: Side) -> Path:
@@ -293,8 +307,10 @@ def main() -> None:
     parser.add_argument("--in-process", action="store_true", help="also this tree with AGENT_LS_MODEL_HOST=0")
     parser.add_argument("--lsp", action="store_true", help="also the language server's peak RSS and time per step "
                         "after a turn of --steps steps")
-    parser.add_argument("--servers", action="store_true", help="only `agent-ls chat` one-shot with one stdio MCP "
-                        "server configured: start -> first model request")
+    parser.add_argument("--servers", action="store_true", help="only `agent-ls chat` one-shot and `agent-ls acp` "
+                        "with one stdio MCP server configured: start -> first model request")
+    parser.add_argument("--files", type=int, default=5, help="files in the workspace (a larger one shows what "
+                        "the first checkpoint's snapshot costs: 5,000 in 50 folders is a middling repository)")
     args = parser.parse_args()
 
     with ScriptedLLM() as llm, tempfile.TemporaryDirectory() as d:
@@ -303,6 +319,10 @@ def main() -> None:
         ws.mkdir()
         for i in range(5):
             (ws / f"f{i}.txt").write_text(f"file {i}\n" * 20)
+        for i in range(5, args.files):  # (the steps read f0..f4)
+            folder = ws / f"d{i % 50:02d}"
+            folder.mkdir(exist_ok=True)
+            (folder / f"f{i}.py").write_text(f"# file {i}\n" + "x = 1\n" * 40)
         config = tmp / "config"
         config.mkdir()
         (config / "settings.json").write_text(json.dumps({
