@@ -16,11 +16,12 @@
   through the trust policy: an untrusted folder's settings and servers stay out until the
   answer), and the first prompt gets the tools of the servers connected by then, the others
   said to be starting (:class:`~agent_ls.runtime.pending.PendingHost`, as in the language
-  server). The MCP SDK's import and the servers' start wait until the first prompt's model request
-  has gone out, or no prompt came within a moment of ``session/new`` (``model_first``,
-  ``request_first``, as the terminal's): they do not compete with that request. A folder with no MCP server configured never loads the MCP SDK
-  (``mcp_on_demand``). A prompt waits for the host's start only when one of its servers will
-  ask to be trusted: that question comes before the turn.
+  server). The MCP SDK's import and the servers' start wait until the first prompt's model
+  request has gone out, or no prompt came within a moment of ``session/new`` (``model_first``,
+  ``request_first``, as the terminal's): they do not compete with that request. A folder with
+  no MCP server configured never loads the MCP SDK (``mcp_on_demand``). A prompt waits for the
+  host's start only when one of its servers will ask to be trusted: that question comes before
+  the turn.
 """
 
 from __future__ import annotations
@@ -137,7 +138,7 @@ class SessionHost:
         folder's trust question is this host's own: queued, asked at the next prompt. As the
         terminal's (``model_first``, ``request_first``): the MCP SDK's import and the servers'
         start wait until the first prompt's model request has gone out, or no prompt came within
-        a moment of ``session/new`` (:meth:`start`), so they do not compete with that request; a
+        a moment of ``session/new`` (:meth:`opened`), so they do not compete with that request; a
         prompt sent while the host starts does not wait for the tools kept from its servers' last
         connection (those servers are said to be starting; ``tool_search`` or a call of their
         tool waits for them). A server that will ask to be trusted starts the host before the
