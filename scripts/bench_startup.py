@@ -29,7 +29,9 @@ in-process path of this tree too.
 Then ``--turns`` turns of ``--steps`` steps per side, interleaved (half ``bash``, half
 ``read_file``, allowed by the user settings): peak RSS of the chat process (``ru_maxrss``), of the
 ACP process (``VmHWM``) and of the model host, and the median time per tool step over all of them
-(the LLM's first chunk to the next LLM request: the agent's own time, the tool included); with
+(the LLM's first chunk to the next LLM request: the agent's own time, the tool included), and apart
+the median of each turn's first step (its tool waits for the turn's checkpoint: a workspace's first
+snapshot in a new process, with ``--files``, shows there); with
 ``--lsp`` the language server's too (one ``agent/prompt`` turn per side and round, after its
 model library loaded), and the memory of one editor window (the language server and the model
 host it uses) and of an editor window, a terminal chat and an ACP agent together: the sum of the
@@ -375,12 +377,16 @@ def main() -> None:
                     since = len(llm.requests)
                     _, peak = chat_once(llm, ws, side.env(base), "do the steps")
                     side.turn["chat_rss"] = max(side.turn.get("chat_rss", 0), peak)
-                    side.turn.setdefault("chat_steps", []).extend(step_times(llm, since))
+                    steps = step_times(llm, since)
+                    side.turn.setdefault("chat_steps", []).extend(steps)
+                    side.turn.setdefault("chat_first", []).extend(steps[:1])
                     script_turn(llm, args.steps, ws)
                     since = len(llm.requests)
                     _, peak = asyncio.run(acp_once(llm, ws, side.env(base), "do the steps"))
                     side.turn["acp_rss"] = max(side.turn.get("acp_rss", 0), peak)
-                    side.turn.setdefault("acp_steps", []).extend(step_times(llm, since))
+                    steps = step_times(llm, since)
+                    side.turn.setdefault("acp_steps", []).extend(steps)
+                    side.turn.setdefault("acp_first", []).extend(steps[:1])
                     if args.lsp:
                         since = len(llm.requests)
                         peak, side.turn["lsp_host"] = asyncio.run(lsp_turn(llm, ws, side.env(base), args.steps))
@@ -409,8 +415,10 @@ def main() -> None:
     for side in sides:
         t = side.turn
         print(f"  {side.name}")
-        print(f"    chat  {t['chat_rss'] / 1024:6.0f} MB  {t['chat_step'] * 1e3:6.1f} ms/step")
-        print(f"    acp   {t['acp_rss'] / 1024:6.0f} MB  {t['acp_step'] * 1e3:6.1f} ms/step")
+        print(f"    chat  {t['chat_rss'] / 1024:6.0f} MB  {t['chat_step'] * 1e3:6.1f} ms/step  "
+              f"first step {statistics.median(t['chat_first']) * 1e3:6.1f} ms")
+        print(f"    acp   {t['acp_rss'] / 1024:6.0f} MB  {t['acp_step'] * 1e3:6.1f} ms/step  "
+              f"first step {statistics.median(t['acp_first']) * 1e3:6.1f} ms")
         if args.lsp:
             where = "litellm in its process" if t.get("lsp_host") is None else "on the model host"
             print(f"    language server ({where}) {t['lsp_rss'] / 1024:6.0f} MB  "

@@ -9,12 +9,13 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import contextvars
 import logging
 import os
 import re
 import threading
 import warnings
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Callable, Mapping
 from typing import Any
 
 import attrs
@@ -31,6 +32,22 @@ _loading = threading.Lock()
 _host: Any = None
 """The model host this process attached to (:mod:`agent_ls.agent.model_host`), else None."""
 _host_tried = False
+
+
+request_sent: contextvars.ContextVar[Callable[[], None] | None] = contextvars.ContextVar("request_sent", default=None)
+"""Called (when set in the caller's context) as each streamed model request (:func:`stream_completion`)
+is handed over: to the model host (what is left in this process is the request's encoding and one
+local write), or sent by litellm (its response has begun). The conversation service starts the work
+it held so as not to compete with the request (the turn's checkpoint, the MCP SDK's import)."""
+
+
+def _sent() -> None:
+    told = request_sent.get()
+    if told is not None:
+        try:
+            told()
+        except Exception:  # a broken listener must not break the request
+            log.exception("request_sent listener failed")
 
 
 def share_model_host(wanted: bool = True) -> None:
@@ -413,6 +430,7 @@ async def stream_completion(
 ) -> AsyncIterator[StreamDelta]:
     """Stream one model response as :class:`StreamDelta` items; errors become :class:`LLMError`."""
     if _host is not None:
+        _sent()
         async for delta in _host_stream(config, messages, tools):
             yield delta
         return
@@ -439,6 +457,7 @@ async def stream_completion(
     try:
         log.debug("calling the model %s", config.model)
         response = await litellm.acompletion(**kwargs)
+        _sent()
         async for chunk in response:
             usage = getattr(chunk, "usage", None)
             if usage:

@@ -79,8 +79,8 @@ class TurnCheckpoints:
     The snapshot is not on the prompt's path: it must come before the turn changes anything,
     which is a tool call, not the request to the model. On a 2-core machine a snapshot (a walk
     of the workspace, in a worker thread) taken while the request is being made delays it, so
-    the turn's snapshot starts once its request has gone out (:meth:`answering`: the model's
-    first output), and every path to a change waits for it: the turn's first tool call
+    the turn's snapshot starts once its request has gone out (:meth:`request_sent`: the LLM
+    adapter handed it over), and every path to a change waits for it: the turn's first tool call
     (:meth:`before_call`, this object is also a :class:`~agent_ls.agent.tool_runner.ToolObserver`)
     and its end (:meth:`after_turn`: a turn that ended before any output still gets its
     checkpoint). A session with conversation hooks, which may change files before the model
@@ -135,9 +135,10 @@ class TurnCheckpoints:
         if turn.hooks:  # a hook may change files before the model answers: the checkpoint first
             await self._taken(turn.session_id)
 
-    async def answering(self, turn: TurnInfo) -> None:
-        """The request has gone out: the snapshot starts (the first tool call waits for it)."""
-        self._start(turn.session_id)
+    def request_sent(self, turn: TurnInfo) -> None:
+        """The turn's request has gone out: the snapshot starts (the first tool call waits for it)."""
+        if self._turns.get(turn.session_id) is turn:
+            self._start(turn.session_id)
 
     def _start(self, session_id: str) -> asyncio.Future[Checkpoint | None] | None:
         """The checkpoint of the running turn of ``session_id``, started now if it was not."""
@@ -169,7 +170,7 @@ class TurnCheckpoints:
         pass
 
     async def after_turn(self, turn: TurnInfo, result: Any) -> None:
-        self._start(turn.session_id)  # (a turn that ended before the model's first output)
+        self._start(turn.session_id)  # (a turn that ended before its request went out)
         taking = self._open.pop(turn.session_id, None)
         if taking is None:
             return

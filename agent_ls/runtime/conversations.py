@@ -52,7 +52,7 @@ from agent_ls.runtime.turns import (
     TurnSlot,
     compact_turn,
     observe,
-    on_first_output,
+    request_watch,
     run_turn,
     show_hook_runs,
 )
@@ -524,22 +524,20 @@ class Conversations:
                 if display is not None and text != shown:
                     await self.remember_display(session.session_id, text, display)
                 await self.title(session.session_id, shown)
-            # lazy: +1 module (loaded with the session's agent tool)
+            # lazy: the LLM adapter (loaded with the session); +1 module (loaded with the session's agent tool)
+            from agent_ls.agent.llm import request_sent
             from agent_ls.runtime.subagents import counting_subagents
 
             turn = TurnInfo(session.session_id, text, compact, session.turns, hooks=session.hooks is not None)
-
-            async def answering() -> None:  # the model's first output: the request has gone out
-                self.requests.answered(turn.session_id)
-                await observe(self.turn_observers, "answering", turn)
-
-            sink = on_first_output(counting_subagents(sink), answering)
+            sent, sink = request_watch(turn, self.turn_observers, self.requests, counting_subagents(sink))
             await observe(self.turn_observers, "before_turn", turn)
             result: TurnResult | None = None
+            told = request_sent.set(sent)  # the adapter says when the request has gone out
             try:
                 live.turned = True
                 result = await (compact_turn(session, sink) if compact else run_turn(session, text, sink))
             finally:
+                request_sent.reset(told)
                 await asyncio.shield(observe(self.turn_observers, "after_turn", turn, result))
             return result
 

@@ -6,7 +6,7 @@
   started it;
 - :class:`TurnInfo` and :class:`TurnObserver`: what checkpoints, hooks and subagents are told
   around each turn (:func:`observe`; an observer that fails is logged, the turn goes on), and
-  when its model request has gone out (:func:`on_first_output`);
+  when its model request has gone out (:func:`request_watch`);
 - :class:`PendingRequests`: which turns still wait for their model request to go out, so that work
   that would compete with it for the interpreter (the first checkpoint's snapshot, the MCP SDK's
   import) waits for it or pauses (issue 46);
@@ -23,7 +23,7 @@ import inspect
 import logging
 import threading
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Iterator
+from collections.abc import AsyncIterator, Callable, Iterable, Iterator
 from typing import TYPE_CHECKING, Any, Protocol
 
 import attrs
@@ -59,9 +59,11 @@ class TurnObserver(Protocol):
 
     async def before_turn(self, turn: TurnInfo) -> None: ...
 
-    async def answering(self, turn: TurnInfo) -> None:
-        """The model's first output of the turn (or its end, whichever comes first): its first
-        request has gone out. Nothing of the turn (no tool call) ran before this."""
+    def request_sent(self, turn: TurnInfo) -> None:
+        """The turn's first model request has gone out (the LLM adapter handed it over,
+        :data:`agent_ls.agent.llm.request_sent`; else the model's first output or the turn's end,
+        whichever comes first). Nothing of the turn (no tool call) ran before this. Returns at
+        once (work it starts runs in the background)."""
         ...
 
     async def after_turn(self, turn: TurnInfo, result: TurnResult | None) -> None:
@@ -70,7 +72,7 @@ class TurnObserver(Protocol):
 
 
 async def observe(observers: Iterable[TurnObserver], point: str, *args: Any) -> None:
-    """Tell each observer ``point`` (``before_turn``, ``answering``, ``after_turn``)."""
+    """Tell each observer ``point`` (``before_turn``, ``after_turn``)."""
     for observer in observers:
         try:
             await getattr(observer, point)(*args)
@@ -80,33 +82,45 @@ async def observe(observers: Iterable[TurnObserver], point: str, *args: Any) -> 
             log.exception("turn observer %s failed", point)
 
 
-def on_first_output(sink: EventSink | None, answered: Callable[[], Awaitable[None]]) -> EventSink:
-    """``sink`` (None: no sink) that awaits ``answered()`` once, at the turn's first event that
-    tells its model request has gone out (the model's first output, or the turn's end), before
-    passing that event on."""
+def request_watch(turn: TurnInfo, observers: Iterable[TurnObserver], requests: PendingRequests,
+                  sink: EventSink | None) -> tuple[Callable[[], None], EventSink]:
+    """``(sent, sink)`` for a turn: ``sent()`` tells ``requests`` and each observer, once, that the
+    turn's first model request has gone out (give it to :data:`agent_ls.agent.llm.request_sent`);
+    ``sink`` (``sink`` passed on; None: no sink) calls it at the turn's first event that tells the
+    request went out (the model's first output, or the turn's end) in case nothing did before."""
     # lazy: the events module (loaded with the session by then)
     from agent_ls.agent.events import TextDelta, ThinkingDelta, ToolCallStarted, TurnError, TurnFinished
 
     output = (TextDelta, ThinkingDelta, ToolCallStarted, TurnError, TurnFinished)
     told = False
 
-    async def watched(event: Any) -> None:
+    def sent() -> None:
         nonlocal told
-        if not told and isinstance(event, output):
-            told = True
-            await answered()
+        if told:
+            return
+        told = True
+        requests.sent(turn.session_id)
+        for observer in observers:
+            try:
+                observer.request_sent(turn)
+            except Exception:  # an observer must not break the turn
+                log.exception("turn observer request_sent failed")
+
+    async def watched(event: Any) -> None:
+        if isinstance(event, output):
+            sent()
         if sink is not None:
             out = sink(event)
             if inspect.isawaitable(out):
                 await out
 
-    return watched
+    return sent, watched
 
 
 class PendingRequests:
     """The turns of a conversation service whose model request has not gone out yet: from the
-    start of the turn (its slot taken, before the model library is waited for) to the model's
-    first output or the turn's end. On a 2-core machine, work started meanwhile (the first
+    start of the turn (its slot taken, before the model library is waited for) until the LLM
+    adapter handed the request over (or the model's first output, or the turn's end). On a 2-core machine, work started meanwhile (the first
     checkpoint's snapshot, the MCP SDK's import) delays that request: it waits (:meth:`idle`) or,
     in a worker thread, pauses (:meth:`pause`)."""
 
@@ -140,12 +154,12 @@ class PendingRequests:
         finally:
             if depth == 0:
                 self._depth.pop(session_id, None)
-                self.answered(session_id)
+                self.sent(session_id)
             else:
                 self._depth[session_id] = depth
 
-    def answered(self, session_id: str) -> None:
-        """The turn's model request has gone out (its first output came)."""
+    def sent(self, session_id: str) -> None:
+        """The turn's model request has gone out."""
         self._waiting.discard(session_id)
         self._changed()
 

@@ -202,8 +202,11 @@ async def test_the_mcp_sdk_is_imported_once_the_first_prompts_request_has_gone_o
     the servers' start) begins only once the model has the prompt's request (``model_first``,
     ``request_first``: before, it began at session/new and competed with that request on a busy
     machine); the server then connects and its tool serves the next prompt. (The model-first
-    limit, which bounds the wait for a slow model library, is longer than the test.)"""
+    limit, which bounds the wait for a slow model library, is longer than the test; litellm runs in
+    the agent's process, where the request has gone out once litellm's response began: through the
+    model host, it is said to have gone out as it is handed over, a moment before the model has it.)"""
     monkeypatch.setenv("AGENT_LS_MODEL_FIRST_LIMIT", "600")
+    monkeypatch.setenv("AGENT_LS_MODEL_HOST", "0")
     probed.user_settings["mcpServers"] = {"knob": knob_stdio_params()}
     probed.write()
     probed.gate.touch()  # nothing held: only the order is looked at
