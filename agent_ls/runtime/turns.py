@@ -120,9 +120,10 @@ def request_watch(turn: TurnInfo, observers: Iterable[TurnObserver], requests: P
 class PendingRequests:
     """The turns of a conversation service whose model request has not gone out yet: from the
     start of the turn (its slot taken, before the model library is waited for) until the LLM
-    adapter handed the request over (or the model's first output, or the turn's end). On a 2-core machine, work started meanwhile (the first
-    checkpoint's snapshot, the MCP SDK's import) delays that request: it waits (:meth:`idle`) or,
-    in a worker thread, pauses (:meth:`pause`)."""
+    adapter handed the request over (or the model's first output, or the turn's end). On a
+    2-core machine, work started meanwhile (the first checkpoint's snapshot, the MCP SDK's
+    import) delays that request: it waits (:meth:`idle`) or, in a worker thread, pauses
+    (:meth:`pause`)."""
 
     PAUSE_LIMIT = 10.0
     """Seconds a worker thread's :meth:`pause` waits at most (a request that never goes out holds
@@ -135,11 +136,6 @@ class PendingRequests:
         self._free.set()
         self._thread_free = threading.Event()
         self._thread_free.set()
-
-    @property
-    def waiting(self) -> bool:
-        """A turn waits for its model request to go out."""
-        return bool(self._waiting)
 
     @contextlib.contextmanager
     def turn(self, session_id: str) -> Iterator[None]:
