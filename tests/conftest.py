@@ -7,12 +7,14 @@ import contextlib
 import os
 import signal
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from tests.adversarial import Sink
+from tests.leftovers import leftovers, model_host_in
 from tests.llm.scripted_server import ScriptedLLM
 
 
@@ -35,6 +37,18 @@ def model_hosts(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     for sock in folder.glob("model-*.sock"):
         with contextlib.suppress(OSError, ValueError, KeyError):
             os.kill(model_host._hello(sock), signal.SIGTERM)
+
+
+@pytest.fixture(scope="session", autouse=True)
+def no_agent_ls_process_left(model_hosts: Path) -> Iterator[None]:
+    """The run leaves no agent-ls process behind: at the end of the session, none that a test of
+    this process started still runs (tests/leftovers.py), but the model hosts in the run's folder,
+    which ``model_hosts`` ends. A model host in the user's runtime folder (a front end started
+    without the run's ``AGENT_LS_RUNTIME_DIR``) would otherwise idle there for 15 minutes."""
+    since = time.time()
+    yield
+    if left := leftovers(since, keep=model_host_in(model_hosts)):
+        pytest.fail("agent-ls processes the tests left running:\n" + "\n".join(left), pytrace=False)
 
 
 @pytest.fixture(autouse=True)

@@ -4,7 +4,6 @@ the provider key and the other secrets agent-ls was started with (item 6)."""
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 from pathlib import Path
@@ -12,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from tests.adversarial import SECRET, SECRET_ENV, USER_KEY
+from tests.leftovers import environ_without_agent_ls
 from tests.llm.scripted_server import ScriptedLLM, text, tool_calls
 
 pytestmark = pytest.mark.filterwarnings("ignore:.*ReadOnly.*:UserWarning")
@@ -26,7 +26,7 @@ def test_chat_runs_an_allowed_command_without_the_agents_secrets(tmp_path: Path)
         (config / "settings.json").write_text(json.dumps({
             "model": "openai/scripted", "apiBase": llm.openai_base, "agent": {"maxRetries": 0},
             "permissions": {"allow": ["bash"]}}))
-        env = {k: v for k, v in os.environ.items() if not k.startswith("AGENT_LS_")}
+        env = environ_without_agent_ls()
         env.update({"AGENT_LS_CONFIG_DIR": str(config), "AGENT_LS_DATA_DIR": str(tmp_path / "data"), **SECRET_ENV})
         llm.script(tool_calls([("bash", {"command": 'printenv OPENAI_API_KEY; echo "[$SECRET_TOKEN]"'})]),
                    text("done"))

@@ -22,6 +22,7 @@ import pytest
 from agent_ls.agent.llm import LLMConfig, provider_credentials
 from agent_ls.core import process_secrets
 from tests.adversarial import SECRET, SECRET_ENV, USER_KEY
+from tests.leftovers import environ_without_agent_ls
 from tests.llm.scripted_server import ScriptedLLM, slow_text, tool_calls
 from tests.tooling import REPO_ROOT
 
@@ -115,7 +116,7 @@ def _agent_env(tmp_path: Path, llm: ScriptedLLM) -> dict[str, str]:
     (config / "settings.json").write_text(json.dumps({
         "model": "openai/scripted", "apiBase": llm.openai_base, "agent": {"maxRetries": 0},
         "permissions": {"allow": ["bash"]}}))
-    env = {k: v for k, v in os.environ.items() if not k.startswith("AGENT_LS_")}
+    env = environ_without_agent_ls()
     env.update({"AGENT_LS_CONFIG_DIR": str(config), "AGENT_LS_DATA_DIR": str(tmp_path / "data"),
                 "PYTHONPATH": str(REPO_ROOT), **SECRET_ENV})
     return env

@@ -262,7 +262,8 @@ class HostLifecycle:
         start's first steps: milliseconds), starting the host if nothing has yet. The preview
         too: between the two, :meth:`host_starting` would answer None and a caller that asks
         it would start the host at once, before the model library. (The terminal read the
-        settings itself, to settle the folders' trust: its host starts here too.)"""
+        settings itself, to settle the folders' trust: its host starts here too, on those
+        settings, without reading the files again.)"""
         if not self.started.is_set() and self.runtime.manager is None and not self.lock.locked():
             self.tasks.spawn(self.start(), "start MCP host")
             await self.preview_ready.wait()
@@ -326,8 +327,11 @@ class HostLifecycle:
 
     async def _start(self) -> None:
         try:
-            log.debug("MCP host: loading the settings")
-            settings = await self.runtime.load()
+            if self.runtime.settings is not None:  # the front end read them (the terminal, to settle trust)
+                settings = self.runtime.settings
+            else:
+                log.debug("MCP host: loading the settings")
+                settings = await self.runtime.load()
             # Until the host is loaded, the status is what it will report: every server, and the
             # tools kept from each one's last connection.
             self.preview = await asyncio.to_thread(preview, settings, self.runtime.state)

@@ -25,7 +25,7 @@ from pygls.uris import to_fs_path
 from agent_ls import __version__
 from agent_ls.core.process import ExitWatchdog, kill_children
 from agent_ls.core.tasks import BackgroundTasks
-from agent_ls.runtime.conversations import BadChoice, ConversationError, Conversations
+from agent_ls.runtime.conversations import BadChoice, ConversationError
 from agent_ls.runtime.front import FrontEnd
 from agent_ls.runtime.host import RuntimeHost
 from agent_ls.runtime.lifecycle import HostLifecycle, HostUnavailable, LogListener
@@ -227,9 +227,12 @@ class AgentLanguageServer(LanguageServer):
         self.settings_diagnostics = SettingsDiagnostics(self.client, self.runtime)
         """The settings files' problems, published on the files (:mod:`.config_files`)."""
         self.lifecycle.listener = EditorHostListener(self.client, self.status, self.settings_diagnostics)
-        self.conversations = editor_conversations(self.client, self.runtime, self.lifecycle, self.tasks)
-        """The chat's conversations (:class:`agent_ls.runtime.conversations.Conversations`)."""
-        self.lifecycle.reloaded.append(self.conversations.settings_changed)
+        self.conversations = self.lifecycle.conversations(
+            settings=self.runtime.agent_settings, front=editor_front(self.client, self.runtime),
+            prepare=lambda: self.lifecycle.models.ready(self.lifecycle.listener.progress))
+        """The chat's conversations (:class:`agent_ls.runtime.conversations.Conversations`), wired
+        to the host as the terminal's and ACP's are; the model library loads with the editor's
+        progress."""
         self.lifecycle.settled.append(self.conversations.warm_checkpoints)
         self.turns = EditorTurns(self.client, self.conversations, self.lifecycle, self.tasks)
         """Prompts from the editor as turns of the conversations (:mod:`.turns`)."""
@@ -270,11 +273,8 @@ class AgentLanguageServer(LanguageServer):
         return out
 
 
-def editor_conversations(client: EditorClient, runtime: RuntimeHost, lifecycle: HostLifecycle,
-                         tasks: BackgroundTasks) -> Conversations:
-    """The chat's conversations: sessions on the workspace folders with the editor's files,
-    language intelligence and questions, the MCP host as it starts, the model library loaded with
-    the editor's progress, checkpoints before every prompt."""
+def editor_front(client: EditorClient, runtime: RuntimeHost) -> Callable[[], FrontEnd]:
+    """The editor's side of a chat session: its files, language intelligence and questions."""
 
     def front() -> FrontEnd:
         # lazy: the editor's file and intelligence adapters (sqlite3, difflib), ~40 ms at start-up
@@ -284,12 +284,7 @@ def editor_conversations(client: EditorClient, runtime: RuntimeHost, lifecycle: 
         return FrontEnd(questions=runtime.questions, editor=LspEditorFiles(client),
                         intelligence=lsp_intelligence(client))
 
-    conversations = Conversations(folders=client.folders, settings=runtime.agent_settings,
-                                  host=lifecycle.session_host, front=front,
-                                  prepare=lambda: lifecycle.models.ready(lifecycle.listener.progress),
-                                  tasks=tasks, checkpoints=True)
-    runtime.task_owner = conversations.jobs.task_started  # an MCP task a turn starts: a job of its conversation
-    return conversations
+    return front
 
 
 Handler = Callable[..., Awaitable[Any]]
