@@ -3,7 +3,11 @@
 Before every model request (also the ones inside a turn) the session counts the request in
 tokens with litellm's counter, incrementally: each message's count is cached by identity (the
 history's messages are never changed in place), so a long conversation is not recounted. When
-the request would pass ``agent.compactAt`` of the window, the conversation is compacted:
+the request would pass ``agent.compactAt`` of the window, the conversation is compacted. What a
+tool step added (its assistant message and tool results) is counted with the step's model request
+itself, in one call of the model library (one round trip to the model host:
+:class:`agent_ls.agent.llm.CountFirst`), which sends the request only when it stays within that
+threshold; otherwise nothing is sent and the session compacts, then sends it. Compaction:
 
 1. the oldest tool results the model has already seen are *cleared*: each is replaced by a
    short stub naming its output handle; the whole text stays in the session's output store and
@@ -24,9 +28,12 @@ from __future__ import annotations
 import json
 import logging
 from collections.abc import Awaitable, Callable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import attrs
+
+if TYPE_CHECKING:
+    from agent_ls.agent.llm import CountFirst
 
 log = logging.getLogger(__name__)
 
@@ -109,6 +116,21 @@ class ContextLimits:
         return max(200, int(self.window * SUMMARY_SHARE))
 
 
+@attrs.frozen
+class Tally:
+    """A request's count as far as the cache knows it (:meth:`TokenCounter.tally`): what is counted,
+    and what is not yet (:meth:`TokenCounter.settle` adds it)."""
+
+    base: int
+    """The tokens of what is counted already."""
+    items: list[dict[str, Any]]
+    """``token_counter``'s arguments (``text=`` or ``messages=``) of what is not."""
+    weights: list[int]
+    """How often each item is in the request."""
+    keys: list[str | dict[str, Any]]
+    """The text or the message each item counts (where :meth:`TokenCounter.settle` keeps its count)."""
+
+
 class TokenCounter:
     """litellm's token counter with a cache: by identity for history messages (which are
     never changed in place), by text for the rebuilt system messages and tool definitions."""
@@ -120,22 +142,27 @@ class TokenCounter:
 
     @staticmethod
     def _estimate(kw: dict[str, Any]) -> int:
-        """An unknown tokenizer: about 4 characters a token."""
-        return len(json.dumps(kw, ensure_ascii=False, default=str)) // 3 + 4
+        """An unknown tokenizer: about 3 characters a token (:func:`agent_ls.agent.llm.estimate_tokens`)."""
+        from agent_ls.agent.llm import estimate_tokens
 
-    def _count_all(self, items: Sequence[dict[str, Any]]) -> list[int]:
+        return estimate_tokens(kw)
+
+    def counts(self, items: Sequence[dict[str, Any]]) -> list[int | None]:
         """litellm's count of each of ``items`` (``token_counter``'s arguments besides the model), in
-        one call of the model library (one round trip when it is the model host)."""
+        one call of the model library (one round trip when it is the model host); None where it
+        could not count."""
         # lazy: agent.llm is not loaded at the ACP start-up (+1 module, ~4 ms)
         from agent_ls.agent.llm import token_counts
 
         if not items:
             return []
         try:
-            counts = token_counts(self.model, list(items))
+            return token_counts(self.model, list(items))
         except Exception:  # the model host gone and not started again: estimates
-            counts = [None] * len(items)
-        return [n if n is not None else self._estimate(kw) for n, kw in zip(counts, items, strict=True)]
+            return [None] * len(items)
+
+    def _count_all(self, items: Sequence[dict[str, Any]]) -> list[int]:
+        return [n if n is not None else self._estimate(kw) for n, kw in zip(self.counts(items), items, strict=True)]
 
     def _count(self, **kw: Any) -> int:
         return self._count_all([kw])[0]
@@ -162,25 +189,47 @@ class TokenCounter:
 
     def request(self, messages: Sequence[dict[str, Any]], tools: Sequence[dict[str, Any]], system: int = 0) -> int:
         """Tokens of a request whose first ``system`` messages are rebuilt each time (counted by text).
-        What is not cached yet is counted in one call (:meth:`_count_all`): a tool step's new
+        What is not cached yet is counted in one call (:meth:`counts`): a tool step's new
         assistant message and tool result are one round trip to the model host, not two."""
+        tally = self.tally(messages, tools, system)
+        return self.settle(tally, self.counts(tally.items))
+
+    def tally(self, messages: Sequence[dict[str, Any]], tools: Sequence[dict[str, Any]], system: int = 0) -> Tally:
+        """:meth:`request`'s count without counting anything: the cached part, and what is left to
+        count (sent with the model request itself when it may: :class:`agent_ls.agent.llm.CountFirst`)."""
         texts = [json.dumps(m, ensure_ascii=False) for m in messages[:system]]
+        base = 3 + 3 * len(texts)
         if tools:
             texts.append(json.dumps(list(tools), ensure_ascii=False))
-        known = {t: n for t in texts if (n := self._by_text.get(t)) is not None}
-        new_texts = list(dict.fromkeys(t for t in texts if t not in known))
-        new_messages = list({id(m): m for m in messages[system:] if (hit := self._by_id.get(id(m))) is None
-                             or hit[0] is not m}.values())
-        counts = self._count_all([{"text": t} for t in new_texts] + [{"messages": [m]} for m in new_messages])
-        for t, n in zip(new_texts, counts, strict=False):
-            known[t] = n
-            self._keep_text(t, n)
-        for m, n in zip(new_messages, counts[len(new_texts):], strict=True):
-            self._by_id[id(m)] = (m, n)
-        total = 3 + sum(known[t] + 3 for t in texts[:system])
-        total += sum(self._by_id[id(m)][1] for m in messages[system:])
-        if tools:
-            total += known[texts[-1]]
+        new_texts: dict[str, int] = {}  # text -> how often it is in the request
+        for t in texts:
+            n = self._by_text.get(t)
+            if n is None:
+                new_texts[t] = new_texts.get(t, 0) + 1
+            else:
+                base += n
+        new_messages: dict[int, tuple[dict[str, Any], int]] = {}
+        for m in messages[system:]:
+            hit = self._by_id.get(id(m))
+            if hit is not None and hit[0] is m:
+                base += hit[1]
+            else:
+                new_messages[id(m)] = (m, new_messages[id(m)][1] + 1 if id(m) in new_messages else 1)
+        return Tally(base, [{"text": t} for t in new_texts] + [{"messages": [m]} for m, _ in new_messages.values()],
+                     [*new_texts.values(), *(w for _, w in new_messages.values())],
+                     [*new_texts, *(m for m, _ in new_messages.values())])
+
+    def settle(self, tally: Tally, counts: Sequence[int | None]) -> int:
+        """The request's tokens, once ``counts`` (litellm's, None where it could not count) of
+        ``tally``'s items are known; they are cached for the next requests."""
+        total = tally.base
+        for key, item, weight, n in zip(tally.keys, tally.items, tally.weights, counts, strict=True):
+            count = n if n is not None else self._estimate(item)
+            if isinstance(key, str):
+                self._keep_text(key, count)
+            else:
+                self._by_id[id(key)] = (key, count)
+            total += weight * count
         return total
 
     def forget_except(self, keep: Sequence[dict[str, Any]]) -> None:
@@ -402,10 +451,29 @@ class Compactor:
 
     def count(self, system: Sequence[dict[str, Any]], view: Sequence[dict[str, Any]],
               tools: Sequence[dict[str, Any]]) -> int:
-        n = self.counter.request([*system, *view], tools, system=len(system))
+        """The request's tokens (what is not cached yet is counted now: one call of the model library)."""
+        tally = self.tally(system, view, tools)
+        return self.settle(tally, view, self.counter.counts(tally.items))
+
+    def tally(self, system: Sequence[dict[str, Any]], view: Sequence[dict[str, Any]],
+              tools: Sequence[dict[str, Any]]) -> Tally:
+        """:meth:`count` without counting: what the cache knows of the request and what it does not."""
+        return self.counter.tally([*system, *view], tools, system=len(system))
+
+    def settle(self, tally: Tally, view: Sequence[dict[str, Any]], counts: Sequence[int | None]) -> int:
+        """The request's tokens once its :meth:`tally`'s items are counted (``counts``, as litellm
+        gave them): kept as :attr:`last_tokens`."""
+        n = self.counter.settle(tally, counts)
         self.counter.forget_except(view)
         self.last_tokens = n
         return n
+
+    def count_first(self, tally: Tally) -> CountFirst:
+        """The :class:`agent_ls.agent.llm.CountFirst` of ``tally`` against the compaction threshold:
+        the model request it rides with is sent only when no compaction is due."""
+        from agent_ls.agent.llm import CountFirst  # lazy: agent.llm is not loaded at the ACP start-up
+
+        return CountFirst(self.counter.model, tally.items, tally.weights, tally.base, self.limits.threshold)
 
     def check_message(self, message: dict[str, Any], system: Sequence[dict[str, Any]],
                       tools: Sequence[dict[str, Any]]) -> None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import contextvars
+import json
 import logging
 import os
 import re
@@ -37,8 +38,10 @@ _host_tried = False
 request_sent: contextvars.ContextVar[Callable[[], None] | None] = contextvars.ContextVar("request_sent", default=None)
 """Called (when set in the caller's context) as each streamed model request (:func:`stream_completion`)
 is handed over: to the model host (what is left in this process is the request's encoding and one
-local write), or sent by litellm (its response has begun). The conversation service starts the work
-it held so as not to compete with the request (the turn's checkpoint, the MCP SDK's import)."""
+local write; with a :class:`CountFirst`, once the host's first delta says it counted and sends the
+request), or sent by litellm (its response has begun). Not called for a request that is not sent
+(its count passed ``count.most``). The conversation service starts the work it held so as not to
+compete with the request (the turn's checkpoint, the MCP SDK's import)."""
 
 
 def _sent() -> None:
@@ -110,7 +113,7 @@ class _HostLibrary:
 
 def count_tokens(litellm: Any, model: str, items: list[dict[str, Any]]) -> list[int | None]:
     """litellm's ``token_counter(model=model, **item)`` for each of ``items``; None where it raised
-    (an unknown tokenizer: the caller estimates)."""
+    (an unknown tokenizer: the caller estimates with :func:`estimate_tokens`)."""
     counts: list[int | None] = []
     for item in items:
         try:
@@ -118,6 +121,50 @@ def count_tokens(litellm: Any, model: str, items: list[dict[str, Any]]) -> list[
         except Exception:
             counts.append(None)
     return counts
+
+
+def estimate_tokens(item: dict[str, Any]) -> int:
+    """The count of ``item`` (``token_counter``'s arguments) when litellm has no tokenizer for the
+    model: about 3 characters a token, rounded up."""
+    return len(json.dumps(item, ensure_ascii=False, default=str)) // 3 + 4
+
+
+@attrs.frozen
+class CountFirst:
+    """Tokens to count before a model request is sent, riding with it (one round trip to the model
+    host, not two): the request goes out only when ``base`` plus the counts of ``items`` (each
+    times its weight; :func:`estimate_tokens` where litellm cannot count) is at most ``most``.
+    The session's count of a request whose parts are not all counted yet (what a tool step added),
+    with its compaction threshold as ``most`` (:mod:`agent_ls.agent.context`)."""
+
+    model: str
+    items: list[dict[str, Any]]
+    """``token_counter``'s ``messages=`` or ``text=`` arguments."""
+    weights: list[int]
+    """How often each item is in the request."""
+    base: int
+    """The tokens of the request counted before (cached)."""
+    most: int
+
+
+@attrs.frozen
+class Counted:
+    """The first delta of a request that carried a :class:`CountFirst`."""
+
+    counts: list[int | None]
+    """litellm's count of each item, None where it could not count (the caller estimates)."""
+    total: int
+    """The request's tokens (``base`` plus the weighted counts)."""
+    sent: bool
+    """The total was within ``most`` and the request was sent; False: it was not (nothing follows)."""
+
+
+def counted(litellm: Any, first: CountFirst) -> Counted:
+    """The :class:`Counted` of ``first`` (litellm's counts, made here)."""
+    counts = count_tokens(litellm, first.model, first.items)
+    total = first.base + sum(w * (n if n is not None else estimate_tokens(item))
+                             for n, w, item in zip(counts, first.weights, first.items, strict=True))
+    return Counted(counts, total, total <= first.most)
 
 
 def token_counts(model: str, items: list[dict[str, Any]]) -> list[int | None]:
@@ -364,6 +411,8 @@ class StreamDelta:
     tool_args: str = ""
     usage: UsageReport | None = None
     finish_reason: str | None = None
+    counted: Counted | None = None
+    """The count a request asked for (:class:`CountFirst`): its first delta, before the model's."""
 
 
 def _usage_of(u: Any) -> UsageReport:
@@ -426,15 +475,28 @@ def warm_up(config: LLMConfig) -> None:
 
 
 async def stream_completion(
-    config: LLMConfig, messages: list[dict[str, Any]], tools: list[dict[str, Any]]
+    config: LLMConfig, messages: list[dict[str, Any]], tools: list[dict[str, Any]],
+    count: CountFirst | None = None,
 ) -> AsyncIterator[StreamDelta]:
-    """Stream one model response as :class:`StreamDelta` items; errors become :class:`LLMError`."""
+    """Stream one model response as :class:`StreamDelta` items; errors become :class:`LLMError`.
+
+    ``count``: tokens to count first, in the same call (one round trip to the model host): the
+    first delta carries them (:attr:`StreamDelta.counted`), and when their total passes
+    ``count.most`` the request is not sent and nothing follows."""
     if _host is not None:
-        _sent()
-        async for delta in _host_stream(config, messages, tools):
+        if count is None:
+            _sent()  # (what is left here: the request's encoding and one local write)
+        async for delta in _host_stream(config, messages, tools, count):
+            if delta.counted is not None and delta.counted.sent:
+                _sent()  # the host counted what rides with the request, and sends it now
             yield delta
         return
     litellm = get_litellm()
+    if count is not None:
+        first = counted(litellm, count)
+        yield StreamDelta(counted=first)
+        if not first.sent:
+            return
     kwargs: dict[str, Any] = {
         "model": config.model,
         "messages": messages,
@@ -539,16 +601,24 @@ def _completion_of(response: Any) -> Completion:
 
 
 async def _host_stream(
-    config: LLMConfig, messages: list[dict[str, Any]], tools: list[dict[str, Any]]
+    config: LLMConfig, messages: list[dict[str, Any]], tools: list[dict[str, Any]], count: CountFirst | None = None,
 ) -> AsyncIterator[StreamDelta]:
     """:func:`stream_completion` made by the model host (the same function, in that process)."""
-    request = {"op": "stream", "config": attrs.asdict(config), "messages": messages, "tools": tools}
+    request: dict[str, Any] = {"op": "stream", "config": attrs.asdict(config), "messages": messages, "tools": tools}
+    if count is not None:
+        request["count"] = attrs.asdict(count)
     log.debug("calling the model %s (in the model host, pid %d)", config.model, _host.pid)
     async for answer in _host_answers(request, config):
         if "delta" in answer:
-            wire = answer["delta"]
-            usage = wire.pop("usage", None)
-            yield StreamDelta(**wire, usage=UsageReport(**usage) if usage is not None else None)
+            yield delta_of(answer["delta"])
+
+
+def delta_of(wire: dict[str, Any]) -> StreamDelta:
+    """The :class:`StreamDelta` of its JSON (:func:`agent_ls.agent.model_host_server.delta_wire`)."""
+    usage = wire.pop("usage", None)
+    first = wire.pop("counted", None)
+    return StreamDelta(**wire, usage=UsageReport(**usage) if usage is not None else None,
+                       counted=Counted(**first) if first is not None else None)
 
 
 async def _host_answers(request: dict[str, Any], config: LLMConfig) -> AsyncIterator[dict[str, Any]]:

@@ -31,12 +31,19 @@ What the host does and does not do:
 
 The wire: one JSON object a line. A request ``{"op": "stream", "config", "messages", "tools"}``
 is answered by ``{"delta": ...}`` lines and ``{"done": true}`` or ``{"error": {"kind",
-"message"}}`` (an :class:`~agent_ls.agent.llm.LLMError`); ``{"op": "complete", "config",
+"message"}}`` (an :class:`~agent_ls.agent.llm.LLMError`). It may carry ``"count": {"model", "items",
+"weights", "base", "most"}`` (:class:`~agent_ls.agent.llm.CountFirst`: what a tool step added to
+the conversation, not counted yet): the host counts the items first and its first line is
+``{"delta": {"counted": {"counts", "total", "sent"}}}``; the model request is made only when
+``total`` (``base`` plus the weighted counts) is at most ``most`` (the session's compaction
+threshold), else ``sent`` is false and ``{"done": true}`` follows at once. A tool step is thus one
+round trip, its compaction decided before its request goes out. ``{"op": "complete", "config",
 "messages"}`` (one answer, not streamed: MCP sampling) by ``{"result": {"text", "finish_reason"}}``
 or an error; ``{"op": "call", "name", "kwargs"}`` by ``{"result": ...}`` or ``{"error": ...}``;
 ``{"op": "count", "model", "items"}`` (``items``: ``token_counter``'s ``{"messages"}`` or
 ``{"text"}`` arguments) by ``{"result": [n or null, ...]}`` (null where litellm could not count:
-the front end estimates), all that a request has new counted in one round trip;
+the front end estimates), all that a request has new counted in one round trip (a prompt before it
+is kept, ``/compact``, a compaction: the counts a decision needs before any request);
 ``{"op": "warm", "config"}`` rehearses the first call. The deltas the host has at hand when it
 next waits for the model go out in one write (one wake-up of the front end, not one per line). A client that closes its connection
 cancels its request. This module is the front end's side (and the names both sides share); the

@@ -109,6 +109,7 @@ class _Host:
         from agent_ls.agent import llm
 
         config = llm.LLMConfig(**request["config"])
+        count = llm.CountFirst(**request["count"]) if request.get("count") is not None else None
         # the deltas litellm has at hand go out together (one write, one wake-up of the front end):
         # a line waits only until this task next waits for the model (call_soon runs then)
         pending: list[bytes] = []
@@ -120,7 +121,7 @@ class _Host:
             pending.clear()
 
         try:
-            async for delta in llm.stream_completion(config, request["messages"], request["tools"]):
+            async for delta in llm.stream_completion(config, request["messages"], request["tools"], count):
                 if not pending:
                     loop.call_soon(flush)
                 pending.append(encode({"delta": delta_wire(delta)}))

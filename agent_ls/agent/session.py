@@ -62,6 +62,15 @@ class TurnResult:
     error: TurnError | None = None
 
 
+class _CompactionDue(Exception):
+    """A request sent with its count (:meth:`Session._stream_step`) was not sent: it passes the
+    compaction threshold."""
+
+    def __init__(self, tokens: int) -> None:
+        super().__init__(f"the request is {tokens} tokens: a compaction is due")
+        self.tokens = tokens
+
+
 def _parse_arguments(raw: str) -> dict[str, Any] | str:
     if not raw.strip():
         return {}
@@ -213,15 +222,23 @@ class Session:
         messages, tools = self.build_request()
         return messages[: len(messages) - len(self.compactor.view(self.history))], tools
 
-    async def _fit(self, sink: EventSink | None, reason: str = "auto") -> None:
+    async def _fit(self, sink: EventSink | None, reason: str = "auto", defer: bool = False) -> bool:
         """Compact the model's view when the next request needs it (before every request). A
         compaction of its own (not ``/compact``, whose hooks the conversation service runs)
-        first runs the ``PreCompact`` hooks with trigger ``auto`` (:meth:`_pre_compact`)."""
+        first runs the ``PreCompact`` hooks with trigger ``auto`` (:meth:`_pre_compact`).
+
+        ``defer``: when part of the request is not counted yet (what the last tool step added),
+        decide nothing now and say so (True): the count rides with the model request, which is
+        sent only when no compaction is due (:meth:`_stream_step`), one round trip to the model
+        host instead of a count and then the request."""
         system, tools = self._request_parts()
+        if defer and reason == "auto" and self.compactor.tally(system, self.compactor.view(self.history), tools).items:
+            return True
         ask = self._pre_compact(sink) if reason != "manual" else None
         done = await self.compactor.fit(self.history, system, tools, reason=reason, ask=ask)
         if done is not None:
             await self._compacted(done, sink)
+        return False
 
     def _pre_compact(self, sink: EventSink | None) -> Callable[[], Awaitable[bool]] | None:
         """Asked once an automatic compaction is due: the ``PreCompact`` hooks (trigger ``auto``),
@@ -301,9 +318,8 @@ class Session:
                 steps += 1
                 if steps > 1:
                     await self.registry.before_prompt()
-                await self._fit(sink)
                 try:
-                    step_text, calls, step_usage = await self._stream_step(sink)
+                    step_text, calls, step_usage = await self._step(sink)
                 except LLMError as e:
                     if e.kind != "context_window":
                         raise
@@ -357,20 +373,50 @@ class Session:
         return attrs.evolve(usage, context_tokens=self.compactor.last_tokens + answer, context_window=window,
                             context_source="estimate")
 
-    async def _stream_step(self, sink: EventSink | None) -> tuple[str, list[ToolCallAcc], UsageReport]:
-        messages, tools = self.build_request()
-        system = len(messages) - len(self.history) + self.compactor.state.summary_upto
-        used = self.compactor.count(messages[:system], messages[system:], tools)
-        if used > self.compactor.limits.limit:  # never sent: the compaction before could not make room
-            raise ContextTooLarge(used, self.compactor.limits)
-        if not self.provider_counted:  # the meter before the first answer: our count, said to be one
+    async def _step(self, sink: EventSink | None) -> tuple[str, list[ToolCallAcc], UsageReport]:
+        """One model request, the model's view compacted first when it needs it. What the last
+        tool step added is counted with the request itself (:meth:`_fit`'s ``defer``); when that
+        count shows a compaction is due, the request was not sent: compact, then send it."""
+        deferred = await self._fit(sink, defer=True)
+        try:
+            return await self._stream_step(sink, deferred)
+        except _CompactionDue:
+            await self._fit(sink)  # every part is counted now: decided here, as for any request
+            return await self._stream_step(sink)
+
+    async def _counted(self, used: int, sink: EventSink | None) -> None:
+        """The request of ``used`` tokens is about to be sent: the meter before the first answer."""
+        if not self.provider_counted:  # our count, said to be one
             await _emit(sink, UsageReport(context_tokens=used, context_window=self.compactor.limits.window,
                                           context_source="estimate"))
+
+    async def _stream_step(self, sink: EventSink | None,
+                           deferred: bool = False) -> tuple[str, list[ToolCallAcc], UsageReport]:
+        """Stream one model request. ``deferred``: :meth:`_fit` left the decision to the count of
+        what is not counted yet, which rides with the request (:class:`agent_ls.agent.llm.CountFirst`
+        against the compaction threshold); :class:`_CompactionDue` when the request was not sent."""
+        messages, tools = self.build_request()
+        system = len(messages) - len(self.history) + self.compactor.state.summary_upto
+        view = messages[system:]
+        tally = self.compactor.tally(messages[:system], view, tools)
+        first = self.compactor.count_first(tally) if deferred and tally.items else None
+        if first is None:
+            used = self.compactor.settle(tally, view, self.compactor.counter.counts(tally.items))
+            if used > self.compactor.limits.limit:  # never sent: the compaction before could not make room
+                raise ContextTooLarge(used, self.compactor.limits)
+            await self._counted(used, sink)
         text_parts: list[str] = []
         accs: dict[int, ToolCallAcc] = {}
         usage = UsageReport()
+        due: int | None = None
         try:
-            async for d in stream_completion(self.llm, messages, tools):
+            async for d in stream_completion(self.llm, messages, tools, first):
+                if d.counted is not None:  # the first delta of a request sent with its count
+                    used = self.compactor.settle(tally, view, d.counted.counts)
+                    if not d.counted.sent:  # nothing follows
+                        due = used
+                        continue
+                    await self._counted(used, sink)
                 if d.reasoning:
                     await _emit(sink, ThinkingDelta(d.reasoning))
                 if d.text:
@@ -391,6 +437,8 @@ class Session:
             if partial:
                 self._append({"role": "assistant", "content": partial + "\n\n[interrupted by the user]"})
             raise
+        if due is not None:
+            raise _CompactionDue(due)
         calls = [accs[i] for i in sorted(accs)]
         for n, c in enumerate(calls):
             if not c.id:

@@ -22,7 +22,7 @@ from typing import IO, Any
 import pytest
 
 from agent_ls.agent import model_host
-from tests.llm.scripted_server import ScriptedLLM, text, tool_calls
+from tests.llm.scripted_server import ScriptedLLM, Turn, Usage, respond, text, tool_calls
 
 pytestmark = pytest.mark.filterwarnings("ignore:.*ReadOnly.*:UserWarning")
 
@@ -264,11 +264,11 @@ async def test_an_error_from_the_host_is_masked_again_with_this_processs_environ
     assert "***" in str(err.value)
 
 
-def test_a_tool_step_is_two_round_trips_to_the_host(llm: ScriptedLLM, ws: Path, tmp_path: Path,
-                                                    runtime: Path) -> None:
-    """Each tool step of a turn asks the host twice: its model request, and one token count of
-    everything new (the assistant's message and the tool's result together), not one count each.
-    Read from the host's own log of the requests it served."""
+def test_a_tool_step_is_one_round_trip_to_the_host(llm: ScriptedLLM, ws: Path, tmp_path: Path, runtime: Path) -> None:
+    """Each tool step of a turn asks the host once: its model request carries the count of what the
+    step added (the assistant's message and the tool's result), answered in the request's first
+    frame. The only count of its own is the prompt's, before it is kept (a message that can never
+    fit is refused). Read from the host's own log of the requests it served."""
     env = environment(llm, tmp_path, runtime, AGENT_LS_MODEL_HOST_LOG="DEBUG")
     (tmp_path / "config").mkdir()
     (tmp_path / "config" / "settings.json").write_text('{"permissions": {"allow": ["bash", "read_file"]}}')
@@ -283,8 +283,7 @@ def test_a_tool_step_is_two_round_trips_to_the_host(llm: ScriptedLLM, ws: Path, 
     streams = served.count(("stream", ""))
     counts = sum(1 for op, name in served if op == "count" or name == "token_counter")
     assert streams == steps + 1
-    # the first request counts the system prompt, the tools and the prompt (one trip); each step one more
-    assert counts <= steps + 2, served
+    assert counts == 1, served  # the prompt's; none per step (each was one more before)
 
 
 def test_token_counts_through_the_host_are_litellms_in_one_trip(runtime: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -335,7 +334,7 @@ async def test_the_deltas_the_host_has_at_hand_go_out_in_one_write(monkeypatch: 
 
     from agent_ls.agent import llm, model_host_server
 
-    async def stream(config: Any, messages: Any, tools: Any) -> AsyncIterator[llm.StreamDelta]:
+    async def stream(config: Any, messages: Any, tools: Any, count: Any = None) -> AsyncIterator[llm.StreamDelta]:
         for i in range(4):  # at hand together
             yield llm.StreamDelta(text=f"t{i}")
         await asyncio.sleep(0.01)  # the host waits for the model: what it has goes out meanwhile
@@ -360,3 +359,83 @@ async def test_the_deltas_the_host_has_at_hand_go_out_in_one_write(monkeypatch: 
     await host._stream({"config": {"model": "openai/x"}, "messages": [], "tools": []}, writer)  # type: ignore[arg-type]
     assert [w.count(b"\n") for w in writer.writes] == [4, 2]
     assert b"".join(writer.writes).splitlines()[-1] == b'{"done":true}'
+
+
+NO_USAGE = Usage(prompt_tokens=0, completion_tokens=5)
+"""A provider that reports no prompt tokens: the meter shows our count after every step."""
+
+
+def reads_files(n: int) -> Turn:
+    """Reads f0.txt ... f{n-1}.txt one step each (the next after the last one read), then answers."""
+    from tests.agent.test_context import is_summary_request
+
+    def answer(body: dict[str, Any]) -> Turn:
+        if is_summary_request(body):
+            return text("The user had files read one by one; each was read.", usage=NO_USAGE)
+        last = body["messages"][-1]
+        found = re.search(r"\tF(\d+) ", last["content"]) if last["role"] == "tool" else None
+        i = int(found.group(1)) + 1 if found else (0 if last["role"] == "user" else n)
+        if i < n:
+            return tool_calls([("read_file", {"path": f"f{i}.txt"}, f"call_f{i}")], usage=NO_USAGE)
+        return text(f"read {n} files", usage=NO_USAGE)
+
+    return respond(answer)
+
+
+@pytest.mark.parametrize("where", ["in-process", "model host"])
+async def test_counting_with_the_request_compacts_and_meters_as_counting_first(
+        llm: ScriptedLLM, ws: Path, runtime: Path, monkeypatch: pytest.MonkeyPatch, where: str) -> None:
+    """A tool step's count rides with its model request, which goes out only when no compaction is
+    due; when one is (a file read pushes the conversation past the threshold), nothing is sent, the
+    conversation is compacted, and the request goes out then. The model sees the same requests,
+    and the user the same meter and compactions, as when every request is counted before it is
+    sent (today's order, and the only one before): in this process (``AGENT_LS_MODEL_HOST=0``)
+    and through the model host."""
+    import attrs
+
+    from agent_ls.agent import llm as llm_mod
+    from agent_ls.agent import session as session_mod
+    from tests.agent.conftest import Recorder, make_session
+    from tests.agent.test_context import WINDOW, write_files
+
+    write_files(ws, 6)
+    llm.window = WINDOW
+    counted: list[Any] = []
+    stream = session_mod.stream_completion
+
+    async def spy(*args: Any) -> AsyncIterator[Any]:
+        async for d in stream(*args):
+            if d.counted is not None:
+                counted.append(d.counted)
+            yield d
+
+    monkeypatch.setattr(session_mod, "stream_completion", spy)
+
+    async def run(count_first: bool) -> tuple[list[Any], list[Any]]:
+        llm.requests.clear()
+        llm.script(*(reads_files(6) for _ in range(12)))
+        s = make_session(llm, ws, context_window=WINDOW)
+        if count_first:  # every request counted before it is sent, as before
+            async def step(sink: Any) -> Any:
+                await s._fit(sink)
+                return await s._stream_step(sink)
+
+            monkeypatch.setattr(s, "_step", step)
+        rec = Recorder()
+        for prompt in ("read the files", "thanks"):
+            assert (await s.prompt(prompt, rec)).stop_reason == "end"
+        shown = [(e.type, attrs.asdict(e)) for e in rec.events if e.type in ("usage", "compaction")]
+        return shown, [r.body["messages"] for r in llm.requests]
+
+    before, sent_before = await run(count_first=True)
+    assert not counted
+    if where == "model host":
+        monkeypatch.setenv("AGENT_LS_RUNTIME_DIR", str(runtime))
+        monkeypatch.setattr(llm_mod, "_host", model_host.attach(os.environ, timeout=120))
+    after, sent_after = await run(count_first=False)
+    assert [c.sent for c in counted].count(False) == 1  # the step that passed the threshold: not sent
+    assert len([c for c in counted if c.sent]) >= 4  # the other steps: sent with their count
+    assert any(kind == "compaction" and e["reason"] == "auto" for kind, e in after)
+    assert not [r for r in llm.requests if r.rejected]
+    assert after == before
+    assert sent_after == sent_before
