@@ -439,3 +439,41 @@ async def test_counting_with_the_request_compacts_and_meters_as_counting_first(
     assert not [r for r in llm.requests if r.rejected]
     assert after == before
     assert sent_after == sent_before
+
+
+@pytest.mark.parametrize("count", ["without a count", "counted and sent", "counted, not sent"])
+async def test_the_adapter_says_when_the_request_has_gone_to_the_host(monkeypatch: pytest.MonkeyPatch,
+                                                                      count: str) -> None:
+    """``llm.request_sent`` (the conversation service holds its checkpoint's snapshot and the MCP
+    SDK's import until then, issue 46): called once as the request is handed to the model host,
+    before its answer; with a count riding on it, once the host's first delta says it counted and
+    sent the request; never for a request the count kept back (a compaction comes first)."""
+    from agent_ls.agent import llm
+
+    seen: list[str] = []
+    first = {"counts": [3], "total": 10, "sent": count != "counted, not sent"}
+
+    class Host:
+        pid = 1
+
+        async def request(self, request: dict[str, object]) -> AsyncIterator[dict[str, object]]:
+            seen.append("handed over")
+            if count != "without a count":
+                yield {"delta": {"counted": dict(first)}}
+                if not first["sent"]:
+                    yield {"done": True}
+                    return
+            yield {"delta": {"text": "hi"}}
+            yield {"done": True}
+
+    monkeypatch.setattr(llm, "_host", Host())
+    told = llm.request_sent.set(lambda: seen.append("sent"))
+    try:
+        ask = None if count == "without a count" else llm.CountFirst("openai/x", [{"text": "a"}], [1], 7, 20)
+        async for d in llm.stream_completion(llm.LLMConfig(model="openai/x"), [], [], ask):
+            seen.append("counted" if d.counted is not None else f"delta {d.text}")
+    finally:
+        llm.request_sent.reset(told)
+    assert seen == {"without a count": ["sent", "handed over", "delta hi"],
+                    "counted and sent": ["handed over", "sent", "counted", "delta hi"],
+                    "counted, not sent": ["handed over", "counted"]}[count]
