@@ -40,7 +40,9 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
 
     from agent_ls.agent.plan import PlanEntry
+    from agent_ls.agent.session import TurnResult
     from agent_ls.runtime.conversations import Session  # the session the service hands out
+    from agent_ls.runtime.turns import TurnInfo
 
 
 async def cmd_chat(args: argparse.Namespace) -> int:
@@ -114,7 +116,7 @@ async def _chat(args: argparse.Namespace, conversations: Conversations, opening:
     """The one-shot prompt of ``args``, or prompts read from the terminal until ``/exit``. The
     session is ``opening`` (after the model library loaded): the interactive chat takes its first
     prompt meanwhile, from the first instant. ``quiet`` is set once the first model request has
-    gone out (the model's first output) or the chat waits for its user: the MCP host starts then."""
+    gone out (:class:`QuietOnceSent`) or the chat waits for its user: the MCP host starts then."""
     first: str | None = None
     if not args.prompt and not opening.done():
         first = await read_prompt(quiet)
@@ -131,6 +133,7 @@ async def _chat(args: argparse.Namespace, conversations: Conversations, opening:
     if session.plan:  # a resumed session's plan, as it was left
         print(plan_checklist(session.plan), file=sys.stderr, flush=True)
     printer = TerminalPrinter(quiet.set)
+    conversations.turn_observers.append(QuietOnceSent(quiet))
     announce_ends(conversations, session_id)
 
     roots = conversations.roots()
@@ -194,6 +197,24 @@ async def read_prompt(quiet: asyncio.Event) -> str | None:
         await asyncio.wait({reading}, timeout=WAIT_QUIETLY)
         quiet.set()
     return await reading
+
+
+@attrs.define
+class QuietOnceSent:
+    """A turn observer: the first model request has gone out (handed to the model host, or
+    litellm's response began), so the MCP host's start goes on while the model thinks, instead of
+    after its first output (:class:`TerminalPrinter` keeps that as the fallback)."""
+
+    quiet: asyncio.Event
+
+    async def before_turn(self, turn: TurnInfo) -> None:
+        pass
+
+    def request_sent(self, turn: TurnInfo) -> None:
+        self.quiet.set()
+
+    async def after_turn(self, turn: TurnInfo, result: TurnResult | None) -> None:
+        pass
 
 
 MODEL_OUTPUT = (ev.TextDelta, ev.ThinkingDelta, ev.ToolCallStarted, ev.TurnError, ev.TurnFinished)

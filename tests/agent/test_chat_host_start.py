@@ -154,6 +154,28 @@ def test_one_shot_reaches_the_model_before_the_mcp_sdk(chat: Chat, kept: bool) -
     assert "fail" not in proc.stderr.lower() and "error" not in proc.stderr.lower(), proc.stderr
 
 
+def test_the_host_starts_while_the_model_thinks_over_the_first_request(chat: Chat) -> None:
+    """The MCP SDK's import (the host's start) begins once the first request has gone out, while
+    the model has not answered yet: it does not wait for the model's first output (with a real
+    model, seconds later; a server's tool asked for in that first answer would wait for it)."""
+    chat.user({"knob": knob_stdio_params()})
+    seen: list[tuple[bool, bool]] = []
+
+    def think(_body: Any) -> Any:  # the model holds its answer until the import began (at most 30 s)
+        at_request = chat.marker.exists()
+        deadline = time.monotonic() + 30
+        while not chat.marker.exists() and time.monotonic() < deadline:
+            time.sleep(0.02)
+        seen.append((at_request, chat.marker.exists()))
+        return text("Hello.")
+
+    chat.llm.script(respond(think))
+    proc = chat.run("hi")
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == "Hello."
+    assert seen == [(False, True)]  # not before the request; before the model's first output
+
+
 def test_the_first_turn_goes_before_the_server_and_a_later_turn_uses_its_tool(chat: Chat) -> None:
     """Interactive: the first turn is answered while the SDK's import is held (the server said to be
     starting); once the import may go on, the next turn calls the server's tool."""
