@@ -71,12 +71,14 @@ LINT_PID=$!
 # The whole suite in parallel (pytest-xdist; whole files per worker, so module fixtures stay
 # shared), then the editor end-to-end test alone (a real code-server and Chromium want the
 # machine to themselves). Most tests wait on subprocesses, so one worker more than cores pays.
+# --no-loadscope-reorder: the files go out in the collection's order, the largest time budget first
+# (tests/conftest.py pytest_collection_modifyitems), not xdist's by number of tests.
 # test_e2e_provision.py: the extension installs its own server in code-server (issue 31).
 # artifacts/junit-suite.xml: each test's time, to see where the suite's time goes (scripts/suite_times.py).
 E2E=(tests/extension/test_e2e.py tests/extension/test_e2e_provision.py)
 WORKERS="${AGENT_LS_TEST_WORKERS:-$(( $(nproc) + 1 ))}"
 echo "[test] pytest: everything but ${E2E[*]}, $WORKERS workers"
-run_pytest -n "$WORKERS" --dist loadfile --durations=15 --junitxml=artifacts/junit-suite.xml "${E2E[@]/#/--deselect=}"
+run_pytest -n "$WORKERS" --dist loadfile --no-loadscope-reorder --durations=15 --junitxml=artifacts/junit-suite.xml "${E2E[@]/#/--deselect=}"
 rc=$?
 wait "$LINT_PID"
 lint_rc=$?
