@@ -42,6 +42,11 @@ up, which is also exit 0 when the host reports it clearly).
 
 from __future__ import annotations
 
+import gc
+
+if __name__ == "__main__":  # one process per scenario: no collection during the imports (see the end)
+    gc.disable()
+
 import asyncio
 import json
 import logging
@@ -267,4 +272,6 @@ def main() -> int:
 
 
 if __name__ == "__main__":
+    gc.freeze()  # the imports' long-lived objects: never walked again, by a collection nor at exit
+    gc.enable()
     sys.exit(main())

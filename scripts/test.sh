@@ -30,6 +30,9 @@ PY="$ROOT/.venv/bin/python"
 # every language server, MCP test server and CLI the suite starts would compile them again
 # (~0.3 s of CPU per process; a stale .pyc is simply recompiled in memory).
 PYTHONDONTWRITEBYTECODE= "$PY" -m compileall -q -j 0 agent_ls tests scripts >/dev/null || true
+# pytest's cache of assert-rewritten test modules and plugins, which pytest reads but, for the same
+# reason, never writes: each xdist worker rewrote ~320 modules at collection (~7 s of CPU each).
+"$PY" scripts/pytest_rewrite_cache.py || true
 
 lint() {
   echo "[test] ruff"
@@ -68,12 +71,14 @@ LINT_PID=$!
 # The whole suite in parallel (pytest-xdist; whole files per worker, so module fixtures stay
 # shared), then the editor end-to-end test alone (a real code-server and Chromium want the
 # machine to themselves). Most tests wait on subprocesses, so one worker more than cores pays.
+# --no-loadscope-reorder: the files go out in the collection's order, the largest time budget first
+# (tests/conftest.py pytest_collection_modifyitems), not xdist's by number of tests.
 # test_e2e_provision.py: the extension installs its own server in code-server (issue 31).
 # artifacts/junit-suite.xml: each test's time, to see where the suite's time goes (scripts/suite_times.py).
 E2E=(tests/extension/test_e2e.py tests/extension/test_e2e_provision.py)
 WORKERS="${AGENT_LS_TEST_WORKERS:-$(( $(nproc) + 1 ))}"
 echo "[test] pytest: everything but ${E2E[*]}, $WORKERS workers"
-run_pytest -n "$WORKERS" --dist loadfile --durations=15 --junitxml=artifacts/junit-suite.xml "${E2E[@]/#/--deselect=}"
+run_pytest -n "$WORKERS" --dist loadfile --no-loadscope-reorder --durations=15 --junitxml=artifacts/junit-suite.xml "${E2E[@]/#/--deselect=}"
 rc=$?
 wait "$LINT_PID"
 lint_rc=$?

@@ -18,6 +18,41 @@ from tests.leftovers import leftovers, model_host_in
 from tests.llm.scripted_server import ScriptedLLM
 
 
+def _file(item: pytest.Item) -> str:
+    return item.nodeid.split("::", 1)[0]
+
+
+def file_budget(items: list[pytest.Item], default: float) -> dict[str, float]:
+    """Each test file's time budget: the sum of its tests' timeouts (``@pytest.mark.timeout(N)``,
+    else the ini's ``timeout``). Long tests declare long budgets (the conformance suites 900 s,
+    vitest 450 s), so it ranks the files by what they may cost without a measurement."""
+    budget: dict[str, float] = {}
+    for item in items:
+        marker = item.get_closest_marker("timeout")
+        seconds = float(marker.args[0]) if marker is not None and marker.args else default
+        budget[_file(item)] = budget.get(_file(item), 0.0) + seconds
+    return budget
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """The parallel run (``--dist loadfile``, scripts/test.sh) hands out whole files in the order
+    of the collection: the files with the largest budget first (:func:`file_budget`), so a long
+    file never starts last and leaves the other workers idle. (xdist's own order, by number of
+    tests, put the three longest files, a single test each, at the very end: the two conformance
+    suites and vitest.) Every worker sorts the same collection the same way."""
+    if getattr(config.option, "dist", "no") != "loadfile":
+        return
+    try:
+        default = float(config.getini("timeout") or 0)
+    except ValueError:
+        default = 0.0
+    budget = file_budget(items, default)
+    first: dict[str, int] = {}
+    for index, item in enumerate(items):
+        first.setdefault(_file(item), index)
+    items.sort(key=lambda item: (-budget[_file(item)], first[_file(item)]))
+
+
 @pytest.fixture(scope="session", autouse=True)
 def model_hosts(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     """The model hosts the tests' chat and ACP processes start (agent_ls.agent.model_host) live

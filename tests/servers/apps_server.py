@@ -23,6 +23,11 @@ messages) and writes what happened to each in its own page (``#attacks``).
 
 from __future__ import annotations
 
+import gc
+
+if __name__ == "__main__":  # a server process: no collection during the imports (see the end of the file)
+    gc.disable()
+
 import anyio
 import mcp_types as types
 from mcp.server.apps import Apps, ResourceCsp, client_supports_apps
@@ -204,4 +209,6 @@ def main() -> None:
 
 
 if __name__ == "__main__":
+    gc.freeze()  # the imports' long-lived objects: never walked again, by a collection nor at exit
+    gc.enable()
     main()

@@ -98,6 +98,11 @@ template knob://items/{item_id} (application/json).
 Prompts: review(code), greet(name, style="friendly").
 """
 
+import gc
+
+if __name__ == "__main__":  # a server process: the collector waits until the imports are done (see main)
+    gc.disable()
+
 import argparse
 import logging
 import os
@@ -297,6 +302,11 @@ def main(argv: list[str] | None = None) -> None:
     logging.getLogger("mcp.shared.tool_name_validation").setLevel(logging.ERROR)
     opts = parse_options(argv)
     mcp = build_server(opts)
+    # The SDK's import and the server's assembly made ~1M long-lived objects with the collector off;
+    # frozen, they are never walked again, by a collection nor by the interpreter's exit (~0.25 s of
+    # CPU per server start in all; the suite starts hundreds).
+    gc.freeze()
+    gc.enable()
     if opts.slow_start > 0:
         err(f"knob: waiting {opts.slow_start}s before serving (--slow-start)")
         time.sleep(opts.slow_start)

@@ -18,6 +18,11 @@ task support). ``--record PATH``: one JSON line per task-augmented call (``{"cal
 
 from __future__ import annotations
 
+import gc
+
+if __name__ == "__main__":  # a server process: no collection during the imports (see the end of the file)
+    gc.disable()
+
 import argparse
 import asyncio
 import itertools
@@ -183,4 +188,6 @@ def main() -> None:
 
 
 if __name__ == "__main__":
+    gc.freeze()  # the imports' long-lived objects: never walked again, by a collection nor at exit
+    gc.enable()
     main()

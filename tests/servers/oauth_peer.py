@@ -11,6 +11,11 @@ command read from stdin: ``call <server> <tool> <json args>`` prints the result 
 
 from __future__ import annotations
 
+import gc
+
+if __name__ == "__main__":  # a server process: no collection during the imports (see the end of the file)
+    gc.disable()
+
 import argparse
 import asyncio
 import json
@@ -64,4 +69,6 @@ async def main() -> None:
 
 
 if __name__ == "__main__":
+    gc.freeze()  # the imports' long-lived objects: never walked again, by a collection nor at exit
+    gc.enable()
     asyncio.run(main())

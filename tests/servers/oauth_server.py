@@ -31,6 +31,11 @@ Run standalone (``python tests/servers/oauth_server.py``) it prints
 
 from __future__ import annotations
 
+import gc
+
+if __name__ == "__main__":  # a server process: no collection during the imports (see the end of the file)
+    gc.disable()
+
 import asyncio
 import contextlib
 import json
@@ -236,5 +241,7 @@ async def _main() -> None:
 
 
 if __name__ == "__main__":
+    gc.freeze()  # the imports' long-lived objects: never walked again, by a collection nor at exit
+    gc.enable()
     with contextlib.suppress(KeyboardInterrupt):
         asyncio.run(_main())

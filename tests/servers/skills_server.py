@@ -28,6 +28,11 @@ Tool: ``echo(text)`` -> text (to show the server still works after a rejected sk
 
 from __future__ import annotations
 
+import gc
+
+if __name__ == "__main__":  # a server process: no collection during the imports (see the end of the file)
+    gc.disable()
+
 import argparse
 import hashlib
 import json
@@ -183,4 +188,6 @@ def main(argv: list[str] | None = None) -> None:
 
 
 if __name__ == "__main__":
+    gc.freeze()  # the imports' long-lived objects: never walked again, by a collection nor at exit
+    gc.enable()
     main()

@@ -16,6 +16,11 @@ with ``inputResponses`` for ``tasks/update``) and per task that ends (``{"ended"
 
 from __future__ import annotations
 
+import gc
+
+if __name__ == "__main__":  # a server process: no collection during the imports (see the end of the file)
+    gc.disable()
+
 import argparse
 import asyncio
 import itertools
@@ -187,4 +192,6 @@ def main() -> None:
 
 
 if __name__ == "__main__":
+    gc.freeze()  # the imports' long-lived objects: never walked again, by a collection nor at exit
+    gc.enable()
     main()
