@@ -40,8 +40,10 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
 
     from agent_ls.agent.plan import PlanEntry
-    from agent_ls.agent.session import TurnResult
-    from agent_ls.runtime.conversations import Session  # the session the service hands out
+    from agent_ls.runtime.conversations import (
+        Session,  # the session the service hands out
+        TurnResult,
+    )
     from agent_ls.runtime.turns import TurnInfo
 
 
