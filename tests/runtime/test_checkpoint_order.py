@@ -26,18 +26,9 @@ from agent_ls.runtime.conversations import Conversations
 from agent_ls.runtime.questions import NoQuestions
 from agent_ls.runtime.sessions import FrontEnd
 from agent_ls.runtime.turns import PendingRequests
-from tests.harness import llm_server as llm_server  # the session's scripted LLM (a fixture)
 from tests.llm.scripted_server import ScriptedLLM, text, tool_calls
 
 pytestmark = pytest.mark.filterwarnings("ignore:.*ReadOnly.*:UserWarning")
-
-
-@pytest.fixture
-def llm(llm_server: ScriptedLLM, monkeypatch: pytest.MonkeyPatch) -> ScriptedLLM:
-    monkeypatch.setenv("OPENAI_API_KEY", "x")
-    llm_server.clear()
-    llm_server.requests.clear()
-    return llm_server
 
 
 class Allow(NoQuestions):

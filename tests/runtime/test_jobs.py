@@ -20,19 +20,10 @@ from agent_ls.agent.jobs import ShellJob
 from agent_ls.core.sandbox import Mechanism, detect
 from agent_ls.runtime.conversations import Conversations
 from tests.agent.test_background_jobs import gone
-from tests.harness import llm_server as llm_server  # the session's scripted LLM (a fixture)
 from tests.llm.scripted_server import ScriptedLLM, text, tool_calls
 from tests.runtime.test_conversations import Setup
 
 pytestmark = pytest.mark.filterwarnings("ignore:.*ReadOnly.*:UserWarning")
-
-
-@pytest.fixture
-def llm(llm_server: ScriptedLLM, monkeypatch: pytest.MonkeyPatch) -> ScriptedLLM:
-    monkeypatch.setenv("OPENAI_API_KEY", "x")
-    llm_server.clear()
-    llm_server.requests.clear()
-    return llm_server
 
 
 @pytest.fixture

@@ -26,21 +26,12 @@ from agent_ls.runtime.host import RuntimeHost
 from agent_ls.runtime.pending import PendingHost
 from agent_ls.runtime.questions import NoQuestions
 from agent_ls.runtime.sessions import FrontEnd
-from tests.harness import llm_server as llm_server  # the session's scripted LLM (a fixture)
 from tests.llm.scripted_server import ScriptedLLM, text, tool_calls
 from tests.runtime.test_conversations import Setup
 
 pytestmark = pytest.mark.filterwarnings("ignore:.*ReadOnly.*:UserWarning")
 
 SERVER = Path(__file__).resolve().parents[1] / "servers" / "tasks_server.py"
-
-
-@pytest.fixture
-def llm(llm_server: ScriptedLLM, monkeypatch: pytest.MonkeyPatch) -> ScriptedLLM:
-    monkeypatch.setenv("OPENAI_API_KEY", "x")
-    llm_server.clear()
-    llm_server.requests.clear()
-    return llm_server
 
 
 class Forms(NoQuestions):
