@@ -19,7 +19,8 @@
  * with a stand-in (test/intelligence.test.ts).
  */
 import * as vscode from "vscode";
-import type { ClientCapabilities, LanguageClient, StaticFeature } from "vscode-languageclient/node";
+import type { LanguageClient, StaticFeature } from "vscode-languageclient/node";
+import { agentLsCapability } from "./capability";
 import { fact } from "./factLog";
 import * as P from "./protocol";
 
@@ -246,17 +247,7 @@ function need<T>(value: T | null | undefined, name: string): T {
 
 /** Advertises `experimental.agentLs.intelligence`. */
 export function intelligenceCapabilityFeature(): StaticFeature {
-  return {
-    fillClientCapabilities(capabilities: ClientCapabilities): void {
-      const experimental = (capabilities.experimental ?? {}) as Record<string, unknown>;
-      const ours = (experimental.agentLs ?? {}) as Record<string, unknown>;
-      experimental.agentLs = { ...ours, [P.INTELLIGENCE_CAPABILITY]: true };
-      capabilities.experimental = experimental;
-    },
-    initialize(): void {},
-    getState: () => ({ kind: "static" }),
-    clear(): void {},
-  };
+  return agentLsCapability(P.INTELLIGENCE_CAPABILITY);
 }
 
 /** The real editor API. */

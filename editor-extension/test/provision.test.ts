@@ -334,12 +334,17 @@ with zipfile.ZipFile(f"{out}/agent_ls-{version}-py3-none-any.whl", "w") as z:
     return { ...Object.fromEntries(e), PIP_CONFIG_FILE: os.devNull, ...extra };
   };
 
-  it("installs, reuses, updates keeping the old environment until the new one works", async () => {
-    const storage = path.join(tmp, "storage");
-    const wheels = path.join(tmp, "ext", "server");
+  /** The extension's storage, its bundled wheel of ``version`` and an empty wheelhouse. */
+  const bundled = (version: string) => {
     const wh = path.join(tmp, "wheelhouse");
     fs.mkdirSync(wh);
-    makeWheel(wheels, "1.0.0");
+    const wheels = path.join(tmp, "ext", "server");
+    makeWheel(wheels, version);
+    return { storage: path.join(tmp, "storage"), wheels, wh };
+  };
+
+  it("installs, reuses, updates keeping the old environment until the new one works", async () => {
+    const { storage, wheels, wh } = bundled("1.0.0");
     const p = new Provisioner(storage, wheels, env());
     const first = await p.install({ python: python(), wheelhouse: wh });
     expect(first.version).toBe("1.0.0");
@@ -369,11 +374,7 @@ with zipfile.ZipFile(f"{out}/agent_ls-{version}-py3-none-any.whl", "w") as z:
   }, 120_000);
 
   it("a base interpreter without pip: the environment's own pip from ensurepip installs", async () => {
-    const storage = path.join(tmp, "storage");
-    const wheels = path.join(tmp, "ext", "server");
-    const wh = path.join(tmp, "wheelhouse");
-    fs.mkdirSync(wh);
-    makeWheel(wheels, "1.0.0");
+    const { storage, wheels, wh } = bundled("1.0.0");
     // a real interpreter with no pip of its own: a venv made without one
     execFileSync(python(), ["-I", "-m", "venv", "--without-pip", path.join(tmp, "nopip")]);
     const bare = envPython(path.join(tmp, "nopip"));

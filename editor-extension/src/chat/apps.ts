@@ -6,7 +6,8 @@
  * server, a resumed conversation's apps read again (`agent/appResource`), and the frames of a
  * conversation no longer shown torn down.
  */
-import type { ClientCapabilities, StaticFeature } from "vscode-languageclient/node";
+import type { StaticFeature } from "vscode-languageclient/node";
+import { agentLsCapability } from "../capability";
 import type { AppWire } from "../../shared/agentEvents";
 import { resumedApps } from "../../shared/history";
 import type { FromWebview, ToWebview } from "../../shared/messages";
@@ -18,17 +19,7 @@ import { AppFrames, openAppLink } from "./appFrames";
 
 /** `capabilities.experimental.agentLs.mcpApps: true`: the chat renders MCP Apps. */
 export function appsCapabilityFeature(): StaticFeature {
-  return {
-    fillClientCapabilities(capabilities: ClientCapabilities): void {
-      const experimental = (capabilities.experimental ?? {}) as Record<string, unknown>;
-      const ours = (experimental.agentLs ?? {}) as Record<string, unknown>;
-      experimental.agentLs = { ...ours, [P.APPS_CAPABILITY]: true };
-      capabilities.experimental = experimental;
-    },
-    initialize(): void {},
-    getState: () => ({ kind: "static" }),
-    clear(): void {},
-  };
+  return agentLsCapability(P.APPS_CAPABILITY);
 }
 
 /** A CallToolResult for an app from the host's answer to agent/appCallTool. */

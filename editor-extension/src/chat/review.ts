@@ -16,7 +16,8 @@
  * `agent/changeContent`).
  */
 import * as vscode from "vscode";
-import type { ClientCapabilities, StaticFeature } from "vscode-languageclient/node";
+import type { StaticFeature } from "vscode-languageclient/node";
+import { agentLsCapability } from "../capability";
 import type { FileChangeAction } from "../../shared/messages";
 import type { ChangesItem, ChatAction, ChatState, FileChangeRow } from "../../shared/state";
 import { errorText } from "../errors";
@@ -30,17 +31,7 @@ export type ReviewMode = "beforeApply" | "afterApply";
 
 /** Advertises `experimental.agentLs.reviewEdits`: the server then asks before each change. */
 export function reviewCapabilityFeature(): StaticFeature {
-  return {
-    fillClientCapabilities(capabilities: ClientCapabilities): void {
-      const experimental = (capabilities.experimental ?? {}) as Record<string, unknown>;
-      const ours = (experimental.agentLs ?? {}) as Record<string, unknown>;
-      experimental.agentLs = { ...ours, [P.REVIEW_CAPABILITY]: true };
-      capabilities.experimental = experimental;
-    },
-    initialize(): void {},
-    getState: () => ({ kind: "static" }),
-    clear(): void {},
-  };
+  return agentLsCapability(P.REVIEW_CAPABILITY);
 }
 
 /** The differing middle of `a` and `b` (UTF-16 offsets): a[start:endA] became b[start:endB]. */
