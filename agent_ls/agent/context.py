@@ -6,7 +6,7 @@ history's messages are never changed in place), so a long conversation is not re
 the request would pass ``agent.compactAt`` of the window, the conversation is compacted. What a
 tool step added (its assistant message and tool results) is counted with the step's model request
 itself, in one call of the model library (one round trip to the model host:
-:class:`agent_ls.agent.llm.CountFirst`), which sends the request only when it stays within that
+:class:`agent_ls.agent.token_count.CountFirst`), which sends the request only when it stays within that
 threshold; otherwise nothing is sent and the session compacts, then sends it. Compaction:
 
 1. the oldest tool results the model has already seen are *cleared*: each is replaced by a
@@ -28,12 +28,11 @@ from __future__ import annotations
 import json
 import logging
 from collections.abc import Awaitable, Callable, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import attrs
 
-if TYPE_CHECKING:
-    from agent_ls.agent.llm import CountFirst
+from agent_ls.agent.token_count import CountFirst, estimate_tokens
 
 log = logging.getLogger(__name__)
 
@@ -142,9 +141,7 @@ class TokenCounter:
 
     @staticmethod
     def _estimate(kw: dict[str, Any]) -> int:
-        """An unknown tokenizer: about 3 characters a token (:func:`agent_ls.agent.llm.estimate_tokens`)."""
-        from agent_ls.agent.llm import estimate_tokens
-
+        """An unknown tokenizer: about 3 characters a token (:func:`agent_ls.agent.token_count.estimate_tokens`)."""
         return estimate_tokens(kw)
 
     def counts(self, items: Sequence[dict[str, Any]]) -> list[int | None]:
@@ -196,7 +193,7 @@ class TokenCounter:
 
     def tally(self, messages: Sequence[dict[str, Any]], tools: Sequence[dict[str, Any]], system: int = 0) -> Tally:
         """:meth:`request`'s count without counting anything: the cached part, and what is left to
-        count (sent with the model request itself when it may: :class:`agent_ls.agent.llm.CountFirst`)."""
+        count (sent with the model request itself when it may: :class:`agent_ls.agent.token_count.CountFirst`)."""
         texts = [json.dumps(m, ensure_ascii=False) for m in messages[:system]]
         base = 3 + 3 * len(texts)
         if tools:
@@ -469,10 +466,8 @@ class Compactor:
         return n
 
     def count_first(self, tally: Tally) -> CountFirst:
-        """The :class:`agent_ls.agent.llm.CountFirst` of ``tally`` against the compaction threshold:
+        """The :class:`agent_ls.agent.token_count.CountFirst` of ``tally`` against the compaction threshold:
         the model request it rides with is sent only when no compaction is due."""
-        from agent_ls.agent.llm import CountFirst  # lazy: agent.llm is not loaded at the ACP start-up
-
         return CountFirst(self.counter.model, tally.items, tally.weights, tally.base, self.limits.threshold)
 
     def check_message(self, message: dict[str, Any], system: Sequence[dict[str, Any]],

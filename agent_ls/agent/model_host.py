@@ -32,7 +32,7 @@ What the host does and does not do:
 The wire: one JSON object a line. A request ``{"op": "stream", "config", "messages", "tools"}``
 is answered by ``{"delta": ...}`` lines and ``{"done": true}`` or ``{"error": {"kind",
 "message"}}`` (an :class:`~agent_ls.agent.llm.LLMError`). It may carry ``"count": {"model", "items",
-"weights", "base", "most"}`` (:class:`~agent_ls.agent.llm.CountFirst`: what a tool step added to
+"weights", "base", "most"}`` (:class:`~agent_ls.agent.token_count.CountFirst`: what a tool step added to
 the conversation, not counted yet): the host counts the items first and its first line is
 ``{"delta": {"counted": {"counts", "total", "sent"}}}``; the model request is made only when
 ``total`` (``base`` plus the weighted counts) is at most ``most`` (the session's compaction

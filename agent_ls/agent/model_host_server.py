@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from agent_ls.agent.model_host import CALLS, IDLE_SECONDS, LINE_LIMIT, encode
+from agent_ls.agent.token_count import CountFirst, count_tokens
 
 log = logging.getLogger(__name__)
 
@@ -95,7 +96,7 @@ class _Host:
     def _count(self, request: dict[str, Any]) -> dict[str, Any]:
         from agent_ls.agent import llm
 
-        return {"result": llm.count_tokens(llm.get_litellm(), request["model"], request["items"])}
+        return {"result": count_tokens(llm.get_litellm(), request["model"], request["items"])}
 
     async def _warm(self, request: dict[str, Any]) -> None:
         from agent_ls.agent import llm
@@ -109,7 +110,7 @@ class _Host:
         from agent_ls.agent import llm
 
         config = llm.LLMConfig(**request["config"])
-        count = llm.CountFirst(**request["count"]) if request.get("count") is not None else None
+        count = CountFirst(**request["count"]) if request.get("count") is not None else None
         # the deltas litellm has at hand go out together (one write, one wake-up of the front end):
         # a line waits only until this task next waits for the model (call_soon runs then)
         pending: list[bytes] = []

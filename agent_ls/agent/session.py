@@ -393,7 +393,7 @@ class Session:
     async def _stream_step(self, sink: EventSink | None,
                            deferred: bool = False) -> tuple[str, list[ToolCallAcc], UsageReport]:
         """Stream one model request. ``deferred``: :meth:`_fit` left the decision to the count of
-        what is not counted yet, which rides with the request (:class:`agent_ls.agent.llm.CountFirst`
+        what is not counted yet, which rides with the request (:class:`agent_ls.agent.token_count.CountFirst`
         against the compaction threshold); :class:`_CompactionDue` when the request was not sent."""
         messages, tools = self.build_request()
         system = len(messages) - len(self.history) + self.compactor.state.summary_upto

@@ -22,6 +22,7 @@ from typing import IO, Any
 import pytest
 
 from agent_ls.agent import model_host
+from agent_ls.agent.token_count import CountFirst
 from tests.llm.scripted_server import ScriptedLLM, Turn, Usage, respond, text, tool_calls
 
 pytestmark = pytest.mark.filterwarnings("ignore:.*ReadOnly.*:UserWarning")
@@ -469,7 +470,7 @@ async def test_the_adapter_says_when_the_request_has_gone_to_the_host(monkeypatc
     monkeypatch.setattr(llm, "_host", Host())
     told = llm.request_sent.set(lambda: seen.append("sent"))
     try:
-        ask = None if count == "without a count" else llm.CountFirst("openai/x", [{"text": "a"}], [1], 7, 20)
+        ask = None if count == "without a count" else CountFirst("openai/x", [{"text": "a"}], [1], 7, 20)
         async for d in llm.stream_completion(llm.LLMConfig(model="openai/x"), [], [], ask):
             seen.append("counted" if d.counted is not None else f"delta {d.text}")
     finally:
