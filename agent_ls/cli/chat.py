@@ -37,7 +37,7 @@ from agent_ls.runtime.front import FrontEnd
 from agent_ls.runtime.model_library import ModelLibrary, share_model_host
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Sequence
+    from collections.abc import Sequence
 
     from agent_ls.agent.plan import PlanEntry
     from agent_ls.runtime.conversations import (
@@ -134,7 +134,7 @@ async def _chat(args: argparse.Namespace, conversations: Conversations, opening:
     print(f"[session {session_id}, model {session.llm.model}]", file=sys.stderr)
     if session.plan:  # a resumed session's plan, as it was left
         print(plan_checklist(session.plan), file=sys.stderr, flush=True)
-    printer = TerminalPrinter(quiet.set)
+    printer = TerminalPrinter()
     conversations.turn_observers.append(QuietOnceSent(quiet))
     announce_ends(conversations, session_id)
 
@@ -205,7 +205,8 @@ async def read_prompt(quiet: asyncio.Event) -> str | None:
 class QuietOnceSent:
     """A turn observer: the first model request has gone out (handed to the model host, or
     litellm's response began), so the MCP host's start goes on while the model thinks, instead of
-    after its first output (:class:`TerminalPrinter` keeps that as the fallback)."""
+    after its first output (the service says so at the model's first output too, if nothing did
+    before: :func:`agent_ls.runtime.turns.request_watch`)."""
 
     quiet: asyncio.Event
 
@@ -219,25 +220,16 @@ class QuietOnceSent:
         pass
 
 
-MODEL_OUTPUT = (ev.TextDelta, ev.ThinkingDelta, ev.ToolCallStarted, ev.TurnError, ev.TurnFinished)
-"""Events that tell the model's answer has begun (or the turn ended): the request has gone out."""
-
-
 class TerminalPrinter:
     """A turn's events on the terminal: the answer on stdout, the rest (tools, plan, usage,
-    errors) on stderr, every text from the model or a tool escaped. ``answered``: called at the
-    model's first output (the request has gone out)."""
+    errors) on stderr, every text from the model or a tool escaped."""
 
-    def __init__(self, answered: Callable[[], None] | None = None) -> None:
+    def __init__(self) -> None:
         self.started: set[str] = set()
         self.compacted = False
         """A compaction was printed (``/compact`` that did nothing says so itself)."""
-        self.answered = answered
 
     def __call__(self, event: Event) -> None:
-        if self.answered is not None and isinstance(event, MODEL_OUTPUT):
-            self.answered()
-            self.answered = None
         if isinstance(event, ev.SubagentEvent):
             self.subagent(event)
         elif isinstance(event, ev.TextDelta):
