@@ -79,8 +79,9 @@ S = TypeVar("S", bound=ProcessSetup)
 
 
 def fresh_setup(cls: type[S], tmp_path: Path, llm_server: ScriptedLLM) -> Iterator[S]:
-    """A written setup on a scripted LLM with an empty script, emptied again afterwards."""
-    llm_server.clear()
+    """A written setup on a scripted LLM with an empty script and an epoch of its own (a request
+    from an earlier test's process cannot take this test's turns), emptied again afterwards."""
+    llm_server.new_epoch()
     s = cls(tmp_path, llm_server)
     s.write()
     yield s

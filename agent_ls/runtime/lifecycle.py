@@ -458,15 +458,17 @@ class HostLifecycle:
         """The remembered decisions changed (another window, or the terminal, decided): a folder
         whose trust state differs now reloads the settings; servers that waited for a decision
         another process made start (or stay stopped) without a reload."""
-        if self.runtime.settings is None or self.runtime.manager is None:
-            return
+        if self.runtime.settings is None:
+            return  # nothing read yet: the start reads the decisions with the files
         fresh = await asyncio.to_thread(self.runtime.read_settings)
         before = {f: i.state for f, i in self.runtime.settings.workspaces.items()}
         if {f: i.state for f, i in fresh.workspaces.items()} != before:
             log.info("workspace trust changed in another process: reloading the settings")
-            await self.reload()
+            await self.reload()  # (while the host starts, once it is up)
             return
-        await self.runtime.manager.recheck_trust()
+        log.debug("decisions changed in another process; no folder's trust changed")
+        if self.runtime.manager is not None:
+            await self.runtime.manager.recheck_trust()
 
     # workspace trust -------------------------------------------------------------------------------
     def ask_pending_workspaces(self) -> None:

@@ -89,6 +89,7 @@ class RecordedRequest:
 
     method: str
     path: str
+    """The route, without the epoch (``/v1/chat/completions``)."""
     headers: dict[str, str]
     """Lower-case header names."""
     body: Any
@@ -105,6 +106,8 @@ class RecordedRequest:
     """With a window set (:attr:`ScriptedLLM.window`): the request's tokens as the server counted them."""
     rejected: bool = False
     """With a window set: refused as over the window (HTTP 400 ``context_length_exceeded``)."""
+    epoch: int | None = None
+    """The epoch the request's base URL named (None: a base without one, such as :attr:`ScriptedLLM.url`)."""
 
     @property
     def json(self) -> Any:
@@ -136,6 +139,11 @@ class ScriptedLLM:
         """When set, a chat completion whose prompt is larger than this many tokens is refused
         the way OpenAI refuses it (HTTP 400, ``context_length_exceeded``) without using a turn."""
         self._counts: dict[str, int] = {}
+        self.epoch = 0
+        """Bumped by :meth:`new_epoch`: :attr:`openai_base` names it, so a request from an earlier
+        test's process (a language server or model host still finishing) is told apart."""
+        self.stale: list[RecordedRequest] = []
+        """Requests that named an earlier epoch: answered with HTTP 410, never with a turn."""
 
     def count_prompt(self, body: dict[str, Any]) -> int:
         """The prompt's tokens by litellm's counter for ``gpt-4o`` (a tokenizer of its own, as a
@@ -167,7 +175,8 @@ class ScriptedLLM:
 
     @property
     def openai_base(self) -> str:
-        return f"{self.url}/v1"
+        """The OpenAI base URL for the current epoch (see :meth:`clear`)."""
+        return f"{self.url}/{EPOCH_PREFIX}{self.epoch}/v1"
 
     def start(self) -> ScriptedLLM:
         if self._thread is not None:
@@ -252,6 +261,14 @@ class ScriptedLLM:
             self.requests.clear()
             self.window = None
 
+    def new_epoch(self) -> None:
+        """:meth:`clear`, and a new :attr:`openai_base`: a request to an earlier one (from a
+        process of an earlier test, still finishing) is then refused rather than taking a turn
+        scripted for this test. For a setup whose processes are its test's alone."""
+        self.clear()
+        with self._lock:
+            self.epoch += 1
+
     @property
     def pending(self) -> int:
         """Turns not consumed yet."""
@@ -283,10 +300,16 @@ class ScriptedLLM:
         except ValueError:
             body = None
         headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope["headers"]}
-        rec = RecordedRequest(scope["method"], scope["path"], headers, body, time.perf_counter())
+        path, epoch = _split_epoch(scope["path"].rstrip("/"))
+        rec = RecordedRequest(scope["method"], path, headers, body, time.perf_counter(), epoch=epoch)
         with self._lock:
-            self.requests.append(rec)
-        path = scope["path"].rstrip("/")
+            stale = epoch is not None and epoch != self.epoch
+            (self.stale if stale else self.requests).append(rec)
+        if stale:
+            await _send_json(rec, send, 410, {"error": {
+                "message": f"this request names test epoch {epoch}; the scripted LLM is at {self.epoch}",
+                "type": "stale_test_request"}})
+            return
         if scope["method"] == "POST" and path.endswith("/chat/completions"):
             await self._serve(rec, send, receive, OpenAIWriter(self.model, body))
         elif scope["method"] == "POST" and path.endswith("/messages"):
@@ -366,6 +389,17 @@ class ScriptedLLM:
         finally:
             release.cancel()
             gone.cancel()
+
+
+EPOCH_PREFIX = "epoch"
+
+
+def _split_epoch(path: str) -> tuple[str, int | None]:
+    """``/epoch7/v1/chat/completions`` -> (``/v1/chat/completions``, 7); a path without one -> (path, None)."""
+    head, _, rest = path.lstrip("/").partition("/")
+    if head.startswith(EPOCH_PREFIX) and head[len(EPOCH_PREFIX):].isdigit():
+        return "/" + rest, int(head[len(EPOCH_PREFIX):])
+    return path, None
 
 
 async def _send_json(

@@ -267,3 +267,21 @@ def test_unknown_path_404(llm: ScriptedLLM):
     with pytest.raises(urllib.error.HTTPError) as info:
         post(llm, "/v1/embeddings", {"input": "x"})
     assert info.value.code == 404
+
+
+async def test_a_request_to_an_earlier_epoch_is_refused_and_takes_no_turn(llm: ScriptedLLM):
+    """A process left over from an earlier test (its base URL names an earlier epoch) gets HTTP 410
+    and never the turn scripted for the test that runs now."""
+    earlier = llm.openai_base
+    llm.new_epoch()
+    assert llm.openai_base != earlier
+    llm.script(text("for this test"))
+    with pytest.raises(litellm.APIError, match="epoch"):
+        await litellm.acompletion(model="openai/scripted", api_base=earlier, api_key="x",
+                                  messages=MESSAGES, max_retries=0)
+    assert llm.pending == 1 and llm.requests == []
+    (stale,) = llm.stale
+    assert stale.path == "/v1/chat/completions" and stale.epoch == llm.epoch - 1
+    chunks = await openai_stream(llm)
+    assert "".join(c.choices[0].delta.content or "" for c in chunks if c.choices) == "for this test"
+    assert llm.pending == 0 and [r.epoch for r in llm.requests] == [llm.epoch]

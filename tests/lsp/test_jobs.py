@@ -6,6 +6,7 @@ shuts the server down, or when the server is killed with SIGKILL, leaves no proc
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import secrets
 import signal
@@ -74,6 +75,19 @@ async def until(check: Any) -> None:
         await asyncio.sleep(0.05)
 
 
+async def started(ed: Editor, token: str, count: int = 2) -> None:
+    """Wait until ``count`` processes hold ``token``; after a minute, fail with what the turn did
+    (its events and the model's requests) rather than wait out the test's timeout in silence."""
+    deadline = time.monotonic() + 60
+    while len(with_token(token)) < count:
+        if time.monotonic() > deadline:
+            events = [json.dumps(e)[:300] for e in ed.events[-10:]]
+            raise AssertionError(f"no {count} processes with {token!r} after 60 s; the turn's last events: "
+                                 f"{events}; requests to the model: {len(ed.setup.llm.requests)}, "
+                                 f"turns left: {ed.setup.llm.pending}, stale: {len(ed.setup.llm.stale)}")
+        await asyncio.sleep(0.05)
+
+
 async def listed_once_read(ed: Editor, sid: str) -> list[dict[str, Any]]:
     """``agent/jobs`` once the server has read the job's first output line (the command's process
     runs on before the server's reader has taken its output from the pipe)."""
@@ -129,7 +143,7 @@ async def test_a_background_command_does_not_outlive_shutdown(setup: Setup) -> N
     try:
         setup.llm.script(start(f"sleep {run}2 & sleep {run}3", "c1"), text("started"))
         await ed.request(P.PROMPT, {"text": "start"})
-        await until(lambda: len(with_token(f"sleep {run}")) >= 2)
+        await started(ed, f"sleep {run}")
     finally:
         await close_editor(ed)
     assert await none_left(f"sleep {run}"), "a background command outlived the language server's shutdown"
@@ -144,7 +158,7 @@ async def test_a_background_command_does_not_outlive_a_sigkilled_server(setup: S
     try:
         setup.llm.script(start(f"sleep {run}3 & sleep {run}4", "c1"), text("started"))
         await ed.request(P.PROMPT, {"text": "start"})
-        await until(lambda: len(with_token(f"sleep {run}")) >= 2)
+        await started(ed, f"sleep {run}")
         os.kill(process.pid, signal.SIGKILL)
         assert await none_left(f"sleep {run}"), "a background command outlived the SIGKILLed language server"
     finally:

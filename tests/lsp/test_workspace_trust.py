@@ -259,8 +259,13 @@ async def test_two_language_servers_on_one_workspace_keep_each_others_decisions(
             isinstance(w["globPattern"], dict) and w["globPattern"]["pattern"] == "host-state.json"
             for r in b.registrations for w in r.register_options["watchers"]), what="a watcher for host-state.json")
         changed(b, setup.state_file)
-        await wait_for(lambda: b.workspace_changes and b.workspace_changes[-1][0]["state"] == "trusted",
-                       what="window b to see window a's trust decision")
+        try:
+            await wait_for(lambda: b.workspace_changes and b.workspace_changes[-1][0]["state"] == "trusted",
+                           what="window b to see window a's trust decision")
+        except AssertionError as e:  # what b says now, to tell a lost notification from a missed change
+            status = await b.request(P.MCP_STATUS, {})
+            raise AssertionError(f"{e}; b's last notified workspaces: {b.workspace_changes[-1:]}, "
+                                 f"b's mcp/status workspaces: {status.get('workspaces')}") from e
     finally:
         await close_editor(a)
         await close_editor(b)
