@@ -32,7 +32,7 @@ from typing import Any
 
 import attrs
 
-from agent_ls.agent.token_count import CountFirst, estimate_tokens
+from agent_ls.agent.token_count import CountFirst, estimate_tokens, most_tokens
 
 log = logging.getLogger(__name__)
 
@@ -472,8 +472,15 @@ class Compactor:
 
     def check_message(self, message: dict[str, Any], system: Sequence[dict[str, Any]],
                       tools: Sequence[dict[str, Any]]) -> None:
-        """Raise :class:`ContextTooLarge` when ``message`` cannot fit even with nothing else."""
-        alone = self.counter.request([*system, message], tools, system=len(system))
+        """Raise :class:`ContextTooLarge` when ``message`` cannot fit even with nothing else.
+        Nothing is counted when an upper bound of what is not counted yet shows it fits (a prompt
+        of text, in a window of thousands of tokens): the first request's count rides with it."""
+        tally = self.counter.tally([*system, message], tools, system=len(system))
+        bounds = [most_tokens(item) for item in tally.items]
+        if all(b is not None for b in bounds) and tally.base + sum(
+                w * (b or 0) for w, b in zip(tally.weights, bounds, strict=True)) <= self.limits.limit:
+            return
+        alone = self.counter.settle(tally, self.counter.counts(tally.items))
         if alone > self.limits.limit:
             size = self.counter.message(message)
             raise ContextTooLarge(size, self.limits, f"the message ({len(str(message.get('content')))} characters)")

@@ -29,6 +29,17 @@ def estimate_tokens(item: dict[str, Any]) -> int:
     return len(json.dumps(item, ensure_ascii=False, default=str)) // 3 + 4
 
 
+def most_tokens(item: dict[str, Any]) -> int | None:
+    """More tokens than any tokenizer counts in ``item`` (``token_counter``'s arguments) with text
+    alone: its UTF-8 bytes as JSON, plus a margin for the per-message tokens. A token covers at
+    least one byte (byte-level BPE, or a byte-fallback token), and :func:`estimate_tokens` is a
+    third of that. None when ``item`` holds anything but text (an image counts by its size)."""
+    messages = item.get("messages")
+    if messages is not None and not all(isinstance(m.get("content"), str | None) for m in messages):
+        return None
+    return len(json.dumps(item, ensure_ascii=False, default=str).encode()) + 8
+
+
 @attrs.frozen
 class CountFirst:
     """Tokens to count before a model request is sent, riding with it (one round trip to the model

@@ -299,3 +299,28 @@ def test_a_model_chosen_later_brings_its_own_window(llm: ScriptedLLM, ws: Path) 
     assert s.compactor.limits.window == 32_000  # "openai/scripted": unknown to litellm
     s.llm = attrs.evolve(s.llm, model="anthropic/claude-sonnet-4-5")  # e.g. ACP's model choice
     assert s.compactor.limits.window == 200_000 and s.compactor.counter.model == "anthropic/claude-sonnet-4-5"
+
+
+async def test_a_prompt_that_surely_fits_is_not_counted_before_it_is_sent_and_one_near_the_window_is(
+        llm: ScriptedLLM, ws: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Keeping a prompt needs no count of its own when its bytes (more than any tokenizer's
+    tokens) fit the window: the first request's count rides with it. A prompt whose bytes do not
+    fit is counted first, and kept when its tokens fit."""
+    s = session(llm, ws, None, context_window=16_000)
+    counted: list[int] = []
+    counts = s.compactor.counter.counts
+
+    def recording(items: Any) -> Any:
+        counted.append(len(items))
+        return counts(items)
+
+    monkeypatch.setattr(s.compactor.counter, "counts", recording)
+    system, tools = s._request_parts()
+    s.compactor.check_message({"role": "user", "content": "fix the failing test"}, system, tools)
+    assert counted == []
+    near = {"role": "user", "content": "word " * 9_000}  # 45,000 bytes, about 9,000 tokens
+    s.compactor.check_message(near, system, tools)
+    assert len(counted) == 1
+    scripted(llm, 1)
+    r = await s.prompt("word " * 9_000, Recorder())
+    assert r.stop_reason == "end" and len(agent_requests(llm)) == 1

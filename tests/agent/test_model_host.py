@@ -268,8 +268,9 @@ async def test_an_error_from_the_host_is_masked_again_with_this_processs_environ
 def test_a_tool_step_is_one_round_trip_to_the_host(llm: ScriptedLLM, ws: Path, tmp_path: Path, runtime: Path) -> None:
     """Each tool step of a turn asks the host once: its model request carries the count of what the
     step added (the assistant's message and the tool's result), answered in the request's first
-    frame. The only count of its own is the prompt's, before it is kept (a message that can never
-    fit is refused). Read from the host's own log of the requests it served."""
+    frame. The prompt makes no count of its own either (its bytes show it fits the window; a
+    message that can never fit is still refused, counted first). Read from the host's own log of
+    the requests it served."""
     env = environment(llm, tmp_path, runtime, AGENT_LS_MODEL_HOST_LOG="DEBUG")
     (tmp_path / "config").mkdir()
     (tmp_path / "config" / "settings.json").write_text('{"permissions": {"allow": ["bash", "read_file"]}}')
@@ -284,7 +285,7 @@ def test_a_tool_step_is_one_round_trip_to_the_host(llm: ScriptedLLM, ws: Path, t
     streams = served.count(("stream", ""))
     counts = sum(1 for op, name in served if op == "count" or name == "token_counter")
     assert streams == steps + 1
-    assert counts == 1, served  # the prompt's; none per step (each was one more before)
+    assert counts == 0, served  # none per step (each was one more before), nor for the prompt
 
 
 def test_token_counts_through_the_host_are_litellms_in_one_trip(runtime: Path, monkeypatch: pytest.MonkeyPatch) -> None:
