@@ -8,13 +8,14 @@ import os
 import signal
 import sys
 import time
+import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from tests.adversarial import Sink
-from tests.leftovers import leftovers, model_host_in
+from tests.leftovers import RUN_MARK, RUN_VARIABLES, leftovers, model_host_in
 from tests.llm.scripted_server import ScriptedLLM
 
 
@@ -59,8 +60,9 @@ def model_hosts(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     in a folder of this run, and end with it (they would otherwise wait idle for minutes)."""
     folder = tmp_path_factory.mktemp("model-hosts")
     folder.chmod(0o700)
-    saved = {k: os.environ.get(k) for k in ("AGENT_LS_RUNTIME_DIR", "AGENT_LS_MODEL_HOST_IDLE")}
-    os.environ.update({"AGENT_LS_RUNTIME_DIR": str(folder), "AGENT_LS_MODEL_HOST_IDLE": "60"})
+    saved = {k: os.environ.get(k) for k in RUN_VARIABLES}
+    os.environ.update({"AGENT_LS_RUNTIME_DIR": str(folder), "AGENT_LS_MODEL_HOST_IDLE": "60",
+                       RUN_MARK: uuid.uuid4().hex})
     yield folder
     for k, v in saved.items():
         if v is None:

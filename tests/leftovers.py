@@ -4,9 +4,10 @@
 A process is the run's when it runs agent-ls (``agent_ls`` in its command line) with this
 interpreter, started after the session did, and its environment says it comes from a test of
 this pytest process: ``PYTEST_CURRENT_TEST`` (pytest sets it while a test runs, and every
-process a test starts inherits it, down to the model host a chat started), and, under xdist,
-this worker's ``PYTEST_XDIST_TESTRUNUID`` and ``PYTEST_XDIST_WORKER``. Another engineer's run,
-another worktree's interpreter and the user's own agent-ls processes are not the run's."""
+process a test starts inherits it, down to the model host a chat started), the run's own
+:data:`RUN_MARK` (two runs without xdist at once tell theirs apart), and, under xdist, this
+worker's ``PYTEST_XDIST_TESTRUNUID`` and ``PYTEST_XDIST_WORKER``. Another engineer's run, another
+worktree's interpreter and the user's own agent-ls processes are not the run's."""
 
 from __future__ import annotations
 
@@ -18,9 +19,13 @@ from pathlib import Path
 
 import psutil
 
-_MARKS = ("PYTEST_XDIST_TESTRUNUID", "PYTEST_XDIST_WORKER")
-RUN_VARIABLES = ("AGENT_LS_RUNTIME_DIR", "AGENT_LS_MODEL_HOST_IDLE")
-"""The variables ``model_hosts`` (tests/conftest.py) sets for the run: where its model hosts live."""
+RUN_MARK = "AGENT_LS_TEST_RUN"
+"""A value of this pytest process's own (``model_hosts`` in tests/conftest.py sets it), which every
+process its tests start inherits. Left out of the model host's key, as every ``AGENT_LS_*`` is."""
+_MARKS = (RUN_MARK, "PYTEST_XDIST_TESTRUNUID", "PYTEST_XDIST_WORKER")
+RUN_VARIABLES = ("AGENT_LS_RUNTIME_DIR", "AGENT_LS_MODEL_HOST_IDLE", RUN_MARK)
+"""The variables ``model_hosts`` (tests/conftest.py) sets for the run: where its model hosts live,
+and the run's mark."""
 
 
 def environ_without_agent_ls() -> dict[str, str]:
