@@ -131,6 +131,9 @@ class Session:
         """The model that titles the session after its first turn (:mod:`agent_ls.agent.titles`)."""
         self.changes = changes
         """Where the file tools' changes are recorded (default: the session database's)."""
+        self.owner_call: CallContext | None = None
+        """A subagent's session: the parent's ``agent`` call it runs for. Its file changes are the
+        parent's (reviewed, recorded and shown in the parent's turn: :attr:`CallContext.changes`)."""
         self.registry = registry
         self.gate = gate
         self.store = store
@@ -545,7 +548,8 @@ class Session:
     def _call_scope(self, call: ToolCall, sink: EventSink | None) -> Iterator[None]:
         """What the file and plan tools read while they run: the call they belong to and where
         their changes and plans go."""
-        token = current_call.set(CallContext(self.session_id, call.id, self.turns, self._reporter(sink)))
+        token = current_call.set(CallContext(self.session_id, call.id, self.turns, self._reporter(sink),
+                                             owner=self.owner_call))
         plan_token = current_plan_listener.set(lambda entries: self._set_plan(entries, sink))
         try:
             yield

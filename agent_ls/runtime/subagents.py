@@ -267,6 +267,9 @@ class AgentTool:
                    events: Callable[[Event], Awaitable[None]] | None,
                    say: Callable[[str], Awaitable[None]]) -> ToolResult:
         child = await self.build(definition, description)
+        from agent_ls.agent.editor.changes import current_call
+
+        child.owner_call = current_call.get()  # its file changes are in this call's turn, as the parent's
         if definition.tools is not None:
             await child.registry.before_prompt()  # (the MCP tools it may name)
         if definition.tools is not None and all(t.spec.name in ALWAYS_OFFERED for t in child.registry.visible()):

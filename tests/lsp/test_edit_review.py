@@ -244,3 +244,28 @@ async def test_the_full_output_of_a_long_result(editor: Editor, setup: Setup) ->
         await editor.request(P.TOOL_OUTPUT, {"sessionId": session_id, "handle": "out-99"})
     with pytest.raises(Exception, match="not kept any more"):
         await editor.request(P.TOOL_OUTPUT, {"sessionId": "nope", "handle": handle})
+
+
+async def test_a_subagents_edit_is_reviewed_and_carded_as_the_conversations(
+        reviewer: tuple[Editor, Buffers], setup: Setup) -> None:
+    """A subagent's change goes to the same review as the agent's own: ``agent/reviewEdit`` names the
+    editor's session and turn and the ``agent`` call (the card the editor shows), the outcome is a
+    ``file_change`` event of the conversation (the turn's file card), and the change is the
+    session's (``agent/changeContent`` has its texts)."""
+    ed, buffers = reviewer
+    path, uri, typed = unsaved_file(setup, buffers)
+    setup.llm.script(tool_calls([("agent", {"prompt": "change calc.py", "description": "edit calc"}, "call_agent")]),
+                     tool_calls([EDIT]), text("changed"), text("done"))
+    result = await ed.request("agent/prompt", {"text": "have a subagent change it"}, timeout=90)
+    assert result["stopReason"] == "end"
+    session_id = result["sessionId"]
+    [review] = ed.reviews
+    assert (review["sessionId"], review["turn"], review["callId"]) == (session_id, 1, "call_agent")
+    assert review["before"] == typed and review["after"] == AFTER and buffers.text(uri) == AFTER
+    [change] = file_changes(ed)  # the conversation's own event, not one inside the subagent's
+    assert (change["changeId"], change["callId"], change["turn"], change["status"]) == (
+        review["changeId"], "call_agent", 1, "applied")
+    nested = [e for e in ed.session_events() if e["type"] == "subagent" and e["event"]["type"] == "file_change"]
+    assert nested == []
+    content = await ed.request(P.CHANGE_CONTENT, {"sessionId": session_id, "changeId": change["changeId"]})
+    assert content["before"] == typed and content["after"] == AFTER

@@ -471,3 +471,36 @@ async def test_a_resumed_session_keeps_its_childrens_cards_and_transcripts(setup
         assert "nothing found" in stored.text and "-> grep" in stored.text
     finally:
         await again.close()
+
+
+async def test_a_childs_file_changes_are_in_the_file_card_of_the_parents_turn(setup: Setup) -> None:
+    """A subagent's write is the conversation's change: the file_change event is the parent's own
+    (not inside the child's events), of the parent's turn and its ``agent`` call, and the session's
+    stored changes (the file card on resume, the review's keep and revert) hold it."""
+    r = setup.router
+    r.add("", text("warm-up"))
+    r.add("", tool_calls([agent_call("write the notes", "general", "write notes", "call_agent")]), text("written"))
+    r.add(GENERAL_MARK, tool_calls([("write_file", {"path": "notes.md", "content": "one\ntwo\n"}, "call_write")]),
+          text("notes.md written"))
+    conversations = setup.service()
+    try:
+        session = await conversations.open()
+        assert session is not None
+        sid = session.session_id
+        await asyncio.wait_for(conversations.prompt(session, "hello"), 30)  # turn 1
+        events: list[Any] = []
+        await asyncio.wait_for(conversations.prompt(session, "take notes", events.append), 30)  # turn 2
+        assert (setup.ws / "notes.md").read_text() == "one\ntwo\n"
+        (change,) = [e for e in events if isinstance(e, ev.FileChange)]
+        assert (change.shown, change.turn, change.call_id, change.added, change.status) == (
+            "notes.md", 2, "call_agent", 2, "written")
+        assert not [e for e in events if isinstance(e, ev.SubagentEvent) and isinstance(e.event, ev.FileChange)]
+    finally:
+        await conversations.close()
+    again = setup.service()
+    try:
+        transcript = await again.transcript(sid)
+        assert [(c["shown"], c["turn"], c["call_id"], c["status"]) for c in transcript.changes] == [
+            ("notes.md", 2, "call_agent", "written")]
+    finally:
+        await again.close()

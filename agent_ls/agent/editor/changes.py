@@ -124,6 +124,16 @@ class CallContext:
     call_id: str
     turn: int
     report: Report | None = None
+    owner: CallContext | None = None
+    """A subagent's call: the parent's ``agent`` call it runs under (its file changes are the
+    parent's: :attr:`changes`)."""
+
+    @property
+    def changes(self) -> CallContext:
+        """Where this call's file changes belong: the top conversation's call (a subagent's change
+        is reviewed, recorded and shown in the file card of the turn that started the subagent,
+        as the parent's own changes are); the call itself outside a subagent."""
+        return self.owner.changes if self.owner is not None else self
 
 
 current_call: ContextVar[CallContext | None] = ContextVar("agent_ls_current_call", default=None)

@@ -303,7 +303,8 @@ class FileAccess:
             and (base is None or doc is not None or is_plain_text(base))
         )
         shown = self.workspace.display(path)
-        call = current_call.get()
+        running = current_call.get()
+        call = running.changes if running is not None else None  # a subagent's: its parent's turn
         change = _change(call, path, shown, base or "", new_text, create=base is None)
         answer: ReviewAnswer | None = None
         if isinstance(editor, EditReviewer) and editor.reviews_edits():
