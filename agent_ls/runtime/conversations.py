@@ -613,16 +613,28 @@ class Conversations:
             self._rebuild(session_id)
         return result
 
-    async def redo(self, session_id: str, *, overwrite: bool = False) -> RewindResult:
-        """Undo the latest rewind of ``session_id`` (until its next prompt)."""
+    async def plan_redo(self, session_id: str) -> RewindPlan:
+        """What undoing the latest rewind of ``session_id`` would do to each file, and whether it
+        puts the conversation back (show it before :meth:`redo`)."""
+        from agent_ls.agent.checkpoints import CheckpointError
+
+        try:
+            return await self._checkpoints().plan_redo(session_id)
+        except CheckpointError as e:
+            raise ConversationError(str(e)) from None
+
+    async def redo(self, target: str | RewindPlan, *, overwrite: bool = False) -> RewindResult:
+        """Undo the latest rewind of a session (until its next prompt): ``target`` is its id, or
+        the plan of :meth:`plan_redo` the user was shown (the engine checks it against the disk
+        again). A file changed since the rewind is left alone unless ``overwrite``."""
         from agent_ls.agent.checkpoints import CheckpointError, RewindError
 
+        plan = await self.plan_redo(target) if isinstance(target, str) else target
+        session_id = plan.checkpoint.session_id
         if self.busy(session_id):
             raise Busy(session_id)
-        cps = self._checkpoints()
         try:
-            plan = await cps.plan_redo(session_id)
-            result = await cps.redo(plan, store=await self.store(), overwrite=overwrite)
+            result = await self._checkpoints().redo(plan, store=await self.store(), overwrite=overwrite)
         except (CheckpointError, RewindError) as e:
             raise ConversationError(str(e)) from None
         self._rebuild(session_id)

@@ -2,7 +2,8 @@
 // editor (a clean buffer); "Rewind to here" on that prompt (pressed with the keyboard) asks what
 // to take back (code and conversation), shows the plan in a modal (the file and what happens to
 // it) and, confirmed, puts the file back on disk and in its editor; the chat drops the prompt and
-// a Redo is offered. One step, in a new session, kept short (the e2e is CPU heavy).
+// a Redo is offered; Redo shows its plan in a modal and, confirmed, puts the agent's text and the
+// prompt back. One step, in a new session, kept short (the e2e is CPU heavy).
 //
 // Called from driver.ts; waits on the fact log (rewind-plan, rewound, rewind-buffers: CONTRACT.md)
 // and the chat's data-testid hooks.
@@ -22,7 +23,7 @@ export async function rewindStep(run: Run, needs: string[]): Promise<void> {
   const r = run.sc.rewind;
   await steps.run(
     'rewind',
-    'a turn\'s shell command rewrites an open file; "Rewind to here" (keyboard) shows the plan, asks, and puts the file and its editor back; the chat drops the prompt; Redo is offered',
+    'a turn\'s shell command rewrites an open file; "Rewind to here" (keyboard) shows the plan, asks, and puts the file and its editor back; the chat drops the prompt; Redo shows its plan, then puts the file and the prompt back',
     needs,
     async (s) => {
       const onDisk = path.join(run.cfg.workspace, r.file);
@@ -70,6 +71,24 @@ export async function rewindStep(run: Run, needs: string[]): Promise<void> {
       await redo.waitFor({ state: 'visible', timeout: T });
       if ((await redo.getByRole('button', { name: 'Redo' }).count()) === 0) throw new Error('the notification offers no Redo');
       s.note(`notification: ${JSON.stringify(norm(await redo.innerText()).slice(0, 200))}`);
+
+      // Redo: its plan in a modal first (the file, the conversation), then the agent's text is back
+      const redoMark = facts.mark();
+      await redo.getByRole('button', { name: 'Redo' }).click();
+      const redoPlan = await facts.waitFor(/^redo-plan /, T, redoMark);
+      s.note(redoPlan);
+      if (!redoPlan.includes(`restore:${r.file}`) || !redoPlan.includes('conversation=true')) throw new Error(`the redo's plan does not put back ${r.file} and the conversation: ${redoPlan}`);
+      const redoDialog = page.locator('.monaco-dialog-box').first();
+      await redoDialog.waitFor({ state: 'visible', timeout: T });
+      const redoAsked = norm(await redoDialog.innerText());
+      s.note(`redo modal: ${JSON.stringify(redoAsked.slice(0, 300))}`);
+      if (!redoAsked.includes(`${r.file}: back to what the rewind replaced`)) throw new Error(`the redo modal does not list ${r.file}: ${redoAsked.slice(0, 300)}`);
+      if (fs.readFileSync(onDisk, 'utf8').includes(r.after)) throw new Error('the file changed before the user confirmed the redo');
+      await redoDialog.getByRole('button', { name: 'Redo', exact: true }).click();
+      await facts.waitFor(/^redone /, T, redoMark);
+      await until('the agent\'s text on disk again', () => Promise.resolve(fs.readFileSync(onDisk, 'utf8').includes(r.after)), T);
+      await until('the prompt back in the chat', async () =>
+        (await f.locator(`${tid('message')}[data-role="user"]`, { hasText: r.prompt }).count()) === 1, T);
     },
   );
 }

@@ -159,6 +159,36 @@ export function planShown(
   };
 }
 
+const REDO_TEXT: Record<string, string> = {
+  restore: "back to what the rewind replaced",
+  recreate: "created again (the rewind deleted it)",
+  delete: "deleted again (the rewind put it back)",
+};
+
+/**
+ * The plan of a redo preview (agent/redo with `preview`) as the user reads it before confirming:
+ * what it puts back, the files changed since the rewind (left alone), and the conversation.
+ */
+export function redoPlanShown(preview: RewindResult, roots: readonly string[], unsaved: readonly string[] = []): PlanShown {
+  const show = (p: string) => shownPath(p, roots);
+  const flag = (a: FileActionPayload) => (a.protected ? ` [protected: ${a.protected}]` : "");
+  const changing = preview.actions.filter((a) => a.action in REDO_TEXT);
+  const conflicts = preview.actions.filter((a) => a.action === "conflict");
+  const out: string[] = [];
+  section(out, "Files the redo puts back", changing.map((a) => `${show(a.path)}: ${REDO_TEXT[a.action]}${flag(a)}`));
+  section(out, "Changed since the rewind: left alone, not overwritten", conflicts.map((a) => `${show(a.path)}${flag(a)}`));
+  section(out, "Open with unsaved changes: your unsaved text stays in the editor (the file on disk is put back)",
+    unsaved.filter((p) => changing.some((a) => a.path === p)).map(show));
+  if (!changing.length && !conflicts.length) out.push("Files: nothing to change.", "");
+  out.push(preview.conversation ? "Conversation: put back as it was before the rewind." : "Conversation: stays as it is.");
+  return {
+    message: `Redo the rewind to before ${checkpointTitle(preview.checkpoint)}?`,
+    detail: out.join("\n").trim(),
+    conflicts: conflicts.map((a) => a.path),
+    empty: !changing.length && !conflicts.length && !preview.conversation,
+  };
+}
+
 /** What a done rewind (or redo) did, for the chat's notice. */
 export function doneText(result: RewindResult, redo: boolean): string {
   const files = result.changed?.length ?? 0;

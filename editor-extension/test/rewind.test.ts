@@ -6,7 +6,7 @@
  * (a clean one follows the disk, a dirty one is never touched and the user is told).
  */
 import { beforeEach, describe, expect, it } from "vitest";
-import { checkpointFor, doneText, laterAgentEdits, planShown, promptOrdinal } from "../shared/rewind";
+import { checkpointFor, doneText, laterAgentEdits, planShown, promptOrdinal, redoPlanShown } from "../shared/rewind";
 import { initialState, type ChatItem, type ChatState } from "../shared/state";
 import { buffersText, settleBuffers, type BufferState } from "../src/chat/openBuffers";
 import { ChatRewind, REDO_BUTTON, REWIND_BUTTON } from "../src/chat/rewind";
@@ -30,6 +30,17 @@ const preview: P.RewindResult = {
     { path: "/w/only-user.md", action: "keep", protected: null },
   ],
   done: false,
+};
+
+const redoPreview: P.RewindResult = {
+  checkpoint: cp(1, "make the change"),
+  actions: [
+    { path: "/w/a.py", action: "restore", protected: null },
+    { path: "/w/gone.txt", action: "recreate", protected: null },
+    { path: "/w/mine.py", action: "conflict", protected: null },
+  ],
+  done: false,
+  conversation: true,
 };
 
 const user = (id: string, text: string): ChatItem => ({ kind: "message", id, rev: 0, role: "user", text });
@@ -117,7 +128,8 @@ function harness(state: ChatState) {
         disk.set("/w/a.py", "before\n");
         return { ...preview, done: true, changed: ["/w/a.py", "/w/new.txt"], leftAlone: ["/w/mine.py"], conversation: p.conversation } as R;
       }
-      return { ...preview, actions: [], done: true, changed: ["/w/a.py"], conversation: true } as R;
+      if (method === P.REDO && (params as P.RedoParams).preview) return redoPreview as R;
+      return { ...redoPreview, done: true, changed: ["/w/a.py"], conversation: true } as R;
     },
     state: () => state,
     notice: (t) => notices.push(t),
@@ -186,14 +198,48 @@ describe("the host's rewind", () => {
     };
     await h.rewind.command();
     expect(h.sent.at(-1)!.params).toEqual({ checkpointId: "cp0", code: true, conversation: false, overwrite: false });
+    answer = REDO_BUTTON;
     await h.rewind.redo();
-    expect(h.sent.at(-1)).toEqual({ method: P.REDO, params: { sessionId: "s1" } });
+    expect(h.sent.slice(-2)).toEqual([
+      { method: P.REDO, params: { sessionId: "s1", preview: true } },
+      { method: P.REDO, params: { sessionId: "s1", overwrite: false } },
+    ]);
+    expect(asked!.message).toBe('Redo the rewind to before prompt 2 ("make the change")?');
+    expect(asked!.buttons).toEqual([REDO_BUTTON, "Redo, also overwrite the 1 file changed since"]);
     expect(h.notices.at(-1)).toContain("Redo: 1 file put back; the conversation put back.");
 
     const busy = harness({ ...state, busy: true });
     await busy.rewind.fromMessage("m3");
     expect(busy.sent).toEqual([]);
     expect(busy.notices[0]).toContain("stop it before rewinding");
+  });
+});
+
+describe("a redo's plan", () => {
+  it("says what it puts back, what is left alone and whether the conversation comes back", () => {
+    const shown = redoPlanShown(redoPreview, ["/w"], ["/w/a.py"]);
+    expect(shown.message).toBe('Redo the rewind to before prompt 2 ("make the change")?');
+    const d = shown.detail;
+    expect(d).toContain("Files the redo puts back (2):\n  a.py: back to what the rewind replaced\n  gone.txt: created again (the rewind deleted it)");
+    expect(d).toContain("Changed since the rewind: left alone, not overwritten (1):\n  mine.py");
+    expect(d).toContain("your unsaved text stays in the editor (the file on disk is put back) (1):\n  a.py");
+    expect(d).toContain("Conversation: put back as it was before the rewind.");
+    expect(shown.conflicts).toEqual(["/w/mine.py"]);
+    const codeOnly = redoPlanShown({ ...redoPreview, actions: [], conversation: false }, ["/w"]);
+    expect(codeOnly.detail).toBe("Files: nothing to change.\n\nConversation: stays as it is.");
+    expect(codeOnly.empty).toBe(true);
+  });
+
+  it("nothing is redone when the user does not confirm; the overwrite button overwrites", async () => {
+    const state: ChatState = { ...initialState(), sessionId: "s1" };
+    const h = harness(state);
+    const modal: { reply?: string } = {};
+    vscode.window.showWarningMessage = async () => modal.reply;
+    await h.rewind.redo();
+    expect(h.sent).toEqual([{ method: P.REDO, params: { sessionId: "s1", preview: true } }]);
+    modal.reply = "Redo, also overwrite the 1 file changed since";
+    await h.rewind.redo();
+    expect(h.sent.at(-1)).toEqual({ method: P.REDO, params: { sessionId: "s1", overwrite: true } });
   });
 });
 

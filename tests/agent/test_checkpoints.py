@@ -176,7 +176,9 @@ def test_a_file_the_user_changed_since_is_reported_not_overwritten(ws: Path, cps
     assert sorted(os.path.relpath(p, ws) for p in result.left_alone) == ["notes.md", "src/util.py"]
     assert [c.id for c in cps.list("s1")] == []  # both turns are rewound (kept for a redo)
 
-    cps.redo(cps.plan_redo("s1"))
+    plan = cps.plan_redo("s1")
+    assert not plan.conversation  # the rewind took the files alone: so does its redo
+    cps.redo(plan)
     assert (ws / "src" / "app.py").read_text() == "agent 1\n"
     assert [c.id for c in cps.list("s1")] == [cp1.id, cp2.id]
     result = cps.rewind(cps.plan_rewind(cp1.id), overwrite=True)  # the user asked for it
@@ -358,7 +360,9 @@ def test_conversation_rewind_and_redo(tmp_path: Path, ws: Path, cps: Checkpoints
         assert result.messages_removed and result.changed == ()
         assert [m["content"] for m in store.load_messages(sid)] == ["prompt 0", "answer 0"]
         assert (ws / "f2.txt").exists()  # conversation only: the files stay
-        cps.redo(cps.plan_redo(sid), store=store)
+        plan = cps.plan_redo(sid)
+        assert plan.conversation and plan.actions == ()  # the redo's plan: the conversation comes back
+        cps.redo(plan, store=store)
         assert len(store.load_messages(sid)) == 6
 
         cps.rewind(cps.plan_rewind(cps_taken[2].id), conversation=True, store=store)  # both

@@ -46,8 +46,15 @@ async def test_rewind_over_lsp_restores_a_turns_shell_changes_and_its_messages(s
         resumed = await ed.request(P.SESSIONS_RESUME, {"sessionId": sid})
         assert [m["content"] for m in resumed["messages"] if m["role"] == "user"] == ["say hi"]
 
+        # the redo's plan first (the editor shows it before the user confirms): nothing changes yet
+        plan = await ed.request(P.REDO, {"sessionId": sid, "preview": True})
+        assert plan["done"] is False and plan["conversation"] is True  # the rewind took the conversation
+        assert {(a["path"].rsplit("/", 1)[-1], a["action"]) for a in plan["actions"]} == {
+            ("made.txt", "recreate"), ("old.txt", "delete")}
+        assert not (setup.ws / "made.txt").exists() and (setup.ws / "old.txt").exists()
         redone = await ed.request(P.REDO, {"sessionId": sid})
         assert redone["done"] is True and (setup.ws / "made.txt").exists()
+        assert redone["actions"] == plan["actions"] and redone["conversation"] is True
         resumed = await ed.request(P.SESSIONS_RESUME, {"sessionId": sid})
         assert [m["content"] for m in resumed["messages"] if m["role"] == "user"] == ["say hi", "change things"]
 

@@ -159,6 +159,8 @@ class RewindPlan:
     actions: tuple[FileAction, ...]
     redo: bool = False
     """A plan to redo the latest rewind of the session."""
+    conversation: bool = False
+    """A redo plan: the rewind took the conversation back too, so the redo puts it back."""
     _changes: tuple[Change, ...] = attrs.field(default=(), repr=False, alias="changes")
     _conflicts: tuple[Change, ...] = attrs.field(default=(), repr=False, alias="conflicts")
     _now: tuple[str | None, ...] = attrs.field(default=(), repr=False, alias="now")
@@ -482,7 +484,8 @@ class Checkpoints:
                 actions.append(self._action(path, DELETE if wanted is None else
                                             RECREATE if current is None else RESTORE))
                 changes.append(Change(path, current, wanted))
-            return RewindPlan(self.get(row["checkpoint_id"]), tuple(actions), redo=True, changes=tuple(changes),
+            return RewindPlan(self.get(row["checkpoint_id"]), tuple(actions), redo=True,
+                              conversation=row["batch"] is not None, changes=tuple(changes),
                               conflicts=tuple(conflicts), now=tuple(now), rewind_id=row["id"])
 
     def redo(self, plan: RewindPlan, *, store: SessionStore | None = None, overwrite: bool = False) -> RewindResult:

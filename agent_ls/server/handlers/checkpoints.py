@@ -28,10 +28,13 @@ def checkpoint_payload(cp: Checkpoint) -> CheckpointPayload:
 
 
 def rewind_result(plan: Any, result: Any | None) -> RewindResult:
+    """The plan (``result`` None: a preview; a redo's says whether it puts the conversation back)
+    or what was done."""
+    conversation = bool(result.messages_removed) if result is not None else bool(plan.redo and plan.conversation)
     return RewindResult(checkpoint=checkpoint_payload(plan.checkpoint),
                         actions=[FileActionPayload(a.path, a.action, a.protected) for a in plan.actions], done=result is not None,
                         changed=list(result.changed) if result else [], left_alone=list(result.left_alone) if result else [],
-                        conversation=bool(result and result.messages_removed))
+                        conversation=conversation)
 
 
 def register(server: AgentLanguageServer) -> None:
@@ -51,7 +54,7 @@ def register(server: AgentLanguageServer) -> None:
 
     @request(server, REDO, RedoParams)
     async def redo(ls: AgentLanguageServer, p: RedoParams) -> RewindResult:
-        result = await ls.conversations.redo(p.session_id, overwrite=p.overwrite)
-        return RewindResult(checkpoint=checkpoint_payload(result.checkpoint), actions=[], done=True,
-                            changed=list(result.changed), left_alone=list(result.left_alone),
-                            conversation=result.messages_removed)
+        plan = await ls.conversations.plan_redo(p.session_id)
+        if p.preview:
+            return rewind_result(plan, None)
+        return rewind_result(plan, await ls.conversations.redo(plan, overwrite=p.overwrite))

@@ -357,10 +357,13 @@ class RewindParams:
 @_register
 @attrs.define
 class RedoParams:
-    """``agent/redo``: undo the session's latest rewind (until its next prompt)."""
+    """``agent/redo``: undo the session's latest rewind (until its next prompt); ``preview``: only
+    say what would happen to each file and whether the conversation comes back."""
 
     session_id: str
     overwrite: bool = False
+    """Also put back files changed since the rewind (default: left alone, listed)."""
+    preview: bool = False
 
 
 @_register

@@ -5,7 +5,10 @@
  * what happens to it, the files changed by the user since, left alone, what the checkpoint did
  * not keep, protected files, open editors with unsaved text) in a modal and rewind only when the
  * user confirms; then the chat reloads the conversation, open buffers follow (./openBuffers), and
- * a Redo is offered. Only the existing requests: agent/checkpoints, agent/rewind, agent/redo.
+ * a Redo is offered; a Redo shows its plan too (agent/redo with `preview`: what it puts back,
+ * the files changed since the rewind, left alone, and whether the conversation comes back) and
+ * redoes only when the user confirms. Only the existing requests: agent/checkpoints, agent/rewind,
+ * agent/redo.
  */
 import * as vscode from "vscode";
 import type { ChatState } from "../../shared/state";
@@ -18,6 +21,7 @@ import {
   modeFlags,
   planShown,
   promptOrdinal,
+  redoPlanShown,
   shownPath,
   type RewindMode,
 } from "../../shared/rewind";
@@ -100,7 +104,24 @@ export class ChatRewind {
         void vscode.window.showInformationMessage("Nothing to redo: the chat has no session.");
         return;
       }
-      const result = await this.host.request<P.RewindResult>(P.REDO, { sessionId: sid } satisfies P.RedoParams);
+      const preview = await this.host.request<P.RewindResult>(P.REDO, { sessionId: sid, preview: true } satisfies P.RedoParams);
+      const roots = this.host.roots();
+      const shown = redoPlanShown(preview, roots, dirtyAmong(preview.actions.map((a) => a.path), this.buffers));
+      fact(`redo-plan ${preview.checkpoint.id} ${preview.actions.map((a) => `${a.action}:${shownPath(a.path, roots)}`).join(" ")} conversation=${preview.conversation === true}`);
+      const overwrite = shown.conflicts.length
+        ? `Redo, also overwrite the ${shown.conflicts.length} file${shown.conflicts.length === 1 ? "" : "s"} changed since`
+        : null;
+      const answer = await vscode.window.showWarningMessage(
+        shown.message,
+        { modal: true, detail: shown.detail },
+        REDO_BUTTON,
+        ...(overwrite ? [overwrite] : []),
+      );
+      if (!answer) {
+        fact(`redo-cancelled ${preview.checkpoint.id}`);
+        return;
+      }
+      const result = await this.host.request<P.RewindResult>(P.REDO, { sessionId: sid, overwrite: answer === overwrite } satisfies P.RedoParams);
       fact(`redone ${result.checkpoint.id} changed=${result.changed?.length ?? 0}`);
       await this.afterwards(result, sid, true);
     });

@@ -278,7 +278,10 @@ export interface RewindParams {
 /** `agent/redo`: undo the session's latest rewind (until its next prompt). */
 export interface RedoParams {
   sessionId: string;
+  /** Also put back files changed since the rewind (default: left alone, listed). */
   overwrite?: boolean;
+  /** Only say what would happen (each file, and whether the conversation comes back). */
+  preview?: boolean;
 }
 
 export interface FileActionPayload {
