@@ -435,7 +435,8 @@ async function trustAndApprovalStep(run: Run, needs: string[]): Promise<void> {
     await until(`${tid('busy')} to disappear`, async () => (await f.locator(tid('busy')).count()) === 0, T);
     // Shift+Tab to the banner's "Review and trust", Enter: the card opens with the focus on it
     if ((await focused(f)) !== 'prompt-input') await f.locator(tid('prompt-input')).focus();
-    const back = await shiftTabTo(page, f, 'banner-trust', 12);
+    // (on the way: the transcript's controls and a row per session of the run in the sessions list)
+    const back = await shiftTabTo(page, f, 'banner-trust', 30);
     await page.keyboard.press('Enter');
     await card.waitFor({ state: 'visible', timeout: 10_000 });
     const onCard = await focused(f);
