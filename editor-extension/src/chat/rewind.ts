@@ -23,6 +23,7 @@ import {
   promptOrdinal,
   redoPlanShown,
   shownPath,
+  type PlanShown,
   type RewindMode,
 } from "../../shared/rewind";
 import { errorText } from "../errors";
@@ -44,6 +45,15 @@ export interface RewindHost {
   buffers?: BufferDeps;
   /** Reverts an agent edit in its editor buffer (the file card's Revert: an undoable edit). */
   revertEdit?(changeId: string): Promise<void>;
+}
+
+/** The plan in a modal: `button` goes ahead; when files changed since, a second button (its label
+ * from `overwriteLabel("1 file")`) goes ahead and overwrites them too. Undefined: cancelled. */
+async function confirm(shown: PlanShown, button: string, overwriteLabel: (files: string) => string): Promise<{ overwrite: boolean } | undefined> {
+  const n = shown.conflicts.length;
+  const overwrite = n ? overwriteLabel(`${n} file${n === 1 ? "" : "s"}`) : null;
+  const answer = await vscode.window.showWarningMessage(shown.message, { modal: true, detail: shown.detail }, button, ...(overwrite ? [overwrite] : []));
+  return answer ? { overwrite: answer === overwrite } : undefined;
 }
 
 export class ChatRewind {
@@ -108,20 +118,12 @@ export class ChatRewind {
       const roots = this.host.roots();
       const shown = redoPlanShown(preview, roots, dirtyAmong(preview.actions.map((a) => a.path), this.buffers));
       fact(`redo-plan ${preview.checkpoint.id} ${preview.actions.map((a) => `${a.action}:${shownPath(a.path, roots)}`).join(" ")} conversation=${preview.conversation === true}`);
-      const overwrite = shown.conflicts.length
-        ? `Redo, also overwrite the ${shown.conflicts.length} file${shown.conflicts.length === 1 ? "" : "s"} changed since`
-        : null;
-      const answer = await vscode.window.showWarningMessage(
-        shown.message,
-        { modal: true, detail: shown.detail },
-        REDO_BUTTON,
-        ...(overwrite ? [overwrite] : []),
-      );
-      if (!answer) {
+      const choice = await confirm(shown, REDO_BUTTON, (files) => `Redo, also overwrite the ${files} changed since`);
+      if (!choice) {
         fact(`redo-cancelled ${preview.checkpoint.id}`);
         return;
       }
-      const result = await this.host.request<P.RewindResult>(P.REDO, { sessionId: sid, overwrite: answer === overwrite } satisfies P.RedoParams);
+      const result = await this.host.request<P.RewindResult>(P.REDO, { sessionId: sid, overwrite: choice.overwrite } satisfies P.RedoParams);
       fact(`redone ${result.checkpoint.id} changed=${result.changed?.length ?? 0}`);
       await this.afterwards(result, sid, true);
     });
@@ -162,22 +164,14 @@ export class ChatRewind {
     const bufferEdits = candidates.filter((e) => dirty.has(vscode.Uri.parse(e.uri).fsPath));
     const shown = planShown(preview, mode, roots, dirtyAmong(preview.actions.map((a) => a.path), this.buffers), bufferEdits.map((e) => e.path));
     fact(`rewind-plan ${cp.id} ${mode} ${preview.actions.map((a) => `${a.action}:${shownPath(a.path, roots)}${a.protected ? ":protected" : ""}`).join(" ")}`);
-    const overwrite = shown.conflicts.length
-      ? `Rewind, also overwrite the ${shown.conflicts.length} file${shown.conflicts.length === 1 ? "" : "s"} you changed`
-      : null;
-    const answer = await vscode.window.showWarningMessage(
-      shown.message,
-      { modal: true, detail: shown.detail },
-      REWIND_BUTTON,
-      ...(overwrite ? [overwrite] : []),
-    );
-    if (!answer) {
+    const choice = await confirm(shown, REWIND_BUTTON, (files) => `Rewind, also overwrite the ${files} you changed`);
+    if (!choice) {
       fact(`rewind-cancelled ${cp.id}`);
       return;
     }
     for (const e of bufferEdits) await this.host.revertEdit?.(e.changeId);
     if (bufferEdits.length) fact(`rewind-reverted-in-editor ${bufferEdits.length}`);
-    const result = await this.host.request<P.RewindResult>(P.REWIND, { ...params, overwrite: answer === overwrite });
+    const result = await this.host.request<P.RewindResult>(P.REWIND, { ...params, overwrite: choice.overwrite });
     fact(`rewound ${cp.id} ${mode} changed=${result.changed?.length ?? 0} conversation=${result.conversation === true}`);
     await this.afterwards(result, cp.sessionId, false, bufferEdits.length);
   }
