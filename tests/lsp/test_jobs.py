@@ -82,9 +82,11 @@ async def started(ed: Editor, token: str, count: int = 2) -> None:
     while len(with_token(token)) < count:
         if time.monotonic() > deadline:
             events = [json.dumps(e)[:300] for e in ed.events[-10:]]
+            jobs = (await ed.request(P.JOBS, {}))["jobs"]  # a job that ended at once: its status and last line
             raise AssertionError(f"no {count} processes with {token!r} after 60 s; the turn's last events: "
-                                 f"{events}; requests to the model: {len(ed.setup.llm.requests)}, "
-                                 f"turns left: {ed.setup.llm.pending}, stale: {len(ed.setup.llm.stale)}")
+                                 f"{events}; the jobs: {json.dumps(jobs)[:1500]}; requests to the model: "
+                                 f"{len(ed.setup.llm.requests)}, turns left: {ed.setup.llm.pending}, "
+                                 f"stale: {len(ed.setup.llm.stale)}")
         await asyncio.sleep(0.05)
 
 
