@@ -184,3 +184,36 @@ async def test_server_questions_asked_before_the_host_are_not_asked_again(
     finally:
         tasks.cancel()
         await lifecycle.shutdown(5)
+
+
+async def test_a_trust_decision_made_in_another_window_counts_while_no_host_runs(
+        folder: Path, tmp_path: Path) -> None:
+    """``decisions_changed`` with the settings read and no MCP host (no server configured, ACP's
+    on-demand start; or a host still starting): the folder trusted in another window is trusted
+    here too (the settings are read again), not left restricted until some later reload."""
+    from agent_ls.config.settings import load_settings
+    from agent_ls.config.trust import TrustPolicy
+
+    user = tmp_path / "user.json"
+    user.write_text(json.dumps({"model": "openai/m"}))
+    (folder / ".agent-ls").mkdir()
+    (folder / ".agent-ls" / "settings.json").write_text(json.dumps({"apiBase": "http://127.0.0.1:9/v1"}))
+    state_file = tmp_path / "host-state.json"
+    tasks = BackgroundTasks("test", logging.getLogger(__name__))
+    runtime = RuntimeHost(lambda: [folder], state=HostState(state_file))
+    lifecycle = HostLifecycle(runtime, LogListener(), tasks, model_first=False, preview_first=False,
+                              mcp_on_demand=True, ask_workspaces=False)
+    try:
+        await lifecycle.start()
+        assert lifecycle.manager is None and runtime.settings is not None
+        assert not runtime.settings.workspaces[folder].trusted
+        other = HostState(state_file)  # another window's reader of the same file
+        request = load_settings([folder], user_settings=user, environ={},
+                                trust=TrustPolicy(other)).workspaces[folder].request
+        other.set_workspace_decision(folder, request.digest, True, request.settings_snapshot())
+        await lifecycle.decisions_changed()
+        assert runtime.settings.workspaces[folder].trusted
+        assert lifecycle.manager is None  # no server: still no MCP host
+    finally:
+        tasks.cancel()
+        await lifecycle.shutdown(5)
