@@ -188,9 +188,10 @@ async def test_server_questions_asked_before_the_host_are_not_asked_again(
 
 async def test_a_trust_decision_made_in_another_window_counts_while_no_host_runs(
         folder: Path, tmp_path: Path) -> None:
-    """``decisions_changed`` with the settings read and no MCP host (no server configured, ACP's
-    on-demand start; or a host still starting): the folder trusted in another window is trusted
-    here too (the settings are read again), not left restricted until some later reload."""
+    """``decisions_changed`` with the settings read and no MCP host yet (the language server's host
+    starts after the model library; here an on-demand host with no server, to hold that state):
+    the folder trusted in another window is trusted here too (the settings are read again), not
+    left restricted until some later reload."""
     from agent_ls.config.settings import load_settings
     from agent_ls.config.trust import TrustPolicy
 
