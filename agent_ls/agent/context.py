@@ -216,6 +216,18 @@ class TokenCounter:
                      [*new_texts.values(), *(w for _, w in new_messages.values())],
                      [*new_texts, *(m for m, _ in new_messages.values())])
 
+    def most(self, tally: Tally) -> int | None:
+        """More tokens than :meth:`settle` can give for ``tally``, counting nothing
+        (:func:`~agent_ls.agent.token_count.most_tokens` for what is not counted yet); None when an
+        item holds more than text."""
+        total = tally.base
+        for item, weight in zip(tally.items, tally.weights, strict=True):
+            bound = most_tokens(item)
+            if bound is None:
+                return None
+            total += weight * bound
+        return total
+
     def settle(self, tally: Tally, counts: Sequence[int | None]) -> int:
         """The request's tokens, once ``counts`` (litellm's, None where it could not count) of
         ``tally``'s items are known; they are cached for the next requests."""
@@ -476,9 +488,8 @@ class Compactor:
         Nothing is counted when an upper bound of what is not counted yet shows it fits (a prompt
         of text, in a window of thousands of tokens): the first request's count rides with it."""
         tally = self.counter.tally([*system, message], tools, system=len(system))
-        bounds = [most_tokens(item) for item in tally.items]
-        if all(b is not None for b in bounds) and tally.base + sum(
-                w * (b or 0) for w, b in zip(tally.weights, bounds, strict=True)) <= self.limits.limit:
+        most = self.counter.most(tally)
+        if most is not None and most <= self.limits.limit:
             return
         alone = self.counter.settle(tally, self.counter.counts(tally.items))
         if alone > self.limits.limit:

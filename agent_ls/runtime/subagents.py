@@ -66,6 +66,7 @@ if TYPE_CHECKING:
 
     from agent_ls.agent.config import AgentSettings
     from agent_ls.agent.context import TokenCounter
+    from agent_ls.agent.editor.changes import CallContext
     from agent_ls.agent.permissions import ApprovalAnswer, ApprovalRequest, SessionScope
     from agent_ls.agent.sampling import SamplingAnswer, SamplingRequest
     from agent_ls.agent.session import Session, TurnResult
@@ -244,7 +245,6 @@ class AgentTool:
         from agent_ls.agent.editor.changes import current_call
 
         scope = current_call.get()
-        call_id = scope.call_id if scope is not None else ""
         events, progress = tool_events.get(), tool_progress.get()
 
         async def say(message: str) -> None:
@@ -259,17 +259,16 @@ class AgentTool:
         async with self.slots:
             self.running += 1
             try:
-                return await self._run(definition, description, prompt, call_id, events, say)
+                return await self._run(definition, description, prompt, scope, events, say)
             finally:
                 self.running -= 1
 
-    async def _run(self, definition: AgentDefinition, description: str, prompt: str, call_id: str,
+    async def _run(self, definition: AgentDefinition, description: str, prompt: str, scope: CallContext | None,
                    events: Callable[[Event], Awaitable[None]] | None,
                    say: Callable[[str], Awaitable[None]]) -> ToolResult:
         child = await self.build(definition, description)
-        from agent_ls.agent.editor.changes import current_call
-
-        child.owner_call = current_call.get()  # its file changes are in this call's turn, as the parent's
+        child.owner_call = scope  # its file changes are this call's, in the parent's turn
+        call_id = scope.call_id if scope is not None else ""
         if definition.tools is not None:
             await child.registry.before_prompt()  # (the MCP tools it may name)
         if definition.tools is not None and all(t.spec.name in ALWAYS_OFFERED for t in child.registry.visible()):
